@@ -12,5 +12,7 @@
 
 extern crate alloc;
 
+pub mod policy;
 pub mod rng;
+pub mod sse;
 pub mod time;

@@ -1,0 +1,3 @@
+//! Standalone policies the engine composes: backoff, Retry-After, the circuit
+//! breaker, the poll interval, validators and dedupe. Each is a plain value with
+//! its own tests, reusable outside the engine.
