@@ -1,1 +1,30 @@
-//! tidings
+//! # tidings: realtime server updates for the browser
+//!
+//! One call, `subscribe(url, options)`, gives a web app a stream of server
+//! messages over the best transport available, kept healthy by one engine
+//! (`tidings-core`): backoff with jitter, `Retry-After`, resume from the last
+//! event id.
+//!
+//! Layout: [`tidings_core`] decides; this crate only touches the browser.
+//! - `clock`: reads both clocks (`performance.now()`, `Date.now()`).
+//! - `guard`: owners of JS listeners and timers that undo them on drop.
+//! - `transport/`: one file per transport (`eventsource`, …).
+//! - `api/`: the `#[wasm_bindgen]` exports, behind the default `js` feature.
+//!
+//! Everything that touches JS is compiled for `wasm32` only; on other targets
+//! the crate re-exports the engine so `cargo test` works natively.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub use tidings_core as core;
+
+#[cfg(target_arch = "wasm32")]
+mod clock;
+#[cfg(target_arch = "wasm32")]
+mod guard;
+#[cfg(target_arch = "wasm32")]
+pub mod message;
+#[cfg(target_arch = "wasm32")]
+mod transport;
+
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
+pub mod api;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Build the npm package into pkg/: release wasm → wasm-bindgen (--target web)
+# → wasm-opt -Oz → package.json from pkg.json.template.
+#
+# Size route (see README "Size"): the release wasm is built with the nightly
+# toolchain, `-Zbuild-std` and `-Cpanic=immediate-abort`, so no panic path links
+# core::fmt's machinery. When no nightly toolchain is installed the same code
+# builds on stable (bigger: std's panic formatting comes back) and says so; the
+# `make size` ceiling is only checked against the nightly build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=${OUT:-pkg}
+PROFILE=wasm-release
+TARGET=wasm32-unknown-unknown
+
+if rustup run nightly rustc --version >/dev/null 2>&1 \
+  && rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'; then
+  echo "build-pkg: nightly $(rustup run nightly rustc --version | cut -d' ' -f2-) with build-std + panic=immediate-abort"
+  TDIR=target/wasm-nightly
+  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+    cargo +nightly build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" \
+    -Zbuild-std=std,panic_abort -q
+  echo nightly > "$TDIR/route"
+else
+  echo "build-pkg: WARNING no nightly toolchain with rust-src; building on stable (larger wasm)"
+  TDIR=target/wasm-stable
+  cargo build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" -q
+  echo stable > "$TDIR/route"
+fi
+WASM="$TDIR/$TARGET/$PROFILE/tidings.wasm"
+
+rm -rf "$OUT" && mkdir -p "$OUT"
+wasm-bindgen "$WASM" --target web --out-dir "$OUT" --out-name tidings
+# Rust ≥ 1.87 emits bulk-memory and non-trapping float-to-int; Rust ≥ 1.82
+# enables reference-types and multivalue. The optimizer must accept them all.
+node_modules/.bin/wasm-opt -Oz \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-reference-types --enable-multivalue --enable-mutable-globals \
+  "$OUT/tidings_bg.wasm" -o "$OUT/tidings_bg.wasm"
+
+VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+sed "s/@VERSION@/$VERSION/" pkg.json.template > "$OUT/package.json"
+cp README.md "$OUT/README.md" 2>/dev/null || true
+cp "$TDIR/route" "$OUT/.build-route"
+echo "build-pkg: $OUT/ ($(wc -c < "$OUT/tidings_bg.wasm") bytes wasm, $(wc -c < "$OUT/tidings.js") bytes JS glue)"

@@ -1,0 +1,91 @@
+//! `eventsource`: the browser's native `EventSource`.
+//!
+//! It hides status, headers and comments, and reconnects by itself. We only
+//! report what it tells us (open, each event, error with `readyState`) and close
+//! it on error, so reconnects happen under tidings' backoff with the cursor in
+//! the query (a new native instance cannot send `Last-Event-ID`).
+
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use web_sys::{EventSource, EventSourceInit, MessageEvent};
+
+use crate::guard::Listener;
+
+/// What a native EventSource reported.
+pub enum Fact {
+    /// `open` fired.
+    Open,
+    /// An event arrived: (type, data, lastEventId as the browser tracks it).
+    Event {
+        /// Event type (`message` or a named type).
+        event: String,
+        /// The data string.
+        data: String,
+        /// The browser's last event ID string after this event.
+        last_event_id: String,
+    },
+    /// `error` fired; `closed` is true when `readyState` was CLOSED (an HTTP
+    /// failure: status ≠ 200 or wrong content type), false when CONNECTING
+    /// (a network error the browser would retry by itself).
+    Error {
+        /// `readyState == CLOSED` at the time of the error.
+        closed: bool,
+    },
+}
+
+/// An open native EventSource and its listeners; closed and unhooked on drop.
+pub struct NativeEventSource {
+    source: EventSource,
+    _listeners: Vec<Listener>,
+}
+
+impl NativeEventSource {
+    /// Open `url` and listen for `open`, `error`, `message` and each of `events`.
+    /// Errors: the constructor throws for a URL it cannot parse (`invalid-url`).
+    pub fn open(
+        url: &str,
+        with_credentials: bool,
+        events: &[String],
+        on_fact: Rc<dyn Fn(Fact)>,
+    ) -> Result<Self, wasm_bindgen::JsValue> {
+        let init = EventSourceInit::new();
+        init.set_with_credentials(with_credentials);
+        let source = EventSource::new_with_event_source_init_dict(url, &init)?;
+        let target: &web_sys::EventTarget = source.as_ref();
+        let mut listeners = Vec::with_capacity(events.len() + 3);
+
+        let f = on_fact.clone();
+        listeners.push(Listener::new(target, "open", move |_| f(Fact::Open)));
+        let f = on_fact.clone();
+        let es = source.clone();
+        listeners.push(Listener::new(target, "error", move |_| {
+            f(Fact::Error {
+                closed: es.ready_state() == EventSource::CLOSED,
+            })
+        }));
+        let names = core::iter::once("message").chain(events.iter().map(String::as_str));
+        for name in names {
+            let f = on_fact.clone();
+            listeners.push(Listener::new(target, name, move |e| {
+                if let Some(m) = e.dyn_ref::<MessageEvent>() {
+                    f(Fact::Event {
+                        event: m.type_(),
+                        data: m.data().as_string().unwrap_or_default(),
+                        last_event_id: m.last_event_id(),
+                    })
+                }
+            }));
+        }
+        Ok(NativeEventSource {
+            source,
+            _listeners: listeners,
+        })
+    }
+}
+
+impl Drop for NativeEventSource {
+    fn drop(&mut self) {
+        self.source.close();
+    }
+}
