@@ -14,11 +14,7 @@ pub struct Listener {
 
 impl Listener {
     /// Register `f` on `target` for events of type `kind`.
-    pub fn new(
-        target: &EventTarget,
-        kind: &str,
-        f: impl FnMut(web_sys::Event) + 'static,
-    ) -> Self {
+    pub fn new(target: &EventTarget, kind: &str, f: impl FnMut(web_sys::Event) + 'static) -> Self {
         let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
         // A failure here means the target is not an EventTarget at all; the
         // listener then simply never fires, which the engine's watchdog notices.

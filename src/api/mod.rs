@@ -17,16 +17,17 @@ use wasm_bindgen::prelude::*;
 
 /// Subscribe to `url` (relative, `http:` or `https:`).
 ///
-/// Throws an `Error` whose `code` is `invalid-url` for any other URL, and one
-/// with code `options` when `options` has the wrong shape.
+/// Throws an `Error` whose `code` is `invalid-url` for any other URL. Options
+/// of the wrong type fall back to their defaults.
 #[wasm_bindgen]
 pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     if !is_allowed_url(url) {
-        return Err(error("invalid-url", "url must be relative, http: or https:"));
+        return Err(error(
+            "invalid-url",
+            "url must be relative, http: or https:",
+        ));
     }
-    let options = options::Options::from_js(options)
-        .map_err(|_| error("options", "options have the wrong shape"))?;
-    Subscription::start(url, options)
+    Subscription::start(url, options::Options::from_js(&options))
 }
 
 /// Relative URLs, and absolute ones with an `http`/`https` scheme only.

@@ -187,9 +187,9 @@ fn schedule_reconnect(inner: &Rc<Inner>) {
     let delay_ms = {
         let mut s = inner.state.borrow_mut();
         s.attempts = s.attempts.saturating_add(1);
-        let floor = inner.options.backoff.floor_ms.unwrap_or(1000.0).max(0.0) as u64;
-        let base = inner.options.backoff.base_ms.unwrap_or(500.0).max(0.0) as u64;
-        let cap = inner.options.backoff.max_ms.unwrap_or(60_000.0).max(0.0) as u64;
+        let floor = inner.options.floor_ms.unwrap_or(1000.0).max(0.0) as u64;
+        let base = inner.options.base_ms.unwrap_or(500.0).max(0.0) as u64;
+        let cap = inner.options.max_ms.unwrap_or(60_000.0).max(0.0) as u64;
         let step = base.saturating_mul(1u64 << s.attempts.min(30)).min(cap);
         floor.saturating_add(s.rng.below(step.saturating_add(1)))
     };
