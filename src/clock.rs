@@ -5,6 +5,7 @@ use tidings_core::time::Now;
 
 /// Both clocks, read together: monotonic (`performance.now()`, floored ms)
 /// and wall (`Date.now()`, ms since the Unix epoch).
+#[allow(dead_code)] // read by the engine drive loop (streaming-transports issue)
 pub fn now() -> Now {
     let wall = js_sys::Date::now();
     let mono = web_sys::window()

@@ -176,7 +176,10 @@ fn on_fact(weak: &Weak<Inner>, fact: Fact) {
             let kind = msg.event.clone();
             dispatch(&inner, &kind, &msg.to_js());
         }
-        Fact::Error { .. } => schedule_reconnect(&inner),
+        // Either readyState: the browser's own retry (CONNECTING) ignores
+        // backoff, and CLOSED (an HTTP failure) never retries; we close and
+        // decide ourselves in both cases.
+        Fact::Error { closed: _ } => schedule_reconnect(&inner),
     }
 }
 

@@ -1,0 +1,47 @@
+# tidings — every command a developer or CI needs. Each target installs what
+# it needs first (scripts/bootstrap.sh, idempotent).
+.PHONY: demo test size bench-herd bootstrap pkg server lint native-tests browser-tests clean
+
+PORT ?= 8787
+
+## make demo: build the package, run the reference server, print the URL.
+demo:
+	@scripts/bootstrap.sh build
+	@scripts/build-pkg.sh
+	@cargo build -q --release -p tidings-server
+	@echo "demo: open http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server)"
+	@target/release/tidings-server --port $(PORT) --www www --pkg pkg
+
+## make test: every test (native engine + server, wasm in headless Chromium, Playwright e2e).
+test: bootstrap lint native-tests pkg server browser-tests
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy -q --workspace --all-targets -- -D warnings
+	cargo clippy -q --target wasm32-unknown-unknown --all-targets -- -D warnings
+
+native-tests:
+	cargo test --workspace
+
+pkg:
+	scripts/build-pkg.sh
+
+server:
+	cargo build -q --release -p tidings-server
+
+browser-tests:
+	scripts/browser-tests.sh
+
+## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go.
+SIZE_CEILING ?= 16384
+size:
+	@scripts/bootstrap.sh build
+	@scripts/build-pkg.sh
+	@scripts/names-build.sh
+	@python3 scripts/size.py --ceiling $(SIZE_CEILING)
+
+clean:
+	rm -rf pkg pkg-names target

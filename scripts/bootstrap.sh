@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Install what the build and the tests need, only what is missing (idempotent).
+# Everything comes from the package registries: rustup components, crates.io,
+# Debian and npm. `bootstrap.sh build` skips the browser (enough for `make demo`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+say() { echo "bootstrap: $*"; }
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"; rustup target add wasm32-unknown-unknown
+fi
+# The size route builds the release wasm on nightly (see scripts/build-pkg.sh);
+# nightly itself cannot be fetched here, so only its parts are added when present.
+if rustup toolchain list | grep -q '^nightly'; then
+  rustup +nightly target list --installed | grep -qx wasm32-unknown-unknown \
+    || { say "adding wasm32 to nightly"; rustup +nightly target add wasm32-unknown-unknown; }
+  rustup +nightly component list --installed | grep -q '^rust-src' \
+    || { say "adding rust-src to nightly"; rustup component add rust-src --toolchain nightly; }
+fi
+
+WB=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
+if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$WB" ]; then
+  # Without --locked: the registry mirror lacks one locked dependency.
+  say "installing wasm-bindgen-cli $WB (about 5 minutes)"; cargo install -q wasm-bindgen-cli --version "$WB"
+fi
+
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "installing npm dev dependencies"; npm ci --no-audit --no-fund --loglevel=error
+fi
+
+[ "$what" = build ] && exit 0
+
+if ! command -v wasm-pack >/dev/null; then
+  say "installing wasm-pack (about 3 minutes)"; cargo install -q wasm-pack
+fi
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  say "installing Debian chromium + chromium-driver"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+say "ready"

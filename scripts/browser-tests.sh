@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Browser tests against a reference server on a free loopback port:
+#  1. wasm-bindgen tests in headless Chromium (`wasm-pack test`), cross-origin
+#     (the test page is served by the test runner);
+#  2. Playwright (playwright-core + /usr/bin/chromium) on pages the reference
+#     server serves, same-origin; these start their own servers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log=$(mktemp)
+target/release/tidings-server --port 0 --www www --pkg pkg >"$log" 2>&1 &
+pid=$!
+trap 'kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -f "$log"' EXIT
+for _ in $(seq 100); do
+  url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$log" | head -1)
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "${url:-}" ] || { echo "reference server did not start:"; cat "$log"; exit 1; }
+echo "browser-tests: reference server at $url"
+
+TIDINGS_TEST_SERVER="$url" wasm-pack --log-level warn test --headless --chrome
+node --test --test-reporter=spec tests/e2e/

@@ -1,0 +1,140 @@
+//! Browser test (wasm-bindgen-test, headless Chromium via `wasm-pack test`):
+//! subscribe to the reference server over native EventSource, receive what is
+//! published in order with ids, and stop receiving after `close()`.
+//!
+//! The test page is served by the test runner, so this run is cross-origin to
+//! the reference server (CORS). `make test` starts the server on a free port
+//! and passes its URL at compile time in `TIDINGS_TEST_SERVER`.
+#![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn server() -> &'static str {
+    option_env!("TIDINGS_TEST_SERVER").unwrap_or("http://127.0.0.1:8787")
+}
+
+/// `fetch(url, init).then(r => r.text())` through JS, so the test needs no extra
+/// web-sys features.
+async fn http(method: &str, url: &str, body: &str) -> String {
+    let f = js_sys::Function::new_with_args(
+        "m,u,b",
+        "return fetch(u,{method:m,body:m==='GET'?undefined:b}).then(r=>r.text())",
+    );
+    let p = f
+        .call3(&JsValue::NULL, &method.into(), &url.into(), &body.into())
+        .unwrap();
+    JsFuture::from(js_sys::Promise::from(p))
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+async fn publish(data: &str) -> String {
+    let reply = http("POST", &format!("{}/publish", server()), data).await;
+    let v = js_sys::JSON::parse(&reply).unwrap();
+    js_sys::Reflect::get(&v, &"id".into())
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+async fn wait_until(timeout_ms: u32, mut done: impl FnMut() -> bool) -> bool {
+    let mut waited = 0;
+    while !done() {
+        if waited >= timeout_ms {
+            return false;
+        }
+        gloo_timers::future::TimeoutFuture::new(20).await;
+        waited += 20;
+    }
+    true
+}
+
+fn field(o: &JsValue, k: &str) -> String {
+    js_sys::Reflect::get(o, &k.into())
+        .unwrap()
+        .as_string()
+        .unwrap_or_default()
+}
+
+#[wasm_bindgen_test]
+async fn publish_three_receive_in_order_then_close_stops_delivery() {
+    let tag = format!("skeleton-{}", js_sys::Math::random());
+    let got: Rc<RefCell<Vec<(String, String, String)>>> = Rc::default();
+    let opened = Rc::new(RefCell::new(false));
+
+    let sub = tidings::api::subscribe(&format!("{}/sse", server()), JsValue::UNDEFINED).unwrap();
+    let g = got.clone();
+    let t = tag.clone();
+    let on_message = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        let data = field(&e, "data");
+        if data.starts_with(&t) {
+            g.borrow_mut()
+                .push((field(&e, "id"), field(&e, "lastEventId"), data));
+        }
+    });
+    let o = opened.clone();
+    let on_open = Closure::<dyn FnMut(JsValue)>::new(move |_| *o.borrow_mut() = true);
+    sub.add_event_listener("message", on_message.as_ref().clone().into());
+    sub.add_event_listener("open", on_open.as_ref().clone().into());
+
+    assert!(
+        wait_until(5000, || *opened.borrow()).await,
+        "stream never opened"
+    );
+    let mut ids = Vec::new();
+    for i in 1..=3 {
+        ids.push(publish(&format!("{tag} #{i}")).await);
+    }
+    assert!(
+        wait_until(5000, || got.borrow().len() == 3).await,
+        "got {:?}",
+        got.borrow()
+    );
+    let expected: Vec<(String, String, String)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.clone(), id.clone(), format!("{tag} #{}", i + 1)))
+        .collect();
+    assert_eq!(*got.borrow(), expected);
+    assert_eq!(sub.last_event_id(), ids[2]);
+
+    sub.close();
+    publish(&format!("{tag} #4")).await;
+    publish(&format!("{tag} #5")).await;
+    gloo_timers::future::TimeoutFuture::new(1000).await;
+    assert_eq!(got.borrow().len(), 3, "a closed subscription delivered");
+
+    // The server saw the stream end: its request log has a close time for
+    // the /sse stream.
+    let log = http("GET", &format!("{}/_log", server()), "").await;
+    assert!(
+        log.contains("closed"),
+        "server log shows no closed stream: {log}"
+    );
+}
+
+#[wasm_bindgen_test]
+fn invalid_urls_throw_invalid_url() {
+    for url in [
+        "ftp://example.com/x",
+        "javascript:alert(1)",
+        "data:text/plain,x",
+        "",
+    ] {
+        let err = match tidings::api::subscribe(url, JsValue::UNDEFINED) {
+            Ok(_) => panic!("{url} was accepted"),
+            Err(e) => e,
+        };
+        assert_eq!(field(&err, "code"), "invalid-url", "{url}");
+    }
+}

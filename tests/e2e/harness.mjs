@@ -1,0 +1,53 @@
+// Shared helpers for the Playwright browser tests: start the reference server
+// on a free loopback port, launch Debian's headless Chromium, read the
+// server's request log. Nothing here downloads a browser.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { chromium } from "playwright-core";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const SERVER_BIN = process.env.TIDINGS_SERVER_BIN ?? `${ROOT}target/release/tidings-server`;
+
+/** Start tidings-server on port 0; resolves to { url, stop(), log(), lines }. */
+export async function startServer(args = []) {
+  const child = spawn(SERVER_BIN, ["--port", "0", "--www", `${ROOT}www`, "--pkg", `${ROOT}pkg`, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines = [];
+  const rl = createInterface({ input: child.stdout });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("server did not start in 10 s")), 10_000);
+    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
+    rl.on("line", (line) => {
+      lines.push(line);
+      const m = line.match(/listening on (http:\/\/\S+)/);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+  });
+  return {
+    url,
+    lines,
+    async log() { return (await fetch(`${url}/_log`)).json(); },
+    async publish(data, event) {
+      const q = event ? `?event=${encodeURIComponent(event)}` : "";
+      return (await fetch(`${url}/publish${q}`, { method: "POST", body: data })).json();
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill("SIGINT");
+      await once(child, "exit");
+    },
+  };
+}
+
+/** Launch /usr/bin/chromium headless with the flags this machine needs. */
+export function launchBrowser(options = {}) {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+      "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
+    ...options,
+  });
+}
