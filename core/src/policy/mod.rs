@@ -1,3 +1,5 @@
 //! Standalone policies the engine composes: backoff, Retry-After, the circuit
 //! breaker, the poll interval, validators and dedupe. Each is a plain value with
 //! its own tests, reusable outside the engine.
+
+pub mod backoff;
