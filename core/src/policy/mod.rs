@@ -3,3 +3,4 @@
 //! its own tests, reusable outside the engine.
 
 pub mod backoff;
+pub mod http_date;
