@@ -3,4 +3,6 @@
 //! its own tests, reusable outside the engine.
 
 pub mod backoff;
+pub mod headers;
 pub mod http_date;
+pub mod retry_after;
