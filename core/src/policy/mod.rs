@@ -3,6 +3,7 @@
 //! its own tests, reusable outside the engine.
 
 pub mod backoff;
+pub mod breaker;
 pub mod headers;
 pub mod http_date;
 pub mod retry_after;
