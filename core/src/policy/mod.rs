@@ -6,4 +6,5 @@ pub mod backoff;
 pub mod breaker;
 pub mod headers;
 pub mod http_date;
+pub mod interval;
 pub mod retry_after;
