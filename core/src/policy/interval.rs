@@ -24,8 +24,8 @@ pub enum IntervalMode {
     /// +[`AIMD_STEP_MS`] per unchanged answer, ÷2 per changed one.
     Aimd,
     /// From the share of changed answers among the last [`RATE_WINDOW_LEN`]:
-    /// > 70 % → 1 s, > 30 % → 5 s, > 10 % → 30 s, else 5 min (each clamped). Stays
-    /// at the current interval until the window is full.
+    /// more than 70 % → 1 s, more than 30 % → 5 s, more than 10 % → 30 s, else
+    /// 5 min (each clamped). Stays at the current interval until the window is full.
     RateWindow,
     /// Never adapts to answers (server hints, floor and tier still apply).
     Fixed,
