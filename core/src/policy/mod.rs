@@ -8,3 +8,4 @@ pub mod headers;
 pub mod http_date;
 pub mod interval;
 pub mod retry_after;
+pub mod validators;
