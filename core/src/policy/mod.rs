@@ -4,6 +4,7 @@
 
 pub mod backoff;
 pub mod breaker;
+pub mod dedupe;
 pub mod headers;
 pub mod http_date;
 pub mod interval;
