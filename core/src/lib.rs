@@ -12,6 +12,7 @@
 
 extern crate alloc;
 
+pub mod engine;
 pub mod policy;
 pub mod rng;
 pub mod sse;

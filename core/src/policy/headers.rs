@@ -1,0 +1,48 @@
+//! Reading response header fields without choosing a header type: the policies
+//! take anything that can look a field up by name.
+
+use alloc::vec::Vec;
+
+/// Looks up a response header field by name.
+pub trait HeaderLookup {
+    /// The value of the field `name`, matched ASCII case-insensitively (RFC 9110
+    /// §5.1), with surrounding spaces and tabs removed (§5.5). If the field is
+    /// listed more than once, the first one wins (the browser's `Headers.get`
+    /// already joins repeats with `", "`).
+    fn header(&self, name: &str) -> Option<&str>;
+}
+
+impl<N: AsRef<str>, V: AsRef<str>> HeaderLookup for [(N, V)] {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_ref().trim_matches([' ', '\t']))
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<str>> HeaderLookup for Vec<(N, V)> {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.as_slice().header(name)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<str>, const K: usize> HeaderLookup for [(N, V); K] {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.as_slice().header(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    #[test]
+    fn case_insensitive_first_wins_trimmed() {
+        let h = [("etag", " \"a\"\t"), ("ETag", "\"b\"")];
+        assert_eq!(h.header("ETag"), Some("\"a\""));
+        assert_eq!(h.header("Date"), None);
+        let owned: Vec<(String, String)> = vec![("Retry-After".into(), "5".into())];
+        assert_eq!(owned.header("retry-after"), Some("5"));
+    }
+}

@@ -1,0 +1,156 @@
+//! Size limits of the event-stream parser, and the error raised when a stream
+//! passes one.
+//!
+//! The WHATWG algorithm (HTML §9.2.6) buffers a line until its terminator and an
+//! event until its blank line, without bound. A server that never sends a line
+//! ending, or sends endless `data:` lines, would make the client buffer without
+//! limit; these limits turn that into a typed error instead (case BC-16).
+
+use core::fmt;
+
+/// The size limits of one [`SseParser`](super::SseParser). All values are bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SseLimits {
+    /// The longest line accepted, in bytes of the raw stream, the field name and
+    /// colon included, the line terminator (CR, LF or CRLF) and a stripped BOM
+    /// excluded. A line of exactly this length is accepted; one byte more is
+    /// [`SseError::TooLarge`] with [`SseLimit::Line`]. This also bounds the
+    /// event type and last-event-id buffers, which hold the value of one line.
+    /// Default: [`SseLimits::DEFAULT_BYTES`] (1 MiB).
+    pub max_line_bytes: usize,
+    /// The largest data buffer of one event, in bytes of UTF-8 after decoding
+    /// (an invalid byte decodes to U+FFFD, three bytes), counting the LF that
+    /// each `data` line appends, before dispatch removes the last one. So
+    /// 100 000 empty `data:` lines count 100 000 bytes. A buffer of exactly this
+    /// size is accepted; one byte more is [`SseError::TooLarge`] with
+    /// [`SseLimit::EventData`]. Default: [`SseLimits::DEFAULT_BYTES`] (1 MiB).
+    pub max_event_data_bytes: usize,
+}
+
+impl SseLimits {
+    /// The default of each limit: 1 MiB (1 048 576 bytes).
+    pub const DEFAULT_BYTES: usize = 1_048_576;
+
+    /// Both limits at [`SseLimits::DEFAULT_BYTES`].
+    pub const DEFAULT: SseLimits = SseLimits {
+        max_line_bytes: Self::DEFAULT_BYTES,
+        max_event_data_bytes: Self::DEFAULT_BYTES,
+    };
+}
+
+impl Default for SseLimits {
+    /// [`SseLimits::DEFAULT`]: 1 MiB per line and per event's data.
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Which of the [`SseLimits`] a stream passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SseLimit {
+    /// [`SseLimits::max_line_bytes`]: a line (finished or still pending) grew
+    /// past the limit.
+    Line,
+    /// [`SseLimits::max_event_data_bytes`]: the data buffer of the event being
+    /// assembled grew past the limit.
+    EventData,
+}
+
+/// An error of the event-stream parser. The stream cannot be parsed further:
+/// the caller aborts the connection and calls
+/// [`SseParser::new_stream`](super::SseParser::new_stream) before the next one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SseError {
+    /// The stream passed one of the [`SseLimits`]. Raised as soon as the pending
+    /// line or event passes the limit, before buffering the excess.
+    TooLarge {
+        /// The limit that was passed.
+        limit: SseLimit,
+        /// Its value in bytes.
+        limit_bytes: usize,
+    },
+}
+
+impl fmt::Display for SseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SseError::TooLarge {
+                limit: SseLimit::Line,
+                limit_bytes,
+            } => write!(f, "event-stream line longer than {limit_bytes} bytes"),
+            SseError::TooLarge {
+                limit: SseLimit::EventData,
+                limit_bytes,
+            } => write!(f, "event-stream event data larger than {limit_bytes} bytes"),
+        }
+    }
+}
+
+impl core::error::Error for SseError {}
+
+/// How many bytes to `reserve_exact` so a buffer of `len` bytes and `capacity`
+/// can take `additional` more without its capacity passing `limit_bytes`
+/// (unless the new length itself does). Growth still doubles, so appends stay
+/// amortized O(1), but the last step is capped at the limit instead of going to
+/// twice the length: a buffer never holds more than about `limit_bytes` of
+/// memory. 0 when no growth is needed.
+pub(crate) fn reserve_within(
+    len: usize,
+    capacity: usize,
+    additional: usize,
+    limit_bytes: usize,
+) -> usize {
+    let needed = len.saturating_add(additional);
+    if needed <= capacity {
+        return 0;
+    }
+    let target = capacity
+        .saturating_mul(2)
+        .max(64)
+        .min(limit_bytes)
+        .max(needed);
+    target - len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_one_mebibyte_each() {
+        assert_eq!(
+            SseLimits::default(),
+            SseLimits {
+                max_line_bytes: 1_048_576,
+                max_event_data_bytes: 1_048_576
+            }
+        );
+    }
+
+    #[test]
+    fn display_names_the_limit() {
+        let line = SseError::TooLarge {
+            limit: SseLimit::Line,
+            limit_bytes: 10,
+        };
+        let data = SseError::TooLarge {
+            limit: SseLimit::EventData,
+            limit_bytes: 20,
+        };
+        assert_eq!(line.to_string(), "event-stream line longer than 10 bytes");
+        assert_eq!(
+            data.to_string(),
+            "event-stream event data larger than 20 bytes"
+        );
+    }
+
+    #[test]
+    fn reserve_doubles_but_stops_at_the_limit() {
+        assert_eq!(reserve_within(0, 0, 5, 1000), 64);
+        assert_eq!(reserve_within(10, 64, 5, 1000), 0);
+        assert_eq!(reserve_within(64, 64, 1, 1000), 64);
+        assert_eq!(reserve_within(600, 600, 1, 1000), 400);
+        assert_eq!(reserve_within(0, 0, 5, 3), 5);
+        assert_eq!(reserve_within(990, 990, 10, 1000), 10);
+    }
+}

@@ -1,0 +1,278 @@
+//! Property tests of the event-stream parser: chunking never changes the
+//! result, arbitrary bytes never panic, the limits bound memory, and the
+//! parser agrees with a plain, non-incremental reading of WHATWG HTML §9.2.6.
+
+use proptest::prelude::*;
+use tidings_core::sse::{SseError, SseEvent, SseItem, SseLimits, SseParser};
+
+/// Everything observable after feeding one body: the items, the error if any,
+/// what `finish` reported, and the last event ID.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    items: Vec<SseItem>,
+    error: Option<SseError>,
+    discarded: bool,
+    last_event_id: String,
+}
+
+fn run(parser: &mut SseParser, chunks: &[&[u8]]) -> Outcome {
+    let mut items = Vec::new();
+    let mut error = None;
+    for chunk in chunks {
+        if let Err(e) = parser.feed(chunk, &mut items) {
+            error = Some(e);
+            break;
+        }
+    }
+    let discarded = parser.finish();
+    Outcome {
+        items,
+        error,
+        discarded,
+        last_event_id: parser.last_event_id().to_owned(),
+    }
+}
+
+/// Cut `input` at the given positions (taken modulo its length, sorted).
+fn split<'a>(input: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut cuts: Vec<usize> = cuts
+        .iter()
+        .map(|c| {
+            if input.is_empty() {
+                0
+            } else {
+                c % (input.len() + 1)
+            }
+        })
+        .collect();
+    cuts.sort_unstable();
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    for cut in cuts {
+        chunks.push(&input[start..cut]);
+        start = cut;
+    }
+    chunks.push(&input[start..]);
+    chunks
+}
+
+/// Tokens that make event streams interesting: field names, colons, spaces,
+/// all three line endings, NUL, BOM pieces, digits, UTF-8 fragments.
+fn token() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => Just(b"data".to_vec()),
+        2 => Just(b"event".to_vec()),
+        2 => Just(b"id".to_vec()),
+        2 => Just(b"retry".to_vec()),
+        4 => Just(b":".to_vec()),
+        3 => Just(b" ".to_vec()),
+        5 => Just(b"\n".to_vec()),
+        4 => Just(b"\r".to_vec()),
+        3 => Just(b"\r\n".to_vec()),
+        1 => Just(b"\0".to_vec()),
+        1 => Just(vec![0xEF, 0xBB, 0xBF]),
+        1 => Just(vec![0xEF]),
+        1 => Just(vec![0xE2, 0x82]),
+        1 => Just(vec![0xAC]),
+        2 => "[0-9]{1,3}".prop_map(String::into_bytes),
+        1 => Just(b"99999999999999999999999".to_vec()),
+        3 => "[a-zA-Z \t]{1,4}".prop_map(String::into_bytes),
+        2 => any::<u8>().prop_map(|b| vec![b]),
+    ]
+}
+
+fn stream_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        3 => proptest::collection::vec(token(), 0..60).prop_map(|t| t.concat()),
+        1 => proptest::collection::vec(any::<u8>(), 0..200),
+        1 => proptest::collection::vec(
+            prop_oneof![Just(b'\r'), Just(b'\n'), Just(b':'), Just(b'd'), Just(b' ')],
+            0..100
+        ),
+    ]
+}
+
+fn limits() -> impl Strategy<Value = SseLimits> {
+    prop_oneof![
+        2 => Just(SseLimits::DEFAULT),
+        1 => (0usize..40, 0usize..40).prop_map(|(line, data)| SseLimits {
+            max_line_bytes: line,
+            max_event_data_bytes: data,
+        }),
+    ]
+}
+
+/// A plain reading of §9.2.6 over the whole body at once: decode, strip the
+/// BOM, split lines, process fields. No limits, no incremental state.
+fn reference(body: &[u8], initial_last_event_id: &str) -> (Vec<SseItem>, String) {
+    let text = String::from_utf8_lossy(body);
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                lines.push(std::mem::take(&mut current));
+            }
+            '\n' => lines.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    // `current` is an unterminated line: discarded at the end of the body.
+    let mut items = Vec::new();
+    let (mut data, mut event_type) = (String::new(), String::new());
+    let mut id_buffer = initial_last_event_id.to_owned();
+    let mut last_event_id = initial_last_event_id.to_owned();
+    let mut own_id: Option<String> = None;
+    for line in lines {
+        if line.is_empty() {
+            last_event_id = id_buffer.clone();
+            if data.is_empty() {
+                event_type.clear();
+                own_id = None;
+                continue;
+            }
+            data.pop();
+            items.push(SseItem::Event(SseEvent {
+                event: if event_type.is_empty() {
+                    "message".to_owned()
+                } else {
+                    std::mem::take(&mut event_type)
+                },
+                data: std::mem::take(&mut data),
+                id: own_id.take(),
+                last_event_id: last_event_id.clone(),
+            }));
+            continue;
+        }
+        if line.starts_with(':') {
+            items.push(SseItem::Comment);
+            continue;
+        }
+        let (name, value) = match line.find(':') {
+            Some(i) => {
+                let value = &line[i + 1..];
+                (&line[..i], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (line.as_str(), ""),
+        };
+        match name {
+            "event" => event_type = value.to_owned(),
+            "data" => {
+                data.push_str(value);
+                data.push('\n');
+            }
+            "id" if !value.contains('\0') => {
+                id_buffer = value.to_owned();
+                own_id = Some(value.to_owned());
+            }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                if let Ok(ms) = value.parse::<u64>() {
+                    items.push(SseItem::RetryMs(ms));
+                }
+            }
+            _ => {}
+        }
+    }
+    (items, last_event_id)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Any split of any input gives the same items, error, discard flag and
+    /// last event ID as the whole input in one feed, and as one byte per feed.
+    #[test]
+    fn chunking_does_not_change_the_result(
+        body in stream_bytes(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        limits in limits(),
+    ) {
+        let whole = run(&mut SseParser::with_limits(limits), &[&body]);
+        let chunks = split(&body, &cuts);
+        let chunked = run(&mut SseParser::with_limits(limits), &chunks);
+        prop_assert_eq!(&chunked, &whole);
+        let bytes: Vec<&[u8]> = body.chunks(1).collect();
+        let bytewise = run(&mut SseParser::with_limits(limits), &bytes);
+        prop_assert_eq!(&bytewise, &whole);
+    }
+
+    /// The same holds across several bodies on one parser (new connections):
+    /// the cursor carries over identically.
+    #[test]
+    fn chunking_does_not_change_multi_body_results(
+        bodies in proptest::collection::vec((stream_bytes(), proptest::collection::vec(any::<usize>(), 0..6)), 1..4),
+        initial in "[a-z0-9]{0,3}",
+    ) {
+        let mut whole_parser = SseParser::new();
+        whole_parser.set_last_event_id(&initial);
+        let mut chunked_parser = whole_parser.clone();
+        for (body, cuts) in &bodies {
+            let whole = run(&mut whole_parser, &[body]);
+            let chunked = run(&mut chunked_parser, &split(body, cuts));
+            prop_assert_eq!(chunked, whole);
+        }
+    }
+
+    /// With limits out of reach, the parser agrees with the plain reading.
+    #[test]
+    fn agrees_with_the_reference_reading(
+        body in stream_bytes(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        initial in prop_oneof![Just(String::new()), "[a-z0-9]{1,3}"],
+    ) {
+        let mut parser = SseParser::new();
+        parser.set_last_event_id(&initial);
+        let outcome = run(&mut parser, &split(&body, &cuts));
+        let (items, last_event_id) = reference(&body, &initial);
+        prop_assert_eq!(outcome.error, None);
+        prop_assert_eq!(outcome.items, items);
+        prop_assert_eq!(outcome.last_event_id, last_event_id);
+    }
+
+    /// Without a line ending, the buffered bytes never pass the line limit,
+    /// whatever the chunking; the error comes exactly when the line passes it.
+    #[test]
+    fn input_without_newlines_stays_within_the_line_limit(
+        body in proptest::collection::vec(any::<u8>().prop_filter("no CR/LF", |b| *b != b'\r' && *b != b'\n'), 0..400),
+        cuts in proptest::collection::vec(any::<usize>(), 0..20),
+        max_line_bytes in 0usize..300,
+    ) {
+        let mut parser = SseParser::with_limits(SseLimits {
+            max_line_bytes,
+            max_event_data_bytes: SseLimits::DEFAULT_BYTES,
+        });
+        let mut items = Vec::new();
+        let mut failed = false;
+        for chunk in split(&body, &cuts) {
+            if parser.feed(chunk, &mut items).is_err() {
+                failed = true;
+            }
+            prop_assert!(parser.buffered_bytes() <= max_line_bytes);
+        }
+        prop_assert!(items.is_empty());
+        // A stripped leading BOM does not count towards the line.
+        let line_len = body.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(&body).len();
+        prop_assert_eq!(failed, line_len > max_line_bytes);
+    }
+
+    /// With any input, the buffered bytes stay within the sum of the limits.
+    #[test]
+    fn buffered_bytes_stay_within_the_limits(
+        body in stream_bytes(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        limits in limits(),
+    ) {
+        let mut parser = SseParser::with_limits(limits);
+        let mut items = Vec::new();
+        let bound = 2 * limits.max_line_bytes + limits.max_event_data_bytes;
+        for chunk in split(&body, &cuts) {
+            let _ = parser.feed(chunk, &mut items);
+            prop_assert!(parser.buffered_bytes() <= bound);
+        }
+    }
+}

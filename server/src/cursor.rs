@@ -1,0 +1,66 @@
+//! Where a request's cursor comes from.
+
+use std::collections::HashMap;
+
+use axum::http::HeaderMap;
+
+use crate::hub::Cursor;
+
+/// Query parameter names that carry the cursor (ours, and nchan's).
+pub const CURSOR_PARAMS: &[&str] = &["lastEventId", "last_event_id"];
+
+/// The `Last-Event-ID` header wins; else `?lastEventId=` / `?last_event_id=`.
+/// Absent or empty everywhere: no cursor.
+pub fn from_request(headers: &HeaderMap, query: &HashMap<String, String>) -> Cursor {
+    if let Some(v) = headers.get("last-event-id") {
+        let s = String::from_utf8_lossy(v.as_bytes());
+        if !s.trim().is_empty() {
+            return Cursor::parse(&s);
+        }
+    }
+    for k in CURSOR_PARAMS {
+        if let Some(v) = query.get(*k) {
+            if !v.trim().is_empty() {
+                return Cursor::parse(v);
+            }
+        }
+    }
+    Cursor::None
+}
+
+/// Parses an integer query parameter; absent or unparseable → `None`.
+pub fn query_u64(query: &HashMap<String, String>, key: &str) -> Option<u64> {
+    query.get(key).and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn header_wins_over_query() {
+        let mut h = HeaderMap::new();
+        h.insert("last-event-id", axum::http::HeaderValue::from_static("5"));
+        assert_eq!(from_request(&h, &q(&[("lastEventId", "2")])), Cursor::Id(5));
+        assert_eq!(
+            from_request(&HeaderMap::new(), &q(&[("lastEventId", "2")])),
+            Cursor::Id(2)
+        );
+        assert_eq!(
+            from_request(&HeaderMap::new(), &q(&[("last_event_id", "3")])),
+            Cursor::Id(3)
+        );
+        assert_eq!(from_request(&HeaderMap::new(), &q(&[])), Cursor::None);
+        assert_eq!(
+            from_request(&HeaderMap::new(), &q(&[("lastEventId", "")])),
+            Cursor::None
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! Request log: one stdout line per request (and per closed stream), plus a
+//! JSON log that tests read with `GET /_log` and clear with `POST /_log/clear`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::body::Tracked;
+use crate::clock::{http_date, wall_now};
+use crate::serve::ConnInfo;
+
+/// Request headers recorded in the log (lower case).
+pub const LOGGED_HEADERS: &[&str] = &[
+    "last-event-id",
+    "if-none-match",
+    "if-modified-since",
+    "origin",
+    "authorization",
+    "access-control-request-method",
+    "access-control-request-headers",
+];
+
+/// One request as recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    /// Request id (also sent as the `X-Request-Id` response header).
+    pub req: u64,
+    /// Connection id (one per TCP connection, counted from 1).
+    pub conn: u64,
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    /// The recorded request headers that were present.
+    pub headers: BTreeMap<String, String>,
+    /// Arrival, ms since server start (monotonic).
+    pub t_ms: u64,
+    /// Response status; null while pending; 0 = the connection was closed
+    /// without a response.
+    pub status: Option<u16>,
+    /// When the response head was produced.
+    pub head_ms: Option<u64>,
+    /// When the response body ended (for streams: when the stream closed).
+    pub end_ms: Option<u64>,
+    /// How the body ended: "complete", "dropped" (client went away or the
+    /// connection was dropped) or "error" (aborted mid-body).
+    pub end: Option<&'static str>,
+    /// True for `text/event-stream` responses.
+    pub stream: bool,
+    /// SSE events (blocks with an id) sent in the body.
+    pub events: u64,
+    /// Body bytes sent.
+    pub bytes: u64,
+    /// The fault applied to this request, if any.
+    pub fault: Option<Value>,
+}
+
+#[derive(Debug)]
+pub struct RequestLog {
+    entries: Mutex<VecDeque<LogEntry>>,
+    capacity: usize,
+    quiet: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl RequestLog {
+    pub fn new(capacity: usize, quiet: bool) -> Self {
+        RequestLog {
+            entries: Mutex::new(VecDeque::new()),
+            capacity,
+            quiet,
+        }
+    }
+
+    pub fn push(&self, e: LogEntry) {
+        if self.capacity == 0 {
+            return;
+        }
+        let mut g = lock(&self.entries);
+        while g.len() >= self.capacity {
+            g.pop_front();
+        }
+        g.push_back(e);
+    }
+
+    /// Applies `f` to the entry of request `req`, if it is still recorded.
+    pub fn update<R>(&self, req: u64, f: impl FnOnce(&mut LogEntry) -> R) -> Option<R> {
+        let mut g = lock(&self.entries);
+        // Entries are pushed in request-id order.
+        let i = g.binary_search_by_key(&req, |e| e.req).ok()?;
+        g.get_mut(i).map(f)
+    }
+
+    pub fn entries(&self) -> Vec<LogEntry> {
+        lock(&self.entries).iter().cloned().collect()
+    }
+
+    pub fn clear(&self) {
+        lock(&self.entries).clear();
+    }
+
+    /// One line on stdout (flushed), unless `--quiet`.
+    pub fn print(&self, line: &str) {
+        if self.quiet {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+/// Where the fault middleware notes the fault it applied (read back by the
+/// log middleware).
+#[derive(Debug, Clone, Default)]
+pub struct FaultNote(Arc<Mutex<Option<Value>>>);
+
+impl FaultNote {
+    pub fn set(&self, v: Value) {
+        *lock(&self.0) = Some(v);
+    }
+    pub fn get(&self) -> Option<Value> {
+        lock(&self.0).clone()
+    }
+}
+
+/// The request id, in the request's extensions.
+#[derive(Debug, Clone, Copy)]
+pub struct ReqId(pub u64);
+
+/// Response extension: do not add a `Date` header.
+#[derive(Debug, Clone, Copy)]
+pub struct NoDate;
+
+pub fn pick_headers(h: &HeaderMap) -> BTreeMap<String, String> {
+    LOGGED_HEADERS
+        .iter()
+        .filter_map(|name| {
+            h.get(*name).map(|v| {
+                (
+                    name.to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The outermost middleware: records the request, adds `Date` and
+/// `X-Request-Id`, prints the line, and tracks the body to its end.
+pub async fn middleware(State(s): State<AppState>, mut req: Request, next: Next) -> Response {
+    let conn = req
+        .extensions()
+        .get::<ConnInfo>()
+        .map(|c| c.id)
+        .unwrap_or(0);
+    let req_id = s.next_req_id();
+    let method = req.method().to_string();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
+    let recorded = !path.starts_with("/_log");
+    let headers = pick_headers(req.headers());
+    let note = FaultNote::default();
+    req.extensions_mut().insert(note.clone());
+    req.extensions_mut().insert(ReqId(req_id));
+    if recorded {
+        s.log.push(LogEntry {
+            req: req_id,
+            conn,
+            method: method.clone(),
+            path: path.clone(),
+            query: query.clone(),
+            headers: headers.clone(),
+            t_ms: s.clock.ms(),
+            status: None,
+            head_ms: None,
+            end_ms: None,
+            end: None,
+            stream: false,
+            events: 0,
+            bytes: 0,
+            fault: None,
+        });
+    }
+
+    let mut resp = next.run(req).await;
+
+    let status = resp.status().as_u16();
+    let no_date = resp.extensions().get::<NoDate>().is_some();
+    if !no_date && !resp.headers().contains_key(header::DATE) {
+        if let Ok(v) = HeaderValue::from_str(&http_date(wall_now())) {
+            resp.headers_mut().insert(header::DATE, v);
+        }
+    }
+    resp.headers_mut()
+        .insert("x-request-id", HeaderValue::from(req_id));
+    let stream = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    let fault = note.get();
+    if !recorded {
+        return resp;
+    }
+    let head_ms = s.clock.ms();
+    s.log.update(req_id, |e| {
+        e.status = Some(status);
+        e.head_ms = Some(head_ms);
+        e.stream = stream;
+        e.fault = fault.clone();
+    });
+    let mut line = format!("conn={conn} req={req_id} {method} {path}");
+    if let Some(q) = &query {
+        line.push('?');
+        line.push_str(q);
+    }
+    line.push_str(&format!(" {status}"));
+    for (k, v) in &headers {
+        line.push_str(&format!(" {k}={v}"));
+    }
+    if let Some(f) = &fault {
+        line.push_str(&format!(" fault={f}"));
+    }
+    s.log.print(&line);
+
+    let (parts, body) = resp.into_parts();
+    let body = Tracked::new(body, s.clone(), req_id, conn, path, stream);
+    Response::from_parts(parts, axum::body::Body::new(body))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LogQuery {
+    /// Only entries for this exact path.
+    pub path: Option<String>,
+    /// Only entries that arrived at or after this time (ms since start).
+    pub since_ms: Option<u64>,
+}
+
+/// `GET /_log` → `{"now_ms": N, "entries": [LogEntry...]}`.
+pub async fn get_log(State(s): State<AppState>, Query(q): Query<LogQuery>) -> Response {
+    let entries: Vec<LogEntry> = s
+        .log
+        .entries()
+        .into_iter()
+        .filter(|e| q.path.as_deref().is_none_or(|p| e.path == p))
+        .filter(|e| q.since_ms.is_none_or(|t| e.t_ms >= t))
+        .collect();
+    let mut resp = Json(serde_json::json!({
+        "now_ms": s.clock.ms(),
+        "entries": entries,
+    }))
+    .into_response();
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+/// `POST /_log/clear` → `{"cleared": true}`.
+pub async fn clear_log(State(s): State<AppState>) -> Json<Value> {
+    s.log.clear();
+    Json(serde_json::json!({ "cleared": true }))
+}

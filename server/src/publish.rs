@@ -1,0 +1,26 @@
+//! `POST /publish[?event=name]`: the body (text or JSON, as-is) becomes the
+//! data of the next event.
+
+use std::collections::HashMap;
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+use crate::app::AppState;
+
+pub async fn publish(
+    State(s): State<AppState>,
+    Query(q): Query<HashMap<String, String>>,
+    body: String,
+) -> Response {
+    let event = q.get("event").filter(|e| !e.is_empty()).cloned();
+    if let Some(e) = &event {
+        if e.contains(['\r', '\n']) {
+            return (StatusCode::BAD_REQUEST, "event name must be one line").into_response();
+        }
+    }
+    let ev = s.hub.publish(event, body);
+    Json(serde_json::json!({ "id": ev.id_string() })).into_response()
+}
