@@ -6,6 +6,7 @@ use std::rc::{Rc, Weak};
 
 use tidings_core::rng::Rng;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::options::{Options, Parse};
 use crate::guard::Timer;
@@ -179,14 +180,26 @@ fn on_fact(weak: &Weak<Inner>, fact: Fact) {
         // Either readyState: the browser's own retry (CONNECTING) ignores
         // backoff, and CLOSED (an HTTP failure) never retries; we close and
         // decide ourselves in both cases.
-        Fact::Error { closed: _ } => schedule_reconnect(&inner),
+        Fact::Error { closed } => {
+            let delay_ms = schedule_reconnect(&inner);
+            let code = if closed {
+                "http-status"
+            } else {
+                "network-or-cors"
+            };
+            let e = super::error(code, "the EventSource failed");
+            let o: &js_sys::Object = e.unchecked_ref();
+            crate::message::set(o, "fatal", &JsValue::FALSE);
+            crate::message::set(o, "retryInMs", &JsValue::from_f64(delay_ms as f64));
+            dispatch(&inner, "error", &e);
+        }
     }
 }
 
 /// Close the native source and reconnect after floor + full jitter, so the
 /// browser's own fixed-interval retry never hammers a struggling server.
 /// (The engine of `tidings-core` replaces this fixed policy.)
-fn schedule_reconnect(inner: &Rc<Inner>) {
+fn schedule_reconnect(inner: &Rc<Inner>) -> u64 {
     let delay_ms = {
         let mut s = inner.state.borrow_mut();
         s.attempts = s.attempts.saturating_add(1);
@@ -207,6 +220,7 @@ fn schedule_reconnect(inner: &Rc<Inner>) {
         }
     });
     inner.state.borrow_mut().retry = Some(timer);
+    delay_ms
 }
 
 /// Call every listener for `kind` with `event`. Listeners are copied out first
