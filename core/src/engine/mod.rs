@@ -1,2 +1,1029 @@
 //! The engine: one state machine per connection, fed facts (`handle_*`) and
-//! drained for actions (`poll`).
+//! drained for actions ([`Engine::poll`]).
+//!
+//! Every input takes a [`Now`] (both clocks) first; the engine never reads a
+//! clock or an ambient random source (its [`Rng`] is seeded by
+//! [`Engine::new`]). Facts about a request carry the [`AttemptId`] of its
+//! [`Action::Open`]; facts about any other attempt are ignored. After every
+//! input, drain [`Engine::poll`] until it returns [`Action::Wait`], arm the
+//! single timer for its `until`, and call [`Engine::handle_timer`] when it
+//! fires. No input sequence panics.
+//!
+//! The files each hold one idea:
+//! - `config`: [`Config`] and the option types;
+//! - `input`: the facts ([`ResponseHead`], [`IncomingMessage`], …);
+//! - `action`: the outputs ([`Action`], [`State`], [`Reason`], [`ErrorCode`]);
+//! - `state`: the live attempt, the scheduled retry, the page lifecycle;
+//! - `selector`: transport selection, fallback and failback;
+//! - `watchdog`: the deadlines of the live attempt;
+//! - `request`: rendering the URL and request headers;
+//! - `decode`: status verdicts, body kinds, the event filter, deliveries;
+//! - `retry`: reconnect delays, the breaker, fatal stops;
+//! - `lifecycle`: hidden, offline, frozen, wake-up detection;
+//! - `stats`: the counters.
+
+mod action;
+mod config;
+mod decode;
+mod input;
+mod lifecycle;
+mod request;
+mod retry;
+mod selector;
+mod state;
+mod stats;
+mod watchdog;
+
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::mem;
+
+pub use action::{Action, ErrorCode, Message, OpenRequest, Reason, ResetReason, State};
+pub use config::{
+    Capabilities, Config, FallbackConfig, LongPollConfig, TransportKind, TransportUrls,
+    WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
+};
+pub use decode::RESET_EVENT;
+pub use input::{
+    AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
+};
+pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
+pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
+pub use retry::LONG_POLL_JITTER_MS;
+pub use stats::Stats;
+
+use crate::policy::backoff::Backoff;
+use crate::policy::breaker::Breaker;
+use crate::policy::dedupe::Dedupe;
+use crate::policy::headers::HeaderLookup;
+use crate::policy::interval::{NetworkTier, PollInterval};
+use crate::policy::retry_after::{poll_interval_hint_ms, server_wait};
+use crate::policy::validators::{Outcome, Validators};
+use crate::rng::Rng;
+use crate::sse::{SseItem, SseParser};
+use crate::time::{MonoMs, Now, WallMs};
+use decode::Verdict;
+use retry::Failure;
+use selector::{Change, Selector};
+use state::{Attempt, BodyKind, Lifecycle, Scheduled};
+use watchdog::Expiry;
+
+/// Rounds of due-deadline processing per input (each round starts, ends or
+/// pauses something; more than a few means nothing is left to do).
+const MAX_ROUNDS: usize = 8;
+
+/// The sans-IO engine of one connection (one URL + options).
+///
+/// ```
+/// use tidings_core::engine::{Action, Capabilities, Config, Engine, ResponseHead};
+/// use tidings_core::time::Now;
+///
+/// let mut engine = Engine::new(Config::new("/updates"), 42);
+/// engine.handle_start(Now::at(0, 0), Capabilities::ALL);
+/// let mut opened = None;
+/// loop {
+///     match engine.poll() {
+///         Action::Open(req) => opened = Some(req),
+///         Action::Wait { .. } => break,
+///         _ => {}
+///     }
+/// }
+/// let req = opened.ok_or("no open")?;
+/// assert_eq!(req.transport.as_str(), "eventsource");
+/// engine.handle_opened(Now::at(40, 40), req.id);
+/// engine.handle_native_event(Now::at(50, 50), req.id, "message", "hi", "1");
+/// let mut delivered = Vec::new();
+/// loop {
+///     match engine.poll() {
+///         Action::Deliver(m) => delivered.push(m.data),
+///         Action::Wait { .. } => break,
+///         _ => {}
+///     }
+/// }
+/// assert_eq!(delivered, ["hi"]);
+/// assert_eq!(engine.last_event_id(), "1");
+/// # Ok::<(), &str>(())
+/// ```
+#[derive(Debug)]
+pub struct Engine {
+    config: Config,
+    rng: Rng,
+    started: bool,
+    closed: bool,
+    selector: Selector,
+    backoff: Backoff,
+    breaker: Breaker,
+    interval: PollInterval,
+    validators: Validators,
+    dedupe: Dedupe,
+    parser: SseParser,
+    /// The last event id (persists across reconnects and transport switches).
+    cursor: String,
+    attempt: Option<Attempt>,
+    next_id: u64,
+    scheduled: Option<Scheduled>,
+    life: Lifecycle,
+    state: State,
+    state_reason: Option<Reason>,
+    actions: VecDeque<Action>,
+    stats: Stats,
+    last_now: Now,
+    seen_input: bool,
+    /// The `until` of the last `Wait` handed out (to notice late timers).
+    armed: Option<MonoMs>,
+    /// Consecutive long-poll client timeouts without a response head.
+    long_poll_timeouts: u32,
+    /// The one 401 refresh retry was used since the last success.
+    auth_refreshed: bool,
+    /// The next `Open` asks the adapter to refresh its headers.
+    refresh_next: bool,
+    /// A stream delivered messages but left no cursor: raise
+    /// `Reset { Unresumable }` before the next attempt.
+    unresumable: bool,
+    /// Scratch buffer for parser output.
+    items: Vec<SseItem>,
+}
+
+impl Engine {
+    /// An engine for `config` (sanitized, see [`Config::sanitized`]) whose
+    /// jitter comes from a PRNG seeded with `seed` (the adapter draws it from
+    /// `crypto.getRandomValues`, or takes the `seed` option). Nothing happens
+    /// before [`Engine::handle_start`].
+    pub fn new(config: Config, seed: u64) -> Engine {
+        let config = config.sanitized();
+        let mut parser = SseParser::with_limits(config.sse_limits);
+        parser.set_last_event_id(&config.last_event_id);
+        let interval = PollInterval::new(config.interval);
+        let stats = Stats {
+            current_interval_ms: interval.current_ms(),
+            ..Stats::default()
+        };
+        Engine {
+            rng: Rng::new(seed),
+            started: false,
+            closed: false,
+            selector: Selector::placeholder(),
+            backoff: Backoff::new(config.backoff),
+            breaker: Breaker::new(config.breaker),
+            interval,
+            validators: Validators::new(),
+            dedupe: Dedupe::new(config.dedupe_capacity),
+            parser,
+            cursor: config.last_event_id.clone(),
+            attempt: None,
+            next_id: 1,
+            scheduled: None,
+            life: Lifecycle::default(),
+            state: State::Connecting,
+            state_reason: None,
+            actions: VecDeque::new(),
+            stats,
+            last_now: Now::default(),
+            seen_input: false,
+            armed: None,
+            long_poll_timeouts: 0,
+            auth_refreshed: false,
+            refresh_next: false,
+            unresumable: false,
+            items: Vec::new(),
+            config,
+        }
+    }
+
+    // ----- getters -------------------------------------------------------
+
+    /// The current state (`connecting` before start).
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The transport in use (or about to be), `None` before start.
+    pub fn transport(&self) -> Option<TransportKind> {
+        self.started.then(|| self.selector.current())
+    }
+
+    /// The cursor: the last event id, `config.last_event_id` initially.
+    pub fn last_event_id(&self) -> &str {
+        &self.cursor
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            duplicates_dropped: self.dedupe.duplicates_dropped(),
+            current_interval_ms: self.interval.current_ms(),
+            ..self.stats
+        }
+    }
+
+    /// The remembered downgrade, to persist in `sessionStorage` and seed
+    /// [`Config::downgrade`] with on the next page: the transport downgraded to
+    /// and the wall time until which the preferred transports are skipped.
+    pub fn downgrade(&self) -> Option<(TransportKind, WallMs)> {
+        self.selector.downgrade()
+    }
+
+    /// The live attempt (the one whose facts are accepted), if any.
+    pub fn live_attempt(&self) -> Option<AttemptId> {
+        self.attempt.as_ref().map(|a| a.id)
+    }
+
+    /// The sanitized configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The endpoint of `transport` without the cursor parameter.
+    pub fn url_for(&self, transport: TransportKind) -> &str {
+        self.config.url_for(transport)
+    }
+
+    // ----- output ----------------------------------------------------------
+
+    /// The next action. Drain until [`Action::Wait`], whose `until` is the
+    /// earliest deadline (never before the `now` of the last input; `None` =
+    /// nothing scheduled).
+    pub fn poll(&mut self) -> Action {
+        if let Some(action) = self.actions.pop_front() {
+            return action;
+        }
+        let until = self.next_deadline().map(|d| d.max(self.last_now.mono));
+        self.armed = until;
+        Action::Wait { until }
+    }
+
+    // ----- inputs ----------------------------------------------------------
+
+    /// Start: pick the transport (`TransportChanged` with reason `start`, or
+    /// `capability` when the first preference is not available) and open it,
+    /// unless the page is already paused. A second call is ignored. An invalid
+    /// URL stops with the fatal error `invalid-url`; no usable transport in the
+    /// preference list stops with `gave-up` (reason `capability`).
+    pub fn handle_start(&mut self, now: Now, caps: Capabilities) {
+        if self.started || self.closed {
+            return;
+        }
+        let Some(now) = self.begin(now) else { return };
+        self.started = true;
+        if request::is_invalid_url(&self.config.url) {
+            self.fatal(ErrorCode::InvalidUrl, None, Reason::PermanentError);
+            return;
+        }
+        let Some((selector, reason)) = Selector::new(&self.config, caps, now) else {
+            self.fatal(ErrorCode::GaveUp, None, Reason::Capability);
+            return;
+        };
+        self.selector = selector;
+        self.actions.push_back(Action::TransportChanged {
+            transport: self.selector.current(),
+            previous: None,
+            reason,
+        });
+        if self.life.hidden && self.life.hidden_since.is_none() {
+            self.life.hidden_since = Some(now.mono);
+        }
+        if self.life.offline || self.life.frozen {
+            self.pause(now, self.life.pause_reason());
+        } else {
+            self.scheduled = Some(Scheduled {
+                at: now.mono,
+                reason: Reason::Start,
+            });
+        }
+        self.advance(now);
+    }
+
+    /// The app closed the subscription: abort, state `closed`
+    /// (`closed-by-user`). Every later input is ignored.
+    pub fn handle_close(&mut self, now: Now) {
+        if self.closed {
+            return;
+        }
+        let _ = self.begin(now);
+        if let Some(a) = self.attempt.take() {
+            self.actions.push_back(Action::Abort(a.id));
+        }
+        self.scheduled = None;
+        self.closed = true;
+        self.set_state(State::Closed, Reason::ClosedByUser, None);
+    }
+
+    /// A stream opened: the native `EventSource` `open` event. (For `fetch`
+    /// transports call [`Engine::handle_response_head`] instead; a call for
+    /// `fetch-sse` counts as a usable head, for the request transports it is
+    /// ignored.)
+    pub fn handle_opened(&mut self, now: Now, id: AttemptId) {
+        let Some(now) = self.begin(now) else { return };
+        if let Some(a) = self.live_mut(id) {
+            if a.transport.is_streaming() && a.opened_at.is_none() {
+                self.stream_opened(now);
+            }
+        }
+        self.advance(now);
+    }
+
+    /// A `fetch` response head arrived (every `fetch` transport). See
+    /// `decode` for the status rules; a failing head aborts the request.
+    pub fn handle_response_head(&mut self, now: Now, id: AttemptId, head: &ResponseHead) {
+        let Some(now) = self.begin(now) else { return };
+        let Some(a) = self.live_mut(id) else {
+            self.advance(now);
+            return;
+        };
+        if a.status.is_some() {
+            self.advance(now);
+            return;
+        }
+        a.status = Some(head.status);
+        a.last_activity = now;
+        let transport = a.transport;
+        if transport == TransportKind::LongPoll {
+            self.long_poll_timeouts = 0;
+        }
+        let verdict = decode::classify(transport, head.status, head.content_type.as_deref());
+        match verdict {
+            Verdict::OpenStream => self.stream_opened(now),
+            Verdict::Body(kind) => {
+                let outcome = self.validators.update(head.status, head);
+                if outcome == Outcome::Unchanged {
+                    self.stats.not_modified = self.stats.not_modified.saturating_add(1);
+                }
+                let hint = head
+                    .header("X-Poll-Interval")
+                    .and_then(poll_interval_hint_ms);
+                if kind == BodyKind::EventStream {
+                    self.new_body();
+                }
+                if let Some(a) = self.attempt.as_mut() {
+                    a.body = kind;
+                    a.outcome = Some(outcome);
+                    a.hint_ms = hint;
+                }
+            }
+            Verdict::NoNews => {
+                if self.validators.update(head.status, head) == Outcome::NotModified {
+                    self.stats.not_modified = self.stats.not_modified.saturating_add(1);
+                }
+                let hint = head
+                    .header("X-Poll-Interval")
+                    .and_then(poll_interval_hint_ms);
+                if let Some(mut a) = self.attempt.take() {
+                    a.hint_ms = hint;
+                    self.actions.push_back(Action::Abort(a.id));
+                    self.succeed_request(now, &a, false);
+                }
+            }
+            Verdict::Retry {
+                server_hint,
+                step_multiplier,
+            } => {
+                let wait = if server_hint {
+                    server_wait(head, now.wall, self.config.max_retry_after_ms)
+                } else {
+                    None
+                };
+                if let Some(a) = self.attempt.take() {
+                    self.actions.push_back(Action::Abort(a.id));
+                    let f = Failure {
+                        status: Some(head.status),
+                        wait,
+                        step_multiplier: if wait.is_some() { 1 } else { step_multiplier },
+                        ..Failure::new(ErrorCode::HttpStatus, Reason::Backoff)
+                    };
+                    self.fail(now, &a, f);
+                }
+            }
+            Verdict::Unauthorized if self.config.has_custom_headers && !self.auth_refreshed => {
+                if let Some(a) = self.attempt.take() {
+                    self.actions.push_back(Action::Abort(a.id));
+                    self.release_probe(now);
+                    self.auth_refreshed = true;
+                    self.refresh_next = true;
+                    self.report(Some(ErrorCode::Auth), Some(head.status), 0, false);
+                    self.schedule(now, 0, a.reason);
+                }
+            }
+            Verdict::Unauthorized => {
+                self.fatal(ErrorCode::Auth, Some(head.status), Reason::PermanentError)
+            }
+            Verdict::Fatal(code) => self.fatal(code, Some(head.status), Reason::PermanentError),
+        }
+        self.advance(now);
+    }
+
+    /// Body bytes: `fetch-sse` chunks, and `text/event-stream` bodies of
+    /// `long-poll` / `poll`, parsed by the engine's SSE parser. Any byte is
+    /// liveness. A line or event past the SSE limits aborts the request with
+    /// the error `too-large` and backs off (BC-16). Bytes of a request whose
+    /// head was not usable are ignored.
+    pub fn handle_bytes(&mut self, now: Now, id: AttemptId, bytes: &[u8]) {
+        let Some(now) = self.begin(now) else { return };
+        let Some(a) = self.live_mut(id) else {
+            self.advance(now);
+            return;
+        };
+        let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        let first_byte = a.bytes == 0;
+        a.bytes = a.bytes.saturating_add(len);
+        a.last_activity = now;
+        let parse = match a.transport {
+            TransportKind::FetchSse => a.opened_at.is_some(),
+            TransportKind::LongPoll | TransportKind::Poll => a.body == BodyKind::EventStream,
+            TransportKind::EventSource => false,
+        };
+        let transport = a.transport;
+        self.stats.bytes = self.stats.bytes.saturating_add(len);
+        if transport == TransportKind::FetchSse && parse && first_byte && len > 0 {
+            self.mark_success(transport);
+        }
+        if parse {
+            let mut items = mem::take(&mut self.items);
+            let result = self.parser.feed(bytes, &mut items);
+            self.take_items(&mut items);
+            self.items = items;
+            self.sync_cursor();
+            if result.is_err() {
+                if let Some(a) = self.attempt.take() {
+                    self.actions.push_back(Action::Abort(a.id));
+                    self.parser.new_stream();
+                    self.note_stream_gap(&a);
+                    self.fail(now, &a, Failure::new(ErrorCode::TooLarge, Reason::Backoff));
+                }
+            }
+        }
+        self.check_healthy(now);
+        self.advance(now);
+    }
+
+    /// A native `EventSource` event (decoded by the browser, which hides
+    /// comments and the event's own id): `last_event_id` differing from the
+    /// cursor means the event set its own id. The first event also counts as
+    /// `open` (Safari fires `open` late: BC-15 NATIVE-SAFARI). Heartbeat and
+    /// message events arm the idle watchdog.
+    pub fn handle_native_event(
+        &mut self,
+        now: Now,
+        id: AttemptId,
+        event_type: &str,
+        data: &str,
+        last_event_id: &str,
+    ) {
+        let Some(now) = self.begin(now) else { return };
+        let Some(a) = self.live_mut(id) else {
+            self.advance(now);
+            return;
+        };
+        if a.transport != TransportKind::EventSource {
+            self.advance(now);
+            return;
+        }
+        a.saw_event = true;
+        a.last_activity = now;
+        let opened = a.opened_at.is_some();
+        if !opened {
+            self.stream_opened(now);
+        }
+        let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
+        self.stats.bytes = self.stats.bytes.saturating_add(len);
+        let own_id = (last_event_id != self.cursor).then(|| String::from(last_event_id));
+        if own_id.is_some() {
+            self.cursor = String::from(last_event_id);
+        }
+        let event = if event_type.is_empty() {
+            "message"
+        } else {
+            event_type
+        };
+        self.offer_event(
+            String::from(event),
+            String::from(data),
+            own_id,
+            self.cursor.clone(),
+        );
+        self.check_healthy(now);
+        self.advance(now);
+    }
+
+    /// A JSON body of `long-poll` / `poll`, decoded by the adapter: the whole
+    /// answer (the request is complete). Each message's own id moves the
+    /// cursor and feeds dedupe; `polling_hint_ms` is `_polling.next_interval_ms`.
+    pub fn handle_messages(
+        &mut self,
+        now: Now,
+        id: AttemptId,
+        msgs: Vec<IncomingMessage>,
+        polling_hint_ms: Option<u64>,
+    ) {
+        let Some(now) = self.begin(now) else { return };
+        let Some(a) = self.live_mut(id) else {
+            self.advance(now);
+            return;
+        };
+        if a.transport.is_streaming() {
+            self.advance(now);
+            return;
+        }
+        a.last_activity = now;
+        if polling_hint_ms.is_some() {
+            a.hint_ms = polling_hint_ms;
+        }
+        for m in msgs {
+            let len = u64::try_from(m.data.len()).unwrap_or(u64::MAX);
+            self.stats.bytes = self.stats.bytes.saturating_add(len);
+            if let Some(own) = m.id.as_deref() {
+                if own != self.cursor {
+                    self.cursor = String::from(own);
+                }
+            }
+            let event = match m.event {
+                Some(e) if !e.is_empty() => e,
+                _ => String::from("message"),
+            };
+            self.offer_event(event, m.data, m.id, self.cursor.clone());
+        }
+        self.parser.set_last_event_id(&self.cursor);
+        if let Some(a) = self.attempt.take() {
+            let news = a.delivered > 0;
+            self.succeed_request(now, &a, news);
+        }
+        self.advance(now);
+    }
+
+    /// A raw resource body of `long-poll` / `poll` (neither event stream nor
+    /// JSON): the whole answer. Delivered as one `message` whose data is the
+    /// body and whose id is the `ETag` (else `Last-Modified`, else `""`),
+    /// bypassing dedupe (a resource may legitimately return to an earlier
+    /// version) and leaving the cursor alone (the validators are this
+    /// transport's cursor). A 200 whose `ETag` weakly matches the previous one
+    /// delivers nothing.
+    pub fn handle_body_resource(&mut self, now: Now, id: AttemptId, body: String) {
+        let Some(now) = self.begin(now) else { return };
+        let Some(a) = self.live_mut(id) else {
+            self.advance(now);
+            return;
+        };
+        if a.transport.is_streaming() {
+            self.advance(now);
+            return;
+        }
+        let unchanged = a.outcome == Some(Outcome::Unchanged);
+        let len = u64::try_from(body.len()).unwrap_or(u64::MAX);
+        self.stats.bytes = self.stats.bytes.saturating_add(len);
+        if let Some(mut a) = self.attempt.take() {
+            if !unchanged {
+                let id = self
+                    .validators
+                    .etag
+                    .clone()
+                    .or_else(|| self.validators.last_modified.clone())
+                    .unwrap_or_default();
+                a.delivered = a.delivered.saturating_add(1);
+                self.actions.push_back(Action::Deliver(Message {
+                    id,
+                    last_event_id: self.cursor.clone(),
+                    event: String::from("message"),
+                    data: body,
+                }));
+            }
+            let news = a.delivered > 0;
+            self.succeed_request(now, &a, news);
+        }
+        self.advance(now);
+    }
+
+    /// The request failed. Before the response head (or `open`) this is an
+    /// open that failed (`network-or-cors` / `timeout`, evidence for the
+    /// selector); after it, a dropped stream or body. `Aborted` (not by the
+    /// engine) retries after the backoff delay without counting a failure. A
+    /// long-poll `Timeout` is the client hold timeout ("no news", twice in a
+    /// row without a head: a `timeout` failure).
+    pub fn handle_transport_error(&mut self, now: Now, id: AttemptId, error: TransportError) {
+        let Some(now) = self.begin(now) else { return };
+        if self.live_mut(id).is_none() {
+            self.advance(now);
+            return;
+        }
+        let Some(a) = self.attempt.take() else { return };
+        self.parser.new_stream();
+        let code = match error {
+            TransportError::Timeout => ErrorCode::Timeout,
+            _ => ErrorCode::NetworkOrCors,
+        };
+        let answered = a.opened_at.is_some() || a.status.is_some();
+        match error {
+            TransportError::Aborted => {
+                self.note_stream_gap(&a);
+                let f = Failure {
+                    code: None,
+                    counts: false,
+                    ..Failure::new(ErrorCode::NetworkOrCors, Reason::Aborted)
+                };
+                self.fail(now, &a, f);
+            }
+            TransportError::Timeout if a.transport == TransportKind::LongPoll => {
+                self.long_poll_timed_out(now, a);
+            }
+            _ if a.transport.is_streaming() && a.opened_at.is_some() => {
+                self.stream_ended(now, &a, Some(code), Reason::Backoff);
+            }
+            _ => {
+                let mut f = Failure::new(code, Reason::Backoff);
+                if !answered && a.transport != TransportKind::Poll {
+                    f = f.evidence(Reason::OpenFailed);
+                }
+                self.fail(now, &a, f);
+            }
+        }
+        self.advance(now);
+    }
+
+    /// The body ended cleanly. A stream reconnects (healthy or not, see
+    /// `backoff.healthyAfterMs`); a long-poll or poll answer is complete.
+    pub fn handle_stream_end(&mut self, now: Now, id: AttemptId) {
+        let Some(now) = self.begin(now) else { return };
+        if self.live_mut(id).is_none() {
+            self.advance(now);
+            return;
+        }
+        let Some(a) = self.attempt.take() else { return };
+        self.parser.finish();
+        self.sync_cursor();
+        if a.transport.is_streaming() {
+            if a.opened_at.is_some() {
+                self.stream_ended(now, &a, None, Reason::Backoff);
+            } else {
+                let f = Failure::new(ErrorCode::NetworkOrCors, Reason::Backoff)
+                    .evidence(Reason::OpenFailed);
+                self.fail(now, &a, f);
+            }
+        } else if a.status.is_some() {
+            let news = a.delivered > 0;
+            self.succeed_request(now, &a, news);
+        } else {
+            let mut f = Failure::new(ErrorCode::NetworkOrCors, Reason::Backoff);
+            if a.transport == TransportKind::LongPoll {
+                f = f.evidence(Reason::OpenFailed);
+            }
+            self.fail(now, &a, f);
+        }
+        self.advance(now);
+    }
+
+    /// The timer armed from the last [`Action::Wait`] fired (or any time: the
+    /// engine re-checks every deadline against `now`). A timer ≥ 1 s late
+    /// means the tab or device slept (see `lifecycle`).
+    pub fn handle_timer(&mut self, now: Now) {
+        let Some(now) = self.begin(now) else { return };
+        let late = self
+            .armed
+            .is_some_and(|at| now.mono.since(at) >= LATE_TIMER_MS);
+        if late {
+            self.on_wake(now);
+        }
+        self.advance(now);
+    }
+
+    /// `visibilitychange`: hidden pauses after `pauseWhenHidden.afterMs`;
+    /// visible resumes with one prompt attempt.
+    pub fn handle_visibility(&mut self, now: Now, hidden: bool) {
+        let Some(now) = self.begin(now) else { return };
+        self.on_visibility(now, hidden);
+        self.advance(now);
+    }
+
+    /// `online` / `offline`.
+    pub fn handle_online(&mut self, now: Now, online: bool) {
+        let Some(now) = self.begin(now) else { return };
+        self.on_online(now, online);
+        self.advance(now);
+    }
+
+    /// `freeze` / `resume`, and `pagehide` / `pageshow` with `persisted`.
+    pub fn handle_frozen(&mut self, now: Now, frozen: bool) {
+        let Some(now) = self.begin(now) else { return };
+        self.on_frozen(now, frozen);
+        self.advance(now);
+    }
+
+    /// `navigator.connection` changed: poll intervals stretch on slow
+    /// networks (RTT < 50 ms ×1, < 200 ms ×3, < 1 s ×6, worse or `saveData` →
+    /// the maximum), always within `[interval.minMs, interval.maxMs]`. Without
+    /// `rtt`, the effective type's typical RTT is used.
+    pub fn handle_network_hint(&mut self, now: Now, hint: NetworkHint) {
+        let Some(now) = self.begin(now) else { return };
+        let rtt = hint
+            .rtt_ms
+            .or_else(|| hint.effective_type.map(EffectiveType::typical_rtt_ms));
+        self.interval
+            .set_network_tier(NetworkTier::from_rtt(rtt, hint.save_data));
+        self.stats.current_interval_ms = self.interval.current_ms();
+        self.advance(now);
+    }
+
+    // ----- internals ---------------------------------------------------------
+
+    /// Common entry of every input: ignore everything once closed; keep the
+    /// monotonic clock from going backwards; notice clock disagreement.
+    fn begin(&mut self, now: Now) -> Option<Now> {
+        if self.closed {
+            return None;
+        }
+        let now = Now {
+            mono: now.mono.max(self.last_now.mono),
+            wall: now.wall,
+        };
+        let woke = self.seen_input && lifecycle::clocks_disagree(self.last_now, now);
+        self.last_now = now;
+        self.seen_input = true;
+        if woke {
+            self.on_wake(now);
+        }
+        Some(now)
+    }
+
+    /// The live attempt if it is `id`.
+    fn live_mut(&mut self, id: AttemptId) -> Option<&mut Attempt> {
+        self.attempt.as_mut().filter(|a| a.id == id)
+    }
+
+    /// Process every deadline that is due at `now`.
+    fn advance(&mut self, now: Now) {
+        for _ in 0..MAX_ROUNDS {
+            if self.closed || !self.started {
+                return;
+            }
+            if let Some(at) = self.pause_deadline() {
+                if at <= now.mono {
+                    self.life.paused_hidden = true;
+                    self.pause(now, Reason::Hidden);
+                    continue;
+                }
+            }
+            if let Some((at, kind)) = self.attempt_deadline() {
+                if at <= now.mono {
+                    self.expire(now, kind);
+                    continue;
+                }
+            }
+            if let Some(s) = self.scheduled {
+                if s.at <= now.mono && self.attempt.is_none() && !self.life.paused() {
+                    self.scheduled = None;
+                    self.start_attempt(now, s.reason);
+                    continue;
+                }
+            }
+            return;
+        }
+    }
+
+    /// When the hidden grace ends, if it is running.
+    fn pause_deadline(&self) -> Option<MonoMs> {
+        let after = self.config.pause_when_hidden?;
+        match (
+            self.life.hidden,
+            self.life.paused_hidden,
+            self.life.hidden_since,
+        ) {
+            (true, false, Some(since)) if self.started => Some(since.plus(after)),
+            _ => None,
+        }
+    }
+
+    fn attempt_deadline(&self) -> Option<(MonoMs, Expiry)> {
+        let a = self.attempt.as_ref()?;
+        watchdog::deadline(a, &self.config.watchdog, self.config.long_poll.timeout_ms)
+    }
+
+    /// The earliest deadline of anything.
+    fn next_deadline(&self) -> Option<MonoMs> {
+        if self.closed || !self.started {
+            return None;
+        }
+        let scheduled = self.scheduled.filter(|_| !self.life.paused()).map(|s| s.at);
+        [
+            self.pause_deadline(),
+            self.attempt_deadline().map(|d| d.0),
+            scheduled,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// A watchdog of the live attempt expired.
+    fn expire(&mut self, now: Now, kind: Expiry) {
+        let Some(a) = self.attempt.take() else { return };
+        self.actions.push_back(Action::Abort(a.id));
+        self.parser.new_stream();
+        match kind {
+            Expiry::Connect => {
+                let f =
+                    Failure::new(ErrorCode::Timeout, Reason::Stalled).evidence(Reason::OpenFailed);
+                self.fail(now, &a, f);
+            }
+            Expiry::FirstByte => {
+                let f = Failure::new(ErrorCode::Timeout, Reason::BufferedStream)
+                    .evidence(Reason::BufferedStream);
+                self.fail(now, &a, f);
+            }
+            Expiry::Idle => self.stream_ended(now, &a, Some(ErrorCode::Timeout), Reason::Stalled),
+            Expiry::Hold => self.long_poll_timed_out(now, a),
+            Expiry::Request => {
+                self.fail(now, &a, Failure::new(ErrorCode::Timeout, Reason::Stalled))
+            }
+        }
+    }
+
+    /// The long-poll hold timed out on the client. Without a response head
+    /// (or a head and no byte) it is "no news", unless it is the second such
+    /// timeout in a row: then a `timeout` failure (evidence against long-poll).
+    fn long_poll_timed_out(&mut self, now: Now, a: Attempt) {
+        if a.bytes > 0 || a.delivered > 0 {
+            let news = a.delivered > 0;
+            self.succeed_request(now, &a, news);
+            return;
+        }
+        self.long_poll_timeouts = self.long_poll_timeouts.saturating_add(1);
+        if self.long_poll_timeouts >= 2 {
+            let f = Failure::new(ErrorCode::Timeout, Reason::Stalled).evidence(Reason::OpenFailed);
+            self.fail(now, &a, f);
+        } else {
+            self.succeed_request(now, &a, false);
+        }
+    }
+
+    /// A stream that had opened ended (cleanly, by error, or stalled).
+    fn stream_ended(&mut self, now: Now, a: &Attempt, code: Option<ErrorCode>, reason: Reason) {
+        self.note_stream_gap(a);
+        let healthy =
+            a.healthy_at(now.mono, self.backoff.config().healthy_after_ms) || a.healthy_seen;
+        let f = Failure {
+            code,
+            counts: !healthy,
+            healthy,
+            ..Failure::new(ErrorCode::NetworkOrCors, reason)
+        };
+        self.fail(now, a, f);
+    }
+
+    /// A stream that delivered messages without ever giving a cursor cannot
+    /// be resumed: remember to tell the app at the next attempt.
+    fn note_stream_gap(&mut self, a: &Attempt) {
+        if a.transport.is_streaming() && a.delivered > 0 && self.cursor.is_empty() {
+            self.unresumable = true;
+        }
+    }
+
+    /// A stream is open (usable head, `open` event, or first native event).
+    fn stream_opened(&mut self, now: Now) {
+        let Some(a) = self.attempt.as_mut() else {
+            return;
+        };
+        a.opened_at = Some(now.mono);
+        a.last_activity = now;
+        let transport = a.transport;
+        let reason = a.reason;
+        if transport == TransportKind::FetchSse {
+            self.new_body();
+        } else {
+            // `open` is all a native EventSource shows of a usable answer.
+            self.mark_success(transport);
+        }
+        self.set_state(State::Open, reason, None);
+    }
+
+    /// A new SSE body starts: fresh parser buffers, the engine's cursor.
+    fn new_body(&mut self) {
+        self.parser.new_stream();
+        self.parser.set_last_event_id(&self.cursor);
+    }
+
+    /// Take the cursor from the parser (id-only blocks move it too, BC-07).
+    fn sync_cursor(&mut self) {
+        if self.parser.last_event_id() != self.cursor {
+            self.cursor = String::from(self.parser.last_event_id());
+        }
+    }
+
+    /// Deliver parsed SSE items.
+    fn take_items(&mut self, items: &mut Vec<SseItem>) {
+        for item in items.drain(..) {
+            match item {
+                SseItem::Event(ev) => {
+                    self.offer_event(ev.event, ev.data, ev.id, ev.last_event_id);
+                }
+                SseItem::RetryMs(ms) => {
+                    let ms = ms.min(self.config.max_retry_after_ms);
+                    self.backoff.set_server_retry_ms(ms);
+                    let is_poll = self
+                        .attempt
+                        .as_ref()
+                        .is_some_and(|a| a.transport == TransportKind::Poll);
+                    if is_poll {
+                        self.interval.set_floor_ms(Some(ms));
+                    }
+                }
+                SseItem::Comment => {}
+            }
+        }
+    }
+
+    /// A stream open `healthyAfterMs` with at least one byte resets the
+    /// backoff count while it is still open (so a later drop starts from k = 0).
+    fn check_healthy(&mut self, now: Now) {
+        let after = self.backoff.config().healthy_after_ms;
+        let Some(a) = self.attempt.as_mut() else {
+            return;
+        };
+        if a.transport.is_streaming() && !a.healthy_seen && a.healthy_at(now.mono, after) {
+            a.healthy_seen = true;
+            self.backoff.record_healthy();
+        }
+    }
+
+    /// Start the scheduled attempt.
+    fn start_attempt(&mut self, now: Now, reason: Reason) {
+        if let Some(a) = self.attempt.take() {
+            self.actions.push_back(Action::Abort(a.id));
+        }
+        let mut reason = reason;
+        match self.breaker.admit(now.mono) {
+            crate::policy::breaker::Admission::Allowed => {}
+            crate::policy::breaker::Admission::Probe => reason = Reason::BreakerProbe,
+            crate::policy::breaker::Admission::Open { until } => {
+                self.schedule(now, until.since(now.mono), Reason::BreakerOpen);
+                return;
+            }
+            crate::policy::breaker::Admission::ProbeInFlight => {
+                self.breaker.abandon_probe(now.mono);
+                if self.breaker.admit(now.mono) == crate::policy::breaker::Admission::Probe {
+                    reason = Reason::BreakerProbe;
+                }
+            }
+        }
+        if let Some(change) = self.selector.before_attempt(now) {
+            self.push_transport_change(change);
+            reason = Reason::FailbackProbe;
+        }
+        if mem::take(&mut self.unresumable) {
+            self.actions.push_back(Action::Reset {
+                reason: ResetReason::Unresumable,
+            });
+        }
+        let transport = self.selector.current();
+        let id = AttemptId(self.next_id);
+        self.next_id = self.next_id.saturating_add(1);
+        let (url, headers) =
+            request::render(&self.config, transport, &self.cursor, &self.validators);
+        let timeout_ms = (transport == TransportKind::LongPoll
+            && self.config.long_poll.timeout_ms > 0)
+            .then_some(self.config.long_poll.timeout_ms);
+        let refresh_auth = mem::take(&mut self.refresh_next);
+        self.stats.requests = self.stats.requests.saturating_add(1);
+        if self.stats.requests > 1 {
+            self.stats.reconnects = self.stats.reconnects.saturating_add(1);
+        }
+        self.stats.current_delay_ms = 0;
+        let probe = self.selector.probing();
+        self.attempt = Some(Attempt::new(id, transport, reason, now, probe));
+        let request_cycle = !transport.is_streaming() && self.state == State::Open;
+        if !request_cycle {
+            self.set_state(State::Connecting, reason, None);
+        }
+        self.actions.push_back(Action::Open(OpenRequest {
+            id,
+            transport,
+            url,
+            headers,
+            timeout_ms,
+            refresh_auth,
+        }));
+    }
+
+    fn push_transport_change(&mut self, change: Change) {
+        self.actions.push_back(Action::TransportChanged {
+            transport: change.transport,
+            previous: Some(change.previous),
+            reason: change.reason,
+        });
+    }
+
+    /// Emit `State` when something changed (every `waiting` is news: it
+    /// carries a new delay).
+    fn set_state(&mut self, state: State, reason: Reason, delay_ms: Option<u64>) {
+        let changed = state != self.state
+            || state == State::Waiting
+            || (state == State::Connecting && self.state_reason != Some(reason));
+        if !changed && self.state_reason.is_some() {
+            return;
+        }
+        self.state = state;
+        self.state_reason = Some(reason);
+        self.actions.push_back(Action::State {
+            state,
+            reason,
+            delay_ms,
+        });
+    }
+}

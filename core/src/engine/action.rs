@@ -1,0 +1,355 @@
+//! What the engine asks the adapter to do (the values [`Engine::poll`]
+//! returns), and the vocabulary of states, reasons and error codes
+//! (DESIGN.md "The API contract").
+//!
+//! [`Engine::poll`]: super::Engine::poll
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::config::TransportKind;
+use super::input::AttemptId;
+use crate::time::MonoMs;
+
+/// One decision of the engine. Drain [`Engine::poll`](super::Engine::poll)
+/// until it returns [`Action::Wait`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Start a request. At most one attempt is live at any time: every `Open`
+    /// except the first after start is preceded by an [`Action::Abort`] of the
+    /// previous attempt if that one was still live.
+    Open(OpenRequest),
+    /// Cancel this attempt (close the `EventSource`, abort the `fetch`). Facts
+    /// about it arriving later are ignored.
+    Abort(AttemptId),
+    /// Hand this message to the subscribers.
+    Deliver(Message),
+    /// The app should refetch its state: the server cannot fill the gap since
+    /// the cursor.
+    Reset {
+        /// Why.
+        reason: ResetReason,
+    },
+    /// The connection state changed (JS `statechange`).
+    State {
+        /// The new state.
+        state: State,
+        /// Why.
+        reason: Reason,
+        /// For [`State::Waiting`]: milliseconds until the next attempt.
+        delay_ms: Option<u64>,
+    },
+    /// A different transport is used from now on (JS `transportchange`).
+    TransportChanged {
+        /// The new transport.
+        transport: TransportKind,
+        /// The one before (`None` at start).
+        previous: Option<TransportKind>,
+        /// Why: `start`, `capability`, `open-failed`, `buffered-stream` or
+        /// `failback-probe`.
+        reason: Reason,
+    },
+    /// Something went wrong (JS `error`).
+    Error {
+        /// What.
+        code: ErrorCode,
+        /// The HTTP status involved, if any.
+        status: Option<u16>,
+        /// Milliseconds until the next attempt, when one is scheduled (a
+        /// server-requested wait already clamped to `max_retry_after_ms`).
+        retry_in_ms: Option<u64>,
+        /// `true` when the connection stopped for good (state `closed`).
+        fatal: bool,
+    },
+    /// Nothing more to do now. Arm the single timer for `until` (monotonic;
+    /// clamp the delay to 2^31−1 ms) and call
+    /// [`Engine::handle_timer`](super::Engine::handle_timer) when it fires;
+    /// `None` = nothing scheduled. `until` is never earlier than the `now` of
+    /// the last input.
+    Wait {
+        /// When to call `handle_timer`.
+        until: Option<MonoMs>,
+    },
+}
+
+/// A request to start. The adapter renders it literally.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenRequest {
+    /// Report facts about this request with this id.
+    pub id: AttemptId,
+    /// Which transport to use.
+    pub transport: TransportKind,
+    /// The URL, with the cursor query parameter rendered and percent-encoded
+    /// (UTF-8, everything but `A-Z a-z 0-9 - . _ ~` escaped) when the cursor
+    /// travels in the query; an existing parameter of that name is replaced
+    /// (or removed when the cursor is empty).
+    pub url: String,
+    /// Request header fields, in this order when present: `Accept`,
+    /// `Last-Event-ID` (a UTF-8 string: the adapter must encode it to bytes, as
+    /// the JS `Headers` API rejects code points above U+00FF), `If-None-Match`,
+    /// `If-Modified-Since`. Empty for `eventsource`.
+    pub headers: Vec<(String, String)>,
+    /// For `long-poll`: abort the request after this many ms and report
+    /// [`TransportError::Timeout`](super::TransportError::Timeout) (the engine
+    /// also enforces it with its own timer). `None` otherwise.
+    pub timeout_ms: Option<u64>,
+    /// Call the app's `headers` function with `{ status: 401 }` for this
+    /// request: it is the one retry after a 401 (only with custom headers).
+    pub refresh_auth: bool,
+}
+
+/// A message for the app (JS `message` event and the named ones in `events`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Message {
+    /// The event's own id, or `""` when its block set none.
+    pub id: String,
+    /// The cursor after this event (the `lastEventId` of a `MessageEvent`).
+    pub last_event_id: String,
+    /// The event type (`"message"` unless named).
+    pub event: String,
+    /// The data.
+    pub data: String,
+}
+
+/// The connection states (JS `state`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum State {
+    /// A request is out and not yet established. Also the state before start.
+    #[default]
+    Connecting,
+    /// Established (stream open, or a request transport answering).
+    Open,
+    /// A delay is scheduled before the next attempt.
+    Waiting,
+    /// Released while the page is hidden, offline or frozen.
+    Paused,
+    /// Stopped for good.
+    Closed,
+}
+
+impl State {
+    /// The JS name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            State::Connecting => "connecting",
+            State::Open => "open",
+            State::Waiting => "waiting",
+            State::Paused => "paused",
+            State::Closed => "closed",
+        }
+    }
+}
+
+/// Why a state or transport changed: one vocabulary for both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// The subscription started.
+    Start,
+    /// The browser lacks what a preferred transport needs.
+    Capability,
+    /// The reconnect delay after a failure or a dropped stream.
+    Backoff,
+    /// The server's `Retry-After`.
+    RetryAfter,
+    /// The server's `RateLimit-Reset` / `X-RateLimit-Reset`.
+    RateLimit,
+    /// A server interval hint.
+    ServerHint,
+    /// The circuit breaker opened.
+    BreakerOpen,
+    /// The breaker's one half-open probe.
+    BreakerProbe,
+    /// A stream opened but delivered nothing (buffering proxy).
+    BufferedStream,
+    /// A stream went silent past the idle timeout.
+    Stalled,
+    /// Opens failed repeatedly.
+    OpenFailed,
+    /// Trying the preferred transport again after a remembered downgrade.
+    FailbackProbe,
+    /// The page was hidden.
+    Hidden,
+    /// The page became visible.
+    Visible,
+    /// The browser went offline.
+    Offline,
+    /// The browser came back online.
+    Online,
+    /// The page was frozen (or hidden in the back/forward cache).
+    Frozen,
+    /// The page was resumed, or the device woke up.
+    Resumed,
+    /// A permanent failure (status, content type, gave up).
+    PermanentError,
+    /// The app called `close()`.
+    ClosedByUser,
+    /// A request was aborted by something other than the engine.
+    Aborted,
+}
+
+impl Reason {
+    /// The JS name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Reason::Start => "start",
+            Reason::Capability => "capability",
+            Reason::Backoff => "backoff",
+            Reason::RetryAfter => "retry-after",
+            Reason::RateLimit => "rate-limit",
+            Reason::ServerHint => "server-hint",
+            Reason::BreakerOpen => "breaker-open",
+            Reason::BreakerProbe => "breaker-probe",
+            Reason::BufferedStream => "buffered-stream",
+            Reason::Stalled => "stalled",
+            Reason::OpenFailed => "open-failed",
+            Reason::FailbackProbe => "failback-probe",
+            Reason::Hidden => "hidden",
+            Reason::Visible => "visible",
+            Reason::Offline => "offline",
+            Reason::Online => "online",
+            Reason::Frozen => "frozen",
+            Reason::Resumed => "resumed",
+            Reason::PermanentError => "permanent-error",
+            Reason::ClosedByUser => "closed-by-user",
+            Reason::Aborted => "aborted",
+        }
+    }
+}
+
+/// Error codes (JS `error.code`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// The URL is empty or malformed. Fatal.
+    InvalidUrl,
+    /// An HTTP status the transport cannot use (fatal for permanent 4xx, 2xx
+    /// other than 200 on streams; retried for 5xx, 408, 425, 429).
+    HttpStatus,
+    /// A stream answered 204 No Content: the server's way to say "stop". Fatal.
+    NoContent,
+    /// A stream answered 200 without `text/event-stream`. Fatal.
+    BadContentType,
+    /// A network error, or a CORS refusal (JS cannot tell them apart). Retried.
+    NetworkOrCors,
+    /// No response, or a stream silent past a watchdog. Retried.
+    Timeout,
+    /// An event or line passed the SSE size limits. Retried with backoff.
+    TooLarge,
+    /// A body could not be parsed (reported by the adapter; the engine itself
+    /// never emits it).
+    Parse,
+    /// 401/403. Fatal (after the one retry with refreshed headers on a 401).
+    Auth,
+    /// `backoff.maxAttempts` consecutive failures, or no usable transport. Fatal.
+    GaveUp,
+}
+
+impl ErrorCode {
+    /// The JS name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidUrl => "invalid-url",
+            ErrorCode::HttpStatus => "http-status",
+            ErrorCode::NoContent => "no-content",
+            ErrorCode::BadContentType => "bad-content-type",
+            ErrorCode::NetworkOrCors => "network-or-cors",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::TooLarge => "too-large",
+            ErrorCode::Parse => "parse",
+            ErrorCode::Auth => "auth",
+            ErrorCode::GaveUp => "gave-up",
+        }
+    }
+}
+
+/// Why the app should refetch its state ([`Action::Reset`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResetReason {
+    /// The server sent an event of type `reset` (it cannot fill the gap since
+    /// the cursor). Not delivered as a message; the dedupe memory is cleared.
+    Server,
+    /// A stream that delivered messages but never an id (empty cursor) is being
+    /// reconnected: nothing tells the server where to resume, so messages sent
+    /// in between may be lost (BC-18 NOREPLAY). Raised once per reconnect.
+    Unresumable,
+}
+
+impl ResetReason {
+    /// `"server"` or `"unresumable"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ResetReason::Server => "server",
+            ResetReason::Unresumable => "unresumable",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vocabulary_is_the_design_table() {
+        let reasons = [
+            Reason::Start,
+            Reason::Capability,
+            Reason::Backoff,
+            Reason::RetryAfter,
+            Reason::RateLimit,
+            Reason::ServerHint,
+            Reason::BreakerOpen,
+            Reason::BreakerProbe,
+            Reason::BufferedStream,
+            Reason::Stalled,
+            Reason::OpenFailed,
+            Reason::FailbackProbe,
+            Reason::Hidden,
+            Reason::Visible,
+            Reason::Offline,
+            Reason::Online,
+            Reason::Frozen,
+            Reason::Resumed,
+            Reason::PermanentError,
+            Reason::ClosedByUser,
+            Reason::Aborted,
+        ]
+        .map(Reason::as_str)
+        .join(", ");
+        assert_eq!(
+            reasons,
+            "start, capability, backoff, retry-after, rate-limit, server-hint, breaker-open, \
+             breaker-probe, buffered-stream, stalled, open-failed, failback-probe, hidden, \
+             visible, offline, online, frozen, resumed, permanent-error, closed-by-user, aborted"
+        );
+        let codes = [
+            ErrorCode::InvalidUrl,
+            ErrorCode::HttpStatus,
+            ErrorCode::NoContent,
+            ErrorCode::BadContentType,
+            ErrorCode::NetworkOrCors,
+            ErrorCode::Timeout,
+            ErrorCode::TooLarge,
+            ErrorCode::Parse,
+            ErrorCode::Auth,
+            ErrorCode::GaveUp,
+        ]
+        .map(ErrorCode::as_str)
+        .join(", ");
+        assert_eq!(
+            codes,
+            "invalid-url, http-status, no-content, bad-content-type, network-or-cors, timeout, \
+             too-large, parse, auth, gave-up"
+        );
+        let states = [
+            State::Connecting,
+            State::Open,
+            State::Waiting,
+            State::Paused,
+            State::Closed,
+        ]
+        .map(State::as_str)
+        .join(", ");
+        assert_eq!(states, "connecting, open, waiting, paused, closed");
+        assert_eq!(ResetReason::Server.as_str(), "server");
+        assert_eq!(ResetReason::Unresumable.as_str(), "unresumable");
+    }
+}

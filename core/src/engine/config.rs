@@ -1,0 +1,402 @@
+//! The engine's configuration: every option of the API contract table in
+//! DESIGN.md ("The API contract"), with its defaults, durations in
+//! milliseconds. [`Config::new`] gives all defaults; the engine sanitizes
+//! whatever it is given instead of panicking (see each field).
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::policy::backoff::BackoffConfig;
+use crate::policy::breaker::BreakerConfig;
+use crate::policy::dedupe::DEFAULT_DEDUPE_CAPACITY;
+use crate::policy::interval::IntervalConfig;
+use crate::policy::retry_after::DEFAULT_MAX_RETRY_AFTER_MS;
+use crate::sse::SseLimits;
+use crate::time::{clamp_timer_ms, WallMs};
+
+/// The four transports (DESIGN.md "Transports").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TransportKind {
+    /// Native `EventSource`: no request headers, status and headers hidden,
+    /// comments hidden; decoded events arrive via
+    /// [`Engine::handle_native_event`](super::Engine::handle_native_event).
+    EventSource,
+    /// SSE over a streaming `fetch` body, parsed by the engine's parser.
+    FetchSse,
+    /// A `fetch` held open by the server until news or timeout, then re-issued.
+    LongPoll,
+    /// A conditional `fetch` on an interval.
+    Poll,
+}
+
+impl TransportKind {
+    /// All four, in the default preference order.
+    pub const ALL: [TransportKind; 4] = [
+        TransportKind::EventSource,
+        TransportKind::FetchSse,
+        TransportKind::LongPoll,
+        TransportKind::Poll,
+    ];
+
+    /// The JS name: `"eventsource"`, `"fetch-sse"`, `"long-poll"` or `"poll"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::EventSource => "eventsource",
+            TransportKind::FetchSse => "fetch-sse",
+            TransportKind::LongPoll => "long-poll",
+            TransportKind::Poll => "poll",
+        }
+    }
+
+    /// The transport named by its JS name (exact match), else `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        TransportKind::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// `eventsource` and `fetch-sse`: one long response carrying many events.
+    pub const fn is_streaming(self) -> bool {
+        matches!(self, TransportKind::EventSource | TransportKind::FetchSse)
+    }
+}
+
+/// What the browser offers, probed once by the adapter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Capabilities {
+    /// `EventSource` exists (needed by `eventsource`).
+    pub event_source: bool,
+    /// `fetch` with `ReadableStream` response bodies (needed by `fetch-sse`).
+    pub fetch_streaming: bool,
+    /// `AbortController` (needed by `fetch-sse` and `long-poll`, which must be
+    /// cancellable; `poll` works without it).
+    pub abort_controller: bool,
+}
+
+impl Capabilities {
+    /// Everything available (every current browser).
+    pub const ALL: Capabilities = Capabilities {
+        event_source: true,
+        fetch_streaming: true,
+        abort_controller: true,
+    };
+
+    /// Whether `transport` can run with these capabilities.
+    pub const fn allow(self, transport: TransportKind) -> bool {
+        match transport {
+            TransportKind::EventSource => self.event_source,
+            TransportKind::FetchSse => self.fetch_streaming && self.abort_controller,
+            TransportKind::LongPoll => self.abort_controller,
+            TransportKind::Poll => true,
+        }
+    }
+}
+
+/// One endpoint per transport (JS `urls`); `None` = the subscribe URL.
+/// Servers such as nchan serve each transport on its own location.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TransportUrls {
+    /// `urls.eventsource`.
+    pub eventsource: Option<String>,
+    /// `urls["fetch-sse"]`.
+    pub fetch_sse: Option<String>,
+    /// `urls["long-poll"]`.
+    pub long_poll: Option<String>,
+    /// `urls.poll`.
+    pub poll: Option<String>,
+}
+
+impl TransportUrls {
+    /// The configured URL of `transport`, if any.
+    pub fn get(&self, transport: TransportKind) -> Option<&str> {
+        match transport {
+            TransportKind::EventSource => self.eventsource.as_deref(),
+            TransportKind::FetchSse => self.fetch_sse.as_deref(),
+            TransportKind::LongPoll => self.long_poll.as_deref(),
+            TransportKind::Poll => self.poll.as_deref(),
+        }
+    }
+}
+
+/// Stream liveness watchdogs (JS `watchdog.*`). A value of 0 disables that
+/// watchdog (BC-14 V4: 0 means disabled, not "default").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WatchdogConfig {
+    /// A stream silent this long is dead, ms. Any body byte counts on
+    /// `fetch-sse`; any event (message or heartbeat event) on `eventsource`,
+    /// where the watchdog runs only once such an event has arrived (comments
+    /// never reach JS: BC-14 V1). Also the connect deadline of a stream whose
+    /// response head (or `open`) has not arrived, and the request deadline of a
+    /// `poll` request. Default 45 000 (3 missed heartbeats of 15 s).
+    pub idle_timeout_ms: u64,
+    /// A `fetch-sse` stream that opened and delivered no byte this long is
+    /// aborted with reason `buffered-stream` and counts as evidence of a
+    /// buffering proxy for the selector (BC-15). Default 15 000.
+    pub first_event_timeout_ms: u64,
+}
+
+impl Default for WatchdogConfig {
+    fn default() -> Self {
+        WatchdogConfig {
+            idle_timeout_ms: 45_000,
+            first_event_timeout_ms: 15_000,
+        }
+    }
+}
+
+/// Long-poll settings (JS `longPoll.*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LongPollConfig {
+    /// Client-side abort of a held request, ms (the server holds about 30 s,
+    /// below a typical 60 s proxy read timeout). Such an abort without a
+    /// response head is "no news"; two in a row are a `timeout` failure.
+    /// Default 35 000; 0 = no client timeout.
+    pub timeout_ms: u64,
+}
+
+impl Default for LongPollConfig {
+    fn default() -> Self {
+        LongPollConfig { timeout_ms: 35_000 }
+    }
+}
+
+/// Transport downgrade settings (JS `fallback.*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FallbackConfig {
+    /// Consecutive opens that fail, or that open and deliver no byte before
+    /// `watchdog.first_event_timeout_ms`, before every streaming transport is
+    /// skipped (and, on `long-poll`, before falling back to `poll`). Default 2;
+    /// 0 = never downgrade.
+    pub after_failures: u32,
+    /// How long a downgrade is remembered before the preferred transport is
+    /// probed again, ms. Default 600 000 (10 min).
+    pub remember_ms: u64,
+}
+
+impl Default for FallbackConfig {
+    fn default() -> Self {
+        FallbackConfig {
+            after_failures: 2,
+            remember_ms: 600_000,
+        }
+    }
+}
+
+/// Everything the engine needs to know, fixed for the life of a connection.
+///
+/// JS option names are given per field; the adapter translates the options
+/// object into this. Durations are milliseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The subscribe URL (as the app gave it; the adapter may resolve it against
+    /// the page first). An empty URL, or one containing ASCII control
+    /// characters or spaces, stops the connection at start with the fatal error
+    /// `invalid-url`.
+    pub url: String,
+    /// JS `urls`: a different endpoint per transport; each defaults to `url`.
+    pub urls: TransportUrls,
+    /// JS `transports`: the preference order. Default all four:
+    /// `eventsource`, `fetch-sse`, `long-poll`, `poll`. Duplicates are dropped;
+    /// an empty list means the default.
+    pub transports: Vec<TransportKind>,
+    /// JS `events`: event types delivered besides `message` (the same filter on
+    /// every transport). Default empty.
+    pub events: Vec<String>,
+    /// JS `lastEventId`: the initial cursor. Default `""`.
+    pub last_event_id: String,
+    /// JS `lastEventIdParam`: the query parameter that carries the cursor where
+    /// a header is impossible (`eventsource`) or would force a CORS preflight
+    /// (cross-origin `fetch`). Default `"lastEventId"` (nchan:
+    /// `last_event_id`); empty means the default.
+    pub last_event_id_param: String,
+    /// The app set JS `headers`: rules out `eventsource` (it cannot send them),
+    /// and enables the one retry with refreshed headers after a 401.
+    pub has_custom_headers: bool,
+    /// The URL is cross-origin (computed by the adapter). Then `fetch`
+    /// transports carry the cursor in the query instead of the `Last-Event-ID`
+    /// header, which would force a CORS preflight. `eventsource` always uses
+    /// the query.
+    pub cross_origin: bool,
+    /// JS `backoff.*`: the reconnect delay policy. Defaults: full jitter, base
+    /// 500, cap 60 000, floor 1000, healthy after 10 000, attempts unlimited.
+    pub backoff: BackoffConfig,
+    /// JS `maxRetryAfterMs`: cap on any server-requested wait. Default 300 000.
+    pub max_retry_after_ms: u64,
+    /// JS `breaker.*`: 5 consecutive failures, 30 000 ms cool-down.
+    pub breaker: BreakerConfig,
+    /// JS `interval.*`: the poll interval (exponential, 5000 in [1000, 300 000]).
+    pub interval: IntervalConfig,
+    /// JS `heartbeatEvent`: an event of this type is liveness only, never
+    /// delivered. Default `"heartbeat"`; `""` or `"message"` disables it.
+    pub heartbeat_event: String,
+    /// JS `watchdog.*`.
+    pub watchdog: WatchdogConfig,
+    /// JS `longPoll.*`.
+    pub long_poll: LongPollConfig,
+    /// JS `fallback.*`.
+    pub fallback: FallbackConfig,
+    /// JS `pauseWhenHidden`: `Some(after_ms)` releases the connection once the
+    /// page has been hidden `after_ms` (default `Some(0)`: at once); `None`
+    /// never pauses (JS `false`).
+    pub pause_when_hidden: Option<u64>,
+    /// The SSE parser's size limits (1 MiB per line and per event by default;
+    /// a limit of 0 means the default).
+    pub sse_limits: SseLimits,
+    /// How many recent message ids dedupe remembers. Default 256; 0 disables dedupe.
+    pub dedupe_capacity: usize,
+    /// A remembered downgrade to seed (the adapter persists
+    /// [`Engine::downgrade`](super::Engine::downgrade) in `sessionStorage`):
+    /// the transport downgraded to (`long-poll` or `poll`) and the wall time
+    /// until which the preferred transports are skipped. Default `None`.
+    pub downgrade: Option<(TransportKind, WallMs)>,
+}
+
+impl Config {
+    /// Every default of the API contract, for `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        Config {
+            url: url.into(),
+            urls: TransportUrls::default(),
+            transports: TransportKind::ALL.to_vec(),
+            events: Vec::new(),
+            last_event_id: String::new(),
+            last_event_id_param: String::from(DEFAULT_LAST_EVENT_ID_PARAM),
+            has_custom_headers: false,
+            cross_origin: false,
+            backoff: BackoffConfig::default(),
+            max_retry_after_ms: DEFAULT_MAX_RETRY_AFTER_MS,
+            breaker: BreakerConfig::default(),
+            interval: IntervalConfig::default(),
+            heartbeat_event: String::from("heartbeat"),
+            watchdog: WatchdogConfig::default(),
+            long_poll: LongPollConfig::default(),
+            fallback: FallbackConfig::default(),
+            pause_when_hidden: Some(0),
+            sse_limits: SseLimits::DEFAULT,
+            dedupe_capacity: DEFAULT_DEDUPE_CAPACITY,
+            downgrade: None,
+        }
+    }
+
+    /// The endpoint of `transport`: its entry in [`Config::urls`], else [`Config::url`].
+    pub fn url_for(&self, transport: TransportKind) -> &str {
+        self.urls.get(transport).unwrap_or(&self.url)
+    }
+
+    /// The same configuration with every value made usable (never panics):
+    /// an empty or duplicated transport list, empty parameter names, zero SSE
+    /// limits and timer values above `MAX_TIMER_MS` are replaced as documented
+    /// on each field.
+    pub fn sanitized(mut self) -> Self {
+        let mut transports: Vec<TransportKind> = Vec::with_capacity(4);
+        for t in self.transports.iter().copied() {
+            if !transports.contains(&t) {
+                transports.push(t);
+            }
+        }
+        if transports.is_empty() {
+            transports = vec![
+                TransportKind::EventSource,
+                TransportKind::FetchSse,
+                TransportKind::LongPoll,
+                TransportKind::Poll,
+            ];
+        }
+        self.transports = transports;
+        if self.last_event_id_param.is_empty() {
+            self.last_event_id_param = String::from(DEFAULT_LAST_EVENT_ID_PARAM);
+        }
+        if self.sse_limits.max_line_bytes == 0 {
+            self.sse_limits.max_line_bytes = SseLimits::DEFAULT_BYTES;
+        }
+        if self.sse_limits.max_event_data_bytes == 0 {
+            self.sse_limits.max_event_data_bytes = SseLimits::DEFAULT_BYTES;
+        }
+        let w = &mut self.watchdog;
+        w.idle_timeout_ms = clamp_timer_ms(w.idle_timeout_ms);
+        w.first_event_timeout_ms = clamp_timer_ms(w.first_event_timeout_ms);
+        self.long_poll.timeout_ms = clamp_timer_ms(self.long_poll.timeout_ms);
+        self.pause_when_hidden = self.pause_when_hidden.map(clamp_timer_ms);
+        self.events.retain(|e| !e.is_empty());
+        self
+    }
+
+    /// The heartbeat event type, if enabled.
+    pub(crate) fn heartbeat(&self) -> Option<&str> {
+        match self.heartbeat_event.as_str() {
+            "" | "message" => None,
+            name => Some(name),
+        }
+    }
+}
+
+/// Default of [`Config::last_event_id_param`].
+pub const DEFAULT_LAST_EVENT_ID_PARAM: &str = "lastEventId";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_api_table() {
+        let c = Config::new("/updates");
+        assert_eq!(c.url_for(TransportKind::Poll), "/updates");
+        assert_eq!(c.transports, TransportKind::ALL);
+        assert_eq!(c.last_event_id_param, "lastEventId");
+        assert_eq!(c.max_retry_after_ms, 300_000);
+        assert_eq!(c.watchdog.idle_timeout_ms, 45_000);
+        assert_eq!(c.watchdog.first_event_timeout_ms, 15_000);
+        assert_eq!(c.long_poll.timeout_ms, 35_000);
+        assert_eq!(c.fallback.after_failures, 2);
+        assert_eq!(c.fallback.remember_ms, 600_000);
+        assert_eq!(c.pause_when_hidden, Some(0));
+        assert_eq!(c.heartbeat(), Some("heartbeat"));
+        assert_eq!(c.backoff.floor_ms, 1000);
+        assert_eq!(c.interval.initial_ms, 5000);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for t in TransportKind::ALL {
+            assert_eq!(TransportKind::from_name(t.as_str()), Some(t));
+        }
+        assert_eq!(TransportKind::from_name("websocket"), None);
+    }
+
+    #[test]
+    fn sanitize_fills_and_dedups() {
+        let mut c = Config::new("/u");
+        c.transports = vec![TransportKind::Poll, TransportKind::Poll];
+        c.last_event_id_param = String::new();
+        c.sse_limits.max_line_bytes = 0;
+        c.heartbeat_event = "message".into();
+        c.long_poll.timeout_ms = u64::MAX;
+        c.events = vec!["".into(), "price".into()];
+        c.urls.poll = Some("/p".into());
+        let c = c.sanitized();
+        assert_eq!(c.transports, [TransportKind::Poll]);
+        assert_eq!(c.last_event_id_param, "lastEventId");
+        assert_eq!(c.sse_limits.max_line_bytes, 1 << 20);
+        assert_eq!(c.heartbeat(), None);
+        assert_eq!(c.long_poll.timeout_ms, (1 << 31) - 1);
+        assert_eq!(c.events, ["price"]);
+        assert_eq!(c.url_for(TransportKind::Poll), "/p");
+        let mut empty = Config::new("/u");
+        empty.transports.clear();
+        assert_eq!(empty.sanitized().transports, TransportKind::ALL);
+    }
+
+    #[test]
+    fn capabilities_gate_transports() {
+        let none = Capabilities::default();
+        assert!(!none.allow(TransportKind::EventSource));
+        assert!(!none.allow(TransportKind::FetchSse));
+        assert!(!none.allow(TransportKind::LongPoll));
+        assert!(none.allow(TransportKind::Poll));
+        let streaming_only = Capabilities {
+            fetch_streaming: true,
+            ..none
+        };
+        assert!(!streaming_only.allow(TransportKind::FetchSse));
+        assert!(Capabilities::ALL.allow(TransportKind::FetchSse));
+    }
+}

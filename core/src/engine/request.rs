@@ -1,0 +1,208 @@
+//! Rendering a request: the URL with the cursor query parameter, and the
+//! request header fields (DESIGN.md "Server conventions" and "Defaults",
+//! cross-origin rules).
+//!
+//! Where the cursor (last event id) travels:
+//! - `eventsource`: always the `lastEventIdParam` query parameter — a new
+//!   native `EventSource` cannot send `Last-Event-ID` (BC-08 NATIVE).
+//! - `fetch` transports, same-origin: the `Last-Event-ID` header.
+//! - `fetch` transports, cross-origin: the query parameter, because the
+//!   header would force a CORS preflight.
+//! - An empty cursor is sent nowhere (BC-08: a bare `id` clears it).
+//!
+//! Validators (`If-None-Match`, `If-Modified-Since`) always travel as headers
+//! on `long-poll` and `poll`: servers answer 304 only to those.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::config::{Config, TransportKind};
+use crate::policy::validators::Validators;
+
+/// `Accept` for `fetch-sse`.
+pub const ACCEPT_EVENT_STREAM: &str = "text/event-stream";
+/// `Accept` for `long-poll`: the three body kinds, event stream first. Only
+/// CORS-safelisted bytes, so it never forces a preflight.
+pub const ACCEPT_LONG_POLL: &str = "text/event-stream, application/json;q=0.9, */*;q=0.8";
+
+/// Whether the cursor goes in the query (else in the `Last-Event-ID` header).
+pub(crate) fn cursor_in_query(transport: TransportKind, cross_origin: bool) -> bool {
+    transport == TransportKind::EventSource || cross_origin
+}
+
+/// The URL and headers of one request.
+pub(crate) fn render(
+    config: &Config,
+    transport: TransportKind,
+    cursor: &str,
+    validators: &Validators,
+) -> (String, Vec<(String, String)>) {
+    let base = config.url_for(transport);
+    let in_query = cursor_in_query(transport, config.cross_origin);
+    let url = with_query_param(
+        base,
+        &config.last_event_id_param,
+        if in_query { cursor } else { "" },
+    );
+    let mut headers = Vec::new();
+    match transport {
+        TransportKind::EventSource => return (url, headers),
+        TransportKind::FetchSse => headers.push(field("Accept", ACCEPT_EVENT_STREAM)),
+        TransportKind::LongPoll => headers.push(field("Accept", ACCEPT_LONG_POLL)),
+        TransportKind::Poll => {}
+    }
+    if !in_query && !cursor.is_empty() {
+        headers.push(field("Last-Event-ID", cursor));
+    }
+    if matches!(transport, TransportKind::LongPoll | TransportKind::Poll) {
+        for (name, value) in validators.request_headers() {
+            headers.push(field(name, value));
+        }
+    }
+    (url, headers)
+}
+
+fn field(name: &str, value: &str) -> (String, String) {
+    (String::from(name), String::from(value))
+}
+
+/// `base` with the query parameter `name` set to `value` (percent-encoded), or
+/// removed when `value` is empty. Every existing parameter of that name is
+/// dropped first, so a stale cursor in the app's URL never survives (BC-08).
+/// The fragment stays at the end; other parameters keep their order and bytes.
+pub fn with_query_param(base: &str, name: &str, value: &str) -> String {
+    let (before_fragment, fragment) = match base.find('#') {
+        Some(i) => (&base[..i], Some(&base[i..])),
+        None => (base, None),
+    };
+    let (path, query) = match before_fragment.find('?') {
+        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
+        None => (before_fragment, None),
+    };
+    let mut encoded_name = String::with_capacity(name.len());
+    percent_encode_into(&mut encoded_name, name);
+    let mut out = String::with_capacity(base.len() + name.len() + value.len() * 3 + 2);
+    out.push_str(path);
+    let mut first = true;
+    for pair in query.into_iter().flat_map(|q| q.split('&')) {
+        if pair.is_empty() {
+            continue;
+        }
+        let key = pair.split_once('=').map_or(pair, |(k, _)| k);
+        if key == encoded_name || key == name {
+            continue;
+        }
+        out.push(if first { '?' } else { '&' });
+        first = false;
+        out.push_str(pair);
+    }
+    if !value.is_empty() {
+        out.push(if first { '?' } else { '&' });
+        out.push_str(&encoded_name);
+        out.push('=');
+        percent_encode_into(&mut out, value);
+    }
+    if let Some(fragment) = fragment {
+        out.push_str(fragment);
+    }
+    out
+}
+
+/// Append `s` percent-encoded (UTF-8 bytes; everything except the RFC 3986
+/// unreserved characters `A-Z a-z 0-9 - . _ ~` becomes `%XX`, upper case).
+pub fn percent_encode_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xF)]));
+        }
+    }
+}
+
+/// A URL the engine refuses at start (`invalid-url`): empty, or containing
+/// ASCII control characters or spaces (the adapter resolves relative URLs).
+pub(crate) fn is_invalid_url(url: &str) -> bool {
+    url.trim().is_empty() || url.bytes().any(|b| b <= b' ' || b == 0x7f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_param_added_replaced_removed() {
+        assert_eq!(
+            with_query_param("/s", "lastEventId", "7"),
+            "/s?lastEventId=7"
+        );
+        assert_eq!(
+            with_query_param("/s?a=1&lastEventId=s0&b=2#top", "lastEventId", "9"),
+            "/s?a=1&b=2&lastEventId=9#top"
+        );
+        assert_eq!(
+            with_query_param("/s?lastEventId=s0", "lastEventId", ""),
+            "/s"
+        );
+        assert_eq!(with_query_param("/s?&a", "x", ""), "/s?a");
+        assert_eq!(
+            with_query_param("https://h/p?x=1", "last_event_id", "1:2"),
+            "https://h/p?x=1&last_event_id=1%3A2"
+        );
+    }
+
+    #[test]
+    fn percent_encoding_is_utf8() {
+        // BC-08: U+2026 as the cursor.
+        assert_eq!(
+            with_query_param("/s", "lastEventId", "\u{2026}"),
+            "/s?lastEventId=%E2%80%A6"
+        );
+        let mut s = String::new();
+        percent_encode_into(&mut s, "a b&c=d~-._/?#%");
+        assert_eq!(s, "a%20b%26c%3Dd~-._%2F%3F%23%25");
+    }
+
+    #[test]
+    fn headers_per_transport_and_origin() {
+        let mut config = Config::new("/u");
+        let mut val = Validators::new();
+        val.etag = Some("\"e\"".into());
+        let (url, h) = render(&config, TransportKind::FetchSse, "5", &val);
+        assert_eq!(url, "/u");
+        assert_eq!(
+            h,
+            [
+                field("Accept", "text/event-stream"),
+                field("Last-Event-ID", "5")
+            ]
+        );
+        let (url, h) = render(&config, TransportKind::EventSource, "5", &val);
+        assert_eq!((url.as_str(), h.len()), ("/u?lastEventId=5", 0));
+        let (_, h) = render(&config, TransportKind::Poll, "", &val);
+        assert_eq!(h, [field("If-None-Match", "\"e\"")]);
+        config.cross_origin = true;
+        let (url, h) = render(&config, TransportKind::LongPoll, "5", &val);
+        assert_eq!(url, "/u?lastEventId=5");
+        assert_eq!(
+            h,
+            [
+                field("Accept", ACCEPT_LONG_POLL),
+                field("If-None-Match", "\"e\"")
+            ]
+        );
+    }
+
+    #[test]
+    fn invalid_urls() {
+        assert!(is_invalid_url(""));
+        assert!(is_invalid_url("  "));
+        assert!(is_invalid_url("/a b"));
+        assert!(is_invalid_url("/a\nb"));
+        assert!(!is_invalid_url("/updates"));
+        assert!(!is_invalid_url("https://example.com/s?x=%20"));
+    }
+}

@@ -1,0 +1,234 @@
+//! What happens after an attempt ends: the reconnect delay (backoff, the
+//! server's requested wait, the circuit breaker), the next request of a
+//! request transport, and fatal stops.
+//!
+//! The delay after a failure, in order:
+//! 1. `d = backoff` (DESIGN.md "Defaults"): `floor + jitter(min(cap, base · m · 2^k))`,
+//!    floor = max(`backoff.floorMs`, server `retry:`) for streams and the current
+//!    poll interval for `poll` (a failing poller never polls faster than a
+//!    healthy one); `m` = 2 for a 429 without a hint; `k` counts consecutive
+//!    unhealthy attempts; `maxAttempts` reached → fatal `gave-up`.
+//! 2. After a healthy stream ends (server restart), the first reconnect waits
+//!    `floor + U[0, max(floor, base))` instead: the "first connect of a fleet"
+//!    width of DESIGN.md ("Jitter width by purpose", ±100 %) and the BC-13
+//!    yardstick `R + U[0, R)`, so a restarted server sees its clients spread
+//!    over a whole floor, not crowded into its first half. (Strategy `none`
+//!    keeps the plain delay.)
+//! 3. A server-requested wait `w` (Retry-After, else RateLimit-Reset, else
+//!    X-RateLimit-Reset; on 429/503; clamped to `maxRetryAfterMs`) is ADDED:
+//!    `delay = w + d`. The sum never comes earlier than the server asked, never
+//!    skips the backoff floor (a date already past gives `w = 0`, not 0 delay),
+//!    and keeps the backoff jitter: a fleet that all read `Retry-After: 30` at
+//!    the same moment does not return in the same millisecond, as it would with
+//!    `max(w, d)`. The cost is at most `floor + step` of extra wait.
+//! 4. A counted failure goes to the circuit breaker; when it opens, the wait
+//!    becomes its cool-down (never shorter than `delay`), reason `breaker-open`.
+
+use super::action::{Action, ErrorCode, Reason, State};
+use super::config::TransportKind;
+use super::state::{Attempt, Scheduled};
+use super::Engine;
+use crate::policy::backoff::Strategy;
+use crate::policy::retry_after::{ServerWait, WaitSource};
+use crate::time::{clamp_timer_ms, Now};
+
+/// Jitter before the next long-poll request after an answer, ms: `U[0, 100]`.
+pub const LONG_POLL_JITTER_MS: u64 = 100;
+
+/// How an attempt failed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Failure {
+    /// The error to report (`None`: a stream that simply ended).
+    pub code: Option<ErrorCode>,
+    /// The HTTP status involved.
+    pub status: Option<u16>,
+    /// The server's requested wait.
+    pub wait: Option<ServerWait>,
+    /// Backoff step multiplier (2 for a 429 without a hint).
+    pub step_multiplier: u32,
+    /// Counts toward the circuit breaker.
+    pub counts: bool,
+    /// Evidence against the transport (`open-failed`, `buffered-stream`).
+    pub evidence: Option<Reason>,
+    /// The ended stream was healthy: reset `k` first, fleet-wide spread.
+    pub healthy: bool,
+    /// The reason of the `waiting` state.
+    pub reason: Reason,
+}
+
+impl Failure {
+    /// A counted failure with `code`.
+    pub fn new(code: ErrorCode, reason: Reason) -> Self {
+        Failure {
+            code: Some(code),
+            status: None,
+            wait: None,
+            step_multiplier: 1,
+            counts: true,
+            evidence: None,
+            healthy: false,
+            reason,
+        }
+    }
+
+    /// With evidence against the transport.
+    pub fn evidence(mut self, evidence: Reason) -> Self {
+        self.evidence = Some(evidence);
+        self
+    }
+}
+
+impl Engine {
+    /// `attempt` failed (it is already detached from the engine; the caller
+    /// emitted `Abort` if the transport may still be running).
+    pub(crate) fn fail(&mut self, now: Now, attempt: &Attempt, f: Failure) {
+        if let Some(change) = self.selector.on_failure(now, attempt.transport, f.evidence) {
+            self.push_transport_change(change);
+            if attempt.failback_probe && f.evidence.is_some() {
+                // The preferred transport is still unusable: back to the one
+                // that works, at once, without counting a failure.
+                self.release_probe(now);
+                let delay = self.rng.below(LONG_POLL_JITTER_MS + 1);
+                self.report(f.code, f.status, delay, false);
+                self.schedule(now, delay, f.evidence.unwrap_or(Reason::OpenFailed));
+                return;
+            }
+        }
+        if f.healthy {
+            self.backoff.record_healthy();
+            self.breaker.record_success();
+        } else if !f.counts {
+            self.release_probe(now);
+        }
+        let floor = (attempt.transport == TransportKind::Poll).then(|| self.interval.current_ms());
+        self.backoff.set_interval_floor_ms(floor);
+        let mut delay = match self
+            .backoff
+            .next_delay_scaled_ms(&mut self.rng, f.step_multiplier)
+        {
+            Ok(d) => d,
+            Err(_) => {
+                self.fatal(ErrorCode::GaveUp, f.status, Reason::PermanentError);
+                return;
+            }
+        };
+        if f.healthy && self.backoff.config().strategy != Strategy::None {
+            let floor = self.backoff.floor_ms();
+            let width = floor.max(self.backoff.config().base_ms);
+            delay = clamp_timer_ms(floor.saturating_add(self.rng.below(width)));
+        }
+        let mut reason = f.reason;
+        if let Some(w) = f.wait {
+            delay = clamp_timer_ms(delay.saturating_add(w.wait_ms));
+            reason = match w.source {
+                WaitSource::RetryAfter => Reason::RetryAfter,
+                WaitSource::RateLimitReset => Reason::RateLimit,
+            };
+        }
+        if f.counts {
+            if let Some(until) = self.breaker.record_failure(now.mono, delay, &mut self.rng) {
+                delay = until.since(now.mono);
+                reason = Reason::BreakerOpen;
+            }
+        }
+        self.report(f.code, f.status, delay, false);
+        self.schedule(now, delay, reason);
+    }
+
+    /// A request transport's answer is complete: a success. `news`: it
+    /// delivered something. Schedules the next request.
+    pub(crate) fn succeed_request(&mut self, now: Now, attempt: &Attempt, news: bool) {
+        self.mark_success(attempt.transport);
+        if self.state != State::Open {
+            self.set_state(State::Open, attempt.reason, None);
+        }
+        let delay = if attempt.transport == TransportKind::Poll {
+            self.interval.record_answer(news);
+            if let Some(hint) = attempt.hint_ms {
+                self.interval.apply_server_hint_ms(hint);
+            }
+            self.interval.current_ms()
+        } else if let Some(hint) = attempt.hint_ms {
+            hint.clamp(self.interval.min_ms(), self.interval.max_ms())
+        } else {
+            // A hold that ended with or without news: the next request at once
+            // (small jitter). A "hold" that came back faster than the backoff
+            // floor is a server that does not hold: pace it to one request per
+            // floor, or an empty 204 loop would hammer it.
+            let jitter = self.rng.below(LONG_POLL_JITTER_MS + 1);
+            let held = now.mono.since(attempt.started);
+            let floor = self.backoff.config().floor_ms;
+            if !news && held < floor {
+                jitter.max(floor - held)
+            } else {
+                jitter
+            }
+        };
+        let reason = if attempt.hint_ms.is_some() {
+            Reason::ServerHint
+        } else {
+            Reason::Backoff
+        };
+        self.stats.current_delay_ms = delay;
+        self.scheduled = Some(Scheduled {
+            at: now.mono.plus(delay),
+            reason,
+        });
+    }
+
+    /// The transport delivered: reset the backoff count, close the breaker,
+    /// tell the selector, allow a new 401 refresh.
+    pub(crate) fn mark_success(&mut self, transport: TransportKind) {
+        self.backoff.record_healthy();
+        self.breaker.record_success();
+        self.selector.on_success(transport);
+        self.auth_refreshed = false;
+    }
+
+    /// A breaker probe that ends without an outcome lets a new probe through.
+    pub(crate) fn release_probe(&mut self, now: Now) {
+        self.breaker.abandon_probe(now.mono);
+    }
+
+    /// Emit an `Error` action.
+    pub(crate) fn report(
+        &mut self,
+        code: Option<ErrorCode>,
+        status: Option<u16>,
+        retry_in_ms: u64,
+        fatal: bool,
+    ) {
+        if let Some(code) = code {
+            self.actions.push_back(Action::Error {
+                code,
+                status,
+                retry_in_ms: (!fatal).then_some(retry_in_ms),
+                fatal,
+            });
+        }
+    }
+
+    /// Schedule the next attempt `delay` ms from now, in state `waiting`
+    /// (no state change for a 0 ms delay).
+    pub(crate) fn schedule(&mut self, now: Now, delay: u64, reason: Reason) {
+        self.scheduled = Some(Scheduled {
+            at: now.mono.plus(delay),
+            reason,
+        });
+        self.stats.current_delay_ms = delay;
+        if delay > 0 {
+            self.set_state(State::Waiting, reason, Some(delay));
+        }
+    }
+
+    /// Stop for good: abort the live attempt, cancel everything, report.
+    pub(crate) fn fatal(&mut self, code: ErrorCode, status: Option<u16>, reason: Reason) {
+        if let Some(a) = self.attempt.take() {
+            self.actions.push_back(Action::Abort(a.id));
+        }
+        self.scheduled = None;
+        self.closed = true;
+        self.report(Some(code), status, 0, true);
+        self.set_state(State::Closed, reason, None);
+    }
+}

@@ -1,0 +1,179 @@
+//! The engine's internal bookkeeping: the live attempt, the scheduled next
+//! attempt, and the page lifecycle (hidden, offline, frozen).
+
+use super::action::Reason;
+use super::config::TransportKind;
+use super::input::AttemptId;
+use crate::policy::validators::Outcome;
+use crate::time::{MonoMs, Now, WallMs};
+
+/// How the body of a request-transport response is delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BodyKind {
+    /// No usable head yet.
+    Pending,
+    /// `text/event-stream`: bytes through the SSE parser, ended by
+    /// `handle_stream_end`.
+    EventStream,
+    /// JSON: the adapter decodes it and calls `handle_messages`.
+    Json,
+    /// Anything else: one message via `handle_body_resource`.
+    Resource,
+}
+
+/// The live attempt: from its `Open` until the engine learns it ended or
+/// aborts it.
+#[derive(Clone, Debug)]
+pub(crate) struct Attempt {
+    pub id: AttemptId,
+    pub transport: TransportKind,
+    /// Why it was started (the reason of its `Connecting`/`Open` state).
+    pub reason: Reason,
+    /// When the `Open` went out.
+    pub started: MonoMs,
+    /// When the stream opened (`open` event, or a usable response head).
+    pub opened_at: Option<MonoMs>,
+    /// The response status, once known.
+    pub status: Option<u16>,
+    /// The body kind of a request transport.
+    pub body: BodyKind,
+    /// The validators' verdict on the response head (poll, long-poll).
+    pub outcome: Option<Outcome>,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Last sign of life (byte, event or head), both clocks.
+    pub last_activity: Now,
+    /// Messages delivered by this attempt.
+    pub delivered: u32,
+    /// The stream has already counted as healthy (open `healthyAfterMs` with
+    /// a byte), and reset the backoff count.
+    pub healthy_seen: bool,
+    /// On `eventsource`: a message or heartbeat event arrived, so the idle
+    /// watchdog runs (BC-14 V1 NATIVE).
+    pub saw_event: bool,
+    /// This attempt probes the preferred transport after a downgrade.
+    pub failback_probe: bool,
+    /// A server interval hint from this response (X-Poll-Interval or
+    /// `_polling.next_interval_ms`), ms.
+    pub hint_ms: Option<u64>,
+}
+
+impl Attempt {
+    pub fn new(
+        id: AttemptId,
+        transport: TransportKind,
+        reason: Reason,
+        now: Now,
+        failback_probe: bool,
+    ) -> Self {
+        Attempt {
+            id,
+            transport,
+            reason,
+            started: now.mono,
+            opened_at: None,
+            status: None,
+            body: BodyKind::Pending,
+            outcome: None,
+            bytes: 0,
+            last_activity: now,
+            delivered: 0,
+            healthy_seen: false,
+            saw_event: false,
+            failback_probe,
+            hint_ms: None,
+        }
+    }
+
+    /// Whether this stream counted as healthy when it ended at `now`: open at
+    /// least `healthy_after_ms` with at least one byte (BC-11).
+    pub fn healthy_at(&self, now: MonoMs, healthy_after_ms: u64) -> bool {
+        let got_something = self.bytes > 0 || self.saw_event;
+        match self.opened_at {
+            Some(at) => got_something && now.since(at) >= healthy_after_ms,
+            None => false,
+        }
+    }
+}
+
+/// The next attempt, scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Scheduled {
+    /// When it goes out.
+    pub at: MonoMs,
+    /// Why (the reason of its `Connecting` state).
+    pub reason: Reason,
+}
+
+/// The page lifecycle as reported by the adapter.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Lifecycle {
+    /// `document.visibilityState == "hidden"`.
+    pub hidden: bool,
+    /// When it became hidden (for the `pauseWhenHidden.afterMs` grace).
+    pub hidden_since: Option<MonoMs>,
+    /// The hidden grace has passed: paused for hidden.
+    pub paused_hidden: bool,
+    /// `navigator.onLine == false`.
+    pub offline: bool,
+    /// `freeze`, or `pagehide` into the back/forward cache.
+    pub frozen: bool,
+}
+
+impl Lifecycle {
+    /// No attempt may start or stay live.
+    pub fn paused(&self) -> bool {
+        self.paused_hidden || self.offline || self.frozen
+    }
+
+    /// The reason to show for the pause, most specific first.
+    pub fn pause_reason(&self) -> Reason {
+        if self.frozen {
+            Reason::Frozen
+        } else if self.offline {
+            Reason::Offline
+        } else {
+            Reason::Hidden
+        }
+    }
+}
+
+/// The wall time `ms` after `now` (saturating).
+pub(crate) fn wall_after(now: WallMs, ms: u64) -> WallMs {
+    WallMs(now.0.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn healthy_needs_time_and_a_byte() {
+        let mut a = Attempt::new(
+            AttemptId(1),
+            TransportKind::FetchSse,
+            Reason::Start,
+            Now::at(0, 0),
+            false,
+        );
+        assert!(!a.healthy_at(MonoMs(20_000), 10_000));
+        a.opened_at = Some(MonoMs(100));
+        assert!(!a.healthy_at(MonoMs(20_000), 10_000));
+        a.bytes = 1;
+        assert!(!a.healthy_at(MonoMs(10_099), 10_000));
+        assert!(a.healthy_at(MonoMs(10_100), 10_000));
+    }
+
+    #[test]
+    fn pause_reasons() {
+        let mut l = Lifecycle::default();
+        assert!(!l.paused());
+        l.paused_hidden = true;
+        assert_eq!(l.pause_reason(), Reason::Hidden);
+        l.offline = true;
+        assert_eq!(l.pause_reason(), Reason::Offline);
+        l.frozen = true;
+        assert_eq!(l.pause_reason(), Reason::Frozen);
+        assert_eq!(wall_after(WallMs(i64::MAX - 1), 10), WallMs(i64::MAX));
+    }
+}
