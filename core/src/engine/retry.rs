@@ -136,8 +136,25 @@ impl Engine {
     }
 
     /// A request transport's answer is complete: a success. `news`: it
-    /// delivered something. Schedules the next request.
+    /// delivered something. Schedules the next request:
+    /// - `poll`: after the interval (slower after "unchanged", faster after
+    ///   news, set by a server hint within bounds);
+    /// - `long-poll`: at once (`U[0, 100]` ms jitter), or after a clamped
+    ///   server hint. An empty answer that came back faster than
+    ///   `backoff.floorMs` was not held: the server does not hold (or says
+    ///   "stop" with a 204 on a stream URL, BC-10 NATIVE caveat), so it is
+    ///   paced by the backoff like an unhealthy attempt (k grows, no breaker
+    ///   failure) instead of looping at once.
     pub(crate) fn succeed_request(&mut self, now: Now, attempt: &Attempt, news: bool) {
+        let held = now.mono.since(attempt.started);
+        let fast_empty = attempt.transport == TransportKind::LongPoll
+            && !news
+            && attempt.hint_ms.is_none()
+            && held < self.backoff.config().floor_ms;
+        if !fast_empty {
+            // Any successful response of a request transport resets the count.
+            self.backoff.record_healthy();
+        }
         self.mark_success(attempt.transport);
         if self.state != State::Open {
             self.set_state(State::Open, attempt.reason, None);
@@ -150,19 +167,17 @@ impl Engine {
             self.interval.current_ms()
         } else if let Some(hint) = attempt.hint_ms {
             hint.clamp(self.interval.min_ms(), self.interval.max_ms())
-        } else {
-            // A hold that ended with or without news: the next request at once
-            // (small jitter). A "hold" that came back faster than the backoff
-            // floor is a server that does not hold: pace it to one request per
-            // floor, or an empty 204 loop would hammer it.
-            let jitter = self.rng.below(LONG_POLL_JITTER_MS + 1);
-            let held = now.mono.since(attempt.started);
-            let floor = self.backoff.config().floor_ms;
-            if !news && held < floor {
-                jitter.max(floor - held)
-            } else {
-                jitter
+        } else if fast_empty {
+            self.backoff.set_interval_floor_ms(None);
+            match self.backoff.next_delay_ms(&mut self.rng) {
+                Ok(d) => d,
+                Err(_) => {
+                    self.fatal(ErrorCode::GaveUp, attempt.status, Reason::PermanentError);
+                    return;
+                }
             }
+        } else {
+            self.rng.below(LONG_POLL_JITTER_MS + 1)
         };
         let reason = if attempt.hint_ms.is_some() {
             Reason::ServerHint
@@ -176,10 +191,11 @@ impl Engine {
         });
     }
 
-    /// The transport delivered: reset the backoff count, close the breaker,
-    /// tell the selector, allow a new 401 refresh.
+    /// The transport delivered: close the breaker, tell the selector, allow a
+    /// new 401 refresh. The backoff count is NOT reset here: for a stream only
+    /// `healthyAfterMs` open with a byte does that (BC-11: not headers, not a
+    /// short connection that delivered events).
     pub(crate) fn mark_success(&mut self, transport: TransportKind) {
-        self.backoff.record_healthy();
         self.breaker.record_success();
         self.selector.on_success(transport);
         self.auth_refreshed = false;

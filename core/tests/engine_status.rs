@@ -1,0 +1,300 @@
+//! Statuses and content types through the engine: BC-10 (stop answers must
+//! stop, not loop), BC-11 (a stream that opens and dies at once never resets
+//! the backoff), and the one header refresh after a 401. Data copied from the
+//! real-world failure list.
+
+#[path = "engine_support.rs"]
+mod support;
+
+use support::*;
+use tidings_core::engine::{
+    Action, ErrorCode, Reason, ResponseHead, State, TransportError, TransportKind,
+};
+use tidings_core::policy::backoff::Strategy;
+
+fn fatal_error(code: ErrorCode, status: Option<u16>) -> Action {
+    Action::Error {
+        code,
+        status,
+        retry_in_ms: None,
+        fatal: true,
+    }
+}
+
+/// BC-10 S1, S3, S4, S5: exactly one request, no message, closed, one error
+/// naming the status / content type. Then 60 s of silence.
+#[test]
+fn bc10_stop_answers_stop() {
+    let html = || ResponseHead::new(200).with_content_type("text/html");
+    let rows: Vec<(&str, ResponseHead, &[u8], ErrorCode)> = vec![
+        ("S1 204", ResponseHead::new(204), b"", ErrorCode::NoContent),
+        (
+            "S3 no type",
+            ResponseHead::new(200),
+            b"data: x\n\n",
+            ErrorCode::BadContentType,
+        ),
+        (
+            "S4 html",
+            html(),
+            b"<html></html>",
+            ErrorCode::BadContentType,
+        ),
+        (
+            "S5 205",
+            es_head(205),
+            b"data: x\n\n",
+            ErrorCode::HttpStatus,
+        ),
+        (
+            "S5 299",
+            es_head(299),
+            b"data: x\n\n",
+            ErrorCode::HttpStatus,
+        ),
+        (
+            "S5 404",
+            es_head(404),
+            b"data: x\n\n",
+            ErrorCode::HttpStatus,
+        ),
+        (
+            "S5 410",
+            es_head(410),
+            b"data: x\n\n",
+            ErrorCode::HttpStatus,
+        ),
+    ];
+    for (name, head, body, code) in rows {
+        let status = head.status;
+        let mut sim = Sim::new(fetch_sse_config(), 10);
+        let o = the_open(&sim.start());
+        let acts = sim.head(o.id, head);
+        sim.bytes(o.id, body);
+        sim.end(o.id);
+        sim.run_for(60_000);
+        assert_eq!(sim.opens().len(), 1, "{name}");
+        assert!(sim.delivered().is_empty(), "{name}");
+        assert_eq!(errors(&acts), [fatal_error(code, Some(status))], "{name}");
+        assert!(acts.contains(&Action::Abort(o.id)), "{name}");
+        assert_eq!(
+            states(&acts),
+            [(State::Closed, Reason::PermanentError, None)],
+            "{name}"
+        );
+        assert_eq!(sim.engine.state(), State::Closed);
+        assert_eq!(sim.wait, None, "{name}: nothing scheduled");
+    }
+}
+
+/// BC-10 S2: event, one reconnect `retry` (100 ms) later, then 204 → closed.
+#[test]
+fn bc10_s2_event_then_204() {
+    let mut sim = Sim::new(exact_retry_config(TransportKind::FetchSse), 2);
+    let o1 = the_open(&sim.start());
+    sim.stream(o1.id, b"retry: 100\ndata: a\n\n");
+    sim.end(o1.id);
+    let t = sim.now.mono.0;
+    let o2 = sim.must_open(60_000);
+    assert_eq!(sim.last_open_at - t, 100);
+    let acts = sim.head(o2.id, ResponseHead::new(204));
+    assert_eq!(
+        errors(&acts),
+        [fatal_error(ErrorCode::NoContent, Some(204))]
+    );
+    sim.run_for(60_000);
+    assert_eq!(sim.opens().len(), 2);
+    assert_eq!(
+        data(&sim.log.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()),
+        ["a"]
+    );
+}
+
+/// BC-10 S6: 503 without Retry-After backs off (tidings is the "resilient"
+/// mode), reporting the delay.
+#[test]
+fn bc10_s6_503_backs_off() {
+    let mut sim = Sim::new(fetch_sse_config(), 6);
+    let o = the_open(&sim.start());
+    let acts = sim.head(o.id, ResponseHead::new(503));
+    assert_eq!(
+        errors(&acts),
+        [Action::Error {
+            code: ErrorCode::HttpStatus,
+            status: Some(503),
+            retry_in_ms: Some(1370),
+            fatal: false
+        }]
+    );
+    assert_eq!(
+        states(&acts),
+        [(State::Waiting, Reason::Backoff, Some(1370))]
+    );
+    sim.must_open(60_000);
+    assert_eq!(sim.last_open_at, 1370);
+}
+
+/// BC-10 NATIVE caveat: native EventSource hides the status, so a 204 looks
+/// like a network error. After `fallback.afterFailures` (2) failed opens the
+/// selector moves to long-poll, which sees the status; there an immediate
+/// empty answer is paced by the backoff, never a tight loop.
+#[test]
+fn bc10_native_204_is_bounded() {
+    let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 10);
+    let mut o = the_open(&sim.start());
+    for _ in 0..2 {
+        assert_eq!(o.transport, TransportKind::EventSource);
+        sim.error(o.id, TransportError::Network);
+        o = sim.must_open(120_000);
+    }
+    assert_eq!(o.transport, TransportKind::LongPoll);
+    let mut times = vec![];
+    for _ in 0..8 {
+        sim.run_for(20);
+        sim.head(o.id, ResponseHead::new(204));
+        o = sim.must_open(600_000);
+        times.push(sim.last_open_at);
+    }
+    let gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.iter().all(|&g| g >= 1000), "{gaps:?}");
+    assert_eq!(gaps, [4387, 7871, 16_204, 26_216, 48_098, 59_413, 18_611]);
+}
+
+fn bc11_config(strategy: Strategy) -> tidings_core::engine::Config {
+    let mut c = fetch_sse_config();
+    c.events = vec!["goaway".into()];
+    c.backoff.strategy = strategy;
+    c.backoff.max_attempts = Some(10);
+    c
+}
+
+/// Drive BC-11 A or B for `span_ms`: each stream gets its body and is closed
+/// 100 ms after the head. Returns the Open times.
+fn bc11_run(sim: &mut Sim, body: &[u8], span_ms: u64) -> Vec<u64> {
+    let mut o = the_open(&sim.start());
+    let mut times = vec![0];
+    loop {
+        sim.stream(o.id, body);
+        sim.run_for(100);
+        sim.end(o.id);
+        match sim.next_open(span_ms) {
+            Some(next) if sim.last_open_at <= span_ms => {
+                times.push(sim.last_open_at);
+                o = next;
+            }
+            _ => return times,
+        }
+    }
+}
+
+/// BC-11 A and B with tidings' defaults (full jitter): the count never resets
+/// however many events the short connections delivered; never two requests
+/// less than the floor apart; few requests a minute; the tenth consecutive
+/// unhealthy connection gives up.
+#[test]
+fn bc11_open_and_die_never_resets_backoff() {
+    let a: &[u8] = b"{\"message\":\"Internal error\"}";
+    let b: &[u8] = b"event: goaway\ndata: {\"reason\":\"limit\"}\n\n";
+    for (name, body) in [("A", a), ("B", b)] {
+        let mut sim = Sim::new(bc11_config(Strategy::FullJitter), 11);
+        let times = bc11_run(&mut sim, body, 60_000);
+        let gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0] - 100).collect();
+        assert!(gaps.iter().all(|&g| g >= 1000), "{name}: {gaps:?}");
+        assert_eq!(times.len(), 8, "{name}: {times:?}");
+        // Run on: ten connections in all, then the fatal gave-up.
+        let mut sim = Sim::new(bc11_config(Strategy::FullJitter), 11);
+        let all = bc11_run(&mut sim, body, 3_600_000);
+        assert_eq!(all.len(), 10, "{name}");
+        assert_eq!(all[..8], times[..], "{name}");
+        let last = sim.log.iter().rev().find_map(|(_, a)| match a {
+            Action::Error { code, fatal, .. } => Some((*code, *fatal)),
+            _ => None,
+        });
+        assert_eq!(last, Some((ErrorCode::GaveUp, true)), "{name}");
+        let goaways = sim
+            .delivered()
+            .into_iter()
+            .filter(|m| m.event == "goaway")
+            .count();
+        assert_eq!(goaways, if name == "B" { 10 } else { 0 }, "{name}");
+    }
+}
+
+/// BC-11 with the yardstick's equal jitter: the k-th gap is at least
+/// 1000 + d_k/2 (1.5, 2, 3, 5, 9, 17, 33 s…), so at most 8 requests in 60 s.
+#[test]
+fn bc11_equal_jitter_guaranteed_growth() {
+    let mut sim = Sim::new(bc11_config(Strategy::EqualJitter), 11);
+    let times = bc11_run(&mut sim, b"event: goaway\ndata: x\n\n", 60_000);
+    let gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0] - 100).collect();
+    for (k, g) in gaps.iter().enumerate() {
+        let d = (500u64 << k).min(60_000);
+        assert!(*g >= 1000 + d / 2 && *g <= 1000 + d, "k={k} gap={g}");
+    }
+    assert!(times.len() <= 8, "{times:?}");
+}
+
+/// BC-11 C: 401 without custom headers: exactly one request, fatal `auth`.
+#[test]
+fn bc11_c_401_is_fatal() {
+    let mut sim = Sim::new(fetch_sse_config(), 1);
+    let o = the_open(&sim.start());
+    let acts = sim.head(
+        o.id,
+        ResponseHead::new(401).with_content_type("application/json"),
+    );
+    sim.run_for(60_000);
+    assert_eq!(errors(&acts), [fatal_error(ErrorCode::Auth, Some(401))]);
+    assert_eq!(sim.opens().len(), 1);
+}
+
+/// With custom headers: a 401 is retried once, at once, asking the adapter to
+/// refresh its headers; a second 401 in a row is fatal. After a success, a new
+/// 401 may refresh again. A 403 is fatal at once.
+#[test]
+fn auth_refresh_once() {
+    let mut config = tidings_core::engine::Config::new("/stream");
+    config.has_custom_headers = true;
+    let mut sim = Sim::new(config, 1);
+    let acts = sim.start();
+    assert!(acts.contains(&Action::TransportChanged {
+        transport: TransportKind::FetchSse,
+        previous: None,
+        reason: Reason::Capability
+    }));
+    let o1 = the_open(&acts);
+    assert!(!o1.refresh_auth);
+    let acts = sim.head(o1.id, ResponseHead::new(401));
+    let o2 = the_open(&acts);
+    assert!(o2.refresh_auth);
+    assert_eq!(
+        errors(&acts),
+        [Action::Error {
+            code: ErrorCode::Auth,
+            status: Some(401),
+            retry_in_ms: Some(0),
+            fatal: false
+        }]
+    );
+    // The refreshed request works; later the token expires again.
+    sim.stream(o2.id, b"data: a\n\n");
+    sim.run_for(20_000);
+    let acts = sim.head(o2.id, ResponseHead::new(401)); // stale: ignored
+    assert!(acts.is_empty());
+    sim.end(o2.id);
+    let o3 = sim.must_open(60_000);
+    assert!(!o3.refresh_auth);
+    let o4 = the_open(&sim.head(o3.id, ResponseHead::new(401)));
+    assert!(o4.refresh_auth);
+    let acts = sim.head(o4.id, ResponseHead::new(401));
+    assert_eq!(errors(&acts), [fatal_error(ErrorCode::Auth, Some(401))]);
+    sim.run_for(600_000);
+    assert_eq!(sim.opens().len(), 4);
+
+    let mut config = tidings_core::engine::Config::new("/stream");
+    config.has_custom_headers = true;
+    let mut sim = Sim::new(config, 1);
+    let o = the_open(&sim.start());
+    let acts = sim.head(o.id, ResponseHead::new(403));
+    assert_eq!(errors(&acts), [fatal_error(ErrorCode::Auth, Some(403))]);
+}
