@@ -175,6 +175,9 @@ mod tests {
             Now::at(0, i64::MIN),
             Now::at(u64::MAX, i64::MAX)
         ));
-        assert!(clocks_disagree(Now::at(0, i64::MAX), Now::at(u64::MAX, i64::MIN)));
+        assert!(clocks_disagree(
+            Now::at(0, i64::MAX),
+            Now::at(u64::MAX, i64::MIN)
+        ));
     }
 }
