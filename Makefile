@@ -36,7 +36,9 @@ browser-tests:
 	scripts/browser-tests.sh
 
 ## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go.
-SIZE_CEILING ?= 16384
+# Raised from 16384 when the whole engine and the four transports landed
+# (README "Size"); the 13 KB goal is the package issue's work.
+SIZE_CEILING ?= 51200
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh

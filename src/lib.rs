@@ -18,7 +18,11 @@
 pub use tidings_core as core;
 
 #[cfg(target_arch = "wasm32")]
+mod capabilities;
+#[cfg(target_arch = "wasm32")]
 mod clock;
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
+mod connection;
 #[cfg(target_arch = "wasm32")]
 mod guard;
 #[cfg(target_arch = "wasm32")]

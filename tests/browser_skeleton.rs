@@ -72,7 +72,8 @@ async fn publish_three_receive_in_order_then_close_stops_delivery() {
     let got: Rc<RefCell<Vec<(String, String, String)>>> = Rc::default();
     let opened = Rc::new(RefCell::new(false));
 
-    let sub = tidings::api::subscribe(&format!("{}/sse", server()), JsValue::UNDEFINED).unwrap();
+    let url = format!("{}/sse?test={tag}", server());
+    let sub = tidings::api::subscribe(&url, JsValue::UNDEFINED).unwrap();
     let g = got.clone();
     let t = tag.clone();
     let on_message = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
@@ -121,7 +122,7 @@ async fn publish_three_receive_in_order_then_close_stops_delivery() {
     let entries = js_sys::Reflect::get(&parsed, &"entries".into()).unwrap();
     let ours: Vec<JsValue> = js_sys::Array::from(&entries)
         .iter()
-        .filter(|e| field(e, "path") == "/sse")
+        .filter(|e| field(e, "path") == "/sse" && field(e, "query").contains(&tag))
         .collect();
     assert_eq!(ours.len(), 1, "one /sse request expected: {log}");
     assert_eq!(
@@ -145,4 +146,95 @@ fn invalid_urls_throw_invalid_url() {
         };
         assert_eq!(field(&err, "code"), "invalid-url", "{url}");
     }
+}
+
+/// Subscribe with `options` (a JS object literal) and collect messages whose
+/// data starts with `tag`, as (id, lastEventId, data, transport).
+type Got = Rc<RefCell<Vec<(String, String, String, String)>>>;
+
+fn collect(sub: &tidings::api::Subscription, tag: &str) -> (Got, Closure<dyn FnMut(JsValue)>) {
+    let got: Got = Rc::default();
+    let g = got.clone();
+    let t = tag.to_string();
+    let f = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        let data = field(&e, "data");
+        if data.starts_with(&t) {
+            g.borrow_mut().push((
+                field(&e, "id"),
+                field(&e, "lastEventId"),
+                data,
+                field(&e, "transport"),
+            ));
+        }
+    });
+    sub.add_event_listener("message", f.as_ref().clone().into());
+    (got, f)
+}
+
+#[wasm_bindgen_test]
+async fn fetch_sse_delivers_in_order_and_resumes_from_the_cursor() {
+    let tag = format!("fsse-{}", js_sys::Math::random());
+    let first = publish(&format!("{tag} #1")).await;
+    publish(&format!("{tag} #2")).await;
+    publish(&format!("{tag} #3")).await;
+
+    // Resume from #1: the server replays #2 and #3 (cross-origin, so the
+    // cursor travels as the `lastEventId` query parameter), then live #4.
+    let options = js_sys::JSON::parse(&format!(
+        r#"{{"transports":["fetch-sse"],"lastEventId":"{first}","seed":7}}"#
+    ))
+    .unwrap();
+    let sub = tidings::api::subscribe(&format!("{}/sse", server()), options).unwrap();
+    let (got, _keep) = collect(&sub, &tag);
+    assert!(
+        wait_until(5000, || got.borrow().len() == 2).await,
+        "replay: {:?}",
+        got.borrow()
+    );
+    let fourth = publish(&format!("{tag} #4")).await;
+    assert!(
+        wait_until(5000, || got.borrow().len() == 3).await,
+        "live: {:?}",
+        got.borrow()
+    );
+    let datas: Vec<String> = got.borrow().iter().map(|m| m.2.clone()).collect();
+    assert_eq!(datas, [2, 3, 4].map(|i| format!("{tag} #{i}")));
+    assert!(got
+        .borrow()
+        .iter()
+        .all(|m| m.3 == "fetch-sse" && m.0 == m.1));
+    assert_eq!(got.borrow()[2].0, fourth);
+    assert_eq!(sub.transport(), "fetch-sse");
+    assert_eq!(sub.last_event_id(), fourth);
+    sub.close();
+
+    let log = http("GET", &format!("{}/_log", server()), "").await;
+    let needle = format!("lastEventId={first}");
+    assert!(log.contains(&needle), "cursor not in the query: {log}");
+}
+
+#[wasm_bindgen_test]
+async fn two_subscriptions_with_the_same_options_share_one_connection() {
+    let tag = format!("shared-{}", js_sys::Math::random());
+    http("POST", &format!("{}/_log/clear", server()), "").await;
+    let url = format!("{}/sse?share={tag}", server());
+    let a = tidings::api::subscribe(&url, JsValue::UNDEFINED).unwrap();
+    let b = tidings::api::subscribe(&url, JsValue::UNDEFINED).unwrap();
+    let (got_a, _ka) = collect(&a, &tag);
+    let (got_b, _kb) = collect(&b, &tag);
+    gloo_timers::future::TimeoutFuture::new(300).await;
+    publish(&format!("{tag} x")).await;
+    assert!(
+        wait_until(5000, || got_a.borrow().len() == 1
+            && got_b.borrow().len() == 1)
+        .await
+    );
+    let log = http("GET", &format!("{}/_log", server()), "").await;
+    assert_eq!(log.matches(&tag).count(), 1, "one request expected: {log}");
+    a.close();
+    // b still receives after a closed.
+    publish(&format!("{tag} y")).await;
+    assert!(wait_until(5000, || got_b.borrow().len() == 2).await);
+    assert_eq!(got_a.borrow().len(), 1);
+    b.close();
 }

@@ -8,7 +8,8 @@
 //! sub.close();
 //! ```
 
-mod options;
+mod events;
+pub(crate) mod options;
 mod subscription;
 
 pub use subscription::Subscription;
@@ -27,7 +28,8 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
             "url must be relative, http: or https:",
         ));
     }
-    Subscription::start(url, options::Options::from_js(&options))
+    let parsed = options::Options::from_js(url, &options);
+    Ok(Subscription::start(url, &options, parsed))
 }
 
 /// Relative URLs, and absolute ones with an `http`/`https` scheme only.

@@ -1,13 +1,17 @@
-//! `subscribe()` options as the app passes them (JS names, camelCase). Every
-//! duration is a number of milliseconds and says so in its name (`…Ms`).
-//! The full table, with defaults, is in the README and DESIGN.md.
+//! `subscribe()` options as the app passes them (JS names, camelCase), turned
+//! into the engine's [`Config`] and the adapter's own options. Every duration
+//! is a number of milliseconds and says so in its name (`…Ms`). The table with
+//! defaults is in the README and in `tidings_core::engine::Config`.
 //!
 //! Read with `Reflect.get` rather than serde-wasm-bindgen: serde's error path
-//! formats floats and links `core::fmt`, which cost 13.6 KB gzip of the bundle
-//! (measured with `make size`, see README "Size"). Unknown keys are ignored and
-//! a value of the wrong type falls back to the default, so an app written
-//! against a newer version keeps working.
+//! formats floats and links `core::fmt`, which cost about 18 KB gzip of the
+//! bundle (measured with `make size`, see README "Size"). Unknown keys are
+//! ignored and a value of the wrong type falls back to the default, so an app
+//! written against a newer version keeps working.
 
+use tidings_core::engine::{Config, TransportKind};
+use tidings_core::policy::backoff::Strategy;
+use tidings_core::policy::interval::IntervalMode;
 use wasm_bindgen::JsValue;
 
 /// How message data reaches the app.
@@ -20,75 +24,159 @@ pub enum Parse {
     Json,
 }
 
-/// The subscription options read so far.
-#[derive(Default)]
+/// What the adapter keeps besides the engine's [`Config`].
 pub struct Options {
-    /// `events`: named event types delivered besides `message`. Default `[]`.
-    pub events: Vec<String>,
+    /// The engine's configuration.
+    pub config: Config,
     /// `parse`: `"text"` (default) or `"json"`.
     pub parse: Parse,
     /// `withCredentials`: send cookies cross-origin. Default `false`.
     pub with_credentials: bool,
-    /// `lastEventId`: initial cursor (resume from a stored id). Default `""`.
-    pub last_event_id: String,
-    /// `lastEventIdParam`: query parameter carrying the cursor. Default
-    /// `"lastEventId"` (nchan: `last_event_id`).
-    pub last_event_id_param: Option<String>,
-    /// `seed`: seeds the jitter PRNG, for reproducible tests. Default: random
-    /// (`crypto.getRandomValues`).
-    pub seed: Option<f64>,
-    /// `backoff.floorMs`: least delay before any reconnect, ms. Default 1000.
-    pub floor_ms: Option<f64>,
-    /// `backoff.baseMs`: exponential step, ms. Default 500.
-    pub base_ms: Option<f64>,
-    /// `backoff.maxMs`: cap of the exponential part, ms. Default 60 000.
-    pub max_ms: Option<f64>,
+    /// `seed`: seeds the jitter PRNG. Default: random (`crypto.getRandomValues`).
+    pub seed: Option<u64>,
+    /// `signal`: an `AbortSignal` that closes the subscription.
+    pub signal: Option<web_sys::AbortSignal>,
 }
 
 impl Options {
-    /// Read options from a JS value; `undefined`/`null` give the defaults.
-    pub fn from_js(v: &JsValue) -> Self {
-        if !v.is_object() {
-            return Options::default();
+    /// Read `v` for `url`; `undefined`/`null` give the defaults.
+    pub fn from_js(url: &str, v: &JsValue) -> Self {
+        let mut c = Config::new(url);
+        let mut o = Options {
+            config: Config::new(url),
+            parse: Parse::Text,
+            with_credentials: false,
+            seed: None,
+            signal: None,
+        };
+        if v.is_object() {
+            read_into(&mut c, &mut o, v);
         }
-        let backoff = get(v, "backoff");
-        Options {
-            events: get_strings(v, "events"),
-            parse: match get(v, "parse").as_string().as_deref() {
-                Some("json") => Parse::Json,
-                _ => Parse::Text,
-            },
-            with_credentials: get(v, "withCredentials").as_bool().unwrap_or(false),
-            last_event_id: get(v, "lastEventId").as_string().unwrap_or_default(),
-            last_event_id_param: get(v, "lastEventIdParam").as_string(),
-            seed: get(v, "seed").as_f64(),
-            floor_ms: get(&backoff, "floorMs").as_f64(),
-            base_ms: get(&backoff, "baseMs").as_f64(),
-            max_ms: get(&backoff, "maxMs").as_f64(),
-        }
-    }
-
-    /// The cursor's query parameter name.
-    pub fn cursor_param(&self) -> &str {
-        self.last_event_id_param.as_deref().unwrap_or("lastEventId")
+        o.config = c.sanitized();
+        o
     }
 }
 
+fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) {
+    o.parse = match get(v, "parse").as_string().as_deref() {
+        Some("json") => Parse::Json,
+        _ => Parse::Text,
+    };
+    o.with_credentials = get(v, "withCredentials").as_bool().unwrap_or(false);
+    o.seed = get(v, "seed")
+        .as_f64()
+        .filter(|s| s.is_finite())
+        .map(|s| s as u64);
+    o.signal = {
+        let s = get(v, "signal");
+        (!s.is_undefined() && !s.is_null()).then(|| wasm_bindgen::JsCast::unchecked_into(s))
+    };
+
+    let urls = get(v, "urls");
+    c.urls.eventsource = get(&urls, "eventsource").as_string();
+    c.urls.fetch_sse = get(&urls, "fetch-sse").as_string();
+    c.urls.long_poll = get(&urls, "long-poll").as_string();
+    c.urls.poll = get(&urls, "poll").as_string();
+    let transports = strings(&get(v, "transports"));
+    if !transports.is_empty() {
+        c.transports = transports
+            .iter()
+            .filter_map(|t| TransportKind::from_name(t))
+            .collect();
+    }
+    c.events = strings(&get(v, "events"));
+    if let Some(id) = get(v, "lastEventId").as_string() {
+        c.last_event_id = id;
+    }
+    if let Some(p) = get(v, "lastEventIdParam").as_string() {
+        c.last_event_id_param = p;
+    }
+    let headers = get(v, "headers");
+    c.has_custom_headers = !headers.is_undefined() && !headers.is_null();
+    if let Some(h) = get(v, "heartbeatEvent").as_string() {
+        c.heartbeat_event = h;
+    }
+    let p = get(v, "pauseWhenHidden");
+    if let Some(b) = p.as_bool() {
+        c.pause_when_hidden = b.then_some(0);
+    } else if let Some(after) = ms(&get(&p, "afterMs")) {
+        c.pause_when_hidden = Some(after);
+    }
+
+    let b = get(v, "backoff");
+    c.backoff.strategy = match get(&b, "strategy").as_string().as_deref() {
+        Some("equal-jitter") => Strategy::EqualJitter,
+        Some("decorrelated") => Strategy::Decorrelated,
+        Some("none") => Strategy::None,
+        _ => Strategy::FullJitter,
+    };
+    set_ms(&mut c.backoff.base_ms, &get(&b, "baseMs"));
+    set_ms(&mut c.backoff.max_ms, &get(&b, "maxMs"));
+    set_ms(&mut c.backoff.floor_ms, &get(&b, "floorMs"));
+    set_ms(&mut c.backoff.healthy_after_ms, &get(&b, "healthyAfterMs"));
+    if let Some(n) = get(&b, "maxAttempts").as_f64() {
+        c.backoff.max_attempts = (n.is_finite() && n >= 0.0).then(|| n.min(u32::MAX as f64) as u32);
+    }
+    set_ms(&mut c.max_retry_after_ms, &get(v, "maxRetryAfterMs"));
+    let br = get(v, "breaker");
+    if let Some(n) = get(&br, "failureThreshold").as_f64() {
+        c.breaker.failure_threshold = n.clamp(0.0, u32::MAX as f64) as u32;
+    }
+    set_ms(&mut c.breaker.cooldown_ms, &get(&br, "cooldownMs"));
+    let i = get(v, "interval");
+    c.interval.mode = match get(&i, "mode").as_string().as_deref() {
+        Some("aimd") => IntervalMode::Aimd,
+        Some("rate-window") => IntervalMode::RateWindow,
+        Some("fixed") => IntervalMode::Fixed,
+        _ => IntervalMode::Exponential,
+    };
+    set_ms(&mut c.interval.initial_ms, &get(&i, "initialMs"));
+    set_ms(&mut c.interval.min_ms, &get(&i, "minMs"));
+    set_ms(&mut c.interval.max_ms, &get(&i, "maxMs"));
+    let w = get(v, "watchdog");
+    set_ms(&mut c.watchdog.idle_timeout_ms, &get(&w, "idleTimeoutMs"));
+    set_ms(
+        &mut c.watchdog.first_event_timeout_ms,
+        &get(&w, "firstEventTimeoutMs"),
+    );
+    set_ms(
+        &mut c.long_poll.timeout_ms,
+        &get(&get(v, "longPoll"), "timeoutMs"),
+    );
+    let f = get(v, "fallback");
+    if let Some(n) = get(&f, "afterFailures").as_f64() {
+        c.fallback.after_failures = n.clamp(0.0, u32::MAX as f64) as u32;
+    }
+    set_ms(&mut c.fallback.remember_ms, &get(&f, "rememberMs"));
+}
+
 /// `o[key]`, or `undefined` when `o` is not an object or the getter throws.
-fn get(o: &JsValue, key: &str) -> JsValue {
+pub(crate) fn get(o: &JsValue, key: &str) -> JsValue {
     if !o.is_object() {
         return JsValue::UNDEFINED;
     }
     js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
-/// `o[key]` as an array of strings; non-string entries are skipped.
-fn get_strings(o: &JsValue, key: &str) -> Vec<String> {
-    let v = get(o, key);
-    if !js_sys::Array::is_array(&v) {
+/// A non-negative finite number of milliseconds, truncated.
+fn ms(v: &JsValue) -> Option<u64> {
+    v.as_f64()
+        .filter(|n| n.is_finite() && *n >= 0.0)
+        .map(|n| n as u64)
+}
+
+fn set_ms(field: &mut u64, v: &JsValue) {
+    if let Some(n) = ms(v) {
+        *field = n;
+    }
+}
+
+/// An array of strings; non-string entries are skipped.
+fn strings(v: &JsValue) -> Vec<String> {
+    if !js_sys::Array::is_array(v) {
         return Vec::new();
     }
-    js_sys::Array::from(&v)
+    js_sys::Array::from(v)
         .iter()
         .filter_map(|x| x.as_string())
         .collect()

@@ -25,13 +25,10 @@ pub enum Fact {
         /// The browser's last event ID string after this event.
         last_event_id: String,
     },
-    /// `error` fired; `closed` is true when `readyState` was CLOSED (an HTTP
-    /// failure: status ≠ 200 or wrong content type), false when CONNECTING
-    /// (a network error the browser would retry by itself).
-    Error {
-        /// `readyState == CLOSED` at the time of the error.
-        closed: bool,
-    },
+    /// `error` fired. Whatever the `readyState` (CONNECTING: a network error
+    /// the browser would retry on its own fixed clock; CLOSED: an HTTP
+    /// failure), the source is closed and the engine decides.
+    Error,
 }
 
 /// An open native EventSource and its listeners; closed and unhooked on drop.
@@ -58,12 +55,7 @@ impl NativeEventSource {
         let f = on_fact.clone();
         listeners.push(Listener::new(target, "open", move |_| f(Fact::Open)));
         let f = on_fact.clone();
-        let es = source.clone();
-        listeners.push(Listener::new(target, "error", move |_| {
-            f(Fact::Error {
-                closed: es.ready_state() == EventSource::CLOSED,
-            })
-        }));
+        listeners.push(Listener::new(target, "error", move |_| f(Fact::Error)));
         let names = core::iter::once("message").chain(events.iter().map(String::as_str));
         for name in names {
             let f = on_fact.clone();

@@ -1,0 +1,130 @@
+//! The JS event objects listeners receive (plain, structured-cloneable
+//! objects with a `type`). Shapes are those of the API contract in README.
+
+use tidings_core::engine::{Action, Message, Stats};
+use wasm_bindgen::JsValue;
+
+use super::options::Parse;
+use crate::message::set;
+
+fn object(kind: &str) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    set(&o, "type", &JsValue::from_str(kind));
+    o
+}
+
+fn num(n: u64) -> JsValue {
+    JsValue::from_f64(n as f64)
+}
+
+/// `{ type, id, lastEventId, event, data, transport }`; with `parse: "json"`
+/// the data is `JSON.parse`d, and a failure is an `error` event (code `parse`)
+/// returned as `Err`.
+pub fn message(m: &Message, transport: &str, parse: Parse) -> Result<JsValue, JsValue> {
+    let data = match parse {
+        Parse::Text => JsValue::from_str(&m.data),
+        Parse::Json => js_sys::JSON::parse(&m.data)
+            .map_err(|_| error("parse", "message data is not JSON", None, None, false))?,
+    };
+    let o = object(&m.event);
+    set(&o, "id", &JsValue::from_str(&m.id));
+    set(&o, "lastEventId", &JsValue::from_str(&m.last_event_id));
+    set(&o, "event", &JsValue::from_str(&m.event));
+    set(&o, "data", &data);
+    set(&o, "transport", &JsValue::from_str(transport));
+    Ok(o.into())
+}
+
+/// `{ type: "open", transport }`.
+pub fn open(transport: &str) -> JsValue {
+    let o = object("open");
+    set(&o, "transport", &JsValue::from_str(transport));
+    o.into()
+}
+
+/// An `Error` with `type: "error"`, `code`, `status?`, `retryInMs?`, `fatal`.
+pub fn error(
+    code: &str,
+    message: &str,
+    status: Option<u16>,
+    retry_in_ms: Option<u64>,
+    fatal: bool,
+) -> JsValue {
+    let e = super::error(code, message);
+    let o: &js_sys::Object = wasm_bindgen::JsCast::unchecked_ref(&e);
+    set(o, "type", &JsValue::from_str("error"));
+    if let Some(s) = status {
+        set(o, "status", &num(u64::from(s)));
+    }
+    if let Some(ms) = retry_in_ms {
+        set(o, "retryInMs", &num(ms));
+    }
+    set(o, "fatal", &JsValue::from_bool(fatal));
+    e
+}
+
+/// The event type and object for an engine action other than `Deliver`
+/// (`statechange`, `transportchange`, `error`, `reset`); `None` for actions
+/// the app does not see.
+pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
+    match a {
+        Action::State {
+            state,
+            reason,
+            delay_ms,
+        } => {
+            let o = object("statechange");
+            set(&o, "state", &JsValue::from_str(state.as_str()));
+            set(&o, "reason", &JsValue::from_str(reason.as_str()));
+            if let Some(ms) = delay_ms {
+                set(&o, "delayMs", &num(*ms));
+            }
+            Some(("statechange", o.into()))
+        }
+        Action::TransportChanged {
+            transport,
+            previous,
+            reason,
+        } => {
+            let o = object("transportchange");
+            set(&o, "transport", &JsValue::from_str(transport.as_str()));
+            set(
+                &o,
+                "previous",
+                &previous
+                    .map(|p| JsValue::from_str(p.as_str()))
+                    .unwrap_or(JsValue::NULL),
+            );
+            set(&o, "reason", &JsValue::from_str(reason.as_str()));
+            Some(("transportchange", o.into()))
+        }
+        Action::Error {
+            code,
+            status,
+            retry_in_ms,
+            fatal,
+        } => Some((
+            "error",
+            error(code.as_str(), code.as_str(), *status, *retry_in_ms, *fatal),
+        )),
+        Action::Reset { reason } => {
+            let o = object("reset");
+            set(&o, "reason", &JsValue::from_str(reason.as_str()));
+            Some(("reset", o.into()))
+        }
+        _ => None,
+    }
+}
+
+/// `stats()`.
+pub fn stats(s: &Stats) -> JsValue {
+    let o = js_sys::Object::new();
+    set(&o, "requests", &num(s.requests));
+    set(&o, "bytes", &num(s.bytes));
+    set(&o, "reconnects", &num(s.reconnects));
+    set(&o, "notModified", &num(s.not_modified));
+    set(&o, "duplicatesDropped", &num(s.duplicates_dropped));
+    set(&o, "currentDelayMs", &num(s.current_delay_ms));
+    set(&o, "currentIntervalMs", &num(s.current_interval_ms));
+    o.into()
+}

@@ -1,0 +1,204 @@
+//! The drive loop: one [`Engine`] per connection. Transports and page events
+//! report facts ([`feed`]); the loop drains the engine's actions, renders them
+//! (open or abort a request, arm the one timer) and queues what subscribers
+//! must hear. Nothing here decides anything: every policy is in the engine.
+//!
+//! Re-entrancy: user listeners run only after the engine borrow is released
+//! and the actions are drained. A listener that calls `close()` or subscribes
+//! again only feeds the engine; the loop that is already running picks the
+//! new actions up (`driving` guards against a nested loop).
+
+mod live;
+pub mod registry;
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use tidings_core::engine::{Action, Capabilities, Config, Engine};
+use tidings_core::time::Now;
+
+use crate::clock;
+use crate::guard::Timer;
+pub use live::AdapterOptions;
+use live::Live;
+
+/// What subscribers are told, in order (rendered to JS events by the API layer).
+pub enum Notice {
+    /// A message (`message` or a named event).
+    Message(tidings_core::engine::Message, &'static str),
+    /// Any other engine action worth telling: `Open`-state, errors, state and
+    /// transport changes, resets.
+    Action(Action),
+}
+
+/// A subscriber's callback for the connection's notices.
+pub type NoticeFn = Rc<dyn Fn(&Notice)>;
+
+/// One engine, its live request, its timer, and who listens.
+pub struct Connection {
+    engine: RefCell<Engine>,
+    live: RefCell<Option<Live>>,
+    timer: RefCell<Option<Timer>>,
+    driving: Cell<bool>,
+    outbox: RefCell<VecDeque<Notice>>,
+    listeners: RefCell<Vec<(u32, NoticeFn)>>,
+    next_listener: Cell<u32>,
+    adapter: AdapterOptions,
+    /// Set once the connection was closed; every later fact is ignored.
+    closed: Cell<bool>,
+    /// Counts facts fed, so the loop notices facts fed by listeners.
+    fed: Cell<u64>,
+}
+
+impl Connection {
+    /// Create and start a connection. Facts start flowing from the browser's
+    /// task queue; nothing is called synchronously from here but the engine.
+    pub fn start(
+        config: Config,
+        seed: u64,
+        adapter: AdapterOptions,
+        caps: Capabilities,
+    ) -> Rc<Self> {
+        let conn = Rc::new(Connection {
+            engine: RefCell::new(Engine::new(config, seed)),
+            live: RefCell::new(None),
+            timer: RefCell::new(None),
+            driving: Cell::new(false),
+            outbox: RefCell::new(VecDeque::new()),
+            listeners: RefCell::new(Vec::new()),
+            next_listener: Cell::new(0),
+            adapter,
+            closed: Cell::new(false),
+            fed: Cell::new(0),
+        });
+        feed(&conn, |e, now| e.handle_start(now, caps));
+        conn
+    }
+
+    /// Add a subscriber callback; returns its handle for [`Connection::unlisten`].
+    pub fn listen(&self, f: NoticeFn) -> u32 {
+        let id = self.next_listener.get();
+        self.next_listener.set(id.wrapping_add(1));
+        self.listeners.borrow_mut().push((id, f));
+        id
+    }
+
+    /// Remove a subscriber; returns how many remain.
+    pub fn unlisten(&self, id: u32) -> usize {
+        let mut ls = self.listeners.borrow_mut();
+        ls.retain(|(i, _)| *i != id);
+        ls.len()
+    }
+
+    /// Read engine state (never while a listener runs with a borrow held:
+    /// the borrow ends with `f`).
+    pub fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> R) -> R {
+        f(&self.engine.borrow())
+    }
+}
+
+/// Close the connection for good: the engine is told, the live request is
+/// aborted, the timer is cancelled.
+pub fn close(conn: &Rc<Connection>) {
+    if conn.closed.get() {
+        return;
+    }
+    feed(conn, |e, now| e.handle_close(now));
+    conn.closed.set(true);
+    let live = conn.live.borrow_mut().take();
+    let timer = conn.timer.borrow_mut().take();
+    drop((live, timer));
+}
+
+/// Give the engine one fact (with both clocks read now), then drive.
+pub fn feed(conn: &Rc<Connection>, f: impl FnOnce(&mut Engine, Now)) {
+    if conn.closed.get() {
+        return;
+    }
+    f(&mut conn.engine.borrow_mut(), clock::now());
+    conn.fed.set(conn.fed.get().wrapping_add(1));
+    drive(conn);
+}
+
+/// Drain the engine's actions, then tell subscribers. Runs at most once at a
+/// time; a nested call (from a listener) returns at once and its actions are
+/// drained by the running loop.
+fn drive(conn: &Rc<Connection>) {
+    if conn.driving.replace(true) {
+        return;
+    }
+    loop {
+        loop {
+            // The borrow ends with this statement: rendering an action may
+            // start JS work, which must not find the engine borrowed.
+            let action = conn.engine.borrow_mut().poll();
+            match action {
+                Action::Wait { until } => {
+                    arm_timer(conn, until);
+                    break;
+                }
+                Action::Open(req) => {
+                    let live = live::open(conn, req);
+                    let old = conn.live.borrow_mut().replace(live);
+                    drop(old);
+                }
+                Action::Abort(id) => {
+                    let matches = conn.live.borrow().as_ref().is_some_and(|l| l.id() == id);
+                    if matches {
+                        let old = conn.live.borrow_mut().take();
+                        drop(old);
+                    }
+                }
+                Action::Deliver(msg) => {
+                    let transport = conn
+                        .engine
+                        .borrow()
+                        .transport()
+                        .map(|t| t.as_str())
+                        .unwrap_or("");
+                    conn.outbox
+                        .borrow_mut()
+                        .push_back(Notice::Message(msg, transport));
+                }
+                other => conn.outbox.borrow_mut().push_back(Notice::Action(other)),
+            }
+        }
+        // Tell subscribers, one notice at a time, with no borrow held.
+        let fed_before = conn.fed.get();
+        loop {
+            let next = conn.outbox.borrow_mut().pop_front();
+            let Some(notice) = next else { break };
+            let targets: Vec<NoticeFn> = conn
+                .listeners
+                .borrow()
+                .iter()
+                .map(|(_, f)| f.clone())
+                .collect();
+            for f in targets {
+                f(&notice);
+            }
+        }
+        // A listener may have fed the engine meanwhile (e.g. `close()`):
+        // drain again so its actions are rendered.
+        if conn.fed.get() == fed_before {
+            break;
+        }
+    }
+    conn.driving.set(false);
+}
+
+/// One timer for the engine's next deadline (clamped to 2^31−1 ms by `Timer`).
+fn arm_timer(conn: &Rc<Connection>, until: Option<tidings_core::time::MonoMs>) {
+    let timer = until.map(|t| {
+        let delay_ms = t.since(clock::now().mono);
+        let weak: Weak<Connection> = Rc::downgrade(conn);
+        Timer::new(delay_ms, move || {
+            if let Some(conn) = weak.upgrade() {
+                feed(&conn, |e, now| e.handle_timer(now));
+            }
+        })
+    });
+    let old = std::mem::replace(&mut *conn.timer.borrow_mut(), timer);
+    drop(old);
+}

@@ -1,0 +1,95 @@
+//! Connections shared within a tab: two subscriptions to the same URL with the
+//! same options read one connection (DESIGN.md: Connection / Subscription
+//! split). The key is the URL plus the options as `JSON.stringify` renders
+//! them; options holding a function (`headers`) are never shared, since two
+//! functions cannot be compared for what they return.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::{AdapterOptions, Connection};
+use crate::api::options::Options;
+use crate::capabilities;
+
+thread_local! {
+    static OPEN: RefCell<Vec<(String, Rc<Connection>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The connection for `url` + `options`: an open one with the same key, or a
+/// new one. Returns the key under which it is registered (`""`: not shared).
+pub fn connect(
+    url: &str,
+    key_source: &wasm_bindgen::JsValue,
+    options: Options,
+) -> (String, Rc<Connection>) {
+    let key = share_key(url, key_source, &options);
+    if !key.is_empty() {
+        let found = OPEN.with(|o| {
+            o.borrow()
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, c)| c.clone())
+        });
+        if let Some(conn) = found {
+            return (key, conn);
+        }
+    }
+    let seed = options.seed.unwrap_or_else(random_seed);
+    let mut config = options.config;
+    config.cross_origin = capabilities::is_cross_origin(&config.url);
+    let mut native_events = config.events.clone();
+    native_events.push(config.heartbeat_event.clone());
+    native_events.push(tidings_core::engine::RESET_EVENT.into());
+    let adapter = AdapterOptions {
+        with_credentials: options.with_credentials,
+        native_events,
+    };
+    let conn = Connection::start(config, seed, adapter, capabilities::detect());
+    if !key.is_empty() {
+        OPEN.with(|o| o.borrow_mut().push((key.clone(), conn.clone())));
+    }
+    (key, conn)
+}
+
+/// Unregister `conn` (its last subscription closed).
+pub fn forget(key: &str, conn: &Rc<Connection>) {
+    if key.is_empty() {
+        return;
+    }
+    OPEN.with(|o| {
+        o.borrow_mut()
+            .retain(|(k, c)| !(k == key && Rc::ptr_eq(c, conn)))
+    });
+}
+
+fn share_key(url: &str, raw: &wasm_bindgen::JsValue, options: &Options) -> String {
+    if options.config.has_custom_headers {
+        return String::new();
+    }
+    let json = if raw.is_object() {
+        match js_sys::JSON::stringify(raw)
+            .ok()
+            .and_then(|s| s.as_string())
+        {
+            Some(s) => s,
+            None => return String::new(),
+        }
+    } else {
+        String::new()
+    };
+    let mut key = String::with_capacity(url.len() + json.len() + 1);
+    key.push_str(url);
+    key.push('\n');
+    key.push_str(&json);
+    key
+}
+
+/// 64 random bits from `crypto.getRandomValues` (via getrandom), so jitter
+/// differs between clients; the clock as a last resort if crypto is missing.
+fn random_seed() -> u64 {
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        return js_sys::Date::now() as u64;
+    }
+    u64::from_le_bytes(b)
+}

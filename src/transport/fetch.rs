@@ -1,0 +1,194 @@
+//! A `fetch` owned by a guard: aborted (via `AbortController`) on drop. Shared
+//! by `fetch-sse`, `long-poll` and `poll`, which differ only in how they read
+//! the body. Everything it learns is reported as a [`Fact`]; it decides nothing.
+
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, Response};
+
+/// The response headers the engine reads, lower-case names (exposed
+/// cross-origin only when the server lists them in
+/// `Access-Control-Expose-Headers`; `Last-Modified` is safelisted).
+const WANTED: [&str; 7] = [
+    "retry-after",
+    "date",
+    "etag",
+    "last-modified",
+    "x-poll-interval",
+    "ratelimit-reset",
+    "x-ratelimit-reset",
+];
+
+/// What a fetch reported.
+pub enum Fact {
+    /// The response head: status, content type, the headers of [`WANTED`].
+    Head {
+        /// HTTP status.
+        status: u16,
+        /// `Content-Type`, if any.
+        content_type: Option<String>,
+        /// (lower-case name, value) pairs.
+        headers: Vec<(String, String)>,
+    },
+    /// A chunk of the body, as it arrived (streaming reads).
+    Chunk(Vec<u8>),
+    /// The whole body as text (bodies that are not event streams).
+    Text {
+        /// The body.
+        text: String,
+        /// The content type says JSON (`application/json`, `…+json`).
+        json: bool,
+    },
+    /// The body ended cleanly.
+    End,
+    /// The request failed: `aborted` when we aborted it; otherwise a
+    /// `TypeError` (network failure, or CORS: the browser does not say which).
+    Failed {
+        /// We aborted it (close, timeout, a newer attempt).
+        aborted: bool,
+    },
+}
+
+/// How to read the body.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// Chunk by chunk as it arrives (`fetch-sse`).
+    Stream,
+    /// Chunks when the response is `text/event-stream`, else all at once as
+    /// text (`long-poll`, `poll`).
+    ByContentType,
+}
+
+/// An in-flight request; aborting on drop cancels the body read as well.
+pub struct Fetch {
+    controller: AbortController,
+}
+
+impl Drop for Fetch {
+    fn drop(&mut self) {
+        self.controller.abort();
+    }
+}
+
+/// What to send.
+pub struct Request<'a> {
+    /// Absolute or relative URL, query already rendered.
+    pub url: &'a str,
+    /// Request headers; values are UTF-8 (see [`latin1_bytes`]).
+    pub headers: &'a [(String, String)],
+    /// `credentials: "include"` instead of `"same-origin"`.
+    pub with_credentials: bool,
+    /// How the body is read.
+    pub read: Read,
+}
+
+impl Fetch {
+    /// Start `req`; facts go to `on_fact` from the browser's task queue (never
+    /// synchronously from here). Errors: `AbortController` missing.
+    pub fn start(req: Request<'_>, on_fact: Rc<dyn Fn(Fact)>) -> Result<Fetch, JsValue> {
+        let controller = AbortController::new()?;
+        let init = RequestInit::new();
+        init.set_method("GET");
+        // Polls must see their own 304s: the HTTP cache must never answer for
+        // the server or turn a 304 into a 200 (WHATWG Fetch "no-store").
+        init.set_cache(web_sys::RequestCache::NoStore);
+        init.set_credentials(if req.with_credentials {
+            web_sys::RequestCredentials::Include
+        } else {
+            web_sys::RequestCredentials::SameOrigin
+        });
+        init.set_signal(Some(&controller.signal()));
+        let headers = Headers::new()?;
+        for (name, value) in req.headers {
+            headers.set(name, &latin1_bytes(value))?;
+        }
+        init.set_headers(&headers);
+        let promise = fetch(req.url, &init);
+        let signal = controller.signal();
+        let read = req.read;
+        wasm_bindgen_futures::spawn_local(async move {
+            if run(promise, read, &on_fact).await.is_err() {
+                on_fact(Fact::Failed {
+                    aborted: signal.aborted(),
+                });
+            }
+        });
+        Ok(Fetch { controller })
+    }
+}
+
+fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
+    // `fetch` on the global scope, so it also works in workers.
+    let global = js_sys::global();
+    match global.dyn_ref::<web_sys::Window>() {
+        Some(w) => w.fetch_with_str_and_init(url, init),
+        None => global
+            .unchecked_ref::<web_sys::WorkerGlobalScope>()
+            .fetch_with_str_and_init(url, init),
+    }
+}
+
+async fn run(
+    promise: js_sys::Promise,
+    read: Read,
+    on_fact: &Rc<dyn Fn(Fact)>,
+) -> Result<(), JsValue> {
+    let response: Response = JsFuture::from(promise).await?.dyn_into()?;
+    let h = response.headers();
+    let mut headers = Vec::new();
+    for name in WANTED {
+        if let Ok(Some(v)) = h.get(name) {
+            headers.push((name.to_string(), v));
+        }
+    }
+    let content_type = h.get("content-type").ok().flatten();
+    let media = content_type.as_deref().unwrap_or("").to_ascii_lowercase();
+    let event_stream = media.starts_with("text/event-stream");
+    let json = media.starts_with("application/json") || media.contains("+json");
+    on_fact(Fact::Head {
+        status: response.status(),
+        content_type,
+        headers,
+    });
+    match read {
+        Read::ByContentType if !event_stream => {
+            let text = JsFuture::from(response.text()?).await?;
+            on_fact(Fact::Text {
+                text: text.as_string().unwrap_or_default(),
+                json,
+            });
+        }
+        _ => {
+            let Some(body) = response.body() else {
+                on_fact(Fact::End);
+                return Ok(());
+            };
+            let reader: ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
+            loop {
+                let chunk = JsFuture::from(reader.read()).await?;
+                if js_sys::Reflect::get(&chunk, &"done".into())?.is_truthy() {
+                    break;
+                }
+                let value = js_sys::Reflect::get(&chunk, &"value".into())?;
+                let bytes = js_sys::Uint8Array::new(&value).to_vec();
+                on_fact(Fact::Chunk(bytes));
+            }
+        }
+    }
+    on_fact(Fact::End);
+    Ok(())
+}
+
+/// A header value for the JS `Headers` API, which takes a ByteString (code
+/// points ≤ U+00FF) and throws on anything above: each UTF-8 byte of `value`
+/// becomes one code point, so the bytes on the wire are the UTF-8 of `value`
+/// (BC-08: a `Last-Event-ID` of U+2026 goes out as E2 80 A6).
+pub fn latin1_bytes(value: &str) -> String {
+    if value.is_ascii() {
+        return value.to_string();
+    }
+    value.bytes().map(char::from).collect()
+}
