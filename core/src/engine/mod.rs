@@ -435,7 +435,7 @@ impl Engine {
         let transport = a.transport;
         self.stats.bytes = self.stats.bytes.saturating_add(len);
         if transport == TransportKind::FetchSse && parse && first_byte && len > 0 {
-            self.mark_success(transport);
+            self.mark_success(transport, true);
         }
         if parse {
             let mut items = mem::take(&mut self.items);
@@ -888,7 +888,7 @@ impl Engine {
             self.new_body();
         } else {
             // `open` is all a native EventSource shows of a usable answer.
-            self.mark_success(transport);
+            self.mark_success(transport, true);
         }
         self.set_state(State::Open, reason, None);
     }

@@ -155,7 +155,7 @@ impl Engine {
             // Any successful response of a request transport resets the count.
             self.backoff.record_healthy();
         }
-        self.mark_success(attempt.transport);
+        self.mark_success(attempt.transport, attempt.status.is_some());
         if self.state != State::Open {
             self.set_state(State::Open, attempt.reason, None);
         }
@@ -195,9 +195,12 @@ impl Engine {
     /// new 401 refresh. The backoff count is NOT reset here: for a stream only
     /// `healthyAfterMs` open with a byte does that (BC-11: not headers, not a
     /// short connection that delivered events).
-    pub(crate) fn mark_success(&mut self, transport: TransportKind) {
+    /// `answered`: the server itself answered (a response head, an `open`);
+    /// a long-poll hold that timed out on the client is a success without
+    /// proving the transport works.
+    pub(crate) fn mark_success(&mut self, transport: TransportKind, answered: bool) {
         self.breaker.record_success();
-        self.selector.on_success(transport);
+        self.selector.on_success(transport, answered);
         self.auth_refreshed = false;
     }
 

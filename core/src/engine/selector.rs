@@ -190,8 +190,11 @@ impl Selector {
 
     /// `transport` delivered (first byte or event of a stream, or a successful
     /// response): clear the evidence; a successful probe ends the downgrade.
-    pub fn on_success(&mut self, transport: TransportKind) {
-        self.proven |= bit(transport);
+    /// `answered`: the server answered (marks the transport proven).
+    pub fn on_success(&mut self, transport: TransportKind, answered: bool) {
+        if answered {
+            self.proven |= bit(transport);
+        }
         if transport != self.current {
             return;
         }
@@ -365,7 +368,7 @@ mod tests {
         );
         // Next probe succeeds: restored.
         assert!(s.before_attempt(at(1_200_100)).is_some());
-        s.on_success(fs);
+        s.on_success(fs, true);
         assert_eq!((s.current(), s.downgrade(), s.probing()), (fs, None, false));
     }
 
@@ -373,7 +376,7 @@ mod tests {
     fn proven_transport_ignores_open_failures_not_silence() {
         let mut s = selector(&Config::new("/u"));
         let es = TransportKind::EventSource;
-        s.on_success(es);
+        s.on_success(es, true);
         for _ in 0..5 {
             assert_eq!(s.on_failure(at(0), es, Some(Reason::OpenFailed)), None);
         }
