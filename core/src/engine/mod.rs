@@ -1009,13 +1009,12 @@ impl Engine {
         });
     }
 
-    /// Emit `State` when something changed (every `waiting` is news: it
-    /// carries a new delay).
+    /// Emit `State` when the state or its reason changed (every `waiting` is
+    /// news: it carries a new delay).
     fn set_state(&mut self, state: State, reason: Reason, delay_ms: Option<u64>) {
-        let changed = state != self.state
-            || state == State::Waiting
-            || (state == State::Connecting && self.state_reason != Some(reason));
-        if !changed && self.state_reason.is_some() {
+        let changed =
+            state != self.state || self.state_reason != Some(reason) || state == State::Waiting;
+        if !changed {
             return;
         }
         self.state = state;
