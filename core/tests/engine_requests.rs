@@ -1,0 +1,329 @@
+//! The request transports through the engine: conditional polls (ETag,
+//! 304, an unchanged 200), the adaptive interval and its clamped hints, a
+//! failing poller that never polls faster than a healthy one, network tiers,
+//! long-poll with nchan-style validators, JSON bodies, raw resources, and
+//! the rules every transport shares (events filter, dedupe, `reset`).
+
+#[path = "engine_support.rs"]
+mod support;
+
+use support::*;
+use tidings_core::engine::{
+    Action, Config, NetworkHint, ResetReason, ResponseHead, State, TransportKind,
+};
+
+fn poll_config() -> Config {
+    let mut c = Config::new("/resource");
+    c.transports = vec![TransportKind::Poll];
+    c
+}
+
+fn lp_config() -> Config {
+    let mut c = Config::new("/sub");
+    c.transports = vec![TransportKind::LongPoll];
+    c
+}
+
+fn etag_head(status: u16, etag: &str) -> ResponseHead {
+    ResponseHead::new(status)
+        .with_content_type("application/octet-stream")
+        .with_header("etag", etag)
+}
+
+/// Polling an unchanged resource: the first answer delivers the body (id =
+/// ETag), every later request is conditional, 304s slow the interval down
+/// (×2 up to 5 min) and deliver nothing.
+#[test]
+fn poll_unchanged_resource_slows_down() {
+    let mut sim = Sim::new(poll_config(), 1);
+    let o = the_open(&sim.start());
+    assert_eq!(o.headers, []);
+    assert_eq!(o.timeout_ms, None);
+    sim.head(o.id, etag_head(200, "W/\"v1\""));
+    sim.resource(o.id, "hello");
+    let m = &sim.delivered()[0];
+    assert_eq!(
+        (m.id.as_str(), m.data.as_str(), m.event.as_str()),
+        ("W/\"v1\"", "hello", "message")
+    );
+    let mut times = vec![];
+    for _ in 0..10 {
+        let o = sim.must_open(400_000);
+        times.push(sim.last_open_at);
+        assert_eq!(header(&o, "If-None-Match"), Some("W/\"v1\""));
+        sim.head(o.id, ResponseHead::new(304));
+    }
+    let gaps: Vec<u64> = std::iter::once(times[0])
+        .chain(times.windows(2).map(|w| w[1] - w[0]))
+        .collect();
+    assert_eq!(
+        gaps,
+        [2500, 5000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000, 300_000]
+    );
+    let stats = sim.engine.stats();
+    assert_eq!((stats.requests, stats.not_modified), (11, 10));
+    assert_eq!(stats.current_interval_ms, 300_000);
+    assert_eq!(sim.delivered().len(), 1);
+    let all: Vec<Action> = sim.log.iter().map(|(_, a)| a.clone()).collect();
+    assert_eq!(states(&all).last().map(|s| s.0), Some(State::Open));
+}
+
+/// A server that ignores the conditional request and sends the same weak
+/// ETag again: "unchanged", nothing delivered, the interval slows.
+#[test]
+fn poll_unchanged_200_delivers_nothing() {
+    let mut sim = Sim::new(poll_config(), 2);
+    let o = the_open(&sim.start());
+    sim.head(o.id, etag_head(200, "\"v1\""));
+    sim.resource(o.id, "a");
+    let o = sim.must_open(10_000);
+    sim.head(o.id, etag_head(200, "W/\"v1\""));
+    sim.resource(o.id, "a");
+    assert_eq!(sim.delivered().len(), 1);
+    assert_eq!(sim.engine.stats().not_modified, 1);
+    assert_eq!(sim.engine.stats().current_interval_ms, 5000);
+    // A change speeds up again.
+    let o = sim.must_open(10_000);
+    sim.head(o.id, etag_head(200, "\"v2\""));
+    sim.resource(o.id, "b");
+    assert_eq!(sim.engine.stats().current_interval_ms, 2500);
+    assert_eq!(
+        data(&sim.log.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()),
+        ["a", "b"]
+    );
+}
+
+/// Server hints are clamped into [minMs, maxMs]: `X-Poll-Interval` (seconds)
+/// and JSON `_polling.next_interval_ms`; an SSE `retry:` in a poll body is a
+/// floor.
+#[test]
+fn poll_hints_are_clamped() {
+    let mut sim = Sim::new(poll_config(), 3);
+    let o = the_open(&sim.start());
+    sim.head(
+        o.id,
+        etag_head(304, "\"x\"").with_header("x-poll-interval", "60"),
+    );
+    assert_eq!(sim.engine.stats().current_interval_ms, 60_000);
+    let o = sim.must_open(100_000);
+    assert_eq!(sim.last_open_at, 60_000);
+    sim.head(
+        o.id,
+        ResponseHead::new(304).with_header("x-poll-interval", "0.1"),
+    );
+    assert_eq!(sim.engine.stats().current_interval_ms, 1000);
+    let o = sim.must_open(100_000);
+    sim.head(
+        o.id,
+        ResponseHead::new(200).with_content_type("application/json"),
+    );
+    sim.messages(o.id, vec![msg(Some("1"), None, "{}")], Some(86_400_000));
+    assert_eq!(sim.engine.stats().current_interval_ms, 300_000);
+    let o = sim.must_open(400_000);
+    sim.head(
+        o.id,
+        ResponseHead::new(200).with_content_type("text/event-stream"),
+    );
+    sim.bytes(o.id, b"retry: 20000\nid: 2\ndata: y\n\n");
+    sim.end(o.id);
+    // Changed answer halves 300 s → 150 s; the retry floor is below it.
+    assert_eq!(sim.engine.stats().current_interval_ms, 150_000);
+    assert_eq!(sim.engine.last_event_id(), "2");
+}
+
+/// A failing poller never polls faster than a healthy one: its retry delay
+/// is the current interval plus the backoff jitter.
+#[test]
+fn failing_poller_keeps_its_interval_as_floor() {
+    let mut sim = Sim::new(poll_config(), 4);
+    let o = the_open(&sim.start());
+    sim.head(
+        o.id,
+        ResponseHead::new(304).with_header("x-poll-interval", "60"),
+    );
+    let mut o = sim.must_open(100_000);
+    let mut delays = vec![];
+    for _ in 0..4 {
+        let acts = sim.head(o.id, ResponseHead::new(502));
+        delays.push(states(&acts)[0].2.unwrap_or(0));
+        o = sim.must_open(400_000);
+    }
+    assert!(delays.iter().all(|&d| d >= 60_000), "{delays:?}");
+    assert_eq!(delays, [60_216, 60_893, 61_719, 61_967]);
+}
+
+/// Network tiers stretch the interval (RTT 120 ms: ×3), within bounds.
+#[test]
+fn network_hint_stretches_the_interval() {
+    let mut sim = Sim::new(poll_config(), 5);
+    let o = the_open(&sim.start());
+    sim.engine.handle_network_hint(
+        sim.now,
+        NetworkHint {
+            rtt_ms: Some(120),
+            ..NetworkHint::default()
+        },
+    );
+    sim.drain();
+    sim.head(o.id, ResponseHead::new(304));
+    assert_eq!(sim.engine.stats().current_interval_ms, 30_000);
+    sim.engine.handle_network_hint(
+        sim.now,
+        NetworkHint {
+            save_data: true,
+            ..NetworkHint::default()
+        },
+    );
+    assert_eq!(sim.engine.stats().current_interval_ms, 300_000);
+}
+
+/// Long-poll against an nchan-style server: one message per response with
+/// `Last-Modified` + `Etag`, taken back as `If-Modified-Since` +
+/// `If-None-Match`; the cursor parameter is nchan's `last_event_id`
+/// (cross-origin: query). Messages re-request at once; an empty hold ends
+/// with 304.
+#[test]
+fn long_poll_nchan_validators() {
+    let mut config = lp_config();
+    config.cross_origin = true;
+    config.last_event_id_param = "last_event_id".into();
+    let mut sim = Sim::new(config, 6);
+    let o = the_open(&sim.start());
+    assert_eq!(o.timeout_ms, Some(35_000));
+    assert_eq!(o.url, "/sub");
+    let lm = "Tue, 14 Nov 2023 22:13:20 GMT";
+    sim.head(
+        o.id,
+        ResponseHead::new(200)
+            .with_content_type("text/plain")
+            .with_header("last-modified", lm)
+            .with_header("etag", "0"),
+    );
+    sim.resource(o.id, "first");
+    let o = sim.must_open(1000);
+    assert!(sim.last_open_at <= 100);
+    assert_eq!(header(&o, "If-None-Match"), Some("0"));
+    assert_eq!(header(&o, "If-Modified-Since"), Some(lm));
+    sim.run_for(30_000);
+    sim.head(o.id, ResponseHead::new(304));
+    let o = sim.must_open(1000);
+    assert_eq!(header(&o, "If-None-Match"), Some("0"));
+    let delivered: Vec<(String, String)> = sim
+        .delivered()
+        .into_iter()
+        .map(|m| (m.id, m.data))
+        .collect();
+    assert_eq!(delivered, [("0".to_string(), "first".to_string())]);
+}
+
+/// Long-poll JSON bodies: the cursor moves with each message's id and
+/// travels as `Last-Event-ID` (same-origin); replayed ids are dropped.
+#[test]
+fn long_poll_json_messages_and_dedupe() {
+    let mut sim = Sim::new(lp_config(), 7);
+    let o = the_open(&sim.start());
+    sim.head(
+        o.id,
+        ResponseHead::new(200).with_content_type("application/json; charset=utf-8"),
+    );
+    sim.messages(
+        o.id,
+        vec![msg(Some("1"), None, "a"), msg(Some("2"), None, "b")],
+        None,
+    );
+    let o = sim.must_open(1000);
+    assert_eq!(header(&o, "Last-Event-ID"), Some("2"));
+    sim.head(
+        o.id,
+        ResponseHead::new(200).with_content_type("application/json"),
+    );
+    sim.messages(
+        o.id,
+        vec![
+            msg(Some("2"), None, "b"),
+            msg(Some("3"), None, "c"),
+            msg(None, None, "no id"),
+        ],
+        None,
+    );
+    assert_eq!(
+        data(&sim.log.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()),
+        ["a", "b", "c", "no id"]
+    );
+    assert_eq!(sim.engine.stats().duplicates_dropped, 1);
+    assert_eq!(sim.engine.last_event_id(), "3");
+}
+
+/// The `events` filter and `reset` are the same on every transport: named
+/// events not listed are dropped, `heartbeat` is never delivered, `reset`
+/// becomes an `Action::Reset` (and clears dedupe).
+#[test]
+fn events_filter_heartbeat_and_reset_on_every_transport() {
+    let body = b"event: price\ndata: 1\n\nevent: other\ndata: 2\n\nevent: heartbeat\ndata:\n\nid: 5\nevent: reset\ndata: gone\n\nid: 5\ndata: again\n\n";
+    let expect = ["1", "again"];
+    // fetch-sse
+    let mut config = fetch_sse_config();
+    config.events = vec!["price".into()];
+    let mut sim = Sim::new(config.clone(), 8);
+    let o = the_open(&sim.start());
+    let acts = sim.stream(o.id, body);
+    check(&acts, &expect);
+    // long-poll with an event-stream body
+    config.transports = vec![TransportKind::LongPoll];
+    let mut sim = Sim::new(config.clone(), 8);
+    let o = the_open(&sim.start());
+    let mut acts = sim.head(o.id, ResponseHead::event_stream());
+    acts.extend(sim.bytes(o.id, body));
+    check(&acts, &expect);
+    // poll with JSON
+    config.transports = vec![TransportKind::Poll];
+    let mut sim = Sim::new(config.clone(), 8);
+    let o = the_open(&sim.start());
+    sim.head(
+        o.id,
+        ResponseHead::new(200).with_content_type("application/json"),
+    );
+    let acts = sim.messages(
+        o.id,
+        vec![
+            msg(None, Some("price"), "1"),
+            msg(None, Some("other"), "2"),
+            msg(None, Some("heartbeat"), ""),
+            msg(Some("5"), Some("reset"), "gone"),
+            msg(Some("5"), None, "again"),
+        ],
+        None,
+    );
+    check(&acts, &expect);
+    // native EventSource
+    config.transports = vec![TransportKind::EventSource];
+    let mut sim = Sim::new(config, 8);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    let mut acts = vec![];
+    for (ev, d, id) in [
+        ("price", "1", ""),
+        ("other", "2", ""),
+        ("heartbeat", "", ""),
+        ("reset", "gone", "5"),
+        ("message", "again", "5"),
+    ] {
+        acts.extend(sim.native(o.id, ev, d, id));
+    }
+    // Natively, "again" repeats the cursor "5": no own id, delivered.
+    check(&acts, &expect);
+
+    fn check(acts: &[Action], expect: &[&str]) {
+        assert_eq!(data(acts), expect);
+        let resets: Vec<_> = acts
+            .iter()
+            .filter(|a| matches!(a, Action::Reset { .. }))
+            .collect();
+        assert_eq!(
+            resets,
+            [&Action::Reset {
+                reason: ResetReason::Server
+            }]
+        );
+    }
+}
