@@ -26,7 +26,7 @@ mod connection;
 #[cfg(target_arch = "wasm32")]
 mod guard;
 #[cfg(target_arch = "wasm32")]
-pub mod message;
+mod js;
 #[cfg(target_arch = "wasm32")]
 mod transport;
 

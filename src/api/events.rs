@@ -5,7 +5,7 @@ use tidings_core::engine::{Action, Message, Stats};
 use wasm_bindgen::JsValue;
 
 use super::options::Parse;
-use crate::message::set;
+use crate::js::set;
 
 fn object(kind: &str) -> js_sys::Object {
     let o = js_sys::Object::new();

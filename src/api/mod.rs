@@ -53,6 +53,6 @@ pub(crate) fn is_allowed_url(url: &str) -> bool {
 /// A JS `Error` with a stable `code` property (the contract's error codes).
 pub(crate) fn error(code: &str, message: &str) -> JsValue {
     let e = js_sys::Error::new(message);
-    crate::message::set(&e, "code", &JsValue::from_str(code));
+    crate::js::set(&e, "code", &JsValue::from_str(code));
     e.into()
 }
