@@ -15,6 +15,7 @@ use tower_http::services::ServeDir;
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::faults::{self, Faults};
 use crate::hub::Hub;
 use crate::log::RequestLog;
 use crate::{cors, log, publish, sse};
@@ -25,6 +26,7 @@ pub struct Shared {
     pub cfg: Config,
     pub hub: Hub,
     pub log: RequestLog,
+    pub faults: Faults,
     pub clock: Clock,
     /// Cancelled on shutdown: open streams end so shutdown does not hang.
     pub shutdown: CancellationToken,
@@ -41,6 +43,7 @@ impl Shared {
         Arc::new(Shared {
             hub: Hub::new(cap, queue),
             log: RequestLog::new(cfg.log_capacity, cfg.quiet),
+            faults: Faults::default(),
             clock: Clock::start(),
             shutdown: CancellationToken::new(),
             next_req: AtomicU64::new(1),
@@ -73,8 +76,16 @@ pub fn router(s: AppState) -> Router {
         .route("/publish", post(publish::publish))
         .route("/_log", get(log::get_log))
         .route("/_log/clear", post(log::clear_log))
+        .route(
+            "/_faults",
+            get(faults::get_faults)
+                .post(faults::post_faults)
+                .delete(faults::delete_faults),
+        )
+        .route("/_restart", post(faults::post_restart))
         .nest_service("/pkg", pkg)
         .fallback_service(www)
+        .layer(from_fn_with_state(s.clone(), faults::middleware))
         .layer(cors::layer())
         .layer(from_fn_with_state(s.clone(), log::middleware))
         .with_state(s)

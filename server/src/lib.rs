@@ -10,6 +10,7 @@ pub mod clock;
 pub mod config;
 pub mod cors;
 pub mod cursor;
+pub mod faults;
 pub mod hub;
 pub mod log;
 pub mod publish;
