@@ -2,6 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use axum::extract::Request;
 use axum::http::{header, HeaderValue};
@@ -13,11 +14,12 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tower_http::services::ServeDir;
 
-use crate::clock::Clock;
+use crate::clock::{wall_now, Clock};
 use crate::config::Config;
+use crate::faults::{self, Faults};
 use crate::hub::Hub;
 use crate::log::RequestLog;
-use crate::{cors, log, publish, sse};
+use crate::{cors, log, long_poll, poll, publish, sse};
 
 /// Everything the handlers share.
 #[derive(Debug)]
@@ -25,7 +27,11 @@ pub struct Shared {
     pub cfg: Config,
     pub hub: Hub,
     pub log: RequestLog,
+    pub faults: Faults,
     pub clock: Clock,
+    /// Wall time of the start (`Last-Modified` of `/resource` before the
+    /// first publish).
+    pub started: SystemTime,
     /// Cancelled on shutdown: open streams end so shutdown does not hang.
     pub shutdown: CancellationToken,
     next_req: AtomicU64,
@@ -41,7 +47,9 @@ impl Shared {
         Arc::new(Shared {
             hub: Hub::new(cap, queue),
             log: RequestLog::new(cfg.log_capacity, cfg.quiet),
+            faults: Faults::default(),
             clock: Clock::start(),
+            started: wall_now(),
             shutdown: CancellationToken::new(),
             next_req: AtomicU64::new(1),
             next_conn: AtomicU64::new(1),
@@ -71,10 +79,21 @@ pub fn router(s: AppState) -> Router {
     Router::new()
         .route("/sse", get(sse::sse))
         .route("/publish", post(publish::publish))
+        .route("/long-poll", get(long_poll::long_poll))
+        .route("/poll", get(poll::poll))
+        .route("/resource", get(poll::resource))
         .route("/_log", get(log::get_log))
         .route("/_log/clear", post(log::clear_log))
+        .route(
+            "/_faults",
+            get(faults::get_faults)
+                .post(faults::post_faults)
+                .delete(faults::delete_faults),
+        )
+        .route("/_restart", post(faults::post_restart))
         .nest_service("/pkg", pkg)
         .fallback_service(www)
+        .layer(from_fn_with_state(s.clone(), faults::middleware))
         .layer(cors::layer())
         .layer(from_fn_with_state(s.clone(), log::middleware))
         .with_state(s)

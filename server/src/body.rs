@@ -10,13 +10,15 @@ use http_body::{Frame, SizeHint};
 
 use crate::app::AppState;
 
-/// Counts completed SSE blocks that carried an `id` field, in a byte stream
-/// split anywhere (LF, CRLF and CR line ends).
+/// Counts completed SSE blocks that carried an `id` field and data (events a
+/// client dispatches with an id), in a byte stream split anywhere (LF, CRLF
+/// and CR line ends).
 #[derive(Debug, Default, Clone)]
 pub struct SseCounter {
-    head: [u8; 3],
+    head: [u8; 5],
     line_len: usize,
     block_has_id: bool,
+    block_has_data: bool,
     prev_cr: bool,
     /// Events (blocks with an id) completed so far.
     pub events: u64,
@@ -36,21 +38,27 @@ impl SseCounter {
             if b == b'\n' || b == b'\r' {
                 self.prev_cr = b == b'\r';
                 if self.line_len == 0 {
-                    if self.block_has_id {
-                        self.block_has_id = false;
+                    let event = self.block_has_id && self.block_has_data;
+                    self.block_has_id = false;
+                    self.block_has_data = false;
+                    if event {
                         self.events += 1;
                         if self.events >= limit {
                             return Some(i + 1);
                         }
                     }
                 } else if (self.line_len == 2 && &self.head[..2] == b"id")
-                    || (self.line_len >= 3 && &self.head == b"id:")
+                    || (self.line_len >= 3 && &self.head[..3] == b"id:")
                 {
                     self.block_has_id = true;
+                } else if (self.line_len == 4 && &self.head[..4] == b"data")
+                    || (self.line_len >= 5 && &self.head == b"data:")
+                {
+                    self.block_has_data = true;
                 }
                 self.line_len = 0;
             } else {
-                if self.line_len < 3 {
+                if self.line_len < self.head.len() {
                     self.head[self.line_len] = b;
                 }
                 self.line_len += 1;
@@ -225,7 +233,7 @@ mod tests {
 
     #[test]
     fn counts_blocks_with_ids_split_anywhere() {
-        let text = b"retry: 1000\n\n: hb\nevent: heartbeat\ndata:\n\nid: 1\ndata: a\n\nid: 2\r\ndata: b\r\n\r\nevent: reset\ndata: {}\n\nid\ndata: c\r\rid: 4\ndata: d\n\n";
+        let text = b"retry: 1000\n\n: hb\nevent: heartbeat\ndata:\n\nid: 1\ndata: a\n\nid: 2\r\ndata: b\r\n\r\nevent: reset\ndata: {}\n\nid: 9\n\nid\ndata\r\rid: 4\ndata: d\n\n";
         for split in 0..text.len() {
             let mut c = SseCounter::default();
             c.count(&text[..split]);

@@ -43,6 +43,15 @@ impl Event {
     pub fn id_string(&self) -> String {
         self.id.to_string()
     }
+
+    /// `{"id": "<n>", "event"?: "<name>", "data": "<text>"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::json!({ "id": self.id_string(), "data": self.data });
+        if let (Some(e), serde_json::Value::Object(m)) = (&self.event, &mut v) {
+            m.insert("event".into(), serde_json::Value::String(e.clone()));
+        }
+        v
+    }
 }
 
 /// Formats one SSE block. Multi-line data (LF, CRLF or CR) becomes several
@@ -152,6 +161,31 @@ impl ResetReason {
 pub struct Replay {
     pub reset: Option<ResetReason>,
     pub events: Vec<Arc<Event>>,
+    /// The newest id when the answer was taken (0 = none yet): after a
+    /// reset, the cursor the client should continue from.
+    pub head: u64,
+}
+
+impl Replay {
+    /// After a reset: an id-only block that moves the client's cursor to the
+    /// head (`id:` with no value when nothing was published), so a client
+    /// that reconnects before the next event does not get the reset again.
+    /// It dispatches no event.
+    pub fn head_block(&self) -> String {
+        if self.head == 0 {
+            "id:\n\n".to_string()
+        } else {
+            format!("id: {}\n\n", self.head)
+        }
+    }
+
+    pub fn head_id(&self) -> String {
+        if self.head == 0 {
+            String::new()
+        } else {
+            self.head.to_string()
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -244,10 +278,12 @@ impl Hub {
         let reset = Replay {
             reset: Some(ResetReason::CursorTooOld),
             events: Vec::new(),
+            head: g.last_id,
         };
         let none = Replay {
             reset: None,
             events: Vec::new(),
+            head: g.last_id,
         };
         match cursor {
             Cursor::None => none,
@@ -272,6 +308,7 @@ impl Hub {
                 Replay {
                     reset: None,
                     events: g.buf.iter().skip(skip).cloned().collect(),
+                    head: g.last_id,
                 }
             }
         }
@@ -396,6 +433,17 @@ mod tests {
         h.publish(None, "x".into());
         let live = rx.recv().await.ok().map(|e| e.id);
         assert_eq!(live, Some(3));
+    }
+
+    #[test]
+    fn reset_carries_the_head() {
+        let h = hub_with(2, 5);
+        let r = h.replay(&Cursor::Id(1));
+        assert_eq!(r.head, 5);
+        assert_eq!(r.head_block(), "id: 5\n\n");
+        let empty = Hub::new(2, 4).replay(&Cursor::Id(3));
+        assert_eq!(empty.head_block(), "id:\n\n");
+        assert_eq!(empty.head_id(), "");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! tidings-server: the reference server for tidings (demo and tests).
 //!
-//! Endpoints: `GET /sse`, `POST /publish`, `GET /_log`, `POST /_log/clear`,
-//! static `www/` at `/` and the npm package at `/pkg/`. See the README of
+//! Endpoints: `GET /sse`, `GET /long-poll`, `GET /poll`, `GET /resource`,
+//! `POST /publish`, `GET /_log`, `POST /_log/clear`, `/_faults`,
+//! `POST /_restart`, static `www/` at `/` and the npm package at `/pkg/`. See the README of
 //! this crate for the request and response shapes.
 
 pub mod app;
@@ -10,11 +11,15 @@ pub mod clock;
 pub mod config;
 pub mod cors;
 pub mod cursor;
+pub mod faults;
 pub mod hub;
 pub mod log;
+pub mod long_poll;
+pub mod poll;
 pub mod publish;
 pub mod serve;
 pub mod sse;
+pub mod validators;
 
 pub use config::Config;
 pub use serve::Server;

@@ -110,6 +110,34 @@ impl RequestLog {
         lock(&self.entries).clear();
     }
 
+    /// Records a request refused during a restart window (no response).
+    pub fn refused<B>(&self, s: &crate::app::Shared, conn: u64, req: &axum::http::Request<B>) {
+        let req_id = s.next_req_id();
+        let now = s.clock.ms();
+        let path = req.uri().path().to_string();
+        self.push(LogEntry {
+            req: req_id,
+            conn,
+            method: req.method().to_string(),
+            path: path.clone(),
+            query: req.uri().query().map(str::to_string),
+            headers: pick_headers(req.headers()),
+            t_ms: now,
+            status: Some(0),
+            head_ms: None,
+            end_ms: Some(now),
+            end: Some("error"),
+            stream: false,
+            events: 0,
+            bytes: 0,
+            fault: Some(serde_json::json!({ "kind": "restart", "mode": "refuse" })),
+        });
+        self.print(&format!(
+            "conn={conn} req={req_id} {} {path} refused (restarting)",
+            req.method()
+        ));
+    }
+
     /// One line on stdout (flushed), unless `--quiet`.
     pub fn print(&self, line: &str) {
         if self.quiet {
@@ -121,17 +149,25 @@ impl RequestLog {
     }
 }
 
-/// Where the fault middleware notes the fault it applied (read back by the
-/// log middleware).
-#[derive(Debug, Clone, Default)]
-pub struct FaultNote(Arc<Mutex<Option<Value>>>);
+/// Where the fault middleware notes the fault it applied: recorded in the
+/// log at once (visible while the request is pending) and read back by the
+/// log middleware for the stdout line.
+#[derive(Debug, Clone)]
+pub struct FaultNote {
+    value: Arc<Mutex<Option<Value>>>,
+    state: AppState,
+    req: u64,
+}
 
 impl FaultNote {
     pub fn set(&self, v: Value) {
-        *lock(&self.0) = Some(v);
+        self.state
+            .log
+            .update(self.req, |e| e.fault = Some(v.clone()));
+        *lock(&self.value) = Some(v);
     }
     pub fn get(&self) -> Option<Value> {
-        lock(&self.0).clone()
+        lock(&self.value).clone()
     }
 }
 
@@ -171,7 +207,11 @@ pub async fn middleware(State(s): State<AppState>, mut req: Request, next: Next)
     let query = req.uri().query().map(str::to_string);
     let recorded = !path.starts_with("/_log");
     let headers = pick_headers(req.headers());
-    let note = FaultNote::default();
+    let note = FaultNote {
+        value: Arc::default(),
+        state: s.clone(),
+        req: req_id,
+    };
     req.extensions_mut().insert(note.clone());
     req.extensions_mut().insert(ReqId(req_id));
     if recorded {
@@ -194,7 +234,13 @@ pub async fn middleware(State(s): State<AppState>, mut req: Request, next: Next)
         });
     }
 
+    let mut pending = Pending {
+        state: s.clone(),
+        req: req_id,
+        armed: recorded,
+    };
     let mut resp = next.run(req).await;
+    pending.armed = false;
 
     let status = resp.status().as_u16();
     let no_date = resp.extensions().get::<NoDate>().is_some();
@@ -231,13 +277,38 @@ pub async fn middleware(State(s): State<AppState>, mut req: Request, next: Next)
         line.push_str(&format!(" {k}={v}"));
     }
     if let Some(f) = &fault {
-        line.push_str(&format!(" fault={f}"));
+        let kind = f["kind"].as_str().unwrap_or("?");
+        match f["rule"].as_u64() {
+            Some(rule) => line.push_str(&format!(" fault={kind}#{rule}")),
+            None => line.push_str(&format!(" fault={kind}")),
+        }
     }
     s.log.print(&line);
 
     let (parts, body) = resp.into_parts();
     let body = Tracked::new(body, s.clone(), req_id, conn, path, stream);
     Response::from_parts(parts, axum::body::Body::new(body))
+}
+
+/// Marks a request whose handler was dropped before answering (the client
+/// went away, or `/_restart` dropped the connection) as status 0.
+struct Pending {
+    state: AppState,
+    req: u64,
+    armed: bool,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if self.armed {
+            let now = self.state.clock.ms();
+            self.state.log.update(self.req, |e| {
+                e.status = Some(0);
+                e.end_ms = Some(now);
+                e.end = Some("dropped");
+            });
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

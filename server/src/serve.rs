@@ -17,6 +17,7 @@ use tower::ServiceExt;
 
 use crate::app::{self, AppState, Shared};
 use crate::config::Config;
+use crate::faults::RestartMode;
 
 /// How long in-flight responses may take to finish after shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1000);
@@ -95,10 +96,22 @@ async fn accept_loop(listener: TcpListener, router: Router, s: AppState) {
 
 async fn serve_conn(tcp: TcpStream, info: ConnInfo, router: Router, s: AppState) {
     let io = TokioIo::new(tcp);
+    let state = s.clone();
     let svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(info);
         let router = router.clone();
+        let s = state.clone();
         async move {
+            // During a `/_restart` window in "refuse" mode, requests outside
+            // `/_…` get no answer: the connection is closed, as by a server
+            // that is down.
+            let path = req.uri().path();
+            if !path.starts_with("/_") {
+                if let Some((RestartMode::Refuse, _)) = s.faults.restarting(s.clock.ms()) {
+                    s.log.refused(&s, info.id, &req);
+                    return Err(std::io::Error::other("restarting: connection refused"));
+                }
+            }
             let resp = router
                 .oneshot(req.map(Body::new))
                 .await
@@ -110,6 +123,8 @@ async fn serve_conn(tcp: TcpStream, info: ConnInfo, router: Router, s: AppState)
     builder.timer(TokioTimer::new()).auto_date_header(false);
     let conn = builder.serve_connection(io, svc);
     tokio::pin!(conn);
+    let mut restart = s.faults.subscribe_restart();
+    let mut restart_live = true;
     let mut draining = false;
     // After shutdown, a response that cannot finish (a client that stopped
     // reading) gets this long before its connection is dropped.
@@ -129,6 +144,15 @@ async fn serve_conn(tcp: TcpStream, info: ConnInfo, router: Router, s: AppState)
                 grace.as_mut().reset(tokio::time::Instant::now() + SHUTDOWN_GRACE);
             }
             _ = &mut grace, if draining => break,
+            r = restart.changed(), if restart_live => match r {
+                Ok(()) => {
+                    if restart.borrow_and_update().except_conn != info.id {
+                        // Dropped at once, mid-response or idle.
+                        break;
+                    }
+                }
+                Err(_) => restart_live = false,
+            },
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `GET /sse`: the event stream.
 //!
 //! Order on the wire: `retry: <ms>`, a heartbeat, then a `reset` event when
-//! the cursor cannot be resumed, the replay (events after the cursor), then
+//! the cursor cannot be resumed (followed by an id-only block that moves the
+//! client's cursor to the newest id), the replay (events after the cursor), then
 //! live events interleaved with heartbeats. A stream that falls behind the
 //! live queue is closed (the client resumes by cursor), never thinned out.
 
@@ -59,6 +60,7 @@ pub async fn sse(
         let mut head = format!("retry: {retry_ms}\n\n{HEARTBEAT}");
         if let Some(reason) = replay.reset {
             head.push_str(&reason.sse_block());
+            head.push_str(&replay.head_block());
         }
         yield Ok::<Bytes, Infallible>(Bytes::from(head));
         for ev in replay.events {

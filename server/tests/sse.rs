@@ -94,6 +94,9 @@ async fn cursor_older_than_buffer_gets_reset_first() {
     assert_eq!(reset.event(), Some("reset"));
     assert_eq!(reset.id(), None);
     assert_eq!(reset.data(), r#"{"reason":"cursor-too-old"}"#);
+    // Then an id-only block: the client's cursor moves to the newest id.
+    let head = r.next_block().await.unwrap();
+    assert_eq!(head.0, vec![("id".to_string(), "5".to_string())]);
     publish(&url, "f").await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("6"));
 

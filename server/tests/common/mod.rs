@@ -134,12 +134,13 @@ impl SseReader {
         self.next_block_within(Duration::from_secs(5)).await
     }
 
-    /// Next block that is an event with an id or a reset (skips retry lines
-    /// and heartbeats).
+    /// Next block that is an event with an id or a reset (skips retry lines,
+    /// heartbeats and id-only blocks).
     pub async fn next_event(&mut self) -> Option<Block> {
         loop {
             let b = self.next_block().await?;
-            if b.id().is_some() || b.event() == Some("reset") {
+            let has_data = b.0.iter().any(|(k, _)| k == "data");
+            if (b.id().is_some() && has_data) || b.event() == Some("reset") {
                 return Some(b);
             }
         }
@@ -149,7 +150,7 @@ impl SseReader {
     pub async fn read_to_end(&mut self, wait: Duration) -> Vec<Block> {
         let mut out = Vec::new();
         while let Some(b) = self.next_block_within(wait).await {
-            if b.id().is_some() {
+            if b.id().is_some() && b.0.iter().any(|(k, _)| k == "data") {
                 out.push(b);
             }
         }

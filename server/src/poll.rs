@@ -1,0 +1,128 @@
+//! `GET /poll` (messages after a cursor, answered at once, conditional) and
+//! `GET /resource` (one JSON document that changes on every publish).
+
+use std::collections::HashMap;
+
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use crate::app::AppState;
+use crate::clock::http_date;
+use crate::cursor::{self, query_u64};
+use crate::hub::Cursor;
+use crate::validators::{self, etag, if_modified_since, if_none_match, none_match_hits, secs};
+
+fn flag(q: &HashMap<String, String>, key: &str) -> bool {
+    q.get(key).is_some_and(|v| v == "1" || v == "true")
+}
+
+/// `GET /poll`: cursor as on `/long-poll` (`Last-Event-ID`, `lastEventId` /
+/// `last_event_id`, else `If-None-Match`). `ETag: "<newest id>"`,
+/// `Cache-Control: no-cache`, `Last-Modified` of the newest event.
+/// - `If-None-Match` matching the current tag (weak comparison), or a cursor
+///   already at the newest id → 304.
+/// - else 200 JSON array `[{"id","event"?,"data"}]` of the events after the
+///   cursor (no cursor: `[]`, the tag is the starting point); a cursor that
+///   cannot be resumed → `[{"id": "<newest>", "event": "reset", "data": ...}]`.
+/// - `?envelope=1` → `{"messages": [...], "_polling": {"next_interval_ms": N}}`
+///   (N from `?next_interval_ms=`, else `?interval_s=` × 1000, else omitted).
+/// - `?interval_s=N` → `X-Poll-Interval: N` (on 200 and 304).
+pub async fn poll(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let mut cursor = cursor::from_request(&headers, &q);
+    if cursor == Cursor::None {
+        if let Some(c) = validators::cursor_from_etag(&headers) {
+            cursor = c;
+        }
+    }
+    let replay = s.hub.replay(&cursor);
+    let current = etag(replay.head, false);
+    let inm = if_none_match(&headers);
+    let not_modified = inm.as_deref().is_some_and(|l| none_match_hits(l, &current))
+        || (replay.reset.is_none() && cursor == Cursor::Id(replay.head));
+    let interval_s = query_u64(&q, "interval_s");
+    let mut resp = if not_modified {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let mut items: Vec<Value> = Vec::new();
+        if let Some(reason) = replay.reset {
+            items.push(json!({
+                "id": replay.head_id(),
+                "event": "reset",
+                "data": json!({ "reason": reason.as_str() }).to_string(),
+            }));
+        }
+        items.extend(replay.events.iter().map(|e| e.to_json()));
+        let body = if flag(&q, "envelope") {
+            let next = query_u64(&q, "next_interval_ms")
+                .or_else(|| interval_s.map(|s| s.saturating_mul(1000)));
+            let mut v = json!({ "messages": items });
+            if let (Some(n), Value::Object(m)) = (next, &mut v) {
+                m.insert("_polling".into(), json!({ "next_interval_ms": n }));
+            }
+            v
+        } else {
+            Value::Array(items)
+        };
+        axum::Json(body).into_response()
+    };
+    let h = resp.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(v) = HeaderValue::try_from(current) {
+        h.insert(header::ETAG, v);
+    }
+    if let Some(e) = s.hub.last() {
+        if let Ok(v) = HeaderValue::try_from(http_date(e.published)) {
+            h.insert(header::LAST_MODIFIED, v);
+        }
+    }
+    if let Some(n) = interval_s {
+        h.insert("x-poll-interval", HeaderValue::from(n));
+    }
+    resp
+}
+
+/// `GET /resource[?weak=1]` → `{"version": n, "data": <newest data, as JSON
+/// when it parses, else a string; null before the first publish>}` with
+/// `ETag: "<n>"` (`W/"<n>"` with `?weak=1`), `Last-Modified` (the newest
+/// publish, else server start), `Cache-Control: no-cache`. 304 when
+/// `If-None-Match` matches (weak comparison), or, without `If-None-Match`,
+/// when `If-Modified-Since` is not older than `Last-Modified`.
+pub async fn resource(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let last = s.hub.last();
+    let version = s.hub.last_id();
+    let tag = etag(version, flag(&q, "weak"));
+    let modified = last.as_ref().map(|e| e.published).unwrap_or(s.started);
+    let not_modified = match if_none_match(&headers) {
+        Some(list) => none_match_hits(&list, &tag),
+        None => if_modified_since(&headers).is_some_and(|ims| secs(modified) <= secs(ims)),
+    };
+    let mut resp = if not_modified {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let data = match &last {
+            Some(e) => serde_json::from_str::<Value>(&e.data)
+                .unwrap_or_else(|_| Value::String(e.data.clone())),
+            None => Value::Null,
+        };
+        axum::Json(json!({ "version": version, "data": data })).into_response()
+    };
+    let h = resp.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(v) = HeaderValue::try_from(tag) {
+        h.insert(header::ETAG, v);
+    }
+    if let Ok(v) = HeaderValue::try_from(http_date(modified)) {
+        h.insert(header::LAST_MODIFIED, v);
+    }
+    resp
+}

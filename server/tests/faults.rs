@@ -1,0 +1,597 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+
+use std::time::{Duration, SystemTime};
+
+use tokio::time::Instant;
+
+use common::*;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+async fn fault(url: &str, rule: Value) -> Value {
+    let r = client()
+        .post(format!("{url}/_faults"))
+        .json(&rule)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "rule accepted");
+    r.json().await.unwrap()
+}
+
+async fn get(url: &str, path: &str) -> reqwest::Response {
+    client().get(format!("{url}{path}")).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn status_503_with_retry_after_for_n_requests_then_normal() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!({"path": "/sse", "times": 2, "fault": {"kind": "status", "status": 503, "retry_after": 7}}),
+    )
+    .await;
+    for _ in 0..2 {
+        let r = client()
+            .get(format!("{url}/sse"))
+            .header("Origin", "http://page.test")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 503);
+        assert_eq!(r.headers()["retry-after"], "7");
+        assert!(r.headers().contains_key("date"));
+        // Faulted answers stay readable cross-origin.
+        assert_eq!(
+            r.headers()["access-control-allow-origin"],
+            "http://page.test"
+        );
+    }
+    let mut r = sse(&url, None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.next_block().await.unwrap().get("retry"), Some("1000"));
+    drop(r);
+    let log = log_entries(&url).await;
+    let faults: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["path"] == "/sse")
+        .map(|e| &e["fault"])
+        .collect();
+    assert_eq!(faults.len(), 3);
+    assert_eq!(faults[0]["kind"], "status");
+    assert_eq!(faults[0]["status"], 503);
+    assert_eq!(faults[0]["rule"], 1);
+    assert!(faults[2].is_null());
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn status_429_http_date_retry_after_with_skewed_date() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!({"path": "/poll", "fault": {"kind": "status", "status": 429,
+            "retry_after_date_s": 30, "clock_skew_s": -3600,
+            "headers": {"RateLimit-Reset": "30", "X-RateLimit-Reset": "1700000000"}}}),
+    )
+    .await;
+    let r = get(&url, "/poll").await;
+    assert_eq!(r.status(), 429);
+    let h = r.headers();
+    let date = httpdate::parse_http_date(h["date"].to_str().unwrap()).unwrap();
+    let ra = httpdate::parse_http_date(h["retry-after"].to_str().unwrap()).unwrap();
+    assert_eq!(ra.duration_since(date).unwrap(), Duration::from_secs(30));
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "test compares with the real clock"
+    )]
+    let behind = SystemTime::now().duration_since(date).unwrap();
+    assert!(behind >= Duration::from_secs(3590), "{behind:?}");
+    assert_eq!(h["ratelimit-reset"], "30");
+    assert_eq!(h["x-ratelimit-reset"], "1700000000");
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn status_without_date_or_with_a_chosen_date() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!([
+            {"path": "/sse", "fault": {"kind": "status", "status": 503, "retry_after": "Wed, 21 Oct 2015 07:28:00 GMT", "date": false}},
+            {"path": "/sse", "fault": {"kind": "status", "status": 503, "date": "Wed, 21 Oct 2015 07:27:00 GMT"}}
+        ]),
+    )
+    .await;
+    let r = get(&url, "/sse").await;
+    assert!(!r.headers().contains_key("date"));
+    assert_eq!(r.headers()["retry-after"], "Wed, 21 Oct 2015 07:28:00 GMT");
+    let r = get(&url, "/sse").await;
+    assert_eq!(r.headers()["date"], "Wed, 21 Oct 2015 07:27:00 GMT");
+    assert!(!r.headers().contains_key("retry-after"));
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn status_204_and_wrong_content_type_and_any_body() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!([
+            {"path": "/sse", "fault": {"kind": "status", "status": 204}},
+            {"path": "/sse", "fault": {"kind": "status", "status": 200, "content_type": "text/html", "body": "<html>proxy login</html>"}},
+            {"path": "/sse", "fault": {"kind": "status", "status": 500, "content_type": "application/json", "body": "{\"error\":\"boom\"}"}}
+        ]),
+    )
+    .await;
+    let r = get(&url, "/sse").await;
+    assert_eq!(r.status(), 204);
+    let r = get(&url, "/sse").await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "text/html");
+    assert_eq!(r.text().await.unwrap(), "<html>proxy login</html>");
+    let r = get(&url, "/sse").await;
+    assert_eq!(r.status(), 500);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    assert_eq!(r.text().await.unwrap(), r#"{"error":"boom"}"#);
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn auth_401_until_the_token_is_presented() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!({"path": "/sse", "times": null, "fault": {"kind": "auth", "token": "fresh"}}),
+    )
+    .await;
+    let r = get(&url, "/sse").await;
+    assert_eq!(r.status(), 401);
+    assert!(r.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .starts_with("Bearer"));
+    let r = client()
+        .get(format!("{url}/sse"))
+        .header("Authorization", "Bearer stale")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let mut r = SseReader::open(
+        client()
+            .get(format!("{url}/sse"))
+            .header("Authorization", "Bearer fresh"),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    r.next_block().await.unwrap();
+    drop(r);
+    let log = log_entries(&url).await;
+    let sse_log: Vec<&Value> = log.iter().filter(|e| e["path"] == "/sse").collect();
+    let results: Vec<&str> = sse_log
+        .iter()
+        .map(|e| e["fault"]["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ["rejected", "rejected", "passed"]);
+    assert_eq!(sse_log[2]["headers"]["authorization"], "Bearer fresh");
+    // Until cleared.
+    client()
+        .delete(format!("{url}/_faults"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get(&url, "/sse").await.status(), 200);
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn close_after_n_events_cleanly_or_by_abort() {
+    let srv = start().await;
+    let url = srv.url();
+    for i in 0..5 {
+        publish(&url, &format!("m{i}")).await;
+    }
+    fault(
+        &url,
+        json!([
+            {"path": "/sse", "fault": {"kind": "close", "after_events": 2}},
+            {"path": "/sse", "fault": {"kind": "close", "after_events": 1, "abort": true}}
+        ]),
+    )
+    .await;
+    let mut r = sse(&url, Some("0")).await;
+    let got = r.read_to_end(Duration::from_secs(3)).await;
+    let ids: Vec<&str> = got.iter().map(|b| b.id().unwrap()).collect();
+    assert_eq!(ids, ["1", "2"]);
+
+    // Abort: the body breaks off (reqwest reports an error), after event 1.
+    let resp = client()
+        .get(format!("{url}/sse"))
+        .header("Last-Event-ID", "0")
+        .send()
+        .await
+        .unwrap();
+    let mut stream = resp.bytes_stream();
+    let mut text = String::new();
+    let mut errored = false;
+    while let Some(c) = tokio::time::timeout(Duration::from_secs(3), stream.next())
+        .await
+        .unwrap()
+    {
+        match c {
+            Ok(b) => text.push_str(&String::from_utf8_lossy(&b)),
+            Err(_) => {
+                errored = true;
+                break;
+            }
+        }
+    }
+    assert!(errored, "aborted body must error, got {text:?}");
+    assert!(text.ends_with("id: 1\ndata: m0\n\n"), "{text:?}");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let log = log_entries(&url).await;
+    assert_eq!(log[log.len() - 2]["events"], 2);
+    assert_eq!(log[log.len() - 2]["end"], "complete");
+    assert_eq!(log[log.len() - 1]["events"], 1);
+    assert_eq!(log[log.len() - 1]["end"], "error");
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn close_after_ms() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!({"path": "/sse", "fault": {"kind": "close", "after_ms": 200}}),
+    )
+    .await;
+    let t0 = Instant::now();
+    let mut r = sse(&url, None).await;
+    r.read_to_end(Duration::from_secs(3)).await;
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_millis(190) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn silent_sends_headers_then_nothing() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(&url, json!({"path": "/sse", "fault": {"kind": "silent"}})).await;
+    let resp = tokio::time::timeout(
+        Duration::from_secs(2),
+        client().get(format!("{url}/sse?heartbeat_ms=20")).send(),
+    )
+    .await
+    .expect("head arrives")
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let mut stream = resp.bytes_stream();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), stream.next())
+            .await
+            .is_err(),
+        "no byte may arrive"
+    );
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn silent_after_events_is_a_stalled_stream() {
+    let srv = start().await;
+    let url = srv.url();
+    publish(&url, "a").await;
+    publish(&url, "b").await;
+    fault(
+        &url,
+        json!({"path": "/sse", "fault": {"kind": "silent", "after_events": 1}}),
+    )
+    .await;
+    let mut r = SseReader::open(
+        client()
+            .get(format!("{url}/sse?heartbeat_ms=20"))
+            .header("Last-Event-ID", "0"),
+    )
+    .await;
+    assert_eq!(r.next_event().await.unwrap().id(), Some("1"));
+    // Event 2 and every heartbeat are held back.
+    let mut s = Vec::new();
+    let res = tokio::time::timeout(Duration::from_millis(300), async {
+        while let Some(b) = r.next_block().await {
+            s.push(b);
+        }
+    })
+    .await;
+    assert!(res.is_err() && s.is_empty(), "{s:?}");
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn buffer_holds_bytes_until_enough_accumulate() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!({"path": "/sse", "fault": {"kind": "buffer", "kb": 2}}),
+    )
+    .await;
+    let mut r = sse(&url, None).await;
+    publish(&url, "small").await;
+    let res = tokio::time::timeout(Duration::from_millis(300), r.next_block()).await;
+    assert!(res.is_err(), "nothing may arrive before 2 KiB");
+    publish(&url, &"y".repeat(2048)).await;
+    let first = r.next_block().await.unwrap();
+    assert_eq!(first.get("retry"), Some("1000"));
+    assert_eq!(r.next_event().await.unwrap().data(), "small");
+    assert_eq!(r.next_event().await.unwrap().id(), Some("2"));
+    drop(r);
+
+    // Without a size: everything at the end of the body (here: shutdown).
+    fault(&url, json!({"path": "/sse", "fault": {"kind": "buffer"}})).await;
+    let resp = get(&url, "/sse?lastEventId=0&heartbeat_ms=20").await;
+    let mut stream = resp.bytes_stream();
+    let early = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
+    assert!(early.is_err(), "held until the body ends");
+    let stop = tokio::spawn(srv.shutdown());
+    let mut all = Vec::new();
+    while let Some(Ok(c)) = stream.next().await {
+        all.push(c);
+    }
+    assert_eq!(all.len(), 1, "one flush at the end");
+    let text = String::from_utf8_lossy(&all[0]).into_owned();
+    assert!(text.starts_with("retry: 1000\n\n: hb\n"), "{text}");
+    assert!(
+        text.matches(": hb\n").count() >= 5,
+        "heartbeats were held too"
+    );
+    assert!(text.contains("id: 2\n"));
+    stop.await.unwrap();
+}
+
+#[tokio::test]
+async fn trickle_sends_one_byte_at_a_time() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!({"path": "/sse", "fault": {"kind": "trickle", "ms": 10}}),
+    )
+    .await;
+    let t0 = Instant::now();
+    let resp = get(&url, "/sse").await;
+    let mut stream = resp.bytes_stream();
+    let mut text = Vec::new();
+    while text.len() < 13 {
+        let c = stream.next().await.unwrap().unwrap();
+        assert_eq!(c.len(), 1);
+        text.extend_from_slice(&c);
+    }
+    assert_eq!(text, b"retry: 1000\n\n");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(110),
+        "{:?}",
+        t0.elapsed()
+    );
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn script_replays_writes_then_fin_hang_or_abort() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!([
+            {"path": "/sse", "fault": {"kind": "script", "writes": [
+                {"data": "id: 1\ndata: a"},
+                {"delay_ms": 100, "data": "\n\n"},
+                {"base64": "77u/aWQ6IDIKZGF0YTogYgoK"}
+            ], "then": "fin"}},
+            {"path": "/sse", "fault": {"kind": "script", "writes": [{"data": "id: 9\ndata: z\n\n"}], "then": "hang"}},
+            {"path": "/sse", "fault": {"kind": "script", "writes": [{"data": "id: 9\n"}], "then": "abort",
+                "status": 200, "content_type": "text/event-stream; charset=utf-8", "headers": {"X-Test": "1"}}}
+        ]),
+    )
+    .await;
+    let t0 = Instant::now();
+    let r = get(&url, "/sse").await;
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let body = r.bytes().await.unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(100));
+    assert_eq!(
+        &body[..],
+        b"id: 1\ndata: a\n\n\xEF\xBB\xBFid: 2\ndata: b\n\n".as_slice()
+    );
+
+    let mut r = sse(&url, None).await;
+    assert_eq!(r.next_block().await.unwrap().id(), Some("9"));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), r.next_block())
+            .await
+            .is_err()
+    );
+    drop(r);
+
+    let r = get(&url, "/sse").await;
+    assert_eq!(r.headers()["x-test"], "1");
+    assert_eq!(
+        r.headers()["content-type"],
+        "text/event-stream; charset=utf-8"
+    );
+    assert!(r.bytes().await.is_err());
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn delay_before_head_or_never() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!([
+            {"path": "/publish", "fault": {"kind": "delay", "ms": 200}},
+            {"path": "/sse", "fault": {"kind": "delay", "ms": null}}
+        ]),
+    )
+    .await;
+    let t0 = Instant::now();
+    assert_eq!(publish(&url, "x").await, "1");
+    assert!(t0.elapsed() >= Duration::from_millis(190));
+    let res = tokio::time::timeout(
+        Duration::from_millis(300),
+        client().get(format!("{url}/sse")).send(),
+    )
+    .await;
+    assert!(res.is_err(), "no head may arrive");
+    let log = log_entries(&url).await;
+    let pending = log.iter().find(|e| e["path"] == "/sse").unwrap();
+    assert!(pending["status"].is_null() || pending["status"] == 0);
+    assert_eq!(pending["fault"]["kind"], "delay", "visible while pending");
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn preflights_and_control_paths_do_not_consume_faults() {
+    let srv = start().await;
+    let url = srv.url();
+    fault(
+        &url,
+        json!({"path": "*", "fault": {"kind": "status", "status": 503}}),
+    )
+    .await;
+    let pre = client()
+        .request(reqwest::Method::OPTIONS, format!("{url}/poll"))
+        .header("Origin", "http://page.test")
+        .header("Access-Control-Request-Method", "GET")
+        .send()
+        .await
+        .unwrap();
+    assert!(pre.status().is_success());
+    assert_eq!(log_entries(&url).await.len(), 2, "POST /_faults + OPTIONS");
+    let listed: Value = get(&url, "/_faults").await.json().await.unwrap();
+    assert_eq!(listed["rules"].as_array().unwrap().len(), 1);
+    assert_eq!(get(&url, "/anything").await.status(), 503);
+    let listed: Value = get(&url, "/_faults").await.json().await.unwrap();
+    assert!(listed["rules"].as_array().unwrap().is_empty());
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn bad_rules_are_rejected() {
+    let srv = start().await;
+    let url = srv.url();
+    for bad in [
+        json!({"path": "/sse", "fault": {"kind": "nope"}}),
+        json!({"path": "/sse", "fault": {"kind": "status", "status": 1000}}),
+        json!({"path": "/sse", "fault": {"kind": "script", "writes": [{"base64": "***"}]}}),
+        json!({"path": "/sse", "fault": {"kind": "status", "status": 503, "headers": {"bad name": "x"}}}),
+    ] {
+        let r = client()
+            .post(format!("{url}/_faults"))
+            .json(&bad)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{bad}");
+        let v: Value = r.json().await.unwrap();
+        assert!(v["error"].is_string());
+    }
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn restart_drops_connections_and_refuses_for_a_while() {
+    let srv = start().await;
+    let url = srv.url();
+    let mut a = sse(&url, None).await;
+    let mut b = sse(&url, None).await;
+    a.next_block().await.unwrap();
+    b.next_block().await.unwrap();
+    let t0 = Instant::now();
+    let v: Value = client()
+        .post(format!("{url}/_restart"))
+        .json(&json!({"ms": 400}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["mode"], "refuse");
+    assert!(v["dropped"].as_u64().unwrap() >= 2);
+    a.read_to_end(Duration::from_secs(2)).await;
+    b.read_to_end(Duration::from_secs(2)).await;
+    assert!(a.ended && b.ended);
+    // Refused: the connection closes without an answer.
+    let r = client().get(format!("{url}/sse")).send().await;
+    assert!(r.is_err(), "{r:?}");
+    // Control paths still answer.
+    assert_eq!(get(&url, "/_faults").await.status(), 200);
+    // After the window, normal again.
+    let left = Duration::from_millis(450).saturating_sub(t0.elapsed());
+    tokio::time::sleep(left).await;
+    let r = get(&url, "/sse?heartbeat_ms=0").await;
+    assert_eq!(r.status(), 200);
+    drop(r);
+    let log = log_entries(&url).await;
+    assert!(log
+        .iter()
+        .any(|e| e["status"] == 0 && e["fault"]["kind"] == "restart"));
+    let dropped = log
+        .iter()
+        .filter(|e| e["path"] == "/sse" && e["end"] == "dropped")
+        .count();
+    assert!(dropped >= 2);
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn restart_503_mode_and_lost_state() {
+    let srv = start().await;
+    let url = srv.url();
+    for d in ["a", "b", "c"] {
+        publish(&url, d).await;
+    }
+    client()
+        .post(format!("{url}/_restart?ms=300&mode=503&lose_state=1"))
+        .send()
+        .await
+        .unwrap();
+    let r = client()
+        .get(format!("{url}/sse"))
+        .header("Origin", "http://page.test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["retry-after"], "1");
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "http://page.test"
+    );
+    // DELETE /_faults ends the window early.
+    client()
+        .delete(format!("{url}/_faults"))
+        .send()
+        .await
+        .unwrap();
+    // State was lost: cursor 3 is from "a previous run".
+    let mut r = sse(&url, Some("3")).await;
+    assert_eq!(r.next_event().await.unwrap().event(), Some("reset"));
+    assert_eq!(publish(&url, "new").await, "1");
+    drop(r);
+    srv.shutdown().await;
+}
