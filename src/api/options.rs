@@ -36,6 +36,8 @@ pub struct Options {
     pub seed: Option<u64>,
     /// `signal`: an `AbortSignal` that closes the subscription.
     pub signal: Option<web_sys::AbortSignal>,
+    /// `headers`: an object, or a function returning one (or a Promise of one).
+    pub headers: Option<JsValue>,
 }
 
 impl Options {
@@ -48,6 +50,7 @@ impl Options {
             with_credentials: false,
             seed: None,
             signal: None,
+            headers: None,
         };
         if v.is_object() {
             read_into(&mut c, &mut o, v);
@@ -92,7 +95,8 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) {
         c.last_event_id_param = p;
     }
     let headers = get(v, "headers");
-    c.has_custom_headers = !headers.is_undefined() && !headers.is_null();
+    c.has_custom_headers = headers.is_object() || headers.is_function();
+    o.headers = c.has_custom_headers.then_some(headers);
     if let Some(h) = get(v, "heartbeatEvent").as_string() {
         c.heartbeat_event = h;
     }

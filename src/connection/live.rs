@@ -6,7 +6,7 @@ use std::rc::{Rc, Weak};
 use tidings_core::engine::{
     AttemptId, IncomingMessage, OpenRequest, ResponseHead, TransportError, TransportKind,
 };
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use super::{feed, Connection};
 use crate::transport::eventsource::{self, NativeEventSource};
@@ -19,6 +19,37 @@ pub struct AdapterOptions {
     /// Event types the native EventSource must listen for besides `message`:
     /// the app's `events`, the heartbeat event and `reset`.
     pub native_events: Vec<String>,
+    /// The `headers` option: an object, or `(ctx) => object | Promise<object>`
+    /// called before every fetch request with `{ transport, url, status? }`
+    /// (`status: 401` on the one retry after a 401, to refresh a token).
+    pub headers: Option<JsValue>,
+}
+
+/// The app's headers for `req` as a promise, calling its function if it gave
+/// one. A function that throws yields a rejected promise (the request then
+/// fails like a network error, and the engine backs off).
+fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Promise> {
+    let h = adapter.headers.as_ref()?;
+    let value = match h.dyn_ref::<js_sys::Function>() {
+        Some(f) => {
+            let ctx = js_sys::Object::new();
+            crate::js::set(
+                &ctx,
+                "transport",
+                &JsValue::from_str(req.transport.as_str()),
+            );
+            crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
+            if req.refresh_auth {
+                crate::js::set(&ctx, "status", &JsValue::from_f64(401.0));
+            }
+            match f.call1(&JsValue::NULL, &ctx) {
+                Ok(v) => v,
+                Err(e) => return Some(js_sys::Promise::reject(&e)),
+            }
+        }
+        None => h.clone(),
+    };
+    Some(js_sys::Promise::resolve(&value))
 }
 
 /// The request of the live attempt; dropping it closes/aborts it (the guards
@@ -155,6 +186,7 @@ fn open_fetch(
             headers: &req.headers,
             with_credentials: conn.adapter.with_credentials,
             read,
+            app_headers: app_headers(&conn.adapter, req),
         },
         on_fact,
     )?;

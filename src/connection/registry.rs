@@ -43,6 +43,7 @@ pub fn connect(
     let adapter = AdapterOptions {
         with_credentials: options.with_credentials,
         native_events,
+        headers: options.headers,
     };
     let conn = Connection::start(config, seed, adapter, capabilities::detect());
     if !key.is_empty() {

@@ -83,6 +83,9 @@ pub struct Request<'a> {
     pub with_credentials: bool,
     /// How the body is read.
     pub read: Read,
+    /// The app's own headers, resolved before the request goes out (the
+    /// `headers` option: an object, or its function's result).
+    pub app_headers: Option<js_sys::Promise>,
 }
 
 impl Fetch {
@@ -100,17 +103,30 @@ impl Fetch {
         } else {
             web_sys::RequestCredentials::SameOrigin
         });
-        init.set_signal(Some(&controller.signal()));
+        let signal = controller.signal();
+        init.set_signal(Some(&signal));
         let headers = Headers::new()?;
         for (name, value) in req.headers {
             headers.set(name, &latin1_bytes(value))?;
         }
-        init.set_headers(&headers);
-        let promise = fetch(req.url, &init);
-        let signal = controller.signal();
+        let url = req.url.to_string();
         let read = req.read;
+        let app_headers = req.app_headers;
         wasm_bindgen_futures::spawn_local(async move {
-            if run(promise, read, &on_fact).await.is_err() {
+            let outcome = async {
+                // The app's headers (an object, or what its function
+                // resolved to) are added last, so they may override ours.
+                if let Some(p) = app_headers {
+                    let extra = JsFuture::from(p).await?;
+                    add_object(&headers, &extra)?;
+                }
+                if signal.aborted() {
+                    return Err(JsValue::UNDEFINED);
+                }
+                init.set_headers(&headers);
+                run(fetch(&url, &init), read, &on_fact).await
+            };
+            if outcome.await.is_err() {
                 on_fact(Fact::Failed {
                     aborted: signal.aborted(),
                 });
@@ -118,6 +134,21 @@ impl Fetch {
         });
         Ok(Fetch { controller })
     }
+}
+
+/// Set every own enumerable `name: value` of `o` on `headers` (values are
+/// converted with `String(value)`); `undefined`/`null` add nothing.
+fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> {
+    if !o.is_object() {
+        return Ok(());
+    }
+    for pair in js_sys::Object::entries(o.unchecked_ref()).iter() {
+        let pair: js_sys::Array = pair.unchecked_into();
+        let name = pair.get(0).as_string().unwrap_or_default();
+        let value = String::from(js_sys::JsString::from(pair.get(1)));
+        headers.set(&name, &latin1_bytes(&value))?;
+    }
+    Ok(())
 }
 
 fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
