@@ -11,7 +11,11 @@ const SERVER_BIN = process.env.TIDINGS_SERVER_BIN ?? `${ROOT}target/release/tidi
 
 /** Start tidings-server on port 0; resolves to { url, stop(), log(), lines }. */
 export async function startServer(args = []) {
-  const child = spawn(SERVER_BIN, ["--port", "0", "--www", `${ROOT}www`, "--pkg", `${ROOT}pkg`, ...args], {
+  // Defaults for what `args` does not set itself (the server rejects a repeated flag).
+  const defaults = [["--port", "0"], ["--www", `${ROOT}www`], ["--pkg", `${ROOT}pkg`]]
+    .filter(([flag]) => !args.includes(flag))
+    .flat();
+  const child = spawn(SERVER_BIN, [...defaults, ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const lines = [];
