@@ -27,6 +27,8 @@ mod connection;
 mod guard;
 #[cfg(target_arch = "wasm32")]
 mod js;
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
+mod lifecycle;
 #[cfg(target_arch = "wasm32")]
 mod transport;
 

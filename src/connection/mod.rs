@@ -20,6 +20,7 @@ use tidings_core::time::Now;
 
 use crate::clock;
 use crate::guard::Timer;
+use crate::lifecycle::Lifecycle;
 pub use live::AdapterOptions;
 use live::Live;
 
@@ -49,6 +50,8 @@ pub struct Connection {
     closed: Cell<bool>,
     /// Counts facts fed, so the loop notices facts fed by listeners.
     fed: Cell<u64>,
+    /// Page lifecycle listeners (visibility, online, freeze, bfcache).
+    lifecycle: RefCell<Option<Lifecycle>>,
 }
 
 impl Connection {
@@ -71,7 +74,12 @@ impl Connection {
             adapter,
             closed: Cell::new(false),
             fed: Cell::new(0),
+            lifecycle: RefCell::new(None),
         });
+        // The page's state first (a page that starts hidden or offline must
+        // not send a request), then start.
+        let lifecycle = Lifecycle::watch(&conn);
+        *conn.lifecycle.borrow_mut() = Some(lifecycle);
         feed(&conn, |e, now| e.handle_start(now, caps));
         conn
     }
@@ -108,7 +116,8 @@ pub fn close(conn: &Rc<Connection>) {
     conn.closed.set(true);
     let live = conn.live.borrow_mut().take();
     let timer = conn.timer.borrow_mut().take();
-    drop((live, timer));
+    let lifecycle = conn.lifecycle.borrow_mut().take();
+    drop((live, timer, lifecycle));
 }
 
 /// Give the engine one fact (with both clocks read now), then drive.

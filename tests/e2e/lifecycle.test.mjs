@@ -1,0 +1,172 @@
+// Page lifecycle (issue 7): quiet while hidden, offline or frozen; prompt and
+// lossless on return. Counts requests at the reference server (/_log).
+//
+// Real mechanisms: offline/online (Playwright's context.setOffline fires the
+// browser's own events) and the back-forward cache (Chromium launched without
+// --disable-back-forward-cache). Simulated, because headless Chromium has no
+// way to change them (bringToFront, minimising and CDP do not): the page's
+// document.visibilityState / document.hidden are overridden and
+// visibilitychange dispatched, and freeze/resume are dispatched on document.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser } from "./harness.mjs";
+
+const PAGES = new URL("./pages/", import.meta.url).pathname;
+let server, browser;
+before(async () => {
+  server = await startServer(["--www", PAGES]);
+  browser = await launchBrowser();
+});
+after(async () => { await browser?.close(); await server?.stop(); });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const tag = () => `t${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+
+/** Requests for `path` made by this test (its unique `t=` query). */
+async function requests(path, t) {
+  const { entries } = await server.log();
+  return entries.filter((e) => e.method === "GET" && e.path === path && (e.query ?? "").includes(`t=${t}`));
+}
+
+/** Open the blank page with a visibility override, subscribe, collect events. */
+async function subscribed(page, url, options) {
+  await page.goto(server.url + "/blank.html");
+  await page.evaluate(async ({ url, options }) => {
+    let hidden = false;
+    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") });
+    Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden });
+    window.setHidden = (h) => { hidden = h; document.dispatchEvent(new Event("visibilitychange")); };
+    const m = await import("/pkg/tidings.js");
+    await m.default();
+    window.got = [];
+    window.states = [];
+    const sub = m.subscribe(url, options);
+    sub.addEventListener("message", (e) => window.got.push(e.data));
+    sub.addEventListener("statechange", (e) => window.states.push(`${e.state}:${e.reason}`));
+    window.sub = sub;
+  }, { url, options });
+  await page.waitForFunction(() => window.sub.state === "open", null, { timeout: 5000 });
+}
+
+for (const transport of ["eventsource", "fetch-sse"]) {
+  test(`${transport}: hidden → stream released, zero requests while hidden (also during an outage), visible → one request with the cursor, missed messages once each`, async () => {
+    const t = tag();
+    const page = await browser.newPage();
+    await subscribed(page, `/sse?t=${t}`, { transports: [transport], backoff: { floorMs: 100, baseMs: 100 }, seed: 3 });
+    await server.publish(`${t} 1`);
+    await page.waitForFunction((n) => window.got.length === n, 1);
+
+    await page.evaluate(() => window.setHidden(true));
+    await page.waitForFunction(() => window.sub.state === "paused");
+    await sleep(300); // the server notices the dropped stream when it next writes
+    // An outage while hidden: every request would fail and be retried.
+    await fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify({ path: "/sse", times: null, fault: { kind: "status", status: 503 } }) });
+    const before = (await requests("/sse", t)).length;
+    await server.publish(`${t} 2`);
+    await server.publish(`${t} 3`);
+    await sleep(1500);
+    assert.equal((await requests("/sse", t)).length, before, "requests while hidden");
+    await fetch(`${server.url}/_faults`, { method: "DELETE" });
+
+    await page.evaluate(() => window.setHidden(false));
+    await page.waitForFunction((n) => window.got.length === n, 3, { timeout: 5000 });
+    assert.deepEqual(await page.evaluate(() => window.got), [`${t} 1`, `${t} 2`, `${t} 3`]);
+    const after = await requests("/sse", t);
+    assert.equal(after.length, before + 1, "exactly one request on return");
+    const last = after.at(-1);
+    const cursor = last.headers["last-event-id"] ?? new URLSearchParams(last.query).get("lastEventId");
+    assert.ok(cursor, "the resume request carries the cursor");
+    assert.ok((await page.evaluate(() => window.states)).includes("paused:hidden"));
+    await page.close();
+  });
+}
+
+test("hidden/visible flipped 10 times within 1 s ends with exactly one open stream", async () => {
+  const t = tag();
+  const page = await browser.newPage();
+  await subscribed(page, `/sse?t=${t}`, { transports: ["fetch-sse"], seed: 5 });
+  await page.evaluate(async () => {
+    for (let i = 0; i < 10; i++) {
+      window.setHidden(i % 2 === 0);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  await page.waitForFunction(() => window.sub.state === "open");
+  await sleep(800);
+  const open = (await requests("/sse", t)).filter((r) => r.end_ms == null);
+  assert.equal(open.length, 1, "open streams after the flips");
+  await page.close();
+});
+
+test("offline (real, context.setOffline) → no attempts; online → one prompt attempt", async () => {
+  const t = tag();
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await subscribed(page, `/sse?t=${t}`, { transports: ["fetch-sse"], backoff: { floorMs: 100, baseMs: 100 }, seed: 9 });
+  await server.publish(`${t} before`);
+  await page.waitForFunction(() => window.got.length === 1);
+  const before = (await requests("/sse", t)).length;
+  await context.setOffline(true);
+  await page.waitForFunction(() => window.sub.state === "paused", null, { timeout: 3000 });
+  await sleep(1500);
+  assert.equal((await requests("/sse", t)).length, before, "attempts while offline");
+  await server.publish(`${t} while offline`);
+  await context.setOffline(false);
+  await page.waitForFunction(() => window.got.length === 2, null, { timeout: 5000 }).catch(async (e) => {
+    const why = await page.evaluate(() => ({ states: window.states, got: window.got, state: window.sub.state }));
+    throw new Error(`${e.message} ${JSON.stringify(why)} ${JSON.stringify(await requests("/sse", t))}`);
+  });
+  assert.deepEqual(await page.evaluate(() => window.got), [`${t} before`, `${t} while offline`]);
+  assert.equal((await requests("/sse", t)).length, before + 1, "one attempt on online");
+  assert.ok((await page.evaluate(() => window.states)).includes("paused:offline"));
+  await context.close();
+});
+
+test("freeze (simulated) releases the stream; resume reconnects once with the cursor", async () => {
+  const t = tag();
+  const page = await browser.newPage();
+  await subscribed(page, `/sse?t=${t}`, { transports: ["fetch-sse"], seed: 11 });
+  await server.publish(`${t} a`);
+  await page.waitForFunction(() => window.got.length === 1);
+  const before = (await requests("/sse", t)).length;
+  await page.evaluate(() => document.dispatchEvent(new Event("freeze")));
+  await page.waitForFunction(() => window.sub.state === "paused");
+  await server.publish(`${t} b`);
+  await sleep(300);
+  assert.equal((await requests("/sse", t)).length, before);
+  await page.evaluate(() => document.dispatchEvent(new Event("resume")));
+  await page.waitForFunction(() => window.got.length === 2, null, { timeout: 5000 });
+  assert.deepEqual(await page.evaluate(() => window.got), [`${t} a`, `${t} b`]);
+  assert.equal((await requests("/sse", t)).length, before + 1);
+  await page.close();
+});
+
+test("back-forward cache (real): the page stays eligible, pageshow.persisted, exactly one reconnect with the cursor", async () => {
+  const b = await launchBrowser({ ignoreDefaultArgs: ["--disable-back-forward-cache"] });
+  try {
+    const t = tag();
+    const page = await b.newPage();
+    await subscribed(page, `/sse?t=${t}`, { transports: ["fetch-sse"], seed: 13 });
+    await page.evaluate(() => {
+      window.addEventListener("pageshow", (e) => { window.persisted = e.persisted; });
+    });
+    await server.publish(`${t} before`);
+    await page.waitForFunction(() => window.got.length === 1);
+    const before = (await requests("/sse", t)).length;
+    await page.goto(server.url + "/other.html");
+    await server.publish(`${t} while cached`);
+    await sleep(300);
+    assert.equal((await requests("/sse", t)).length, before, "no request while in the cache");
+    // A page restored from the back-forward cache fires no `load`.
+    await page.goBack({ waitUntil: "commit" });
+    await page.waitForFunction(() => window.persisted !== undefined, null, { timeout: 5000 });
+    assert.equal(await page.evaluate(() => window.persisted), true, "restored from the back-forward cache");
+    await page.waitForFunction(() => window.got.length === 2, null, { timeout: 5000 });
+    assert.deepEqual(await page.evaluate(() => window.got), [`${t} before`, `${t} while cached`]);
+    const after = await requests("/sse", t);
+    assert.equal(after.length, before + 1, "exactly one reconnect");
+    assert.ok(after.at(-1).headers["last-event-id"], "with the cursor");
+  } finally {
+    await b.close();
+  }
+});
