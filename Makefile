@@ -45,5 +45,9 @@ size:
 	@scripts/names-build.sh
 	@python3 scripts/size.py --ceiling $(SIZE_CEILING)
 
+## make bench-herd: 100k real engines on virtual time through an outage (prints figures; not a test).
+bench-herd:
+	cargo run -q --release -p tidings-core --example herd
+
 clean:
 	rm -rf pkg pkg-names target
