@@ -328,3 +328,38 @@ fn sleep_during_long_poll_hold() {
     assert_eq!(opens(&acts).len(), 1);
     assert!(errors(&acts).is_empty());
 }
+
+/// BC-20 without cross-tab coordination: eight tabs, one engine each, the
+/// user moving to each new tab in turn. An engine never holds more than one
+/// request, and hidden tabs release theirs, so the origin sees one stream,
+/// not eight (or sixteen), and the browser's six-per-host pool stays free.
+#[test]
+fn bc20_hidden_tabs_release_their_connection() {
+    let mut tabs: Vec<Sim> = Vec::new();
+    for tab in 0..8u64 {
+        if let Some(prev) = tabs.last_mut() {
+            prev.visibility(true);
+        }
+        let mut sim = Sim::new(fetch_sse_config(), tab);
+        sim.now = tidings_core::time::Now::at(tab * 1000, WALL0 + (tab * 1000) as i64);
+        let o = the_open(&sim.start());
+        sim.stream(o.id, format!("id: {tab}\ndata: {tab}\n\n").as_bytes());
+        tabs.push(sim);
+    }
+    let live = tabs
+        .iter()
+        .filter(|t| t.engine.live_attempt().is_some())
+        .count();
+    assert_eq!(live, 1);
+    // Back to the first tab: it resumes with one request; the last one releases.
+    let last = tabs.len() - 1;
+    tabs[last].visibility(true);
+    tabs[0].visibility(false);
+    tabs[0].run_for(300);
+    let live = tabs
+        .iter()
+        .filter(|t| t.engine.live_attempt().is_some())
+        .count();
+    assert_eq!(live, 1);
+    assert_eq!(header(&tabs[0].opens()[1].1, "Last-Event-ID"), Some("0"));
+}

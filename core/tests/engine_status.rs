@@ -298,3 +298,21 @@ fn auth_refresh_once() {
     let acts = sim.head(o.id, ResponseHead::new(403));
     assert_eq!(errors(&acts), [fatal_error(ErrorCode::Auth, Some(403))]);
 }
+
+/// An adapter that reports `handle_opened` for a fetch stream and then the
+/// head anyway: the second report changes nothing (no parser reset mid-body).
+#[test]
+fn duplicate_open_reports_keep_the_body() {
+    let mut sim = Sim::new(fetch_sse_config(), 3);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    sim.bytes(o.id, b"data: par");
+    sim.head(o.id, ResponseHead::event_stream());
+    sim.head(o.id, ResponseHead::new(500));
+    sim.bytes(o.id, b"t\n\n");
+    assert_eq!(
+        data(&sim.log.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()),
+        ["part"]
+    );
+    assert_eq!(sim.engine.state(), State::Open);
+}

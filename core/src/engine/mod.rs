@@ -343,6 +343,10 @@ impl Engine {
         }
         let verdict = decode::classify(transport, head.status, head.content_type.as_deref());
         match verdict {
+            // A stream already counted as open (`handle_opened` came first)
+            // keeps its parser state.
+            Verdict::OpenStream if self.attempt.as_ref().is_some_and(|a| a.opened_at.is_some()) => {
+            }
             Verdict::OpenStream => self.stream_opened(now),
             Verdict::Body(kind) => {
                 let outcome = self.validators.update(head.status, head);
