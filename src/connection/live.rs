@@ -159,6 +159,9 @@ fn open_native(
 
 /// The one `fetch` that learns the status and headers a failed native
 /// EventSource hid. Reports one fact for attempt `id`, then aborts itself.
+/// It sends `Accept: text/event-stream` as the EventSource did (CORS-safelisted,
+/// no preflight): servers such as nchan answer 403 to an event-stream location
+/// without it, which the engine would take for a permanent `auth` failure.
 fn start_probe(
     weak: Weak<Connection>,
     id: AttemptId,
@@ -200,10 +203,14 @@ fn start_probe(
             }),
         }
     });
+    let accept = [(
+        String::from("Accept"),
+        String::from(tidings_core::engine::ACCEPT_EVENT_STREAM),
+    )];
     Fetch::start(
         fetch::Request {
             url,
-            headers: &[],
+            headers: &accept,
             with_credentials,
             read: Read::Stream,
             app_headers: None,
