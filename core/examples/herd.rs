@@ -860,15 +860,15 @@ fn main() {
     unchanged_resource_cost();
 
     // Engine cost at other scales (stream fleet, the costlier one).
-    for (scale, end, outage) in [
-        (10_000usize, END_MS, OUTAGE_AT_MS),
-        (1_000_000, 80_000, 50_000),
+    for (scale, spread, outage, end) in [
+        (10_000usize, 30_000u64, OUTAGE_AT_MS, END_MS),
+        (1_000_000, 20_000, 40_000, 60_000),
     ] {
         let sc = Scenario {
             fleet: Fleet::Stream,
             model: Model::Tidings,
             n: scale,
-            start_spread_ms: 30_000,
+            start_spread_ms: spread,
             outage_at: outage,
             end,
             seed: 9,
@@ -901,7 +901,7 @@ fn main() {
     tidings_runs.sort_by_key(|r| (r.1, r.0 == Fleet::Poll));
     for (fleet, scale, inputs, ns, mem) in tidings_runs {
         let span = if scale == 1_000_000 {
-            String::from("80 s span, outage at 50 s")
+            String::from("60 s span, starts over 20 s, outage at 40 s")
         } else {
             format!("{} s span", END_MS / 1000)
         };

@@ -179,9 +179,9 @@ fn network_hint_stretches_the_interval() {
 
 /// Long-poll against an nchan-style server: one message per response with
 /// `Last-Modified` + `Etag`, taken back as `If-Modified-Since` +
-/// `If-None-Match`; the cursor parameter is nchan's `last_event_id`
-/// (cross-origin: query). Messages re-request at once; an empty hold ends
-/// with 304.
+/// `If-None-Match`; the message id is nchan's `<seconds>:<tag>` and becomes
+/// the cursor, carried in nchan's `last_event_id` parameter (cross-origin:
+/// query). Messages re-request at once; an empty hold ends with 304.
 #[test]
 fn long_poll_nchan_validators() {
     let mut config = lp_config();
@@ -202,6 +202,7 @@ fn long_poll_nchan_validators() {
     sim.resource(o.id, "first");
     let o = sim.must_open(1000);
     assert!(sim.last_open_at <= 100);
+    assert_eq!(o.url, "/sub?last_event_id=1700000000%3A0");
     assert_eq!(header(&o, "If-None-Match"), Some("0"));
     assert_eq!(header(&o, "If-Modified-Since"), Some(lm));
     sim.run_for(30_000);
@@ -213,7 +214,11 @@ fn long_poll_nchan_validators() {
         .into_iter()
         .map(|m| (m.id, m.data))
         .collect();
-    assert_eq!(delivered, [("0".to_string(), "first".to_string())]);
+    assert_eq!(
+        delivered,
+        [("1700000000:0".to_string(), "first".to_string())]
+    );
+    assert_eq!(sim.engine.last_event_id(), "1700000000:0");
 }
 
 /// Long-poll JSON bodies: the cursor moves with each message's id and

@@ -1,6 +1,7 @@
 //! Renders an engine `Open` as a live request of the right transport, and
 //! turns what the request reports into engine facts.
 
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
@@ -56,8 +57,9 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
 /// are held only for their `Drop`).
 #[allow(dead_code)]
 pub enum Live {
-    /// Native EventSource.
-    Native(AttemptId, NativeEventSource),
+    /// Native EventSource, and the `fetch` probe that learns why it failed
+    /// (see [`open_native`]).
+    Native(AttemptId, NativeEventSource, Rc<RefCell<Option<Fetch>>>),
     /// A fetch (any of the other three transports).
     Fetch(AttemptId, Fetch),
     /// The browser refused to start it; the failure was reported.
@@ -68,7 +70,7 @@ impl Live {
     /// The attempt this request belongs to.
     pub fn id(&self) -> AttemptId {
         match self {
-            Live::Native(id, _) | Live::Fetch(id, _) | Live::Failed(id) => *id,
+            Live::Native(id, _, _) | Live::Fetch(id, _) | Live::Failed(id) => *id,
         }
     }
 }
@@ -95,27 +97,53 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
     })
 }
 
+/// A native EventSource. It hides the status and headers of a failed
+/// connection, so when it fails (readyState CLOSED) before ever opening, one
+/// `fetch` of the same URL learns them and reports them to the engine as the
+/// attempt's response head: a 204 then stops (`no-content`), a 503 waits for
+/// its `Retry-After`, a wrong content type stops (`bad-content-type`). The
+/// probe is aborted as soon as its head is read. When the probe gets a usable
+/// event stream after all (the failure was transient) or fails itself, a
+/// network error is reported instead.
 fn open_native(
     conn: &Connection,
     weak: Weak<Connection>,
     req: &OpenRequest,
 ) -> Result<Live, JsValue> {
     let id = req.id;
+    let probe: Rc<RefCell<Option<Fetch>>> = Rc::new(RefCell::new(None));
+    let opened = Cell::new(false);
+    let url = req.url.clone();
+    let with_credentials = conn.adapter.with_credentials;
+    let slot = probe.clone();
     let on_fact: Rc<dyn Fn(eventsource::Fact)> = Rc::new(move |fact| {
         let Some(conn) = weak.upgrade() else { return };
         match fact {
-            eventsource::Fact::Open => feed(&conn, |e, now| e.handle_opened(now, id)),
+            eventsource::Fact::Open => {
+                opened.set(true);
+                feed(&conn, |e, now| e.handle_opened(now, id))
+            }
             eventsource::Fact::Event {
                 event,
                 data,
                 last_event_id,
-            } => feed(&conn, |e, now| {
-                e.handle_native_event(now, id, &event, &data, &last_event_id)
-            }),
-            // CONNECTING: a network error the browser would retry on its own
-            // clock; CLOSED: an HTTP failure (status or content type). The
-            // engine closes it and decides in both cases.
-            eventsource::Fact::Error => feed(&conn, |e, now| {
+            } => {
+                opened.set(true);
+                feed(&conn, |e, now| {
+                    e.handle_native_event(now, id, &event, &data, &last_event_id)
+                })
+            }
+            // Failed before it ever opened: ask once with `fetch` why.
+            eventsource::Fact::Error { failed: true } if !opened.get() => {
+                match start_probe(weak.clone(), id, &url, with_credentials, slot.clone()) {
+                    Ok(f) => *slot.borrow_mut() = Some(f),
+                    Err(_) => feed(&conn, |e, now| {
+                        e.handle_transport_error(now, id, TransportError::Network)
+                    }),
+                }
+            }
+            // A network error, or a stream that ended: the engine decides.
+            eventsource::Fact::Error { .. } => feed(&conn, |e, now| {
                 e.handle_transport_error(now, id, TransportError::Network)
             }),
         }
@@ -126,7 +154,76 @@ fn open_native(
         &conn.adapter.native_events,
         on_fact,
     )?;
-    Ok(Live::Native(id, source))
+    Ok(Live::Native(id, source, probe))
+}
+
+/// The one `fetch` that learns the status and headers a failed native
+/// EventSource hid. Reports one fact for attempt `id`, then aborts itself.
+/// It sends `Accept: text/event-stream` as the EventSource did (CORS-safelisted,
+/// no preflight): servers such as nchan answer 403 to an event-stream location
+/// without it, which the engine would take for a permanent `auth` failure.
+fn start_probe(
+    weak: Weak<Connection>,
+    id: AttemptId,
+    url: &str,
+    with_credentials: bool,
+    slot: Rc<RefCell<Option<Fetch>>>,
+) -> Result<Fetch, JsValue> {
+    let done = Cell::new(false);
+    let on_fact: Rc<dyn Fn(fetch::Fact)> = Rc::new(move |fact| {
+        if done.get() {
+            return;
+        }
+        let head = match fact {
+            fetch::Fact::Head {
+                status,
+                content_type,
+                headers,
+            } => Some(ResponseHead {
+                status,
+                content_type,
+                headers,
+            }),
+            fetch::Fact::Failed { aborted: true } => return,
+            fetch::Fact::Failed { aborted: false } | fetch::Fact::End => None,
+            fetch::Fact::Chunk(_) | fetch::Fact::Text { .. } => return,
+        };
+        done.set(true);
+        // Abort the probe's body (taken out first: the engine's answer may
+        // drop the whole `Live`, slot included).
+        let probe = slot.borrow_mut().take();
+        drop(probe);
+        let Some(conn) = weak.upgrade() else { return };
+        match head {
+            Some(h) if !(h.status == 200 && is_event_stream(h.content_type.as_deref())) => {
+                feed(&conn, |e, now| e.handle_response_head(now, id, &h))
+            }
+            _ => feed(&conn, |e, now| {
+                e.handle_transport_error(now, id, TransportError::Network)
+            }),
+        }
+    });
+    let accept = [(
+        String::from("Accept"),
+        String::from(tidings_core::engine::ACCEPT_EVENT_STREAM),
+    )];
+    Fetch::start(
+        fetch::Request {
+            url,
+            headers: &accept,
+            with_credentials,
+            read: Read::Stream,
+            app_headers: None,
+        },
+        on_fact,
+    )
+}
+
+/// `text/event-stream`, parameters and case ignored.
+fn is_event_stream(content_type: Option<&str>) -> bool {
+    content_type
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
 }
 
 fn open_fetch(

@@ -25,10 +25,17 @@ pub enum Fact {
         /// The browser's last event ID string after this event.
         last_event_id: String,
     },
-    /// `error` fired. Whatever the `readyState` (CONNECTING: a network error
-    /// the browser would retry on its own fixed clock; CLOSED: an HTTP
-    /// failure), the source is closed and the engine decides.
-    Error,
+    /// `error` fired. Whatever the `readyState`, the source is closed before
+    /// this is reported (the browser must not reconnect on its own clock: a
+    /// stream that ended is reopened under tidings' backoff) and the engine
+    /// decides.
+    Error {
+        /// `readyState` was CLOSED: the browser failed the connection (an
+        /// HTTP status other than 200, a wrong content type, CORS). CONNECTING
+        /// means a network error or a stream that ended, which the browser
+        /// would have retried by itself.
+        failed: bool,
+    },
 }
 
 /// An open native EventSource and its listeners; closed and unhooked on drop.
@@ -55,7 +62,12 @@ impl NativeEventSource {
         let f = on_fact.clone();
         listeners.push(Listener::new(target, "open", move |_| f(Fact::Open)));
         let f = on_fact.clone();
-        listeners.push(Listener::new(target, "error", move |_| f(Fact::Error)));
+        let es = source.clone();
+        listeners.push(Listener::new(target, "error", move |_| {
+            let failed = es.ready_state() == EventSource::CLOSED;
+            es.close();
+            f(Fact::Error { failed })
+        }));
         let names = core::iter::once("message").chain(events.iter().map(String::as_str));
         for name in names {
             let f = on_fact.clone();

@@ -13,7 +13,9 @@
 //!   content type → fatal `bad-content-type`; 204 → fatal `no-content`;
 //!   anything else → fatal `http-status` (205, 299, 404, 410, …).
 //! - `long-poll` and `poll`: 204 and 304 are "no news"; another 2xx has a body
-//!   whose kind follows its content type; anything else → fatal `http-status`.
+//!   whose kind follows its content type; anything else → fatal `http-status`,
+//!   except a `410 Gone` that ends a subscription the server had accepted
+//!   (see [`Engine::gone_is_transient`]): retried with backoff.
 
 use alloc::string::String;
 
@@ -21,6 +23,8 @@ use super::action::{Action, ErrorCode, Message, ResetReason};
 use super::config::TransportKind;
 use super::state::BodyKind;
 use super::Engine;
+use crate::policy::http_date::parse_http_date;
+use crate::policy::validators::Validators;
 
 /// The event type that makes the app refetch its state ([`Action::Reset`]).
 pub const RESET_EVENT: &str = "reset";
@@ -115,7 +119,64 @@ pub(crate) fn wanted(events: &[String], event: &str) -> bool {
     event == "message" || events.iter().any(|e| e == event)
 }
 
+/// nchan's message id `<Unix seconds>:<tag>` from a raw answer's validators:
+/// nchan's long-poll and interval-poll name a message by `Last-Modified` (its
+/// publication second) and a bare-digit `Etag` (its number within that second;
+/// not a quoted entity-tag, so no RFC 9110 server sends one). `None` for any
+/// other pair, which keeps the plain resource rules.
+pub(crate) fn nchan_message_id(v: &Validators) -> Option<String> {
+    let tag = v.etag.as_deref()?;
+    if tag.is_empty() || tag.len() > 10 || !tag.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ms = parse_http_date(v.last_modified.as_deref()?)?;
+    let secs = u64::try_from(ms / 1000).ok()?;
+    let mut id = String::with_capacity(24);
+    push_decimal(&mut id, secs);
+    id.push(':');
+    id.push_str(tag);
+    Some(id)
+}
+
+/// Append `n` in decimal (no `core::fmt` in the bundle).
+fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
+    }
+}
+
 impl Engine {
+    /// Whether a `410 Gone` on `transport`, answered `held_ms` after the
+    /// request went out, is retried with backoff instead of stopping.
+    ///
+    /// RFC 9110 makes 410 permanent, and for the endpoint itself it is: a
+    /// first request answered 410 at once stops with `http-status`. But nchan
+    /// answers 410 to every held long-poll when nginx stops or reloads (and
+    /// when the channel is deleted), which would stop every client on a
+    /// routine restart. So on `long-poll` and `poll` a 410 is transient once
+    /// the server had accepted the subscription: some earlier request of this
+    /// connection was answered (a message, 304, 408, an `open`), or this
+    /// request was held at least `backoff.floorMs` before the 410. It is then
+    /// an `http-status` error (status 410) under backoff that counts toward
+    /// the breaker, like a 5xx; `backoff.maxAttempts` bounds it. Streams keep
+    /// 410 permanent (nchan ends a stream with a `:410:` comment and a clean
+    /// end, not with a status).
+    pub(crate) fn gone_is_transient(&self, transport: TransportKind, held_ms: u64) -> bool {
+        matches!(transport, TransportKind::LongPoll | TransportKind::Poll)
+            && (self.server_answered || held_ms >= self.backoff.config().floor_ms)
+    }
+
     /// One event from any transport, after the cursor has been updated: the
     /// heartbeat event is liveness only; `reset` becomes [`Action::Reset`];
     /// the `events` filter and dedupe (by the event's own id) apply; the rest
@@ -230,6 +291,35 @@ mod tests {
             classify(Poll, 404, None),
             Verdict::Fatal(ErrorCode::HttpStatus)
         );
+    }
+
+    #[test]
+    fn nchan_ids_from_validators() {
+        let v = |etag: Option<&str>, lm: Option<&str>| Validators {
+            etag: etag.map(String::from),
+            last_modified: lm.map(String::from),
+        };
+        let lm = Some("Sun, 29 Nov 2026 20:04:13 GMT");
+        assert_eq!(
+            nchan_message_id(&v(Some("0"), lm)).as_deref(),
+            Some("1795982653:0")
+        );
+        assert_eq!(
+            nchan_message_id(&v(Some("17"), lm)).as_deref(),
+            Some("1795982653:17")
+        );
+        for etag in [Some("\"0\""), Some("W/\"0\""), Some("a1"), Some(""), None] {
+            assert_eq!(nchan_message_id(&v(etag, lm)), None, "{etag:?}");
+        }
+        assert_eq!(nchan_message_id(&v(Some("0"), None)), None);
+        assert_eq!(nchan_message_id(&v(Some("0"), Some("yesterday"))), None);
+        assert_eq!(
+            nchan_message_id(&v(Some("0"), Some("Thu, 01 Jan 1970 00:00:00 GMT"))).as_deref(),
+            Some("0:0")
+        );
+        let mut s = String::new();
+        push_decimal(&mut s, u64::MAX);
+        assert_eq!(s, "18446744073709551615");
     }
 
     #[test]

@@ -134,6 +134,10 @@ pub struct Engine {
     armed: Option<MonoMs>,
     /// Consecutive long-poll client timeouts without a response head.
     long_poll_timeouts: u32,
+    /// The server has answered this connection at least once (a usable head,
+    /// an `open`, a no-news answer): a later `410 Gone` on a request transport
+    /// ends a subscription, not the endpoint (see `decode::gone_is_transient`).
+    server_answered: bool,
     /// The one 401 refresh retry was used since the last success.
     auth_refreshed: bool,
     /// The next `Open` asks the adapter to refresh its headers.
@@ -183,6 +187,7 @@ impl Engine {
             seen_input: false,
             armed: None,
             long_poll_timeouts: 0,
+            server_answered: false,
             auth_refreshed: false,
             refresh_next: false,
             unresumable: false,
@@ -338,10 +343,17 @@ impl Engine {
         a.status = Some(head.status);
         a.last_activity = now;
         let transport = a.transport;
+        let held_ms = now.mono.since(a.started);
         if transport == TransportKind::LongPoll {
             self.long_poll_timeouts = 0;
         }
-        let verdict = decode::classify(transport, head.status, head.content_type.as_deref());
+        let mut verdict = decode::classify(transport, head.status, head.content_type.as_deref());
+        if head.status == 410 && self.gone_is_transient(transport, held_ms) {
+            verdict = Verdict::Retry {
+                server_hint: false,
+                step_multiplier: 1,
+            };
+        }
         match verdict {
             // A stream already counted as open (`handle_opened` came first)
             // keeps its parser state.
@@ -560,7 +572,13 @@ impl Engine {
     /// bypassing dedupe (a resource may legitimately return to an earlier
     /// version) and leaving the cursor alone (the validators are this
     /// transport's cursor). A 200 whose `ETag` weakly matches the previous one
-    /// delivers nothing.
+    /// (with the same `Last-Modified`) delivers nothing.
+    ///
+    /// An nchan message (a bare-digit `Etag` plus a `Last-Modified`) is an
+    /// event instead: its id is nchan's `<Unix seconds>:<tag>` (the id its
+    /// EventSource sends, which its `last_event_id` parameter takes back), it
+    /// becomes the cursor, and it goes through the `events` filter and dedupe
+    /// like any event (see `decode::nchan_message_id`).
     pub fn handle_body_resource(&mut self, now: Now, id: AttemptId, body: String) {
         let Some(now) = self.begin(now) else { return };
         let Some(a) = self.live_mut(id) else {
@@ -574,15 +592,23 @@ impl Engine {
         let unchanged = a.outcome == Some(Outcome::Unchanged);
         let len = u64::try_from(body.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
-        if let Some(mut a) = self.attempt.take() {
-            if !unchanged {
+        if !unchanged {
+            if let Some(id) = decode::nchan_message_id(&self.validators) {
+                // An nchan message: its id is an event id like the ones its
+                // EventSource sends, so it is the cursor and feeds dedupe.
+                self.cursor.clone_from(&id);
+                self.parser.set_last_event_id(&id);
+                self.offer_event(String::from("message"), body, Some(id), self.cursor.clone());
+            } else {
                 let id = self
                     .validators
                     .etag
                     .clone()
                     .or_else(|| self.validators.last_modified.clone())
                     .unwrap_or_default();
-                a.delivered = a.delivered.saturating_add(1);
+                if let Some(a) = self.attempt.as_mut() {
+                    a.delivered = a.delivered.saturating_add(1);
+                }
                 self.actions.push_back(Action::Deliver(Message {
                     id,
                     last_event_id: self.cursor.clone(),
@@ -590,6 +616,8 @@ impl Engine {
                     data: body,
                 }));
             }
+        }
+        if let Some(a) = self.attempt.take() {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
         }

@@ -199,6 +199,7 @@ impl Engine {
     /// a long-poll hold that timed out on the client is a success without
     /// proving the transport works.
     pub(crate) fn mark_success(&mut self, transport: TransportKind, answered: bool) {
+        self.server_answered |= answered;
         self.breaker.record_success();
         self.selector.on_success(transport, answered);
         self.auth_refreshed = false;

@@ -16,9 +16,10 @@ use super::headers::HeaderLookup;
 pub enum Outcome {
     /// 304 Not Modified: nothing new.
     NotModified,
-    /// 200 whose `ETag` weakly matches the previous one: the same content again
-    /// (a server or cache that ignored the conditional request). Unchanged for
-    /// the interval policy.
+    /// 200 whose `ETag` weakly matches the previous one, and whose
+    /// `Last-Modified` (when both responses carry one) is the same: the same
+    /// content again (a server or cache that ignored the conditional request).
+    /// Unchanged for the interval policy.
     Unchanged,
     /// 200 with a different `ETag`, or none to compare: new content.
     Changed,
@@ -76,10 +77,18 @@ impl Validators {
     /// harmless: the server just answers 200). Other statuses change nothing.
     pub fn update<H: HeaderLookup + ?Sized>(&mut self, status: u16, headers: &H) -> Outcome {
         let etag = headers.header("ETag").filter(|v| sendable(v));
+        let last_modified = headers.header("Last-Modified").filter(|v| sendable(v));
+        // A different Last-Modified is a different version even when the tag
+        // repeats: nchan's `Etag` is only the message's number within its
+        // second (`Etag: 0` at 20:04:13 and again at 20:04:14).
+        let same_date = match (self.last_modified.as_deref(), last_modified) {
+            (Some(old), Some(new)) => old == new,
+            _ => true,
+        };
         let outcome = match status {
             304 => Outcome::NotModified,
             200 => match (self.etag.as_deref(), etag) {
-                (Some(old), Some(new)) if weak_eq(old, new) => Outcome::Unchanged,
+                (Some(old), Some(new)) if weak_eq(old, new) && same_date => Outcome::Unchanged,
                 _ => Outcome::Changed,
             },
             _ => return Outcome::Other,
@@ -87,7 +96,7 @@ impl Validators {
         if let Some(e) = etag {
             self.etag = Some(e.to_string());
         }
-        if let Some(lm) = headers.header("Last-Modified").filter(|v| sendable(v)) {
+        if let Some(lm) = last_modified {
             self.last_modified = Some(lm.to_string());
         }
         outcome
@@ -161,6 +170,24 @@ mod tests {
         assert_eq!(val.update(200, &[("ETag", "\"b\"")]), Outcome::Changed);
         assert_eq!(val.update(200, &[("X", "y")]), Outcome::Changed);
         assert_eq!(val.etag.as_deref(), Some("\"b\""));
+    }
+
+    #[test]
+    fn nchan_tag_repeating_in_a_new_second_is_changed() {
+        // Seen with nchan 1.3.6: one message at 20:04:13 (`Etag: 0`), the next
+        // at 20:04:14 (`Etag: 0` again).
+        let lm2 = "Sun, 06 Nov 1994 08:49:38 GMT";
+        let mut val = v(Some("0"), Some(LM));
+        assert_eq!(
+            val.update(200, &[("Etag", "0"), ("Last-Modified", lm2)]),
+            Outcome::Changed
+        );
+        assert_eq!(val, v(Some("0"), Some(lm2)));
+        assert_eq!(
+            val.update(200, &[("Etag", "0"), ("Last-Modified", lm2)]),
+            Outcome::Unchanged
+        );
+        assert_eq!(val.update(200, &[("Etag", "0")]), Outcome::Unchanged);
     }
 
     #[test]
