@@ -216,6 +216,14 @@ async fn run(
         }
         _ => {
             let Some(body) = response.body() else {
+                // No body (204, 304), or no streaming body in this browser
+                // (`Response.prototype.body` missing): the whole body at once
+                // as one chunk, so a long-poll's events are not lost.
+                let buf = JsFuture::from(response.array_buffer()?).await?;
+                let bytes = js_sys::Uint8Array::new(&buf).to_vec();
+                if !bytes.is_empty() {
+                    on_fact(Fact::Chunk(bytes));
+                }
                 on_fact(Fact::End);
                 return Ok(());
             };
