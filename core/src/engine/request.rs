@@ -10,13 +10,22 @@
 //!   header would force a CORS preflight.
 //! - An empty cursor is sent nowhere (BC-08: a bare `id` clears it).
 //!
-//! Validators (`If-None-Match`, `If-Modified-Since`) always travel as headers
-//! on `long-poll` and `poll`: servers answer 304 only to those.
+//! Validators (`If-None-Match`, `If-Modified-Since`) travel as headers on
+//! `long-poll` and `poll`: servers answer 304 only to those. One exception:
+//! when they name exactly the cursor as an nchan message (`Last-Modified` +
+//! `Etag` = `<seconds>:<tag>`, see `decode::nchan_message_id`), only the
+//! cursor is sent. nchan takes it from `last_event_id` / `Last-Event-ID` just
+//! as well (and answers 304 to it at the tip), and the request stays
+//! CORS-simple: cross-origin, the validators cost a preflight before every
+//! request, because Chromium (156, measured) does not use its preflight cache
+//! for a `no-store` request and Fetch makes every request carrying
+//! `If-None-Match` / `If-Modified-Since` `no-store`.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::config::{Config, TransportKind};
+use super::decode::nchan_message_id;
 use crate::policy::validators::Validators;
 
 /// `Accept` for `fetch-sse`.
@@ -39,6 +48,9 @@ pub(crate) fn render(
 ) -> (String, Vec<(String, String)>) {
     let base = config.url_for(transport);
     let in_query = cursor_in_query(transport, config.cross_origin);
+    let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
+    let nchan_cursor =
+        request && !cursor.is_empty() && nchan_message_id(validators).as_deref() == Some(cursor);
     let url = with_query_param(
         base,
         &config.last_event_id_param,
@@ -54,7 +66,7 @@ pub(crate) fn render(
     if !in_query && !cursor.is_empty() {
         headers.push(field("Last-Event-ID", cursor));
     }
-    if matches!(transport, TransportKind::LongPoll | TransportKind::Poll) {
+    if request && !nchan_cursor {
         for (name, value) in validators.request_headers() {
             headers.push(field(name, value));
         }
@@ -194,6 +206,31 @@ mod tests {
                 field("If-None-Match", "\"e\"")
             ]
         );
+    }
+
+    #[test]
+    fn nchan_validators_carry_the_cursor() {
+        let mut config = Config::new("/lp");
+        config.cross_origin = true;
+        let mut val = Validators::new();
+        val.etag = Some("3".into());
+        val.last_modified = Some("Sun, 29 Nov 2026 20:04:13 GMT".into());
+        let (url, h) = render(&config, TransportKind::LongPoll, "1795982653:3", &val);
+        assert_eq!(url, "/lp?lastEventId=1795982653%3A3");
+        assert_eq!(h, [field("Accept", ACCEPT_LONG_POLL)]);
+        // Validators that name another message still travel.
+        let (_, h) = render(&config, TransportKind::Poll, "1795982653:2", &val);
+        assert_eq!(
+            h,
+            [
+                field("If-None-Match", "3"),
+                field("If-Modified-Since", "Sun, 29 Nov 2026 20:04:13 GMT")
+            ]
+        );
+        config.cross_origin = false;
+        let (url, h) = render(&config, TransportKind::Poll, "1795982653:3", &val);
+        assert_eq!(url, "/lp");
+        assert_eq!(h, [field("Last-Event-ID", "1795982653:3")]);
     }
 
     #[test]
