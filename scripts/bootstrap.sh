@@ -39,4 +39,5 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
+scripts/nchan.sh ensure-packages
 say "ready"
