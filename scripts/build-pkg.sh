@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build the npm package into pkg/: release wasm → wasm-bindgen (--target web)
-# → wasm-opt -Oz → package.json from pkg.json.template.
+# → wasm-opt -Oz → the hand-written entry (js/: index.js over the glue, the
+# curated index.d.ts) → package.json from pkg.json.template (its `files` say
+# what `npm pack` ships: wasm-bindgen's own .d.ts files stay out).
 #
 # Size route (see README "Size"): the release wasm is built with the nightly
 # toolchain, `-Zbuild-std` and `-Cpanic=immediate-abort`, so no panic path links
@@ -39,8 +41,9 @@ node_modules/.bin/wasm-opt -Oz \
   --enable-reference-types --enable-multivalue --enable-mutable-globals \
   "$OUT/tidings_bg.wasm" -o "$OUT/tidings_bg.wasm"
 
+cp js/index.js js/index.d.ts js/wasm-url.d.ts "$OUT/"
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 sed "s/@VERSION@/$VERSION/" pkg.json.template > "$OUT/package.json"
 cp README.md "$OUT/README.md" 2>/dev/null || true
 cp "$TDIR/route" "$OUT/.build-route"
-echo "build-pkg: $OUT/ ($(wc -c < "$OUT/tidings_bg.wasm") bytes wasm, $(wc -c < "$OUT/tidings.js") bytes JS glue)"
+echo "build-pkg: $OUT/ ($(wc -c < "$OUT/tidings_bg.wasm") bytes wasm, $(wc -c < "$OUT/tidings.js") bytes JS glue, $(wc -c < "$OUT/index.js") bytes entry)"

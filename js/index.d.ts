@@ -1,0 +1,414 @@
+/// <reference lib="es2018.asynciterable" />
+/// <reference lib="esnext.disposable" />
+/**
+ * tidings: realtime server updates for the browser. One call, `subscribe(url, options)`,
+ * gives a stream of server messages over native `EventSource`, SSE over streaming `fetch`,
+ * long polling or polling, kept healthy by one engine (backoff with jitter, `Retry-After`,
+ * resume from the last event id, quiet while the page is hidden).
+ *
+ * ```ts
+ * import init, { subscribe } from "tidings";
+ * await init();
+ * type Price = { symbol: string; value: number };
+ * const sub = subscribe<{ price: Price }>("/updates", { parse: "json", events: ["price"] });
+ * sub.addEventListener("price", (e) => console.log(e.id, e.data.value));
+ * for await (const msg of sub) if (msg.event === "price") console.log(msg.data.symbol);
+ * sub.close();
+ * ```
+ * @packageDocumentation
+ */
+
+/** What `init()` loads the wasm from (see {@link init}). */
+export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+
+/**
+ * Load and instantiate the wasm; call (and await) once before {@link subscribe}. Idempotent:
+ * later calls return the first call's promise.
+ *
+ * - No argument: fetches `tidings_bg.wasm` next to the package's `tidings.js`
+ *   (`new URL("tidings_bg.wasm", import.meta.url)`). Works with no bundler
+ *   (`<script type=module>`), with Vite, and with any bundler that rewrites `new URL(…, import.meta.url)`.
+ * - A URL or string, `Request`, `Response`, bytes, a compiled `WebAssembly.Module`, a promise of
+ *   one of those, or wasm-bindgen's own `{ module_or_path }` object.
+ *
+ * esbuild leaves `new URL("tidings_bg.wasm", import.meta.url)` as it is (relative to the bundle),
+ * so either copy `node_modules/tidings/tidings_bg.wasm` next to the ESM bundle and call
+ * `init()`, or let esbuild copy it and pass its URL:
+ * ```ts
+ * // esbuild app.ts --bundle --format=esm --outdir=dist --loader:.wasm=file
+ * import wasmUrl from "tidings/tidings_bg.wasm";
+ * await init(new URL(wasmUrl, import.meta.url));
+ * ```
+ */
+export default function init(
+  input?: InitInput | Promise<InitInput> | { module_or_path: InitInput | Promise<InitInput> },
+): Promise<unknown>;
+
+/** A transport (see DESIGN.md "Transports"). */
+export type Transport = "eventsource" | "fetch-sse" | "long-poll" | "poll";
+
+/** Subscription states. `waiting`: a delay is scheduled; `paused`: hidden, offline or frozen. */
+export type State = "connecting" | "open" | "waiting" | "paused" | "closed";
+
+/** Why a state or transport changed (one vocabulary for both). */
+export type Reason =
+  | "start" | "capability" | "backoff" | "retry-after" | "rate-limit" | "server-hint"
+  | "breaker-open" | "breaker-probe" | "buffered-stream" | "stalled" | "open-failed"
+  | "failback-probe" | "hidden" | "visible" | "offline" | "online" | "frozen" | "resumed"
+  | "permanent-error" | "closed-by-user" | "aborted";
+
+/** The error codes, as a frozen object: `if (e.code === ErrorCode.Auth) …`. */
+export declare const ErrorCode: Readonly<{
+  /** The URL is not relative, `http:` or `https:` (thrown by `subscribe`). */
+  InvalidUrl: "invalid-url";
+  /** A status the transport cannot use (fatal for permanent 4xx), or a 5xx (retried). */
+  HttpStatus: "http-status";
+  /** An event stream answered 204 No Content: the server said stop (fatal). */
+  NoContent: "no-content";
+  /** The response's `Content-Type` does not fit the transport (fatal). */
+  BadContentType: "bad-content-type";
+  /** `fetch` failed while online: the network, or CORS (retried). */
+  NetworkOrCors: "network-or-cors";
+  /** A held request or a silent stream timed out (retried). */
+  Timeout: "timeout";
+  /** A message or response exceeded the size limit. */
+  TooLarge: "too-large";
+  /** `parse: "json"` and a message's data is not JSON (the message is dropped). */
+  Parse: "parse";
+  /** 401 after the `headers` function was asked again, or 403 (fatal). */
+  Auth: "auth";
+  /** `backoff.maxAttempts` reached, or no usable transport (fatal). */
+  GaveUp: "gave-up";
+}>;
+/** One of the {@link ErrorCode} values. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** A server message: `message`, or a named event listed in `options.events`. */
+export interface Message<T = string, E extends string = string> {
+  /** The event type: `"message"` or the SSE `event:` name. */
+  readonly type: E;
+  /** The event's own id, or `""` when its block set none. */
+  readonly id: string;
+  /** The cursor after this message (what a reconnect resumes from). */
+  readonly lastEventId: string;
+  /** Same as `type`. */
+  readonly event: E;
+  /** The data: the string as sent, or with `parse: "json"` the parsed value. */
+  readonly data: T;
+  /** The transport that delivered it. */
+  readonly transport: Transport;
+}
+
+/** `open`: a transport is open (a stream opened, or a request transport's first answer). */
+export interface OpenEvent {
+  readonly type: "open";
+  readonly transport: Transport;
+}
+
+/** `error`: an `Error` with a stable `code`. With `fatal: false` the subscription retries by itself. */
+export interface TidingsError extends Error {
+  readonly type: "error";
+  readonly code: ErrorCode;
+  /** The HTTP status, when a response caused it. */
+  readonly status?: number;
+  /** When the next attempt starts, in milliseconds (retried errors only). */
+  readonly retryInMs?: number;
+  /** `true` when the subscription stopped (its state is then `closed`). */
+  readonly fatal: boolean;
+}
+
+/** `statechange`. */
+export interface StateChangeEvent {
+  readonly type: "statechange";
+  readonly state: State;
+  readonly reason: Reason;
+  /** With `state: "waiting"`: the delay before the next attempt, in milliseconds. */
+  readonly delayMs?: number;
+}
+
+/** `transportchange`: the engine switched transports (fallback, failback probe, capability). */
+export interface TransportChangeEvent {
+  readonly type: "transportchange";
+  readonly transport: Transport;
+  /** `null` for the first transport. */
+  readonly previous: Transport | null;
+  readonly reason: Reason;
+}
+
+/**
+ * `reset`: the server cannot fill the gap since the cursor (`"server"`), or a stream without ids
+ * is reconnecting and messages may be lost (`"unresumable"`). The app should refetch its state.
+ */
+export interface ResetEvent {
+  readonly type: "reset";
+  readonly reason: "server" | "unresumable";
+}
+
+/** The events that are not messages. Their names cannot be used as message event names. */
+export interface LifecycleEventMap {
+  open: OpenEvent;
+  error: TidingsError;
+  statechange: StateChangeEvent;
+  transportchange: TransportChangeEvent;
+  reset: ResetEvent;
+}
+
+/** Counters from `stats()`. */
+export interface Stats {
+  /** Requests started (every transport). */
+  requests: number;
+  /** Response body bytes seen. */
+  bytes: number;
+  /** Requests after the first one. */
+  reconnects: number;
+  /** Conditional requests answered "nothing new" (304, or 200 with the same `ETag`). */
+  notModified: number;
+  /** Messages dropped because their id was delivered recently. */
+  duplicatesDropped: number;
+  /** The delay before the next attempt as last scheduled, in milliseconds (0: none). */
+  currentDelayMs: number;
+  /** The current poll interval, in milliseconds. */
+  currentIntervalMs: number;
+}
+
+/**
+ * The constraint on the app's event map `M`: message event name → data type, e.g.
+ * `{ price: Price }` (a type literal or an interface). `message` may be listed to type unnamed
+ * messages; lifecycle names (`open`, `error`, …) may not. `T`: what data may be (`string` when
+ * not parsing JSON).
+ */
+export type EventMap<M, T = unknown> = {
+  [K in keyof M]: K extends keyof LifecycleEventMap ? never : K extends string ? T : never;
+};
+
+/** Named events allowed in `options.events`: the map's keys, or any string when no map is given. */
+export type EventName<M> = [Exclude<keyof M, "message">] extends [never]
+  ? string
+  : Exclude<keyof M & string, "message">;
+
+type DataOf<M, D, K> = K extends keyof M ? M[K] : D;
+/** The message a listener for `K` receives (`D`: data type of events not in the map). */
+export type MessageOf<M, D, K extends string> = Message<DataOf<M, D, K>, K>;
+/** Every message the subscription delivers (what the async iterator yields). */
+export type AnyMessage<M, D> =
+  | MessageOf<M, D, "message">
+  | { [K in EventName<M>]: MessageOf<M, D, K> }[EventName<M>];
+
+/**
+ * `headers` as a function: runs before every request. `status: 401` when the previous request
+ * was refused (refresh the token); the request is then retried once.
+ */
+export interface HeadersContext {
+  status?: number;
+}
+
+/** `subscribe` options. Every duration is in milliseconds and says so in its name. */
+export interface Options<M = {}> {
+  /**
+   * A different endpoint per transport (servers such as nchan serve each on its own location).
+   * Default: each is the subscribe URL.
+   */
+  urls?: { eventsource?: string; "fetch-sse"?: string; "long-poll"?: string; poll?: string };
+  /**
+   * Transport preference order, filtered by what the browser can do; `eventsource` is skipped
+   * when `headers` is set. Default `["eventsource", "fetch-sse", "long-poll", "poll"]`.
+   */
+  transports?: readonly Transport[];
+  /**
+   * Named event types delivered besides `message`; the same filter on every transport.
+   * Default `[]`.
+   */
+  events?: readonly NoInfer<EventName<M>>[];
+  /**
+   * `"text"`: data as sent; `"json"`: `JSON.parse`d by the browser (a failure is an `error`
+   * event with code `parse`, not a crash). Default `"text"`.
+   */
+  parse?: "text" | "json";
+  /**
+   * Request headers, fetch transports only (e.g. `Authorization`; forces a CORS preflight
+   * cross-origin). A function runs before every request; on 401 it is called once more with
+   * `{ status: 401 }` and the request retried once. Default: none.
+   */
+  headers?:
+    | Record<string, string>
+    | ((ctx: HeadersContext) => Record<string, string> | Promise<Record<string, string>>);
+  /** Send cookies / credentials cross-origin. Default `false`. */
+  withCredentials?: boolean;
+  /** Aborting it closes the subscription. Default: none. */
+  signal?: AbortSignal;
+  /** Initial cursor (resume from a stored id). Default `""`. */
+  lastEventId?: string;
+  /**
+   * Query parameter carrying the cursor where a header is impossible or would force a CORS
+   * preflight (nchan: `"last_event_id"`). Default `"lastEventId"`.
+   */
+  lastEventIdParam?: string;
+  /** Reconnect delay = floor + jitter(min(maxMs, baseMs · 2^attempts)). */
+  backoff?: {
+    /** Jitter shape on top of the floor. Default `"full-jitter"`. */
+    strategy?: "full-jitter" | "equal-jitter" | "decorrelated" | "none";
+    /** Exponential step, milliseconds. Default `500`. */
+    baseMs?: number;
+    /** Cap of the exponential part, milliseconds. Default `60000`. */
+    maxMs?: number;
+    /**
+     * Least delay before any reconnect, milliseconds; the server's `retry:` raises it, never
+     * lowers it below this. Default `1000`.
+     */
+    floorMs?: number;
+    /**
+     * A stream open this long (milliseconds) with at least one byte, or any successful response
+     * of a request transport, resets the attempt count. Default `10000`.
+     */
+    healthyAfterMs?: number;
+    /** Consecutive failed attempts before giving up (error `gave-up`). Default `Infinity`. */
+    maxAttempts?: number;
+  };
+  /**
+   * Cap on any server-requested wait (`Retry-After`, rate-limit reset), milliseconds; longer
+   * requests are clamped and reported. Default `300000` (5 min).
+   */
+  maxRetryAfterMs?: number;
+  /** Circuit breaker. */
+  breaker?: {
+    /** Consecutive failures that open it. Default `5`. */
+    failureThreshold?: number;
+    /**
+     * Cool-down before one probe, milliseconds; jittered, never shorter than the current backoff.
+     * Default `30000`.
+     */
+    cooldownMs?: number;
+  };
+  /** Poll interval (the `poll` transport). Every server hint is clamped into [minMs, maxMs]. */
+  interval?: {
+    /**
+     * `"exponential"` (×2 per unchanged answer, ÷2 on change), `"aimd"` (+1 s unchanged, halve on
+     * change), `"rate-window"` (from the change rate of the last 10 answers), `"fixed"`.
+     * Default `"exponential"`.
+     */
+    mode?: "exponential" | "aimd" | "rate-window" | "fixed";
+    /** First interval, milliseconds. Default `5000`. */
+    initialMs?: number;
+    /** Shortest interval, milliseconds. Default `1000`. */
+    minMs?: number;
+    /** Longest interval, milliseconds. Default `300000` (5 min). */
+    maxMs?: number;
+  };
+  /**
+   * Event type a server sends as a heartbeat (native EventSource cannot see comments); on
+   * `eventsource` the watchdog runs only once such an event or a message has arrived.
+   * Default `"heartbeat"`.
+   */
+  heartbeatEvent?: string;
+  /** Dead-stream detection. */
+  watchdog?: {
+    /**
+     * A stream silent this long (milliseconds) is dead (any byte counts on fetch transports, any
+     * event on `eventsource`). Default `45000`.
+     */
+    idleTimeoutMs?: number;
+    /**
+     * A stream that opened and delivered nothing this long (milliseconds) is evidence of a
+     * buffering proxy. Default `15000`.
+     */
+    firstEventTimeoutMs?: number;
+  };
+  /** Long polling. */
+  longPoll?: {
+    /**
+     * Client-side abort of a held request, milliseconds; two consecutive such aborts with no
+     * response head are `timeout` failures. Default `35000`.
+     */
+    timeoutMs?: number;
+  };
+  /** Downgrade from streaming transports. */
+  fallback?: {
+    /**
+     * Consecutive opens that fail, or open and deliver no byte before
+     * `watchdog.firstEventTimeoutMs`, before every streaming transport is skipped. Default `2`.
+     */
+    afterFailures?: number;
+    /**
+     * How long a downgrade is remembered (per URL), milliseconds, before the preferred transport
+     * is probed again. Default `600000` (10 min).
+     */
+    rememberMs?: number;
+  };
+  /** Seeds the jitter PRNG, for reproducible tests. Default: random. */
+  seed?: number;
+  /**
+   * Release the connection while the page is hidden (`{ afterMs }`: after that grace period,
+   * milliseconds). Default `true` (`afterMs: 0`).
+   */
+  pauseWhenHidden?: boolean | { afterMs?: number };
+  /** Log every decision with its reason. Default `false`. */
+  debug?: boolean;
+}
+
+/**
+ * A live subscription. `M`: the app's event map (see {@link subscribe}); `D`: the data type of
+ * messages the map does not name (`string`, or `unknown` with `parse: "json"`).
+ */
+export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessage<M, D>> {
+  /** Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`. */
+  addEventListener<K extends keyof LifecycleEventMap>(
+    type: K,
+    listener: (event: LifecycleEventMap[K]) => void,
+  ): void;
+  /** Messages: `message` and each name in `options.events`. Adding a function twice adds it once. */
+  addEventListener<K extends "message" | EventName<M>>(
+    type: K,
+    listener: (event: MessageOf<M, D, K>) => void,
+  ): void;
+  removeEventListener<K extends keyof LifecycleEventMap>(
+    type: K,
+    listener: (event: LifecycleEventMap[K]) => void,
+  ): void;
+  removeEventListener<K extends "message" | EventName<M>>(
+    type: K,
+    listener: (event: MessageOf<M, D, K>) => void,
+  ): void;
+  /**
+   * Messages (`message` and each name in `options.events`), buffered from this call on. Ends
+   * when the subscription closes; a fatal error rejects the read after the buffered messages;
+   * `return()` (a `break` out of `for await`) closes the subscription.
+   */
+  [Symbol.asyncIterator](): AsyncIterableIterator<AnyMessage<M, D>>;
+  /**
+   * Close: no listener is called again, iterators end; the shared connection closes when this
+   * was its last subscription. Idempotent.
+   */
+  close(): void;
+  /** Same as `close()` (`using sub = subscribe(…)`). */
+  [Symbol.dispose](): void;
+  /** The state. */
+  readonly state: State;
+  /** The transport in use, or `""` before the first attempt. */
+  readonly transport: Transport | "";
+  /** The cursor: the last event id seen (or the initial `lastEventId`). */
+  readonly lastEventId: string;
+  /** Counters. */
+  stats(): Stats;
+}
+
+/**
+ * Subscribe to `url` (relative, `http:` or `https:`; anything else throws a `TidingsError`-like
+ * `Error` with `code: "invalid-url"`). Call {@link init} first.
+ *
+ * Give the app's event map to type named events: with `parse: "json"` any data type;
+ * without, data is a string.
+ * ```ts
+ * const sub = subscribe<{ price: Price }>("/updates", { events: ["price"], parse: "json" });
+ * sub.addEventListener("price", (e) => e.data); // Price
+ * ```
+ */
+export function subscribe<M extends EventMap<M> = {}>(
+  url: string,
+  options: Options<M> & { parse: "json" },
+): Subscription<M, unknown>;
+export function subscribe<M extends EventMap<M, string> = {}>(
+  url: string,
+  options?: Options<M> & { parse?: "text" },
+): Subscription<M, string>;
+/** Options whose `parse` is not known statically (a variable typed `Options`): data is `unknown`. */
+export function subscribe(url: string, options?: Options): Subscription<{}, unknown>;

@@ -1,0 +1,85 @@
+// tidings — the package entry, over the wasm-bindgen glue (./tidings.js).
+// Only what wasm-bindgen cannot express: init() taking a URL/Response/bytes
+// directly, [Symbol.asyncIterator], [Symbol.dispose], and keeping a live
+// subscription reachable. It counts in the size budget: keep it tiny.
+import load, { subscribe as open, Subscription } from "./tidings.js";
+
+/** The contract's error codes (`error.code`). */
+export const ErrorCode = /* @__PURE__ */ Object.freeze({
+  InvalidUrl: "invalid-url",
+  HttpStatus: "http-status",
+  NoContent: "no-content",
+  BadContentType: "bad-content-type",
+  NetworkOrCors: "network-or-cors",
+  Timeout: "timeout",
+  TooLarge: "too-large",
+  Parse: "parse",
+  Auth: "auth",
+  GaveUp: "gave-up",
+});
+
+/** Load the wasm: from next to tidings.js when `input` is absent, else from
+ * a URL, string, Request, Response, bytes, Module (or a promise of one), or
+ * wasm-bindgen's own `{ module_or_path }`. Idempotent. */
+export default function init(input) {
+  return load(input == null || "module_or_path" in Object(input) ? input : { module_or_path: input });
+}
+
+// Live subscription → { t: the message types it delivers, e: callbacks run
+// once when it stops (its iterators) }. Deleted when it stops.
+const live = new WeakMap();
+const stop = (sub) => {
+  const r = live.get(sub);
+  live.delete(sub);
+  r?.e.forEach((f) => f());
+};
+
+export function subscribe(url, options) {
+  const sub = open(url, options);
+  const signal = options?.signal;
+  live.set(sub, { t: ["message"].concat(options?.events || []), e: new Set() });
+  // This listener (held by the wasm side until close) also keeps `sub`
+  // reachable: the glue frees, and so closes, a subscription nobody holds.
+  // A stop (fatal error, gave up) closes it next tick, after every listener
+  // has seen the event, which releases the connection.
+  sub.addEventListener("statechange", (e) => {
+    if (e.state == "closed") stop(sub), queueMicrotask(() => sub.close());
+  });
+  if (signal) signal.addEventListener("abort", () => sub.close(), { once: true });
+  if (signal?.aborted || sub.state == "closed") sub.close();
+  return sub;
+}
+
+const P = Subscription.prototype;
+const close = P.close;
+P.close = P[Symbol.dispose || Symbol.for("Symbol.dispose")] = function () {
+  close.call(this);
+  stop(this);
+};
+
+// Messages (`message` and each name in `events`) buffered from the call on;
+// ends when the subscription closes; a fatal error rejects the next read
+// after the buffered messages; return() (a `break` out of for-await) closes.
+P[Symbol.asyncIterator] = function () {
+  const sub = this, r = live.get(sub), queue = [], waiting = [];
+  let done = !r, failure;
+  const flush = () => {
+    while (waiting.length && (queue.length || done)) {
+      const [resolve, reject] = waiting.shift();
+      if (queue.length) resolve({ value: queue.shift(), done: false });
+      else if (failure) reject(failure), (failure = null);
+      else resolve({ value: undefined, done: true });
+    }
+  };
+  if (r) {
+    const push = (m) => { queue.push(m); flush(); };
+    r.t.forEach((t) => sub.addEventListener(t, push));
+    sub.addEventListener("error", (e) => { if (e.fatal) failure = e; });
+    r.e.add(() => { done = true; flush(); });
+  }
+  return {
+    next: () => new Promise((resolve, reject) => { waiting.push([resolve, reject]); flush(); }),
+    return: (value) => (sub.close(), Promise.resolve({ value, done: true })),
+    [Symbol.asyncIterator]() { return this; },
+  };
+};
