@@ -238,3 +238,63 @@ async fn two_subscriptions_with_the_same_options_share_one_connection() {
     assert_eq!(got_a.borrow().len(), 1);
     b.close();
 }
+
+/// Collect every event of `kind` as its `code` (errors) or `transport` (open).
+fn record(
+    sub: &tidings::api::Subscription,
+    kind: &str,
+    key: &'static str,
+) -> (Rc<RefCell<Vec<String>>>, Closure<dyn FnMut(JsValue)>) {
+    let got: Rc<RefCell<Vec<String>>> = Rc::default();
+    let g = got.clone();
+    let f =
+        Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| g.borrow_mut().push(field(&e, key)));
+    sub.add_event_listener(kind, f.as_ref().clone().into());
+    (got, f)
+}
+
+#[wasm_bindgen_test]
+async fn a_fatal_error_at_start_reaches_listeners_added_after_subscribe() {
+    // A space is not allowed in a URL the engine sends (it stops at start).
+    let sub = tidings::api::subscribe("/bad url", JsValue::UNDEFINED).unwrap();
+    let (codes, _k) = record(&sub, "error", "code");
+    assert!(wait_until(2000, || !codes.borrow().is_empty()).await);
+    assert_eq!(*codes.borrow(), ["invalid-url"]);
+    assert_eq!(sub.state(), "closed");
+}
+
+#[wasm_bindgen_test]
+async fn a_stopped_shared_connection_is_not_reused() {
+    let tag = format!("dead-{}", js_sys::Math::random());
+    let url = format!("{}/nothing-here?t={tag}", server());
+    let options = js_sys::JSON::parse(r#"{"transports":["fetch-sse"]}"#).unwrap();
+    let a = tidings::api::subscribe(&url, options.clone()).unwrap();
+    let (codes_a, _ka) = record(&a, "error", "code");
+    assert!(wait_until(3000, || !codes_a.borrow().is_empty()).await);
+    assert_eq!(*codes_a.borrow(), ["http-status"]); // 404: permanent
+    let b = tidings::api::subscribe(&url, options).unwrap();
+    let (codes_b, _kb) = record(&b, "error", "code");
+    assert!(
+        wait_until(3000, || !codes_b.borrow().is_empty()).await,
+        "the second subscription never tried"
+    );
+    let log = http("GET", &format!("{}/_log", server()), "").await;
+    assert_eq!(log.matches(&tag).count(), 2, "two requests expected: {log}");
+}
+
+#[wasm_bindgen_test]
+async fn a_subscription_joining_an_open_connection_gets_open() {
+    let url = format!("{}/sse?t=join-{}", server(), js_sys::Math::random());
+    let a = tidings::api::subscribe(&url, JsValue::UNDEFINED).unwrap();
+    let (open_a, _ka) = record(&a, "open", "transport");
+    assert!(wait_until(5000, || !open_a.borrow().is_empty()).await);
+    let b = tidings::api::subscribe(&url, JsValue::UNDEFINED).unwrap();
+    let (open_b, _kb) = record(&b, "open", "transport");
+    assert!(
+        wait_until(2000, || !open_b.borrow().is_empty()).await,
+        "late joiner got no open"
+    );
+    assert_eq!(*open_b.borrow(), ["eventsource"]);
+    a.close();
+    b.close();
+}

@@ -51,6 +51,19 @@ impl Subscription {
             }
         }));
         inner.handle.set(Some(handle));
+        // Joining a connection that is already open: this subscription still
+        // gets its `open`, after its listeners are added (a microtask later).
+        if inner.conn.with_engine(|e| e.state()) == State::Open {
+            let weak = Rc::downgrade(&inner);
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Some(inner) = weak.upgrade() {
+                    let t = inner
+                        .conn
+                        .with_engine(|e| e.transport().map(|t| t.as_str()).unwrap_or(""));
+                    dispatch(&inner, "open", &events::open(t));
+                }
+            });
+        }
         if let Some(signal) = signal {
             if signal.aborted() {
                 close(&inner);

@@ -80,8 +80,22 @@ impl Connection {
         // not send a request), then start.
         let lifecycle = Lifecycle::watch(&conn);
         *conn.lifecycle.borrow_mut() = Some(lifecycle);
-        feed(&conn, |e, now| e.handle_start(now, caps));
+        // Start on a microtask, like `EventSource`: the app adds its listeners
+        // right after `subscribe()` returns, and must still hear everything,
+        // including a fatal error at start (bad URL, no usable transport).
+        let weak = Rc::downgrade(&conn);
+        wasm_bindgen_futures::spawn_local(async move {
+            if let Some(conn) = weak.upgrade() {
+                feed(&conn, |e, now| e.handle_start(now, caps));
+            }
+        });
         conn
+    }
+
+    /// Whether the connection has stopped for good (closed by the app or by a
+    /// fatal error): a new subscription must not join it.
+    pub fn is_stopped(&self) -> bool {
+        self.closed.get() || self.engine.borrow().state() == tidings_core::engine::State::Closed
     }
 
     /// Add a subscriber callback; returns its handle for [`Connection::unlisten`].

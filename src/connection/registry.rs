@@ -24,11 +24,12 @@ pub fn connect(
 ) -> (String, Rc<Connection>) {
     let key = share_key(url, key_source, &options);
     if !key.is_empty() {
+        // A connection that stopped (fatal error, closed) is forgotten: a new
+        // subscription gets a fresh one instead of a dead one.
         let found = OPEN.with(|o| {
-            o.borrow()
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, c)| c.clone())
+            let mut o = o.borrow_mut();
+            o.retain(|(_, c)| !c.is_stopped());
+            o.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())
         });
         if let Some(conn) = found {
             return (key, conn);
