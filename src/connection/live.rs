@@ -79,6 +79,7 @@ impl Live {
 /// `EventSource` constructor rejects, no `AbortController`) is reported to the
 /// engine as a network failure on the next task, never synchronously.
 pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
+    persist_downgrade(conn);
     let id = req.id;
     let weak = Rc::downgrade(conn);
     let started = match req.transport {
@@ -343,4 +344,90 @@ fn scalar(v: &JsValue) -> Option<String> {
             s
         })
     })
+}
+
+// ----- remembered downgrades ----------------------------------------------
+//
+// A downgrade (streams skipped for `long-poll`, or only `poll`) is remembered
+// per URL for `fallback.rememberMs` in `sessionStorage`, so a reload in the
+// same tab does not repeat the failed attempts: the engine hands it out
+// (`Engine::downgrade`) and takes it back as `Config::downgrade`. Written
+// before every request (a switch always starts one); read when a connection
+// is created. `sessionStorage` is reached through `Reflect`: missing (workers)
+// or throwing (storage disabled, sandboxed frames) means "nothing remembered".
+
+/// The `sessionStorage` key for `url`.
+fn downgrade_key(url: &str) -> String {
+    let mut k = String::from("tidings:downgrade:");
+    k.push_str(url);
+    k
+}
+
+fn session_storage() -> Option<JsValue> {
+    let s = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("sessionStorage")).ok()?;
+    (s.is_object()).then_some(s)
+}
+
+/// `storage[method](args…)`, `None` when anything throws.
+fn storage_call(method: &str, args: &[&str]) -> Option<JsValue> {
+    let s = session_storage()?;
+    let f: js_sys::Function = js_sys::Reflect::get(&s, &JsValue::from_str(method))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let args: js_sys::Array = args.iter().map(|a| JsValue::from_str(a)).collect();
+    f.apply(&s, &args).ok()
+}
+
+/// The downgrade remembered for `url` in this tab's `sessionStorage`, to seed
+/// `Config::downgrade` (the engine ignores it once its time has passed).
+/// Stored as `"<transport> <until, wall ms>"`.
+pub(crate) fn stored_downgrade(url: &str) -> Option<(TransportKind, tidings_core::time::WallMs)> {
+    let v = storage_call("getItem", &[&downgrade_key(url)])?.as_string()?;
+    let (name, until) = v.split_once(' ')?;
+    let transport = TransportKind::from_name(name)?;
+    let until = until.parse::<i64>().ok()?;
+    Some((transport, tidings_core::time::WallMs(until)))
+}
+
+/// Write the engine's remembered downgrade for its URL (or remove it once
+/// there is none), when it differs from what is stored.
+fn persist_downgrade(conn: &Connection) {
+    let (url, downgrade) = conn.with_engine(|e| (e.config().url.clone(), e.downgrade()));
+    if stored_downgrade(&url) == downgrade {
+        return;
+    }
+    let key = downgrade_key(&url);
+    match downgrade {
+        Some((t, until)) => {
+            let mut v = String::from(t.as_str());
+            v.push(' ');
+            push_i64(&mut v, until.0);
+            storage_call("setItem", &[&key, &v]);
+        }
+        None => {
+            storage_call("removeItem", &[&key]);
+        }
+    }
+}
+
+/// Decimal digits of `n` (no `core::fmt` in the bundle).
+fn push_i64(out: &mut String, n: i64) {
+    if n < 0 {
+        out.push('-');
+    }
+    let mut m = n.unsigned_abs();
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
+    }
 }
