@@ -12,59 +12,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn server() -> &'static str {
-    option_env!("TIDINGS_TEST_SERVER").unwrap_or("http://127.0.0.1:8787")
-}
-
-/// `fetch(url, init).then(r => r.text())` through JS, so the test needs no extra
-/// web-sys features.
-async fn http(method: &str, url: &str, body: &str) -> String {
-    let f = js_sys::Function::new_with_args(
-        "m,u,b",
-        "return fetch(u,{method:m,body:m==='GET'?undefined:b}).then(r=>r.text())",
-    );
-    let p = f
-        .call3(&JsValue::NULL, &method.into(), &url.into(), &body.into())
-        .unwrap();
-    JsFuture::from(js_sys::Promise::from(p))
-        .await
-        .unwrap()
-        .as_string()
-        .unwrap()
-}
-
-async fn publish(data: &str) -> String {
-    let reply = http("POST", &format!("{}/publish", server()), data).await;
-    let v = js_sys::JSON::parse(&reply).unwrap();
-    js_sys::Reflect::get(&v, &"id".into())
-        .unwrap()
-        .as_string()
-        .unwrap()
-}
-
-async fn wait_until(timeout_ms: u32, mut done: impl FnMut() -> bool) -> bool {
-    let mut waited = 0;
-    while !done() {
-        if waited >= timeout_ms {
-            return false;
-        }
-        gloo_timers::future::TimeoutFuture::new(20).await;
-        waited += 20;
-    }
-    true
-}
-
-fn field(o: &JsValue, k: &str) -> String {
-    js_sys::Reflect::get(o, &k.into())
-        .unwrap()
-        .as_string()
-        .unwrap_or_default()
-}
+mod support;
+use support::*;
 
 #[wasm_bindgen_test]
 async fn publish_three_receive_in_order_then_close_stops_delivery() {
@@ -117,7 +70,7 @@ async fn publish_three_receive_in_order_then_close_stops_delivery() {
 
     // The server saw our stream end: in its request log, the /sse request
     // made from this page has an end ("dropped": the client went away).
-    let log = http("GET", &format!("{}/_log", server()), "").await;
+    let log = http("GET", "/_log", "").await;
     let parsed = js_sys::JSON::parse(&log).unwrap();
     let entries = js_sys::Reflect::get(&parsed, &"entries".into()).unwrap();
     let ours: Vec<JsValue> = js_sys::Array::from(&entries)
@@ -208,7 +161,7 @@ async fn fetch_sse_delivers_in_order_and_resumes_from_the_cursor() {
     assert_eq!(sub.last_event_id(), fourth);
     sub.close();
 
-    let log = http("GET", &format!("{}/_log", server()), "").await;
+    let log = http("GET", "/_log", "").await;
     let needle = format!("lastEventId={first}");
     assert!(log.contains(&needle), "cursor not in the query: {log}");
 }
@@ -216,7 +169,7 @@ async fn fetch_sse_delivers_in_order_and_resumes_from_the_cursor() {
 #[wasm_bindgen_test]
 async fn two_subscriptions_with_the_same_options_share_one_connection() {
     let tag = format!("shared-{}", js_sys::Math::random());
-    http("POST", &format!("{}/_log/clear", server()), "").await;
+    http("POST", "/_log/clear", "").await;
     let url = format!("{}/sse?share={tag}", server());
     let a = tidings::api::subscribe(&url, JsValue::UNDEFINED).unwrap();
     let b = tidings::api::subscribe(&url, JsValue::UNDEFINED).unwrap();
@@ -229,7 +182,7 @@ async fn two_subscriptions_with_the_same_options_share_one_connection() {
             && got_b.borrow().len() == 1)
         .await
     );
-    let log = http("GET", &format!("{}/_log", server()), "").await;
+    let log = http("GET", "/_log", "").await;
     assert_eq!(log.matches(&tag).count(), 1, "one request expected: {log}");
     a.close();
     // b still receives after a closed.
@@ -239,12 +192,14 @@ async fn two_subscriptions_with_the_same_options_share_one_connection() {
     b.close();
 }
 
+type Strings = Rc<RefCell<Vec<String>>>;
+
 /// Collect every event of `kind` as its `code` (errors) or `transport` (open).
 fn record(
     sub: &tidings::api::Subscription,
     kind: &str,
     key: &'static str,
-) -> (Rc<RefCell<Vec<String>>>, Closure<dyn FnMut(JsValue)>) {
+) -> (Strings, Closure<dyn FnMut(JsValue)>) {
     let got: Rc<RefCell<Vec<String>>> = Rc::default();
     let g = got.clone();
     let f =
@@ -278,7 +233,7 @@ async fn a_stopped_shared_connection_is_not_reused() {
         wait_until(3000, || !codes_b.borrow().is_empty()).await,
         "the second subscription never tried"
     );
-    let log = http("GET", &format!("{}/_log", server()), "").await;
+    let log = http("GET", "/_log", "").await;
     assert_eq!(log.matches(&tag).count(), 2, "two requests expected: {log}");
 }
 

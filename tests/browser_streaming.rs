@@ -9,65 +9,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn server() -> &'static str {
-    option_env!("TIDINGS_TEST_SERVER").unwrap_or("http://127.0.0.1:8787")
-}
-
-async fn http(method: &str, path: &str, body: &str) -> String {
-    let f = js_sys::Function::new_with_args(
-        "m,u,b",
-        "return fetch(u,{method:m,body:m==='GET'?undefined:b}).then(r=>r.text())",
-    );
-    let url = format!("{}{path}", server());
-    let p = f
-        .call3(&JsValue::NULL, &method.into(), &url.into(), &body.into())
-        .unwrap();
-    JsFuture::from(js_sys::Promise::from(p))
-        .await
-        .unwrap()
-        .as_string()
-        .unwrap()
-}
-
-async fn wait_until(timeout_ms: u32, mut done: impl FnMut() -> bool) -> bool {
-    let mut waited = 0;
-    while !done() {
-        if waited >= timeout_ms {
-            return false;
-        }
-        gloo_timers::future::TimeoutFuture::new(20).await;
-        waited += 20;
-    }
-    true
-}
-
-fn field(o: &JsValue, k: &str) -> String {
-    let v = js_sys::Reflect::get(o, &k.into()).unwrap();
-    v.as_string()
-        .or_else(|| v.as_f64().map(|n| n.to_string()))
-        .or_else(|| v.as_bool().map(|b| b.to_string()))
-        .unwrap_or_default()
-}
-
-/// The log entries for `path` whose query contains `tag`.
-async fn requests(path: &str, tag: &str) -> Vec<JsValue> {
-    let log = http("GET", "/_log", "").await;
-    let entries =
-        js_sys::Reflect::get(&js_sys::JSON::parse(&log).unwrap(), &"entries".into()).unwrap();
-    js_sys::Array::from(&entries)
-        .iter()
-        .filter(|e| {
-            field(e, "method") == "GET"
-                && field(e, "path") == path
-                && field(e, "query").contains(tag)
-        })
-        .collect()
-}
+mod support;
+use support::*;
 
 #[wasm_bindgen_test]
 async fn headers_function_is_called_before_every_request_and_refreshes_once_on_401() {

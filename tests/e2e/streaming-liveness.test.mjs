@@ -118,7 +118,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         await h.sleep(2700);
         // 2.8 s of comments every 200 ms: alive.
         assert.equal((await caseLog(a, tag)).length, 1);
-        assert.deepEqual((await h.events(page, tag)).filter((e) => e.type !== "statechange").map(h.brief), ["open transport=fetch-sse"]);
+        assert.deepEqual((await h.events(page, tag)).filter((e) => e.type !== "statechange" && e.reason !== "start").map(h.brief), ["open transport=fetch-sse"]);
         // The last comment went out at 2.8 s; silence from there → abort at +600 ms.
         const log = await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "error"), 3000, "the watchdog");
         await h.closeSub(page, tag);
@@ -146,7 +146,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         await h.closeSub(page, quiet);
         assert.deepEqual([beat.length, comments.length], [1, 1]);
         for (const t of [tag, quiet]) {
-          assert.deepEqual((await h.events(page, t)).filter((e) => e.type !== "statechange").map(h.brief), ["open transport=eventsource"]);
+          assert.deepEqual((await h.events(page, t)).filter((e) => e.type !== "statechange" && e.reason !== "start").map(h.brief), ["open transport=eventsource"]);
         }
       });
     }
@@ -206,7 +206,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
           seed: 27, urls: URLS, transports: ["fetch-sse", "long-poll"], lastEventId: before,
           watchdog: { firstEventTimeoutMs: 500, idleTimeoutMs: 5000 }, fallback: { afterFailures: 2 },
         });
-        const log = await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "transportchange"), 5000, "the switch");
+        const log = await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "transportchange" && e.reason !== "start"), 5000, "the switch");
         const { id } = await a.publish("after");
         await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "message"), 5000, "a message over long-poll");
         await h.closeSub(page, tag);
@@ -218,7 +218,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         }
         const errors = log.filter((e) => e.type === "error");
         assert.deepEqual(errors.map((e) => e.code), ["timeout", "timeout"]);
-        const change = log.find((e) => e.type === "transportchange");
+        const change = log.find((e) => e.type === "transportchange" && e.reason !== "start");
         assert.deepEqual([change.transport, change.previous, change.reason], ["long-poll", "fetch-sse", "buffered-stream"]);
         const polls = await h.requests(a, "/long-poll");
         assert.equal(new URLSearchParams(polls[0].query).get("lastEventId") ?? polls[0].headers["last-event-id"], before);
@@ -236,7 +236,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         await h.closeSub(page, tag);
         await h.clearFaults(a);
         assert.equal(entries.length, 1);
-        assert.deepEqual((await h.events(page, tag)).filter((e) => e.type !== "statechange").map(h.brief), ["open transport=eventsource"]);
+        assert.deepEqual((await h.events(page, tag)).filter((e) => e.type !== "statechange" && e.reason !== "start").map(h.brief), ["open transport=eventsource"]);
       });
     }
   });
