@@ -38,6 +38,9 @@ pub fn connect(
     let seed = options.seed.unwrap_or_else(random_seed);
     let mut config = options.config;
     config.cross_origin = capabilities::is_cross_origin(&config.url);
+    // A downgrade remembered in this tab (sessionStorage) survives a reload:
+    // the engine skips what already failed until its time has passed.
+    config.downgrade = super::live::stored_downgrade(&config.url);
     let mut native_events = config.events.clone();
     native_events.push(config.heartbeat_event.clone());
     native_events.push(tidings_core::engine::RESET_EVENT.into());
