@@ -75,7 +75,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         const msgs = (await h.events(page, tag, "message")).map((e) => [e.id, e.data]);
         assert.deepEqual(msgs, ids.map((id, i) => [id, `m${i + 1}`]));
         // Opened, delivered, ended before healthyAfterMs: a counted failure.
-        h.assertReconnect({ clock: page.clocks.get(srv), waiting: log.find((e) => e.state === "waiting"),
+        await h.assertReconnect(page, { clock: page.clocks.get(srv), log, waiting: log.find((e) => e.state === "waiting"),
           failedAt: first.end_ms, next: second, expected: new Model(21, BACKOFF).failure(), what: "reconnect after the close" });
         assert.equal(log.filter((e) => e.type === "open").length, 2);
       });
@@ -84,9 +84,11 @@ for (const transport of ["eventsource", "fetch-sse"]) {
     test("a silent stream is aborted by the idle watchdog at idleTimeoutMs, then reconnects", async () => {
       await h.clearFaults(a);
       await h.faults(a, { path: "/sse", fault: { kind: "silent", after_events: 1 } });
-      const tag = await sub(a, { seed: 22, watchdog: { idleTimeoutMs: 600 } });
-      await opened(tag);
+      // The message comes as the replay right at open (a cursor one behind),
+      // so a slow publish cannot race the watchdog.
+      const { id: before } = await a.publish("before");
       const { id } = await a.publish("last words");
+      const tag = await sub(a, { seed: 22, lastEventId: before, watchdog: { idleTimeoutMs: 600 } });
       const log = await h.waitEvents(page, tag, (l) => l.filter((e) => e.type === "open").length >= 2, 5000, "the reopen");
       const entries = await caseLog(a, tag);
       await h.closeSub(page, tag);
@@ -96,12 +98,13 @@ for (const transport of ["eventsource", "fetch-sse"]) {
       assert.equal(msg.id, id);
       assert.deepEqual([err.code, err.fatal, waiting.reason], ["timeout", false, "stalled"]);
       // The last thing the client heard was the message: silence from there.
-      h.assertWait(Math.round(err.t - msg.t), 600, "idle watchdog");
+      await h.assertBetween(page, msg, err, 600, "idle watchdog");
       assert.equal(entries.length, 2, entries.map(h.logBrief).join("\n"));
       assert.deepEqual([entries[0].fault.kind, entries[0].end], ["silent", "dropped"]);
       assert.equal(err.retryInMs, new Model(22, BACKOFF).failure());
-      // The client's abort is the failure: the server sees it (end_ms) after.
-      h.assertReconnect({ clock: page.clocks.get(a), waiting, failedAt: entries[0].end_ms - 50, next: entries[1],
+      // The client's abort is the failure; it came at least idleTimeoutMs
+      // after the head (which carried the message).
+      await h.assertReconnect(page, { clock: page.clocks.get(a), log, waiting, failedAt: entries[0].head_ms + 600, next: entries[1],
         expected: err.retryInMs, what: "reconnect after the watchdog" });
       const cursor = transport === "eventsource"
         ? new URLSearchParams(entries[1].query).get("lastEventId") : entries[1].headers["last-event-id"];
@@ -122,10 +125,14 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         // The last comment went out at 2.8 s; silence from there → abort at +600 ms.
         const log = await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "error"), 3000, "the watchdog");
         await h.closeSub(page, tag);
-        const entries = await caseLog(a, tag);
-        assert.equal(log.find((e) => e.type === "error").code, "timeout");
+        const err = log.find((e) => e.type === "error");
+        assert.equal(err.code, "timeout");
         assert.equal(log.filter((e) => e.type === "message").length, 0);
-        h.assertWait(entries[0].end_ms - entries[0].head_ms, 14 * 200 + 600, "abort after the last comment");
+        // From the head (`open`) to the abort, on the page's clock: the last
+        // comment came 2.8 s after the head (±50 ms of transit), then 600 ms.
+        await h.assertBetween(page, log.find((e) => e.type === "open"), err, 14 * 200 + 600, "abort after the last comment", 50);
+        const entries = await h.waitRequests(a, "/sse", (es) => es.some((e) => e.query.includes(`case=${tag}`) && e.end), 3000, "the end");
+        assert.equal(entries.find((e) => e.query.includes(`case=${tag}`)).end, "dropped");
       });
     } else {
       test("BC-14 V1 NATIVE: comments are invisible, named heartbeat events keep eventsource alive; no watchdog before the first event", async () => {
@@ -192,8 +199,9 @@ for (const transport of ["eventsource", "fetch-sse"]) {
       const msgs = (await h.events(page, tag, "message")).map((e) => [e.id, e.data]);
       assert.deepEqual(msgs, ids.map((id, i) => [id, `r${i + 1}`]));
       const m = new Model(26, BACKOFF);
-      const waiting = (await h.events(page, tag)).find((e) => e.state === "waiting");
-      h.assertReconnect({ clock: page.clocks.get(a), waiting, failedAt: entries[0].end_ms, next: entries[1],
+      const log = await h.events(page, tag);
+      const waiting = log.find((e) => e.state === "waiting");
+      await h.assertReconnect(page, { clock: page.clocks.get(a), log, waiting, failedAt: entries[0].end_ms, next: entries[1],
         expected: m.healthyEnd(), what: "reconnect after the restart" });
     });
 
@@ -214,8 +222,12 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         assert.equal(streams.length, 2, streams.map(h.logBrief).join("\n"));
         for (const s of streams) {
           assert.deepEqual([s.status, s.fault.kind, s.end, s.bytes], [200, "buffer", "dropped", 0]);
-          h.assertWait(s.end_ms - s.head_ms, 500, "first-event timeout");
         }
+        // open (the head) → timeout error, twice, by the engine's clock.
+        const oe = (await h.events(page, tag)).filter((e) => (e.type === "open" && e.transport === "fetch-sse") || e.type === "error");
+        assert.deepEqual(oe.map((e) => e.type), ["open", "error", "open", "error"]);
+        await h.assertBetween(page, oe[0], oe[1], 500, "first-event timeout 1");
+        await h.assertBetween(page, oe[2], oe[3], 500, "first-event timeout 2");
         const errors = log.filter((e) => e.type === "error");
         assert.deepEqual(errors.map((e) => e.code), ["timeout", "timeout"]);
         const change = log.find((e) => e.type === "transportchange" && e.reason !== "start");

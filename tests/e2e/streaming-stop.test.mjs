@@ -64,7 +64,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
       const m = new Model(4, BACKOFF);
       m.serverRetryMs = 100;
       const waiting = log.find((e) => e.type === "statechange" && e.state === "waiting");
-      h.assertReconnect({ clock: page.clock, waiting, failedAt: entries[0].end_ms, next: entries[1],
+      await h.assertReconnect(page, { clock: page.clock, log, waiting, failedAt: entries[0].end_ms, next: entries[1],
         expected: m.failure(), what: "reconnect after the stream ended" });
     });
 
