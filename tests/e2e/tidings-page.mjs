@@ -188,9 +188,12 @@ export function assertWait(actual, expected, what, early = 5, stall = 0) {
 
 /**
  * assertWait between two recorded events of the page (`t`, page time): the
- * engine's own decisions, free of network and server latency.
+ * engine's own decisions, free of network and server latency. `early`
+ * defaults to 30 ms: a listener runs a few ms after the engine's decision
+ * when other listeners of the same turn go first, so the `from` event can be
+ * recorded late.
  */
-export async function assertBetween(page, from, to, expected, what, early = 5) {
+export async function assertBetween(page, from, to, expected, what, early = 30) {
   assert.ok(from && to, `${what}: missing event`);
   const stall = await pageStall(page, { offset: 0 }, from.t, to.t);
   assertWait(Math.round(to.t - from.t), expected, what, early, stall);
