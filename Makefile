@@ -1,6 +1,6 @@
 # tidings — every command a developer or CI needs. Each target installs what
 # it needs first (scripts/bootstrap.sh, idempotent).
-.PHONY: demo test size bench-herd bootstrap pkg server lint native-tests package-tests browser-tests clean
+.PHONY: demo test size bench bench-herd bootstrap pkg server lint native-tests package-tests browser-tests clean
 
 PORT ?= 8787
 
@@ -48,6 +48,10 @@ size:
 	@scripts/build-pkg.sh
 	@scripts/names-build.sh
 	@python3 scripts/size.py --ceiling $(SIZE_CEILING)
+
+## make bench: tidings vs native EventSource, fetch-event-source and a fetch poll loop in headless Chromium; prints figures (~7 min; docs/bench.md).
+bench:
+	@scripts/bench.sh
 
 ## make bench-herd: 100k real engines on virtual time through an outage (prints figures; not a test).
 bench-herd:
