@@ -234,6 +234,13 @@ export interface Options<M = {}> {
     | ((ctx: HeadersContext) => Record<string, string> | Promise<Record<string, string>>);
   /** Send cookies / credentials cross-origin. Default `false`. */
   withCredentials?: boolean;
+  /**
+   * Log every decision of the engine with its reason on the console, as
+   * `console.debug("[tidings]", what, details)`: `open` (`{ attempt, transport, url, headers }`),
+   * `abort`, `deliver` (`{ id, event, lastEventId }`, no data), `wait` (`{ delayMs }`), and the
+   * `statechange` / `transportchange` / `error` / `reset` event objects. Default `false`.
+   */
+  debug?: boolean;
   /** Aborting it closes the subscription. Default: none. */
   signal?: AbortSignal;
   /** Initial cursor (resume from a stored id). Default `""`. */
@@ -341,8 +348,6 @@ export interface Options<M = {}> {
    * milliseconds). Default `true` (`afterMs: 0`).
    */
   pauseWhenHidden?: boolean | { afterMs?: number };
-  /** Log every decision with its reason. Default `false`. */
-  debug?: boolean;
 }
 
 /**

@@ -8,7 +8,7 @@
 //! sub.close();
 //! ```
 
-mod events;
+pub(crate) mod events;
 pub(crate) mod options;
 mod subscription;
 

@@ -38,6 +38,9 @@ pub struct Options {
     pub signal: Option<web_sys::AbortSignal>,
     /// `headers`: an object, or a function returning one (or a Promise of one).
     pub headers: Option<JsValue>,
+    /// `debug`: log every decision of the engine with its reason on the
+    /// console (`console.debug`). Default `false`.
+    pub debug: bool,
 }
 
 impl Options {
@@ -51,6 +54,7 @@ impl Options {
             seed: None,
             signal: None,
             headers: None,
+            debug: false,
         };
         if v.is_object() {
             read_into(&mut c, &mut o, v);
@@ -66,6 +70,7 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) {
         _ => Parse::Text,
     };
     o.with_credentials = get(v, "withCredentials").as_bool().unwrap_or(false);
+    o.debug = get(v, "debug").as_bool().unwrap_or(false);
     o.seed = get(v, "seed")
         .as_f64()
         .filter(|s| s.is_finite())

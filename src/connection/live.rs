@@ -24,6 +24,8 @@ pub struct AdapterOptions {
     /// called before every fetch request with `{ transport, url, status? }`
     /// (`status: 401` on the one retry after a 401, to refresh a token).
     pub headers: Option<JsValue>,
+    /// `debug`: log every engine decision on the console (`debug.rs`).
+    pub debug: bool,
 }
 
 /// The app's headers for `req` as a promise, calling its function if it gave

@@ -8,6 +8,7 @@
 //! again only feeds the engine; the loop that is already running picks the
 //! new actions up (`driving` guards against a nested loop).
 
+mod debug;
 mod live;
 pub mod registry;
 
@@ -156,6 +157,9 @@ fn drive(conn: &Rc<Connection>) {
             // The borrow ends with this statement: rendering an action may
             // start JS work, which must not find the engine borrowed.
             let action = conn.engine.borrow_mut().poll();
+            if conn.adapter.debug {
+                debug::log(&action);
+            }
             match action {
                 Action::Wait { until } => {
                     arm_timer(conn, until);

@@ -48,6 +48,7 @@ pub fn connect(
         with_credentials: options.with_credentials,
         native_events,
         headers: options.headers,
+        debug: options.debug,
     };
     let conn = Connection::start(config, seed, adapter, capabilities::detect());
     if !key.is_empty() {

@@ -1,0 +1,73 @@
+//! `debug: true`: every decision of the engine on the console, as it is
+//! rendered, with its reason: `console.debug("[tidings]", what, details)`.
+//!
+//! `what` is one of `open` (`{ attempt, transport, url, headers }`: the
+//! request as the engine asked for it, before the app's own headers are
+//! added), `abort` (`{ attempt }`), `deliver` (`{ id, event, lastEventId }`),
+//! `wait` (`{ delayMs }`: the one timer armed), `statechange`,
+//! `transportchange`, `error` and `reset` (the event objects listeners get,
+//! with `reason`, `delayMs`, `retryInMs`, `code`). Message data is not logged:
+//! it can be large and private.
+
+use tidings_core::engine::Action;
+use tidings_core::time::MonoMs;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsValue;
+
+use crate::clock;
+use crate::js::set;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = debug)]
+    fn console_debug(tag: &str, what: &str, details: &JsValue);
+}
+
+fn num(n: u64) -> JsValue {
+    JsValue::from_f64(n as f64)
+}
+
+/// Log `action` (called by the drive loop before it renders the action).
+pub fn log(action: &Action) {
+    let o = js_sys::Object::new();
+    let what = match action {
+        Action::Open(req) => {
+            set(&o, "attempt", &num(req.id.0));
+            set(&o, "transport", &JsValue::from_str(req.transport.as_str()));
+            set(&o, "url", &JsValue::from_str(&req.url));
+            let headers = js_sys::Object::new();
+            for (k, v) in &req.headers {
+                set(&headers, k, &JsValue::from_str(v));
+            }
+            set(&o, "headers", &headers);
+            "open"
+        }
+        Action::Abort(id) => {
+            set(&o, "attempt", &num(id.0));
+            "abort"
+        }
+        Action::Deliver(m) => {
+            set(&o, "id", &JsValue::from_str(&m.id));
+            set(&o, "event", &JsValue::from_str(&m.event));
+            set(&o, "lastEventId", &JsValue::from_str(&m.last_event_id));
+            "deliver"
+        }
+        Action::Wait { until: None } => return,
+        Action::Wait { until: Some(t) } => {
+            set(&o, "delayMs", &num(wait_ms(*t)));
+            "wait"
+        }
+        other => match crate::api::events::from_action(other) {
+            Some((what, details)) => {
+                console_debug("[tidings]", what, &details);
+                return;
+            }
+            None => return,
+        },
+    };
+    console_debug("[tidings]", what, &o);
+}
+
+fn wait_ms(until: MonoMs) -> u64 {
+    until.since(clock::now().mono)
+}

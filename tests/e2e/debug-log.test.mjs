@@ -1,0 +1,83 @@
+// `debug: true`: every decision of the engine reaches the console with its
+// reason (console.debug("[tidings]", what, details)), read here from
+// Chromium's console through Playwright. A 503 with Retry-After is the
+// decision to log: the request, the error with its wait, the waiting state
+// with reason `retry-after`, the timer, the second request, the delivery.
+// Without `debug` nothing is logged.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser } from "./harness.mjs";
+import * as h from "./tidings-page.mjs";
+
+let browser, srv, page;
+const logs = [];
+before(async () => {
+  browser = await launchBrowser();
+  srv = await startServer(["--quiet"]);
+  page = await h.blankPage(browser, srv.url);
+  page.on("console", async (m) => {
+    if (m.type() !== "debug") return;
+    // Own properties, so an Error (the `error` event object) keeps its fields.
+    const args = await Promise.all(m.args().map((a) =>
+      a.evaluate((o) => (o && typeof o === "object" ? { ...o } : o))));
+    if (args[0] === "[tidings]") logs.push({ what: args[1], ...args[2] });
+  });
+});
+after(async () => {
+  await page?.closeAll();
+  await browser?.close();
+  await srv?.stop();
+});
+
+async function publish(data) {
+  const r = await fetch(`${srv.url}/publish`, { method: "POST", body: data });
+  assert.ok(r.ok);
+}
+
+test("debug: true logs each decision with its reason: open, 503 error with retryInMs, waiting (retry-after), wait, open again, deliver", async () => {
+  await h.faults(srv, { path: "/sse", fault: { kind: "status", status: 503, retry_after: 1 } });
+  await h.subscribe(page, "d", "/sse", { transports: ["fetch-sse"], debug: true, seed: 7 });
+  await h.waitEvents(page, "d", (l) => l.some((e) => e.type === "open"), 5000, "open after the 503");
+  await publish("hello");
+  await h.waitEvents(page, "d", (l) => l.some((e) => e.type === "message"), 5000, "the message");
+  await h.sleep(100); // console events reach Playwright asynchronously
+  const what = logs.map((l) => l.what);
+  const first = (w, from = 0) => what.indexOf(w, from);
+
+  const open1 = logs[first("open")];
+  assert.equal(open1.transport, "fetch-sse");
+  assert.match(open1.url, /\/sse$/);
+  assert.equal(open1.attempt, 1);
+  const err = logs[first("error")];
+  assert.deepEqual([err.code, err.status, err.fatal], ["http-status", 503, false]);
+  assert.ok(err.retryInMs >= 1000, `retryInMs ${err.retryInMs}`);
+  const waiting = logs.find((l) => l.what === "statechange" && l.state === "waiting");
+  assert.equal(waiting.reason, "retry-after");
+  assert.equal(waiting.delayMs, err.retryInMs);
+  const wait = logs[first("wait", first("error"))];
+  assert.ok(Math.abs(wait.delayMs - err.retryInMs) <= 50, `timer ${wait.delayMs} vs ${err.retryInMs}`);
+  const open2 = logs[first("open", first("error"))];
+  assert.equal(open2.attempt, 2);
+  const deliver = logs[first("deliver")];
+  assert.equal(deliver.event, "message");
+  assert.ok(deliver.id.length > 0);
+  assert.equal(deliver.data, undefined); // data is never logged
+  assert.ok(first("error") < what.indexOf("statechange", first("error")));
+  assert.ok(first("open") < first("error") && first("error") < first("open", first("error")) && first("open", first("error")) < first("deliver"));
+  const before = logs.length;
+  await h.closeSub(page, "d");
+  await h.sleep(100);
+  assert.deepEqual(logs.slice(before).map((l) => [l.what, l.attempt ?? l.reason]),
+    [["abort", 2], ["statechange", "closed-by-user"]]);
+});
+
+test("without debug nothing is logged", async () => {
+  logs.length = 0;
+  await h.subscribe(page, "q", "/sse", { transports: ["fetch-sse"] });
+  await h.waitEvents(page, "q", (l) => l.some((e) => e.type === "open"), 5000, "open");
+  await publish("quiet");
+  await h.waitEvents(page, "q", (l) => l.some((e) => e.type === "message"), 5000, "the message");
+  await h.sleep(100);
+  assert.deepEqual(logs, []);
+  await h.closeSub(page, "q");
+});
