@@ -20,7 +20,7 @@ const T14: &str = "1795982654";
 fn nchan_config(transport: TransportKind) -> Config {
     let mut c = Config::new("http://nchan.test/sub/lp/ch");
     c.transports = vec![transport];
-    c.cross_origin = true;
+    c.cross_origin = true.into();
     c.last_event_id_param = "last_event_id".into();
     c.backoff.floor_ms = 1000;
     c

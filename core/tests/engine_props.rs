@@ -115,7 +115,7 @@ fn config() -> impl Strategy<Value = Config> {
                 let mut c = Config::new("/s?x=1");
                 c.transports = ts.into_iter().map(|i| TransportKind::ALL[i]).collect();
                 c.has_custom_headers = headers;
-                c.cross_origin = cross;
+                c.cross_origin = cross.into();
                 c.watchdog.idle_timeout_ms = idle;
                 c.watchdog.first_event_timeout_ms = first;
                 c.long_poll.timeout_ms = lp;

@@ -186,7 +186,7 @@ fn network_hint_stretches_the_interval() {
 #[test]
 fn long_poll_nchan_validators() {
     let mut config = lp_config();
-    config.cross_origin = true;
+    config.cross_origin = true.into();
     config.last_event_id_param = "last_event_id".into();
     let mut sim = Sim::new(config, 6);
     let o = the_open(&sim.start());

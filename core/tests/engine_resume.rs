@@ -161,7 +161,7 @@ fn bc08_latest_seeded_and_cleared_cursor_fetch_transports() {
 #[test]
 fn bc08_cross_origin_cursor_in_query() {
     let mut config = bc08_config(TransportKind::FetchSse);
-    config.cross_origin = true;
+    config.cross_origin = true.into();
     config.last_event_id_param = "last_event_id".into();
     let mut sim = Sim::new(config, 8);
     let o = the_open(&sim.start());

@@ -37,7 +37,11 @@ pub fn connect(
     }
     let seed = options.seed.unwrap_or_else(random_seed);
     let mut config = options.config;
-    config.cross_origin = capabilities::is_cross_origin(&config.url);
+    // Per endpoint: `urls` may put one transport on another origin.
+    for t in tidings_core::engine::TransportKind::ALL {
+        let cross = capabilities::is_cross_origin(config.url_for(t));
+        config.cross_origin = config.cross_origin.with(t, cross);
+    }
     // A downgrade remembered in this tab (sessionStorage) survives a reload:
     // the engine skips what already failed until its time has passed.
     config.downgrade = super::live::stored_downgrade(&config.url);

@@ -60,6 +60,48 @@ impl TransportKind {
     }
 }
 
+/// The transports whose endpoint ([`Config::url_for`]) is on another origin
+/// than the page, computed by the adapter for each endpoint: `urls` may put
+/// one transport on a CDN and another on the page's own origin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CrossOrigin(u8);
+
+impl CrossOrigin {
+    /// Every endpoint is same-origin (the default).
+    pub const NONE: CrossOrigin = CrossOrigin(0);
+    /// Every endpoint is cross-origin.
+    pub const ALL: CrossOrigin = CrossOrigin(0b1111);
+
+    const fn bit(transport: TransportKind) -> u8 {
+        1 << transport as u8
+    }
+
+    /// Whether `transport`'s endpoint is cross-origin.
+    pub const fn contains(self, transport: TransportKind) -> bool {
+        self.0 & Self::bit(transport) != 0
+    }
+
+    /// The same set with `transport` marked cross-origin or not.
+    pub const fn with(self, transport: TransportKind, cross: bool) -> CrossOrigin {
+        if cross {
+            CrossOrigin(self.0 | Self::bit(transport))
+        } else {
+            CrossOrigin(self.0 & !Self::bit(transport))
+        }
+    }
+}
+
+impl From<bool> for CrossOrigin {
+    /// `true`: every endpoint; `false`: none.
+    fn from(all: bool) -> Self {
+        if all {
+            CrossOrigin::ALL
+        } else {
+            CrossOrigin::NONE
+        }
+    }
+}
+
 /// What the browser offers, probed once by the adapter.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Capabilities {
@@ -211,11 +253,11 @@ pub struct Config {
     /// The app set JS `headers`: rules out `eventsource` (it cannot send them),
     /// and enables the one retry with refreshed headers after a 401.
     pub has_custom_headers: bool,
-    /// The URL is cross-origin (computed by the adapter). Then `fetch`
-    /// transports carry the cursor in the query instead of the `Last-Event-ID`
-    /// header, which would force a CORS preflight. `eventsource` always uses
-    /// the query.
-    pub cross_origin: bool,
+    /// Which endpoints are cross-origin (computed by the adapter per
+    /// transport URL). A cross-origin `fetch` transport carries the cursor in
+    /// the query instead of the `Last-Event-ID` header, which would force a
+    /// CORS preflight. `eventsource` always uses the query. Default: none.
+    pub cross_origin: CrossOrigin,
     /// JS `backoff.*`: the reconnect delay policy. Defaults: full jitter, base
     /// 500, cap 60 000, floor 1000, healthy after 10 000, attempts unlimited.
     pub backoff: BackoffConfig,
@@ -261,7 +303,7 @@ impl Config {
             last_event_id: String::new(),
             last_event_id_param: String::from(DEFAULT_LAST_EVENT_ID_PARAM),
             has_custom_headers: false,
-            cross_origin: false,
+            cross_origin: CrossOrigin::NONE,
             backoff: BackoffConfig::default(),
             max_retry_after_ms: DEFAULT_MAX_RETRY_AFTER_MS,
             breaker: BreakerConfig::default(),

@@ -41,8 +41,8 @@ use core::mem;
 
 pub use action::{Action, ErrorCode, Message, OpenRequest, Reason, ResetReason, State};
 pub use config::{
-    Capabilities, Config, FallbackConfig, LongPollConfig, TransportKind, TransportUrls,
-    WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
+    Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, TransportKind,
+    TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
 pub use decode::RESET_EVENT;
 pub use input::{

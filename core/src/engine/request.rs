@@ -47,7 +47,7 @@ pub(crate) fn render(
     validators: &Validators,
 ) -> (String, Vec<(String, String)>) {
     let base = config.url_for(transport);
-    let in_query = cursor_in_query(transport, config.cross_origin);
+    let in_query = cursor_in_query(transport, config.cross_origin.contains(transport));
     let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
     let nchan_cursor =
         request && !cursor.is_empty() && nchan_message_id(validators).as_deref() == Some(cursor);
@@ -144,6 +144,7 @@ pub(crate) fn is_invalid_url(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::config::CrossOrigin;
 
     #[test]
     fn query_param_added_replaced_removed() {
@@ -196,7 +197,7 @@ mod tests {
         assert_eq!((url.as_str(), h.len()), ("/u?lastEventId=5", 0));
         let (_, h) = render(&config, TransportKind::Poll, "", &val);
         assert_eq!(h, [field("If-None-Match", "\"e\"")]);
-        config.cross_origin = true;
+        config.cross_origin = CrossOrigin::ALL;
         let (url, h) = render(&config, TransportKind::LongPoll, "5", &val);
         assert_eq!(url, "/u?lastEventId=5");
         assert_eq!(
@@ -211,7 +212,7 @@ mod tests {
     #[test]
     fn nchan_validators_carry_the_cursor() {
         let mut config = Config::new("/lp");
-        config.cross_origin = true;
+        config.cross_origin = CrossOrigin::ALL;
         let mut val = Validators::new();
         val.etag = Some("3".into());
         val.last_modified = Some("Sun, 29 Nov 2026 20:04:13 GMT".into());
@@ -227,10 +228,35 @@ mod tests {
                 field("If-Modified-Since", "Sun, 29 Nov 2026 20:04:13 GMT")
             ]
         );
-        config.cross_origin = false;
+        config.cross_origin = CrossOrigin::NONE;
         let (url, h) = render(&config, TransportKind::Poll, "1795982653:3", &val);
         assert_eq!(url, "/lp");
         assert_eq!(h, [field("Last-Event-ID", "1795982653:3")]);
+    }
+
+    /// `urls` puts `fetch-sse` on another origin while `long-poll` stays on the
+    /// page's: only the cross-origin request moves the cursor to the query
+    /// (a `Last-Event-ID` header there would force a preflight).
+    #[test]
+    fn cross_origin_is_per_endpoint() {
+        let mut config = Config::new("/same");
+        config.urls.fetch_sse = Some("https://cdn.example/sse".into());
+        config.cross_origin = CrossOrigin::NONE.with(TransportKind::FetchSse, true);
+        let val = Validators::new();
+        let (url, h) = render(&config, TransportKind::FetchSse, "7", &val);
+        assert_eq!(url, "https://cdn.example/sse?lastEventId=7");
+        assert_eq!(h, [field("Accept", ACCEPT_EVENT_STREAM)]);
+        let (url, h) = render(&config, TransportKind::LongPoll, "7", &val);
+        assert_eq!(url, "/same");
+        assert_eq!(
+            h,
+            [
+                field("Accept", ACCEPT_LONG_POLL),
+                field("Last-Event-ID", "7")
+            ]
+        );
+        let flags = CrossOrigin::ALL.with(TransportKind::Poll, false);
+        assert!(flags.contains(TransportKind::EventSource) && !flags.contains(TransportKind::Poll));
     }
 
     #[test]
