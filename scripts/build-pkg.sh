@@ -20,7 +20,10 @@ if rustup run nightly rustc --version >/dev/null 2>&1 \
   && rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'; then
   echo "build-pkg: nightly $(rustup run nightly rustc --version | cut -d' ' -f2-) with build-std + panic=immediate-abort"
   TDIR=target/wasm-nightly
-  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+  # location-detail=none: no file/line strings for panic locations (a panic
+  # traps, nobody reads them); fmt-debug=none: `{:?}` compiles to nothing.
+  # Together −1.4 KB raw, −0.5 KB gzip (make size, 2026-11-29).
+  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none" \
     cargo +nightly build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" \
     -Zbuild-std=std,panic_abort -q
   echo nightly > "$TDIR/route"
