@@ -1,8 +1,53 @@
 //! Small helpers for building the plain JS objects tidings hands to the app.
 
+use std::cell::RefCell;
+
 use wasm_bindgen::JsValue;
 
-/// `o[key] = value`; a failure is impossible on a fresh plain object.
-pub fn set(o: &js_sys::Object, key: &str, value: &JsValue) {
+thread_local! {
+    /// Constant strings already handed to JS, by address and length of the
+    /// `&'static str`. Each crossing of a string is a `TextDecoder.decode` in
+    /// the glue: the property names of every message object (and the
+    /// transport names) cross once instead of once per message, which was the
+    /// largest cost of ingest (docs/bench.md). Bounded by the number of
+    /// literals in the program.
+    static NAMES: RefCell<Vec<((usize, usize), JsValue)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Call `f` with the JS string for the constant `s`, decoded once per program.
+pub fn with_name<R>(s: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
+    let key = (s.as_ptr() as usize, s.len());
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        let i = match names.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                names.push((key, JsValue::from_str(s)));
+                names.len() - 1
+            }
+        };
+        // `f` only builds objects (no user code runs), so the borrow is safe.
+        match names.get(i) {
+            Some((_, v)) => f(v),
+            None => f(&JsValue::from_str(s)),
+        }
+    })
+}
+
+/// The JS string for the constant `s` (a cached handle).
+pub fn name(s: &'static str) -> JsValue {
+    with_name(s, JsValue::clone)
+}
+
+/// `o[key] = value` for a constant `key` (decoded once, see [`with_name`]);
+/// a failure is impossible on a fresh plain object.
+pub fn set(o: &js_sys::Object, key: &'static str, value: &JsValue) {
+    with_name(key, |k| {
+        let _ = js_sys::Reflect::set(o, k, value);
+    });
+}
+
+/// `o[key] = value` for a key only known at run time (decoded each call).
+pub fn set_dyn(o: &js_sys::Object, key: &str, value: &JsValue) {
     let _ = js_sys::Reflect::set(o, &JsValue::from_str(key), value);
 }

@@ -5,11 +5,11 @@ use tidings_core::engine::{Action, Message, Stats};
 use wasm_bindgen::JsValue;
 
 use super::options::Parse;
-use crate::js::set;
+use crate::js::{name, set};
 
-fn object(kind: &str) -> js_sys::Object {
+fn object(kind: &'static str) -> js_sys::Object {
     let o = js_sys::Object::new();
-    set(&o, "type", &JsValue::from_str(kind));
+    set(&o, "type", &name(kind));
     o
 }
 
@@ -20,25 +20,29 @@ fn num(n: u64) -> JsValue {
 /// `{ type, id, lastEventId, event, data, transport }`; with `parse: "json"`
 /// the data is `JSON.parse`d, and a failure is an `error` event (code `parse`)
 /// returned as `Err`.
-pub fn message(m: &Message, transport: &str, parse: Parse) -> Result<JsValue, JsValue> {
+pub fn message(m: &Message, transport: &'static str, parse: Parse) -> Result<JsValue, JsValue> {
     let data = match parse {
         Parse::Text => JsValue::from_str(&m.data),
         Parse::Json => js_sys::JSON::parse(&m.data)
             .map_err(|_| error("parse", "message data is not JSON", None, None, false))?,
     };
-    let o = object(&m.event);
+    // Per message only the values cross as new strings (the event name once
+    // for `type` and `event`); the keys and the transport name are cached.
+    let o = js_sys::Object::new();
+    let event = JsValue::from_str(&m.event);
+    set(&o, "type", &event);
     set(&o, "id", &JsValue::from_str(&m.id));
     set(&o, "lastEventId", &JsValue::from_str(&m.last_event_id));
-    set(&o, "event", &JsValue::from_str(&m.event));
+    set(&o, "event", &event);
     set(&o, "data", &data);
-    set(&o, "transport", &JsValue::from_str(transport));
+    set(&o, "transport", &name(transport));
     Ok(o.into())
 }
 
 /// `{ type: "open", transport }`.
-pub fn open(transport: &str) -> JsValue {
+pub fn open(transport: &'static str) -> JsValue {
     let o = object("open");
-    set(&o, "transport", &JsValue::from_str(transport));
+    set(&o, "transport", &name(transport));
     o.into()
 }
 
@@ -74,8 +78,8 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             delay_ms,
         } => {
             let o = object("statechange");
-            set(&o, "state", &JsValue::from_str(state.as_str()));
-            set(&o, "reason", &JsValue::from_str(reason.as_str()));
+            set(&o, "state", &name(state.as_str()));
+            set(&o, "reason", &name(reason.as_str()));
             if let Some(ms) = delay_ms {
                 set(&o, "delayMs", &num(*ms));
             }
@@ -87,15 +91,13 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             reason,
         } => {
             let o = object("transportchange");
-            set(&o, "transport", &JsValue::from_str(transport.as_str()));
+            set(&o, "transport", &name(transport.as_str()));
             set(
                 &o,
                 "previous",
-                &previous
-                    .map(|p| JsValue::from_str(p.as_str()))
-                    .unwrap_or(JsValue::NULL),
+                &previous.map(|p| name(p.as_str())).unwrap_or(JsValue::NULL),
             );
-            set(&o, "reason", &JsValue::from_str(reason.as_str()));
+            set(&o, "reason", &name(reason.as_str()));
             Some(("transportchange", o.into()))
         }
         Action::Error {
@@ -109,7 +111,7 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
         )),
         Action::Reset { reason } => {
             let o = object("reset");
-            set(&o, "reason", &JsValue::from_str(reason.as_str()));
+            set(&o, "reason", &name(reason.as_str()));
             Some(("reset", o.into()))
         }
         _ => None,

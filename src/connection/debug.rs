@@ -37,7 +37,7 @@ pub fn log(action: &Action) {
             set(&o, "url", &JsValue::from_str(&req.url));
             let headers = js_sys::Object::new();
             for (k, v) in &req.headers {
-                set(&headers, k, &JsValue::from_str(v));
+                crate::js::set_dyn(&headers, k, &JsValue::from_str(v));
             }
             set(&o, "headers", &headers);
             "open"
