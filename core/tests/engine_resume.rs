@@ -201,6 +201,58 @@ fn bc08_native_eventsource_query_cursor() {
     assert_eq!(sim.engine.last_event_id(), "\u{2026}");
 }
 
+/// BC-08 NATIVE as the adapter runs it: every response on a new `EventSource`
+/// (the adapter closes it on `error` and the engine re-creates it), whose
+/// `lastEventId` starts empty. An id-less event first on a new instance
+/// reports `""`; it must not clear the cursor, or every reconnect after an
+/// id-less event would resume from nothing.
+#[test]
+fn bc08_native_each_reconnect_a_new_eventsource() {
+    let mut sim = Sim::new(bc08_config(TransportKind::EventSource), 8);
+    let o = the_open(&sim.start());
+    assert_eq!(o.url, "/stream?lastEventId=s0");
+    sim.opened(o.id);
+    sim.error(o.id, TransportError::Network); // "retry: 200", FIN
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=s0");
+    sim.native(o.id, "message", "a", "1");
+    sim.native(o.id, "message", "b", "2");
+    sim.error(o.id, TransportError::Network);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=2");
+    // "data: c": no id; the new instance reports its empty lastEventId.
+    sim.native(o.id, "message", "c", "");
+    sim.native(o.id, "heartbeat", "", "");
+    assert_eq!(sim.engine.last_event_id(), "2");
+    sim.error(o.id, TransportError::Network);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=2");
+    // An id later on the same instance still moves the cursor, and a bare
+    // `id` after it clears it.
+    sim.native(o.id, "message", "d", "\u{2026}");
+    sim.native(o.id, "message", "e", "");
+    assert_eq!(sim.engine.last_event_id(), "");
+    sim.error(o.id, TransportError::Network);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream");
+    let got: Vec<_> = sim
+        .delivered()
+        .into_iter()
+        .map(|m| (m.data, m.id, m.last_event_id))
+        .collect();
+    let want = [
+        ("a", "1", "1"),
+        ("b", "2", "2"),
+        ("c", "", "2"),
+        ("d", "\u{2026}", "\u{2026}"),
+        ("e", "", ""),
+    ];
+    assert_eq!(got.len(), want.len());
+    for ((d, i, l), (wd, wi, wl)) in got.iter().zip(want) {
+        assert_eq!((d.as_str(), i.as_str(), l.as_str()), (wd, wi, wl));
+    }
+}
+
 /// The cursor crosses a transport switch (fetch-sse → long-poll).
 #[test]
 fn cursor_crosses_transport_switch() {

@@ -474,7 +474,12 @@ impl Engine {
 
     /// A native `EventSource` event (decoded by the browser, which hides
     /// comments and the event's own id): `last_event_id` differing from the
-    /// cursor means the event set its own id. The first event also counts as
+    /// previous event's of the same `EventSource` (`""` for its first: a new
+    /// instance starts empty, WHATWG HTML §9.2.2) means the event set its own
+    /// id. Comparing with the cursor instead would take the first id-less
+    /// event after every reconnect for a bare `id:` and clear the cursor
+    /// (BC-08 NATIVE). The price: a bare `id:` as the very first event of a
+    /// connection cannot be told from no id, and keeps the cursor. The first event also counts as
     /// `open` (Safari fires `open` late: BC-15 NATIVE-SAFARI). Heartbeat and
     /// message events arm the idle watchdog.
     pub fn handle_native_event(
@@ -496,15 +501,18 @@ impl Engine {
         }
         a.saw_event = true;
         a.last_activity = now;
+        let own_id = (last_event_id != a.native_last_event_id).then(|| String::from(last_event_id));
+        if let Some(own) = &own_id {
+            a.native_last_event_id.clone_from(own);
+        }
         let opened = a.opened_at.is_some();
         if !opened {
             self.stream_opened(now);
         }
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
-        let own_id = (last_event_id != self.cursor).then(|| String::from(last_event_id));
-        if own_id.is_some() {
-            self.cursor = String::from(last_event_id);
+        if let Some(own) = &own_id {
+            self.cursor.clone_from(own);
         }
         let event = if event_type.is_empty() {
             "message"

@@ -1,6 +1,8 @@
 //! The engine's internal bookkeeping: the live attempt, the scheduled next
 //! attempt, and the page lifecycle (hidden, offline, frozen).
 
+use alloc::string::String;
+
 use super::action::Reason;
 use super::config::TransportKind;
 use super::input::AttemptId;
@@ -51,6 +53,10 @@ pub(crate) struct Attempt {
     /// On `eventsource`: a message or heartbeat event arrived, so the idle
     /// watchdog runs (BC-14 V1 NATIVE).
     pub saw_event: bool,
+    /// On `eventsource`: the `lastEventId` of this attempt's previous native
+    /// event. Each attempt is a new `EventSource`, whose last event ID starts
+    /// empty (WHATWG HTML §9.2.2), whatever cursor its URL carries.
+    pub native_last_event_id: String,
     /// This attempt probes the preferred transport after a downgrade.
     pub failback_probe: bool,
     /// A server interval hint from this response (X-Poll-Interval or
@@ -80,6 +86,7 @@ impl Attempt {
             delivered: 0,
             healthy_seen: false,
             saw_event: false,
+            native_last_event_id: String::new(),
             failback_probe,
             hint_ms: None,
         }
