@@ -25,7 +25,7 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use crate::app::AppState;
 use crate::clock::http_date;
 use crate::cursor::{self, query_u64};
-use crate::hub::{Cursor, Event, Replay};
+use crate::hub::{Event, Replay};
 use crate::validators;
 
 /// Longest hold a request may ask for.
@@ -39,12 +39,7 @@ pub async fn long_poll(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let mut cursor = cursor::from_request(&headers, &q);
-    if cursor == Cursor::None {
-        if let Some(c) = validators::cursor_from_etag(&headers) {
-            cursor = c;
-        }
-    }
+    let cursor = cursor::from_request_or_etag(&headers, &q);
     let hold = Duration::from_millis(
         query_u64(&q, "hold_ms")
             .unwrap_or(s.cfg.hold_ms)

@@ -12,7 +12,7 @@ use crate::app::AppState;
 use crate::clock::http_date;
 use crate::cursor::{self, query_u64};
 use crate::hub::Cursor;
-use crate::validators::{self, etag, if_modified_since, if_none_match, none_match_hits, secs};
+use crate::validators::{etag, if_modified_since, if_none_match, none_match_hits, secs};
 
 fn flag(q: &HashMap<String, String>, key: &str) -> bool {
     q.get(key).is_some_and(|v| v == "1" || v == "true")
@@ -34,12 +34,7 @@ pub async fn poll(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let mut cursor = cursor::from_request(&headers, &q);
-    if cursor == Cursor::None {
-        if let Some(c) = validators::cursor_from_etag(&headers) {
-            cursor = c;
-        }
-    }
+    let cursor = cursor::from_request_or_etag(&headers, &q);
     let replay = s.hub.replay(&cursor);
     let current = etag(replay.head, false);
     let inm = if_none_match(&headers);
