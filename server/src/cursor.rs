@@ -44,6 +44,12 @@ pub fn query_u64(query: &HashMap<String, String>, key: &str) -> Option<u64> {
     query.get(key).and_then(|v| v.trim().parse().ok())
 }
 
+/// A boolean query parameter: on for `1` or `true`, off otherwise (absent
+/// included).
+pub fn query_flag(query: &HashMap<String, String>, key: &str) -> bool {
+    query.get(key).is_some_and(|v| v == "1" || v == "true")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

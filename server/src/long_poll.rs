@@ -24,7 +24,7 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::app::AppState;
 use crate::clock::http_date;
-use crate::cursor::{self, query_u64};
+use crate::cursor::{self, query_flag, query_u64};
 use crate::hub::{Event, Replay};
 use crate::validators;
 
@@ -98,7 +98,7 @@ enum Format {
 
 impl Format {
     fn from_query(q: &HashMap<String, String>) -> Format {
-        let envelope = q.get("envelope").is_some_and(|v| v == "1" || v == "true");
+        let envelope = query_flag(q, "envelope");
         match q.get("format").map(String::as_str) {
             Some("json") if envelope => Format::Envelope,
             Some("json") => Format::Json,

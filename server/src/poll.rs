@@ -10,13 +10,9 @@ use serde_json::{json, Value};
 
 use crate::app::AppState;
 use crate::clock::http_date;
-use crate::cursor::{self, query_u64};
+use crate::cursor::{self, query_flag, query_u64};
 use crate::hub::Cursor;
 use crate::validators::{etag, if_modified_since, if_none_match, none_match_hits, secs};
-
-fn flag(q: &HashMap<String, String>, key: &str) -> bool {
-    q.get(key).is_some_and(|v| v == "1" || v == "true")
-}
 
 /// `GET /poll`: cursor as on `/long-poll` (`Last-Event-ID`, `lastEventId` /
 /// `last_event_id`, else `If-None-Match`). `ETag: "<newest id>"`,
@@ -53,7 +49,7 @@ pub async fn poll(
             }));
         }
         items.extend(replay.events.iter().map(|e| e.to_json()));
-        let body = if flag(&q, "envelope") {
+        let body = if query_flag(&q, "envelope") {
             let next = query_u64(&q, "next_interval_ms")
                 .or_else(|| interval_s.map(|s| s.saturating_mul(1000)));
             let mut v = json!({ "messages": items });
@@ -95,7 +91,7 @@ pub async fn resource(
 ) -> Response {
     let last = s.hub.last();
     let version = s.hub.last_id();
-    let tag = etag(version, flag(&q, "weak"));
+    let tag = etag(version, query_flag(&q, "weak"));
     let modified = last.as_ref().map(|e| e.published).unwrap_or(s.started);
     let not_modified = match if_none_match(&headers) {
         Some(list) => none_match_hits(&list, &tag),
