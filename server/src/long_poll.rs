@@ -132,15 +132,7 @@ fn answer(mut replay: Replay, format: Format) -> Response {
             r
         }
         Format::Json | Format::Envelope => {
-            let mut items: Vec<Value> = Vec::new();
-            if let Some(reason) = replay.reset {
-                items.push(json!({
-                    "id": replay.head_id(),
-                    "event": "reset",
-                    "data": json!({ "reason": reason.as_str() }).to_string(),
-                }));
-            }
-            items.extend(replay.events.iter().map(|e| e.to_json()));
+            let items = replay.json_items();
             let v = if format == Format::Envelope {
                 json!({ "messages": items })
             } else {

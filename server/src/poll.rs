@@ -40,15 +40,7 @@ pub async fn poll(
     let mut resp = if not_modified {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let mut items: Vec<Value> = Vec::new();
-        if let Some(reason) = replay.reset {
-            items.push(json!({
-                "id": replay.head_id(),
-                "event": "reset",
-                "data": json!({ "reason": reason.as_str() }).to_string(),
-            }));
-        }
-        items.extend(replay.events.iter().map(|e| e.to_json()));
+        let items = replay.json_items();
         let body = if query_flag(&q, "envelope") {
             let next = query_u64(&q, "next_interval_ms")
                 .or_else(|| interval_s.map(|s| s.saturating_mul(1000)));
