@@ -23,7 +23,6 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::app::AppState;
-use crate::clock::http_date;
 use crate::cursor::{self, query_flag, query_u64};
 use crate::hub::{Event, Replay};
 use crate::validators;
@@ -143,13 +142,10 @@ fn answer(mut replay: Replay, format: Format) -> Response {
     };
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    if let Ok(v) = HeaderValue::try_from(validators::etag(cursor_id, false)) {
-        h.insert(header::ETAG, v);
-    }
-    if let Some(e) = last {
-        if let Ok(v) = HeaderValue::try_from(http_date(e.published)) {
-            h.insert(header::LAST_MODIFIED, v);
-        }
-    }
+    validators::insert(
+        h,
+        &validators::etag(cursor_id, false),
+        last.map(|e| e.published),
+    );
     resp
 }

@@ -9,10 +9,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use crate::app::AppState;
-use crate::clock::http_date;
 use crate::cursor::{self, query_flag, query_u64};
 use crate::hub::Cursor;
-use crate::validators::{etag, if_modified_since, if_none_match, none_match_hits, secs};
+use crate::validators::{self, etag, if_modified_since, if_none_match, none_match_hits, secs};
 
 /// `GET /poll`: cursor as on `/long-poll` (`Last-Event-ID`, `lastEventId` /
 /// `last_event_id`, else `If-None-Match`). `ETag: "<newest id>"`,
@@ -56,14 +55,7 @@ pub async fn poll(
     };
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(v) = HeaderValue::try_from(current) {
-        h.insert(header::ETAG, v);
-    }
-    if let Some(e) = s.hub.last() {
-        if let Ok(v) = HeaderValue::try_from(http_date(e.published)) {
-            h.insert(header::LAST_MODIFIED, v);
-        }
-    }
+    validators::insert(h, &current, s.hub.last().map(|e| e.published));
     if let Some(n) = interval_s {
         h.insert("x-poll-interval", HeaderValue::from(n));
     }
@@ -101,11 +93,6 @@ pub async fn resource(
     };
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(v) = HeaderValue::try_from(tag) {
-        h.insert(header::ETAG, v);
-    }
-    if let Ok(v) = HeaderValue::try_from(http_date(modified)) {
-        h.insert(header::LAST_MODIFIED, v);
-    }
+    validators::insert(h, &tag, Some(modified));
     resp
 }
