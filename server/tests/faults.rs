@@ -27,8 +27,7 @@ async fn get(url: &str, path: &str) -> reqwest::Response {
 
 #[tokio::test]
 async fn status_503_with_retry_after_for_n_requests_then_normal() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "/sse", "times": 2, "fault": {"kind": "status", "status": 503, "retry_after": 7}}),
@@ -70,8 +69,7 @@ async fn status_503_with_retry_after_for_n_requests_then_normal() {
 
 #[tokio::test]
 async fn status_429_http_date_retry_after_with_skewed_date() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "/poll", "fault": {"kind": "status", "status": 429,
@@ -98,8 +96,7 @@ async fn status_429_http_date_retry_after_with_skewed_date() {
 
 #[tokio::test]
 async fn status_without_date_or_with_a_chosen_date() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!([
@@ -119,8 +116,7 @@ async fn status_without_date_or_with_a_chosen_date() {
 
 #[tokio::test]
 async fn status_204_and_wrong_content_type_and_any_body() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!([
@@ -145,8 +141,7 @@ async fn status_204_and_wrong_content_type_and_any_body() {
 
 #[tokio::test]
 async fn auth_401_until_the_token_is_presented() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "/sse", "times": null, "fault": {"kind": "auth", "token": "fresh"}}),
@@ -194,8 +189,7 @@ async fn auth_401_until_the_token_is_presented() {
 
 #[tokio::test]
 async fn close_after_n_events_cleanly_or_by_abort() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     for i in 0..5 {
         publish(&url, &format!("m{i}")).await;
     }
@@ -247,8 +241,7 @@ async fn close_after_n_events_cleanly_or_by_abort() {
 
 #[tokio::test]
 async fn close_after_ms() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "/sse", "fault": {"kind": "close", "after_ms": 200}}),
@@ -267,8 +260,7 @@ async fn close_after_ms() {
 
 #[tokio::test]
 async fn silent_sends_headers_then_nothing() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(&url, json!({"path": "/sse", "fault": {"kind": "silent"}})).await;
     let resp = tokio::time::timeout(
         Duration::from_secs(2),
@@ -291,8 +283,7 @@ async fn silent_sends_headers_then_nothing() {
 
 #[tokio::test]
 async fn silent_after_events_is_a_stalled_stream() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     publish(&url, "a").await;
     publish(&url, "b").await;
     fault(
@@ -321,8 +312,7 @@ async fn silent_after_events_is_a_stalled_stream() {
 
 #[tokio::test]
 async fn buffer_holds_bytes_until_enough_accumulate() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "/sse", "fault": {"kind": "buffer", "kb": 2}}),
@@ -363,8 +353,7 @@ async fn buffer_holds_bytes_until_enough_accumulate() {
 
 #[tokio::test]
 async fn trickle_sends_one_byte_at_a_time() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "/sse", "fault": {"kind": "trickle", "ms": 10}}),
@@ -390,8 +379,7 @@ async fn trickle_sends_one_byte_at_a_time() {
 
 #[tokio::test]
 async fn script_replays_writes_then_fin_hang_or_abort() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!([
@@ -437,8 +425,7 @@ async fn script_replays_writes_then_fin_hang_or_abort() {
 
 #[tokio::test]
 async fn delay_before_head_or_never() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!([
@@ -465,8 +452,7 @@ async fn delay_before_head_or_never() {
 
 #[tokio::test]
 async fn preflights_and_control_paths_do_not_consume_faults() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "*", "fault": {"kind": "status", "status": 503}}),
@@ -491,8 +477,7 @@ async fn preflights_and_control_paths_do_not_consume_faults() {
 
 #[tokio::test]
 async fn bad_rules_are_rejected() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     for bad in [
         json!({"path": "/sse", "fault": {"kind": "nope"}}),
         json!({"path": "/sse", "fault": {"kind": "status", "status": 1000}}),
@@ -514,8 +499,7 @@ async fn bad_rules_are_rejected() {
 
 #[tokio::test]
 async fn restart_drops_connections_and_refuses_for_a_while() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut a = sse(&url, None).await;
     let mut b = sse(&url, None).await;
     a.next_block().await.unwrap();
@@ -560,8 +544,7 @@ async fn restart_drops_connections_and_refuses_for_a_while() {
 
 #[tokio::test]
 async fn restart_503_mode_and_lost_state() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     for d in ["a", "b", "c"] {
         publish(&url, d).await;
     }

@@ -6,8 +6,7 @@ use common::*;
 
 #[tokio::test]
 async fn cors_preflight_headers() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let resp = client()
         .request(reqwest::Method::OPTIONS, format!("{url}/sse"))
         .header("Origin", "http://page.test:9000")
@@ -43,8 +42,7 @@ async fn cors_preflight_headers() {
 
 #[tokio::test]
 async fn cors_on_simple_requests() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let resp = client()
         .post(format!("{url}/publish"))
         .header("Origin", "http://page.test")
@@ -86,12 +84,11 @@ async fn serves_www_and_pkg_with_wasm_mime() {
     std::fs::write(pkg.join("tidings_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
     std::fs::write(pkg.join("tidings.js"), "export {}").unwrap();
     let (w, p) = (www.clone(), pkg.clone());
-    let srv = start_with(move |c| {
+    let (srv, url) = start_with(move |c| {
         c.www = w;
         c.pkg = p;
     })
     .await;
-    let url = srv.url();
     let r = client().get(format!("{url}/")).send().await.unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.text().await.unwrap(), "<h1>demo</h1>");
@@ -119,8 +116,7 @@ async fn serves_www_and_pkg_with_wasm_mime() {
 
 #[tokio::test]
 async fn publish_rejects_multiline_event_names() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let r = client()
         .post(format!("{url}/publish?event=a%0Ab"))
         .body("x")

@@ -30,8 +30,7 @@ async fn fault(url: &str, rule: Value) {
 
 #[tokio::test]
 async fn long_poll_answers_pending_events_at_once() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     publish(&url, "a").await;
     publish_event(&url, Some("price"), "b\nc").await;
     let t0 = Instant::now();
@@ -59,8 +58,7 @@ async fn long_poll_answers_pending_events_at_once() {
 
 #[tokio::test]
 async fn long_poll_holds_then_204_or_answers_on_publish() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let t0 = Instant::now();
     let r = get_h(&url, "/long-poll?hold_ms=200", &[]).await;
     assert_eq!(r.status(), 204);
@@ -89,8 +87,7 @@ async fn long_poll_holds_then_204_or_answers_on_publish() {
 
 #[tokio::test]
 async fn long_poll_default_hold_comes_from_the_server_option() {
-    let srv = start_with(|c| c.hold_ms = 150).await;
-    let url = srv.url();
+    let (srv, url) = start_with(|c| c.hold_ms = 150).await;
     let t0 = Instant::now();
     let r = get_h(&url, "/long-poll", &[]).await;
     assert_eq!(r.status(), 204);
@@ -104,8 +101,7 @@ async fn long_poll_default_hold_comes_from_the_server_option() {
 
 #[tokio::test]
 async fn long_poll_reset_and_envelope() {
-    let srv = start_with(|c| c.buffer = 2).await;
-    let url = srv.url();
+    let (srv, url) = start_with(|c| c.buffer = 2).await;
     for d in ["a", "b", "c", "d"] {
         publish(&url, d).await;
     }
@@ -138,8 +134,7 @@ async fn long_poll_reset_and_envelope() {
 
 #[tokio::test]
 async fn long_poll_takes_faults() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     publish(&url, "a").await;
     fault(
         &url,
@@ -170,8 +165,7 @@ async fn long_poll_takes_faults() {
 
 #[tokio::test]
 async fn poll_answers_at_once_with_etag_and_304() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let r = get_h(&url, "/poll", &[]).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["etag"], "\"0\"");
@@ -211,8 +205,7 @@ async fn poll_answers_at_once_with_etag_and_304() {
 
 #[tokio::test]
 async fn poll_hints_envelope_and_reset() {
-    let srv = start_with(|c| c.buffer = 1).await;
-    let url = srv.url();
+    let (srv, url) = start_with(|c| c.buffer = 1).await;
     publish(&url, "a").await;
     publish(&url, "b").await;
     let r = get_h(&url, "/poll?lastEventId=1&envelope=1&interval_s=7", &[]).await;
@@ -245,8 +238,7 @@ async fn poll_hints_envelope_and_reset() {
 
 #[tokio::test]
 async fn poll_takes_faults() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "/poll", "fault": {"kind": "status", "status": 503, "retry_after": 2,
@@ -269,8 +261,7 @@ async fn poll_takes_faults() {
 
 #[tokio::test]
 async fn resource_changes_on_every_publish() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let r = get_h(&url, "/resource", &[]).await;
     assert_eq!(r.headers()["etag"], "\"0\"");
     assert_eq!(r.headers()["cache-control"], "no-cache");
@@ -298,8 +289,7 @@ async fn resource_changes_on_every_publish() {
 
 #[tokio::test]
 async fn resource_conditional_requests() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     publish(&url, "1").await;
     let r = get_h(&url, "/resource", &[]).await;
     let lm = r.headers()["last-modified"].to_str().unwrap().to_string();
@@ -352,8 +342,7 @@ async fn resource_conditional_requests() {
 
 #[tokio::test]
 async fn resource_takes_faults() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     fault(
         &url,
         json!({"path": "/resource", "fault": {"kind": "status", "status": 200,

@@ -8,8 +8,7 @@ use common::*;
 
 #[tokio::test]
 async fn stream_headers_retry_and_heartbeat_first() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r = sse(&url, None).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.headers["content-type"], "text/event-stream");
@@ -26,8 +25,7 @@ async fn stream_headers_retry_and_heartbeat_first() {
 
 #[tokio::test]
 async fn live_events_in_order_then_replay_after_cursor() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r = sse(&url, None).await;
     for (i, d) in ["one", "two", "three"].iter().enumerate() {
         assert_eq!(publish(&url, d).await, (i + 1).to_string());
@@ -62,8 +60,7 @@ async fn live_events_in_order_then_replay_after_cursor() {
 
 #[tokio::test]
 async fn cursor_in_query_and_header_wins() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     for d in ["a", "b", "c"] {
         publish(&url, d).await;
     }
@@ -83,8 +80,7 @@ async fn cursor_in_query_and_header_wins() {
 
 #[tokio::test]
 async fn cursor_older_than_buffer_gets_reset_first() {
-    let srv = start_with(|c| c.buffer = 2).await;
-    let url = srv.url();
+    let (srv, url) = start_with(|c| c.buffer = 2).await;
     for d in ["a", "b", "c", "d", "e"] {
         publish(&url, d).await;
     }
@@ -116,8 +112,7 @@ async fn cursor_older_than_buffer_gets_reset_first() {
 
 #[tokio::test]
 async fn named_and_multiline_events() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r = sse(&url, None).await;
     publish_event(&url, Some("price"), "line1\nline2\r\nline3").await;
     publish(&url, r#"{"a":1}"#).await;
@@ -132,8 +127,7 @@ async fn named_and_multiline_events() {
 
 #[tokio::test]
 async fn heartbeat_interval_is_configurable_per_request() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r =
         SseReader::open(client().get(format!("{url}/sse?heartbeat_ms=50&retry_ms=250"))).await;
     assert_eq!(r.next_block().await.unwrap().get("retry"), Some("250"));
@@ -149,8 +143,7 @@ async fn heartbeat_interval_is_configurable_per_request() {
 
 #[tokio::test]
 async fn lagging_stream_is_closed_not_thinned() {
-    let srv = start_with(|c| c.stream_queue = 4).await;
-    let url = srv.url();
+    let (srv, url) = start_with(|c| c.stream_queue = 4).await;
     let mut r = sse(&url, None).await;
     // 100 events of 100 KB while the client reads nothing: more than the
     // socket buffers hold, so the stream falls more than 4 events behind.
@@ -179,8 +172,7 @@ async fn lagging_stream_is_closed_not_thinned() {
 
 #[tokio::test]
 async fn shutdown_ends_open_streams() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r = sse(&url, None).await;
     r.next_block().await.unwrap();
     tokio::time::timeout(Duration::from_secs(3), srv.shutdown())
@@ -193,8 +185,7 @@ async fn shutdown_ends_open_streams() {
 
 #[tokio::test]
 async fn log_records_request_and_stream_close() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     publish(&url, "a").await;
     publish(&url, "b").await;
     let mut r = SseReader::open(

@@ -12,14 +12,19 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tidings_server::{Config, Server};
 
-pub async fn start() -> Server {
+/// Starts a server with the test configuration on a free port; returns it
+/// with its base URL (`http://127.0.0.1:PORT`), which every test needs.
+pub async fn start() -> (Server, String) {
     start_with(|_| {}).await
 }
 
-pub async fn start_with(f: impl FnOnce(&mut Config)) -> Server {
+/// As [`start`], with the configuration changed by `f` first.
+pub async fn start_with(f: impl FnOnce(&mut Config)) -> (Server, String) {
     let mut cfg = Config::for_tests();
     f(&mut cfg);
-    Server::start(cfg).await.expect("server starts")
+    let srv = Server::start(cfg).await.expect("server starts");
+    let url = srv.url();
+    (srv, url)
 }
 
 pub fn client() -> reqwest::Client {
