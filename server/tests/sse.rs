@@ -61,19 +61,12 @@ async fn live_events_in_order_then_replay_after_cursor() {
 #[tokio::test]
 async fn cursor_in_query_and_header_wins() {
     let (srv, url) = start().await;
-    for d in ["a", "b", "c"] {
-        publish(&url, d).await;
-    }
-    let mut r = SseReader::open(client().get(format!("{url}/sse?lastEventId=2"))).await;
+    publish_all(&url, &["a", "b", "c"]).await;
+    let mut r = open_sse(&url, "/sse?lastEventId=2", &[]).await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("3"));
-    let mut r = SseReader::open(client().get(format!("{url}/sse?last_event_id=1"))).await;
+    let mut r = open_sse(&url, "/sse?last_event_id=1", &[]).await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("2"));
-    let mut r = SseReader::open(
-        client()
-            .get(format!("{url}/sse?lastEventId=0"))
-            .header("Last-Event-ID", "2"),
-    )
-    .await;
+    let mut r = open_sse(&url, "/sse?lastEventId=0", &[("Last-Event-ID", "2")]).await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("3"));
     srv.shutdown().await;
 }
@@ -81,9 +74,7 @@ async fn cursor_in_query_and_header_wins() {
 #[tokio::test]
 async fn cursor_older_than_buffer_gets_reset_first() {
     let (srv, url) = start_with(|c| c.buffer = 2).await;
-    for d in ["a", "b", "c", "d", "e"] {
-        publish(&url, d).await;
-    }
+    publish_all(&url, &["a", "b", "c", "d", "e"]).await;
     // Buffer holds 4, 5; the successor of 2 (3) is gone.
     let mut r = sse(&url, Some("2")).await;
     let reset = r.next_event().await.unwrap();
@@ -128,8 +119,7 @@ async fn named_and_multiline_events() {
 #[tokio::test]
 async fn heartbeat_interval_is_configurable_per_request() {
     let (srv, url) = start().await;
-    let mut r =
-        SseReader::open(client().get(format!("{url}/sse?heartbeat_ms=50&retry_ms=250"))).await;
+    let mut r = open_sse(&url, "/sse?heartbeat_ms=50&retry_ms=250", &[]).await;
     assert_eq!(r.next_block().await.unwrap().get("retry"), Some("250"));
     let mut beats = 0;
     while beats < 3 {
@@ -186,12 +176,11 @@ async fn shutdown_ends_open_streams() {
 #[tokio::test]
 async fn log_records_request_and_stream_close() {
     let (srv, url) = start().await;
-    publish(&url, "a").await;
-    publish(&url, "b").await;
-    let mut r = SseReader::open(
-        client()
-            .get(format!("{url}/sse?lastEventId=0"))
-            .header("Origin", "http://other.test"),
+    publish_all(&url, &["a", "b"]).await;
+    let mut r = open_sse(
+        &url,
+        "/sse?lastEventId=0",
+        &[("Origin", "http://other.test")],
     )
     .await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("1"));
@@ -201,12 +190,7 @@ async fn log_records_request_and_stream_close() {
     // or EOF); ask for fast heartbeats by reading the log a few times.
     let mut entry = None;
     for _ in 0..50 {
-        let entries = log_entries(&url).await;
-        let e = entries
-            .iter()
-            .find(|e| e["path"] == "/sse")
-            .cloned()
-            .unwrap();
+        let e = log_for(&url, "/sse").await.remove(0);
         if !e["end_ms"].is_null() {
             entry = Some(e);
             break;
@@ -226,11 +210,7 @@ async fn log_records_request_and_stream_close() {
     // The log does not log itself; clear empties it.
     let entries = log_entries(&url).await;
     assert!(entries.iter().all(|e| e["path"] != "/_log"));
-    client()
-        .post(format!("{url}/_log/clear"))
-        .send()
-        .await
-        .unwrap();
+    post(&url, "/_log/clear").await;
     assert!(log_entries(&url).await.is_empty());
     srv.shutdown().await;
 }
