@@ -37,6 +37,7 @@ pub async fn start_faulted(rules: Value) -> (Server, String) {
     (srv, url)
 }
 
+/// A new HTTP client (with its own connection pool) on each call.
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder().build().unwrap()
 }
@@ -89,6 +90,7 @@ pub async fn post(url: &str, path: &str) -> Response {
     send(request(Method::POST, url, path, &[])).await
 }
 
+/// Publishes one unnamed event; returns its id.
 pub async fn publish(url: &str, data: &str) -> String {
     publish_event(url, None, data).await
 }
