@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use axum::http::HeaderMap;
 
 use crate::hub::Cursor;
+use crate::validators;
 
 /// Query parameter names that carry the cursor (ours, and nchan's).
 pub const CURSOR_PARAMS: &[&str] = &["lastEventId", "last_event_id"];
@@ -28,9 +29,25 @@ pub fn from_request(headers: &HeaderMap, query: &HashMap<String, String>) -> Cur
     Cursor::None
 }
 
+/// The cursor of the polling endpoints (`/long-poll`, `/poll`): as
+/// [`from_request`], else the first tag in `If-None-Match`, because
+/// nchan-style clients send the previous validators back instead of an id.
+pub fn from_request_or_etag(headers: &HeaderMap, query: &HashMap<String, String>) -> Cursor {
+    match from_request(headers, query) {
+        Cursor::None => validators::cursor_from_etag(headers).unwrap_or(Cursor::None),
+        c => c,
+    }
+}
+
 /// Parses an integer query parameter; absent or unparseable → `None`.
 pub fn query_u64(query: &HashMap<String, String>, key: &str) -> Option<u64> {
     query.get(key).and_then(|v| v.trim().parse().ok())
+}
+
+/// A boolean query parameter: on for `1` or `true`, off otherwise (absent
+/// included).
+pub fn query_flag(query: &HashMap<String, String>, key: &str) -> bool {
+    query.get(key).is_some_and(|v| v == "1" || v == "true")
 }
 
 #[cfg(test)]
@@ -42,6 +59,25 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn etag_is_the_cursor_only_without_another() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "if-none-match",
+            axum::http::HeaderValue::from_static("\"4\""),
+        );
+        assert_eq!(from_request_or_etag(&h, &q(&[])), Cursor::Id(4));
+        assert_eq!(
+            from_request_or_etag(&h, &q(&[("lastEventId", "2")])),
+            Cursor::Id(2)
+        );
+        assert_eq!(from_request(&h, &q(&[])), Cursor::None);
+        assert_eq!(
+            from_request_or_etag(&HeaderMap::new(), &q(&[])),
+            Cursor::None
+        );
     }
 
     #[test]

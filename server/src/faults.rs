@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::app::AppState;
 use crate::body::SseCounter;
 use crate::clock::{http_date, skewed, wall_now};
+use crate::cursor::query_flag;
 use crate::log::{FaultNote, NoDate};
 use crate::serve::ConnInfo;
 
@@ -484,7 +485,7 @@ pub async fn post_restart(
         Some("refuse") => spec.mode = Some(RestartMode::Refuse),
         _ => {}
     }
-    if q.get("lose_state").is_some_and(|v| v == "1" || v == "true") {
+    if query_flag(&q, "lose_state") {
         spec.lose_state = true;
     }
     let ms = spec.ms.unwrap_or(1000);

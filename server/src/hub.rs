@@ -186,6 +186,24 @@ impl Replay {
             self.head.to_string()
         }
     }
+
+    /// The answer as JSON messages (`/long-poll?format=json`, `/poll`): the
+    /// reset first if any, as `{"id": "<head>", "event": "reset", "data":
+    /// "{\"reason\":...}"}` (data is text, as for every event), then the
+    /// events.
+    pub fn json_items(&self) -> Vec<serde_json::Value> {
+        let reset = self.reset.map(|reason| {
+            serde_json::json!({
+                "id": self.head_id(),
+                "event": "reset",
+                "data": serde_json::json!({ "reason": reason.as_str() }).to_string(),
+            })
+        });
+        reset
+            .into_iter()
+            .chain(self.events.iter().map(|e| e.to_json()))
+            .collect()
+    }
 }
 
 #[derive(Debug)]

@@ -23,9 +23,8 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::app::AppState;
-use crate::clock::http_date;
-use crate::cursor::{self, query_u64};
-use crate::hub::{Cursor, Event, Replay};
+use crate::cursor::{self, query_flag, query_u64};
+use crate::hub::{Event, Replay};
 use crate::validators;
 
 /// Longest hold a request may ask for.
@@ -39,12 +38,7 @@ pub async fn long_poll(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let mut cursor = cursor::from_request(&headers, &q);
-    if cursor == Cursor::None {
-        if let Some(c) = validators::cursor_from_etag(&headers) {
-            cursor = c;
-        }
-    }
+    let cursor = cursor::from_request_or_etag(&headers, &q);
     let hold = Duration::from_millis(
         query_u64(&q, "hold_ms")
             .unwrap_or(s.cfg.hold_ms)
@@ -103,7 +97,7 @@ enum Format {
 
 impl Format {
     fn from_query(q: &HashMap<String, String>) -> Format {
-        let envelope = q.get("envelope").is_some_and(|v| v == "1" || v == "true");
+        let envelope = query_flag(q, "envelope");
         match q.get("format").map(String::as_str) {
             Some("json") if envelope => Format::Envelope,
             Some("json") => Format::Json,
@@ -137,15 +131,7 @@ fn answer(mut replay: Replay, format: Format) -> Response {
             r
         }
         Format::Json | Format::Envelope => {
-            let mut items: Vec<Value> = Vec::new();
-            if let Some(reason) = replay.reset {
-                items.push(json!({
-                    "id": replay.head_id(),
-                    "event": "reset",
-                    "data": json!({ "reason": reason.as_str() }).to_string(),
-                }));
-            }
-            items.extend(replay.events.iter().map(|e| e.to_json()));
+            let items = replay.json_items();
             let v = if format == Format::Envelope {
                 json!({ "messages": items })
             } else {
@@ -156,13 +142,10 @@ fn answer(mut replay: Replay, format: Format) -> Response {
     };
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    if let Ok(v) = HeaderValue::try_from(validators::etag(cursor_id, false)) {
-        h.insert(header::ETAG, v);
-    }
-    if let Some(e) = last {
-        if let Ok(v) = HeaderValue::try_from(http_date(e.published)) {
-            h.insert(header::LAST_MODIFIED, v);
-        }
-    }
+    validators::insert(
+        h,
+        &validators::etag(cursor_id, false),
+        last.map(|e| e.published),
+    );
     resp
 }

@@ -9,14 +9,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 use crate::app::AppState;
-use crate::clock::http_date;
-use crate::cursor::{self, query_u64};
+use crate::cursor::{self, query_flag, query_u64};
 use crate::hub::Cursor;
 use crate::validators::{self, etag, if_modified_since, if_none_match, none_match_hits, secs};
-
-fn flag(q: &HashMap<String, String>, key: &str) -> bool {
-    q.get(key).is_some_and(|v| v == "1" || v == "true")
-}
 
 /// `GET /poll`: cursor as on `/long-poll` (`Last-Event-ID`, `lastEventId` /
 /// `last_event_id`, else `If-None-Match`). `ETag: "<newest id>"`,
@@ -34,12 +29,7 @@ pub async fn poll(
     headers: HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let mut cursor = cursor::from_request(&headers, &q);
-    if cursor == Cursor::None {
-        if let Some(c) = validators::cursor_from_etag(&headers) {
-            cursor = c;
-        }
-    }
+    let cursor = cursor::from_request_or_etag(&headers, &q);
     let replay = s.hub.replay(&cursor);
     let current = etag(replay.head, false);
     let inm = if_none_match(&headers);
@@ -49,16 +39,8 @@ pub async fn poll(
     let mut resp = if not_modified {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let mut items: Vec<Value> = Vec::new();
-        if let Some(reason) = replay.reset {
-            items.push(json!({
-                "id": replay.head_id(),
-                "event": "reset",
-                "data": json!({ "reason": reason.as_str() }).to_string(),
-            }));
-        }
-        items.extend(replay.events.iter().map(|e| e.to_json()));
-        let body = if flag(&q, "envelope") {
+        let items = replay.json_items();
+        let body = if query_flag(&q, "envelope") {
             let next = query_u64(&q, "next_interval_ms")
                 .or_else(|| interval_s.map(|s| s.saturating_mul(1000)));
             let mut v = json!({ "messages": items });
@@ -73,14 +55,7 @@ pub async fn poll(
     };
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(v) = HeaderValue::try_from(current) {
-        h.insert(header::ETAG, v);
-    }
-    if let Some(e) = s.hub.last() {
-        if let Ok(v) = HeaderValue::try_from(http_date(e.published)) {
-            h.insert(header::LAST_MODIFIED, v);
-        }
-    }
+    validators::insert(h, &current, s.hub.last().map(|e| e.published));
     if let Some(n) = interval_s {
         h.insert("x-poll-interval", HeaderValue::from(n));
     }
@@ -100,7 +75,7 @@ pub async fn resource(
 ) -> Response {
     let last = s.hub.last();
     let version = s.hub.last_id();
-    let tag = etag(version, flag(&q, "weak"));
+    let tag = etag(version, query_flag(&q, "weak"));
     let modified = last.as_ref().map(|e| e.published).unwrap_or(s.started);
     let not_modified = match if_none_match(&headers) {
         Some(list) => none_match_hits(&list, &tag),
@@ -118,11 +93,6 @@ pub async fn resource(
     };
     let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if let Ok(v) = HeaderValue::try_from(tag) {
-        h.insert(header::ETAG, v);
-    }
-    if let Ok(v) = HeaderValue::try_from(http_date(modified)) {
-        h.insert(header::LAST_MODIFIED, v);
-    }
+    validators::insert(h, &tag, Some(modified));
     resp
 }

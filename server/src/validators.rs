@@ -2,8 +2,9 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use axum::http::{header, HeaderMap};
+use axum::http::{header, HeaderMap, HeaderValue};
 
+use crate::clock::http_date;
 use crate::hub::Cursor;
 
 /// `"<n>"`, or `W/"<n>"` when weak.
@@ -12,6 +13,18 @@ pub fn etag(n: u64, weak: bool) -> String {
         format!("W/\"{n}\"")
     } else {
         format!("\"{n}\"")
+    }
+}
+
+/// Puts an answer's validators on its headers: `ETag: <tag>` and, when there
+/// is a time, `Last-Modified` as an HTTP-date. A value that cannot be a header
+/// is left out rather than failing the answer (ours always can be one).
+pub fn insert(h: &mut HeaderMap, tag: &str, modified: Option<SystemTime>) {
+    if let Ok(v) = HeaderValue::try_from(tag) {
+        h.insert(header::ETAG, v);
+    }
+    if let Some(Ok(v)) = modified.map(|t| HeaderValue::try_from(http_date(t))) {
+        h.insert(header::LAST_MODIFIED, v);
     }
 }
 

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::SseReader;
+use common::open_sse;
 
 fn spawn() -> (Child, String, BufReader<std::process::ChildStdout>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tidings-server"))
@@ -31,7 +31,7 @@ fn spawn() -> (Child, String, BufReader<std::process::ChildStdout>) {
 
 async fn stops_on(signal: &str) {
     let (mut child, url, mut out) = spawn();
-    let mut r = SseReader::open(reqwest::Client::new().get(format!("{url}/sse"))).await;
+    let mut r = open_sse(&url, "/sse", &[]).await;
     assert_eq!(r.next_block().await.unwrap().get("retry"), Some("1000"));
     let mut line = String::new();
     out.read_line(&mut line).unwrap();

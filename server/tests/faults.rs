@@ -8,39 +8,17 @@ use tokio::time::Instant;
 
 use common::*;
 use futures_util::StreamExt;
+use reqwest::Method;
 use serde_json::{json, Value};
-
-async fn fault(url: &str, rule: Value) -> Value {
-    let r = client()
-        .post(format!("{url}/_faults"))
-        .json(&rule)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200, "rule accepted");
-    r.json().await.unwrap()
-}
-
-async fn get(url: &str, path: &str) -> reqwest::Response {
-    client().get(format!("{url}{path}")).send().await.unwrap()
-}
 
 #[tokio::test]
 async fn status_503_with_retry_after_for_n_requests_then_normal() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
+    let (srv, url) = start_faulted(
         json!({"path": "/sse", "times": 2, "fault": {"kind": "status", "status": 503, "retry_after": 7}}),
     )
     .await;
     for _ in 0..2 {
-        let r = client()
-            .get(format!("{url}/sse"))
-            .header("Origin", "http://page.test")
-            .send()
-            .await
-            .unwrap();
+        let r = get_with(&url, "/sse", &[("Origin", "http://page.test")]).await;
         assert_eq!(r.status(), 503);
         assert_eq!(r.headers()["retry-after"], "7");
         assert!(r.headers().contains_key("date"));
@@ -54,11 +32,10 @@ async fn status_503_with_retry_after_for_n_requests_then_normal() {
     assert_eq!(r.status, 200);
     assert_eq!(r.next_block().await.unwrap().get("retry"), Some("1000"));
     drop(r);
-    let log = log_entries(&url).await;
-    let faults: Vec<&Value> = log
-        .iter()
-        .filter(|e| e["path"] == "/sse")
-        .map(|e| &e["fault"])
+    let faults: Vec<Value> = log_for(&url, "/sse")
+        .await
+        .into_iter()
+        .map(|e| e["fault"].clone())
         .collect();
     assert_eq!(faults.len(), 3);
     assert_eq!(faults[0]["kind"], "status");
@@ -70,10 +47,7 @@ async fn status_503_with_retry_after_for_n_requests_then_normal() {
 
 #[tokio::test]
 async fn status_429_http_date_retry_after_with_skewed_date() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
+    let (srv, url) = start_faulted(
         json!({"path": "/poll", "fault": {"kind": "status", "status": 429,
             "retry_after_date_s": 30, "clock_skew_s": -3600,
             "headers": {"RateLimit-Reset": "30", "X-RateLimit-Reset": "1700000000"}}}),
@@ -98,10 +72,7 @@ async fn status_429_http_date_retry_after_with_skewed_date() {
 
 #[tokio::test]
 async fn status_without_date_or_with_a_chosen_date() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
+    let (srv, url) = start_faulted(
         json!([
             {"path": "/sse", "fault": {"kind": "status", "status": 503, "retry_after": "Wed, 21 Oct 2015 07:28:00 GMT", "date": false}},
             {"path": "/sse", "fault": {"kind": "status", "status": 503, "date": "Wed, 21 Oct 2015 07:27:00 GMT"}}
@@ -119,10 +90,7 @@ async fn status_without_date_or_with_a_chosen_date() {
 
 #[tokio::test]
 async fn status_204_and_wrong_content_type_and_any_body() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
+    let (srv, url) = start_faulted(
         json!([
             {"path": "/sse", "fault": {"kind": "status", "status": 204}},
             {"path": "/sse", "fault": {"kind": "status", "status": 200, "content_type": "text/html", "body": "<html>proxy login</html>"}},
@@ -145,10 +113,7 @@ async fn status_204_and_wrong_content_type_and_any_body() {
 
 #[tokio::test]
 async fn auth_401_until_the_token_is_presented() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
+    let (srv, url) = start_faulted(
         json!({"path": "/sse", "times": null, "fault": {"kind": "auth", "token": "fresh"}}),
     )
     .await;
@@ -158,24 +123,13 @@ async fn auth_401_until_the_token_is_presented() {
         .to_str()
         .unwrap()
         .starts_with("Bearer"));
-    let r = client()
-        .get(format!("{url}/sse"))
-        .header("Authorization", "Bearer stale")
-        .send()
-        .await
-        .unwrap();
+    let r = get_with(&url, "/sse", &[("Authorization", "Bearer stale")]).await;
     assert_eq!(r.status(), 401);
-    let mut r = SseReader::open(
-        client()
-            .get(format!("{url}/sse"))
-            .header("Authorization", "Bearer fresh"),
-    )
-    .await;
+    let mut r = open_sse(&url, "/sse", &[("Authorization", "Bearer fresh")]).await;
     assert_eq!(r.status, 200);
     r.next_block().await.unwrap();
     drop(r);
-    let log = log_entries(&url).await;
-    let sse_log: Vec<&Value> = log.iter().filter(|e| e["path"] == "/sse").collect();
+    let sse_log = log_for(&url, "/sse").await;
     let results: Vec<&str> = sse_log
         .iter()
         .map(|e| e["fault"]["result"].as_str().unwrap())
@@ -183,23 +137,18 @@ async fn auth_401_until_the_token_is_presented() {
     assert_eq!(results, ["rejected", "rejected", "passed"]);
     assert_eq!(sse_log[2]["headers"]["authorization"], "Bearer fresh");
     // Until cleared.
-    client()
-        .delete(format!("{url}/_faults"))
-        .send()
-        .await
-        .unwrap();
+    clear_faults(&url).await;
     assert_eq!(get(&url, "/sse").await.status(), 200);
     srv.shutdown().await;
 }
 
 #[tokio::test]
 async fn close_after_n_events_cleanly_or_by_abort() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     for i in 0..5 {
         publish(&url, &format!("m{i}")).await;
     }
-    fault(
+    add_faults(
         &url,
         json!([
             {"path": "/sse", "fault": {"kind": "close", "after_events": 2}},
@@ -213,12 +162,7 @@ async fn close_after_n_events_cleanly_or_by_abort() {
     assert_eq!(ids, ["1", "2"]);
 
     // Abort: the body breaks off (reqwest reports an error), after event 1.
-    let resp = client()
-        .get(format!("{url}/sse"))
-        .header("Last-Event-ID", "0")
-        .send()
-        .await
-        .unwrap();
+    let resp = get_with(&url, "/sse", &[("Last-Event-ID", "0")]).await;
     let mut stream = resp.bytes_stream();
     let mut text = String::new();
     let mut errored = false;
@@ -247,32 +191,24 @@ async fn close_after_n_events_cleanly_or_by_abort() {
 
 #[tokio::test]
 async fn close_after_ms() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
-        json!({"path": "/sse", "fault": {"kind": "close", "after_ms": 200}}),
-    )
-    .await;
+    let (srv, url) =
+        start_faulted(json!({"path": "/sse", "fault": {"kind": "close", "after_ms": 200}})).await;
     let t0 = Instant::now();
     let mut r = sse(&url, None).await;
     r.read_to_end(Duration::from_secs(3)).await;
-    let took = t0.elapsed();
-    assert!(
-        took >= Duration::from_millis(190) && took < Duration::from_secs(2),
-        "{took:?}"
+    assert_took(
+        t0.elapsed(),
+        Duration::from_millis(190)..Duration::from_secs(2),
     );
     srv.shutdown().await;
 }
 
 #[tokio::test]
 async fn silent_sends_headers_then_nothing() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(&url, json!({"path": "/sse", "fault": {"kind": "silent"}})).await;
+    let (srv, url) = start_faulted(json!({"path": "/sse", "fault": {"kind": "silent"}})).await;
     let resp = tokio::time::timeout(
         Duration::from_secs(2),
-        client().get(format!("{url}/sse?heartbeat_ms=20")).send(),
+        request(Method::GET, &url, "/sse?heartbeat_ms=20", &[]).send(),
     )
     .await
     .expect("head arrives")
@@ -291,21 +227,14 @@ async fn silent_sends_headers_then_nothing() {
 
 #[tokio::test]
 async fn silent_after_events_is_a_stalled_stream() {
-    let srv = start().await;
-    let url = srv.url();
-    publish(&url, "a").await;
-    publish(&url, "b").await;
-    fault(
+    let (srv, url) = start().await;
+    publish_all(&url, &["a", "b"]).await;
+    add_faults(
         &url,
         json!({"path": "/sse", "fault": {"kind": "silent", "after_events": 1}}),
     )
     .await;
-    let mut r = SseReader::open(
-        client()
-            .get(format!("{url}/sse?heartbeat_ms=20"))
-            .header("Last-Event-ID", "0"),
-    )
-    .await;
+    let mut r = open_sse(&url, "/sse?heartbeat_ms=20", &[("Last-Event-ID", "0")]).await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("1"));
     // Event 2 and every heartbeat are held back.
     let mut s = Vec::new();
@@ -321,13 +250,8 @@ async fn silent_after_events_is_a_stalled_stream() {
 
 #[tokio::test]
 async fn buffer_holds_bytes_until_enough_accumulate() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
-        json!({"path": "/sse", "fault": {"kind": "buffer", "kb": 2}}),
-    )
-    .await;
+    let (srv, url) =
+        start_faulted(json!({"path": "/sse", "fault": {"kind": "buffer", "kb": 2}})).await;
     let mut r = sse(&url, None).await;
     publish(&url, "small").await;
     let res = tokio::time::timeout(Duration::from_millis(300), r.next_block()).await;
@@ -340,7 +264,7 @@ async fn buffer_holds_bytes_until_enough_accumulate() {
     drop(r);
 
     // Without a size: everything at the end of the body (here: shutdown).
-    fault(&url, json!({"path": "/sse", "fault": {"kind": "buffer"}})).await;
+    add_faults(&url, json!({"path": "/sse", "fault": {"kind": "buffer"}})).await;
     let resp = get(&url, "/sse?lastEventId=0&heartbeat_ms=20").await;
     let mut stream = resp.bytes_stream();
     let early = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
@@ -363,13 +287,8 @@ async fn buffer_holds_bytes_until_enough_accumulate() {
 
 #[tokio::test]
 async fn trickle_sends_one_byte_at_a_time() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
-        json!({"path": "/sse", "fault": {"kind": "trickle", "ms": 10}}),
-    )
-    .await;
+    let (srv, url) =
+        start_faulted(json!({"path": "/sse", "fault": {"kind": "trickle", "ms": 10}})).await;
     let t0 = Instant::now();
     let resp = get(&url, "/sse").await;
     let mut stream = resp.bytes_stream();
@@ -390,10 +309,7 @@ async fn trickle_sends_one_byte_at_a_time() {
 
 #[tokio::test]
 async fn script_replays_writes_then_fin_hang_or_abort() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
+    let (srv, url) = start_faulted(
         json!([
             {"path": "/sse", "fault": {"kind": "script", "writes": [
                 {"data": "id: 1\ndata: a"},
@@ -437,27 +353,21 @@ async fn script_replays_writes_then_fin_hang_or_abort() {
 
 #[tokio::test]
 async fn delay_before_head_or_never() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
-        json!([
-            {"path": "/publish", "fault": {"kind": "delay", "ms": 200}},
-            {"path": "/sse", "fault": {"kind": "delay", "ms": null}}
-        ]),
-    )
+    let (srv, url) = start_faulted(json!([
+        {"path": "/publish", "fault": {"kind": "delay", "ms": 200}},
+        {"path": "/sse", "fault": {"kind": "delay", "ms": null}}
+    ]))
     .await;
     let t0 = Instant::now();
     assert_eq!(publish(&url, "x").await, "1");
     assert!(t0.elapsed() >= Duration::from_millis(190));
     let res = tokio::time::timeout(
         Duration::from_millis(300),
-        client().get(format!("{url}/sse")).send(),
+        request(Method::GET, &url, "/sse", &[]).send(),
     )
     .await;
     assert!(res.is_err(), "no head may arrive");
-    let log = log_entries(&url).await;
-    let pending = log.iter().find(|e| e["path"] == "/sse").unwrap();
+    let pending = log_for(&url, "/sse").await.remove(0);
     assert!(pending["status"].is_null() || pending["status"] == 0);
     assert_eq!(pending["fault"]["kind"], "delay", "visible while pending");
     srv.shutdown().await;
@@ -465,78 +375,56 @@ async fn delay_before_head_or_never() {
 
 #[tokio::test]
 async fn preflights_and_control_paths_do_not_consume_faults() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
-        json!({"path": "*", "fault": {"kind": "status", "status": 503}}),
-    )
-    .await;
-    let pre = client()
-        .request(reqwest::Method::OPTIONS, format!("{url}/poll"))
-        .header("Origin", "http://page.test")
-        .header("Access-Control-Request-Method", "GET")
-        .send()
-        .await
-        .unwrap();
+    let (srv, url) =
+        start_faulted(json!({"path": "*", "fault": {"kind": "status", "status": 503}})).await;
+    let preflight = [
+        ("Origin", "http://page.test"),
+        ("Access-Control-Request-Method", "GET"),
+    ];
+    let pre = send(request(Method::OPTIONS, &url, "/poll", &preflight)).await;
     assert!(pre.status().is_success());
     assert_eq!(log_entries(&url).await.len(), 2, "POST /_faults + OPTIONS");
-    let listed: Value = get(&url, "/_faults").await.json().await.unwrap();
+    let listed = body_json(get(&url, "/_faults").await).await;
     assert_eq!(listed["rules"].as_array().unwrap().len(), 1);
     assert_eq!(get(&url, "/anything").await.status(), 503);
-    let listed: Value = get(&url, "/_faults").await.json().await.unwrap();
+    let listed = body_json(get(&url, "/_faults").await).await;
     assert!(listed["rules"].as_array().unwrap().is_empty());
     srv.shutdown().await;
 }
 
 #[tokio::test]
 async fn bad_rules_are_rejected() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     for bad in [
         json!({"path": "/sse", "fault": {"kind": "nope"}}),
         json!({"path": "/sse", "fault": {"kind": "status", "status": 1000}}),
         json!({"path": "/sse", "fault": {"kind": "script", "writes": [{"base64": "***"}]}}),
         json!({"path": "/sse", "fault": {"kind": "status", "status": 503, "headers": {"bad name": "x"}}}),
     ] {
-        let r = client()
-            .post(format!("{url}/_faults"))
-            .json(&bad)
-            .send()
-            .await
-            .unwrap();
+        let r = post_faults(&url, &bad).await;
         assert_eq!(r.status(), 400, "{bad}");
-        let v: Value = r.json().await.unwrap();
-        assert!(v["error"].is_string());
+        assert!(body_json(r).await["error"].is_string());
     }
     srv.shutdown().await;
 }
 
 #[tokio::test]
 async fn restart_drops_connections_and_refuses_for_a_while() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut a = sse(&url, None).await;
     let mut b = sse(&url, None).await;
     a.next_block().await.unwrap();
     b.next_block().await.unwrap();
     let t0 = Instant::now();
-    let v: Value = client()
-        .post(format!("{url}/_restart"))
-        .json(&json!({"ms": 400}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v =
+        send_json(request(Method::POST, &url, "/_restart", &[]).json(&json!({"ms": 400}))).await;
     assert_eq!(v["mode"], "refuse");
     assert!(v["dropped"].as_u64().unwrap() >= 2);
     a.read_to_end(Duration::from_secs(2)).await;
     b.read_to_end(Duration::from_secs(2)).await;
     assert!(a.ended && b.ended);
     // Refused: the connection closes without an answer.
-    let r = client().get(format!("{url}/sse")).send().await;
+    let r = request(Method::GET, &url, "/sse", &[]).send().await;
     assert!(r.is_err(), "{r:?}");
     // Control paths still answer.
     assert_eq!(get(&url, "/_faults").await.status(), 200);
@@ -560,22 +448,10 @@ async fn restart_drops_connections_and_refuses_for_a_while() {
 
 #[tokio::test]
 async fn restart_503_mode_and_lost_state() {
-    let srv = start().await;
-    let url = srv.url();
-    for d in ["a", "b", "c"] {
-        publish(&url, d).await;
-    }
-    client()
-        .post(format!("{url}/_restart?ms=300&mode=503&lose_state=1"))
-        .send()
-        .await
-        .unwrap();
-    let r = client()
-        .get(format!("{url}/sse"))
-        .header("Origin", "http://page.test")
-        .send()
-        .await
-        .unwrap();
+    let (srv, url) = start().await;
+    publish_all(&url, &["a", "b", "c"]).await;
+    post(&url, "/_restart?ms=300&mode=503&lose_state=1").await;
+    let r = get_with(&url, "/sse", &[("Origin", "http://page.test")]).await;
     assert_eq!(r.status(), 503);
     assert_eq!(r.headers()["retry-after"], "1");
     assert_eq!(
@@ -583,11 +459,7 @@ async fn restart_503_mode_and_lost_state() {
         "http://page.test"
     );
     // DELETE /_faults ends the window early.
-    client()
-        .delete(format!("{url}/_faults"))
-        .send()
-        .await
-        .unwrap();
+    clear_faults(&url).await;
     // State was lost: cursor 3 is from "a previous run".
     let mut r = sse(&url, Some("3")).await;
     assert_eq!(r.next_event().await.unwrap().event(), Some("reset"));

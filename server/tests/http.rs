@@ -3,39 +3,46 @@
 mod common;
 
 use common::*;
+use reqwest::Method;
+
+/// Asserts that each of `names` appears in the header list `list` (CORS
+/// lists are comma-joined, in no promised order).
+fn assert_listed(list: &str, names: &[&str]) {
+    for name in names {
+        assert!(list.contains(name), "{name} in {list}");
+    }
+}
 
 #[tokio::test]
 async fn cors_preflight_headers() {
-    let srv = start().await;
-    let url = srv.url();
-    let resp = client()
-        .request(reqwest::Method::OPTIONS, format!("{url}/sse"))
-        .header("Origin", "http://page.test:9000")
-        .header("Access-Control-Request-Method", "GET")
-        .header(
+    let (srv, url) = start().await;
+    let preflight = [
+        ("Origin", "http://page.test:9000"),
+        ("Access-Control-Request-Method", "GET"),
+        (
             "Access-Control-Request-Headers",
             "last-event-id, authorization",
-        )
-        .send()
-        .await
-        .unwrap();
+        ),
+    ];
+    let resp = send(request(Method::OPTIONS, &url, "/sse", &preflight)).await;
     assert!(resp.status().is_success());
     let h = resp.headers();
     assert_eq!(h["access-control-allow-origin"], "http://page.test:9000");
     assert_eq!(h["access-control-allow-credentials"], "true");
     assert_eq!(h["access-control-max-age"], "600");
     let allow = h["access-control-allow-headers"].to_str().unwrap();
-    for name in [
-        "last-event-id",
-        "if-none-match",
-        "if-modified-since",
-        "authorization",
-        "content-type",
-        "cache-control",
-        "x-requested-with",
-    ] {
-        assert!(allow.contains(name), "{name} in {allow}");
-    }
+    assert_listed(
+        allow,
+        &[
+            "last-event-id",
+            "if-none-match",
+            "if-modified-since",
+            "authorization",
+            "content-type",
+            "cache-control",
+            "x-requested-with",
+        ],
+    );
     let vary = h["vary"].to_str().unwrap();
     assert!(vary.contains("origin"), "{vary}");
     srv.shutdown().await;
@@ -43,35 +50,37 @@ async fn cors_preflight_headers() {
 
 #[tokio::test]
 async fn cors_on_simple_requests() {
-    let srv = start().await;
-    let url = srv.url();
-    let resp = client()
-        .post(format!("{url}/publish"))
-        .header("Origin", "http://page.test")
-        .body("x")
-        .send()
-        .await
-        .unwrap();
+    let (srv, url) = start().await;
+    let resp = send(
+        request(
+            Method::POST,
+            &url,
+            "/publish",
+            &[("Origin", "http://page.test")],
+        )
+        .body("x"),
+    )
+    .await;
     let h = resp.headers();
     assert_eq!(h["access-control-allow-origin"], "http://page.test");
     assert_eq!(h["access-control-allow-credentials"], "true");
     let expose = h["access-control-expose-headers"].to_str().unwrap();
-    for name in [
-        "etag",
-        "last-modified",
-        "retry-after",
-        "date",
-        "x-poll-interval",
-        "ratelimit-reset",
-        "x-ratelimit-reset",
-        "x-request-id",
-    ] {
-        assert!(expose.contains(name), "{name} in {expose}");
-    }
+    assert_listed(
+        expose,
+        &[
+            "etag",
+            "last-modified",
+            "retry-after",
+            "date",
+            "x-poll-interval",
+            "ratelimit-reset",
+            "x-ratelimit-reset",
+            "x-request-id",
+        ],
+    );
     assert!(h.contains_key("date"));
     assert!(h.contains_key("x-request-id"));
-    let v: serde_json::Value = resp.json().await.unwrap();
-    assert_eq!(v, serde_json::json!({"id": "1"}));
+    assert_eq!(body_json(resp).await, serde_json::json!({"id": "1"}));
     srv.shutdown().await;
 }
 
@@ -86,32 +95,23 @@ async fn serves_www_and_pkg_with_wasm_mime() {
     std::fs::write(pkg.join("tidings_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
     std::fs::write(pkg.join("tidings.js"), "export {}").unwrap();
     let (w, p) = (www.clone(), pkg.clone());
-    let srv = start_with(move |c| {
+    let (srv, url) = start_with(move |c| {
         c.www = w;
         c.pkg = p;
     })
     .await;
-    let url = srv.url();
-    let r = client().get(format!("{url}/")).send().await.unwrap();
+    let r = get(&url, "/").await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.text().await.unwrap(), "<h1>demo</h1>");
-    let r = client()
-        .get(format!("{url}/pkg/tidings_bg.wasm"))
-        .send()
-        .await
-        .unwrap();
+    let r = get(&url, "/pkg/tidings_bg.wasm").await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "application/wasm");
-    let r = client()
-        .get(format!("{url}/pkg/tidings.js"))
-        .send()
-        .await
-        .unwrap();
+    let r = get(&url, "/pkg/tidings.js").await;
     assert!(r.headers()["content-type"]
         .to_str()
         .unwrap()
         .contains("javascript"));
-    let r = client().get(format!("{url}/nope")).send().await.unwrap();
+    let r = get(&url, "/nope").await;
     assert_eq!(r.status(), 404);
     srv.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
@@ -119,14 +119,8 @@ async fn serves_www_and_pkg_with_wasm_mime() {
 
 #[tokio::test]
 async fn publish_rejects_multiline_event_names() {
-    let srv = start().await;
-    let url = srv.url();
-    let r = client()
-        .post(format!("{url}/publish?event=a%0Ab"))
-        .body("x")
-        .send()
-        .await
-        .unwrap();
+    let (srv, url) = start().await;
+    let r = send(request(Method::POST, &url, "/publish?event=a%0Ab", &[]).body("x")).await;
     assert_eq!(r.status(), 400);
     srv.shutdown().await;
 }

@@ -5,37 +5,18 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::time::Instant;
-
-async fn get_h(url: &str, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
-    let mut req = client().get(format!("{url}{path}"));
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    req.send().await.unwrap()
-}
-
-async fn fault(url: &str, rule: Value) {
-    let r = client()
-        .post(format!("{url}/_faults"))
-        .json(&rule)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-}
 
 // ---------------------------------------------------------------- long-poll
 
 #[tokio::test]
 async fn long_poll_answers_pending_events_at_once() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     publish(&url, "a").await;
     publish_event(&url, Some("price"), "b\nc").await;
     let t0 = Instant::now();
-    let r = get_h(&url, "/long-poll?lastEventId=0", &[]).await;
+    let r = get(&url, "/long-poll?lastEventId=0").await;
     assert!(t0.elapsed() < Duration::from_secs(1));
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["content-type"], "text/event-stream");
@@ -46,34 +27,29 @@ async fn long_poll_answers_pending_events_at_once() {
         "id: 1\ndata: a\n\nid: 2\nevent: price\ndata: b\ndata: c\n\n"
     );
     // Header cursor, and the header wins over the query.
-    let r = get_h(&url, "/long-poll?lastEventId=0", &[("Last-Event-ID", "1")]).await;
+    let r = get_with(&url, "/long-poll?lastEventId=0", &[("Last-Event-ID", "1")]).await;
     assert_eq!(
         r.text().await.unwrap(),
         "id: 2\nevent: price\ndata: b\ndata: c\n\n"
     );
     // nchan-style: the previous ETag as the cursor.
-    let r = get_h(&url, "/long-poll", &[("If-None-Match", "\"1\"")]).await;
+    let r = get_with(&url, "/long-poll", &[("If-None-Match", "\"1\"")]).await;
     assert_eq!(r.headers()["etag"], "\"2\"");
     srv.shutdown().await;
 }
 
 #[tokio::test]
 async fn long_poll_holds_then_204_or_answers_on_publish() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let t0 = Instant::now();
-    let r = get_h(&url, "/long-poll?hold_ms=200", &[]).await;
+    let r = get(&url, "/long-poll?hold_ms=200").await;
     assert_eq!(r.status(), 204);
     assert!(t0.elapsed() >= Duration::from_millis(190));
 
     let u = url.clone();
     let waiter = tokio::spawn(async move {
-        let r = get_h(&u, "/long-poll?lastEventId=0&hold_ms=5000&format=json", &[]).await;
-        (
-            r.status(),
-            r.headers().clone(),
-            r.json::<Value>().await.unwrap(),
-        )
+        let r = get(&u, "/long-poll?lastEventId=0&hold_ms=5000&format=json").await;
+        (r.status(), r.headers().clone(), body_json(r).await)
     });
     tokio::time::sleep(Duration::from_millis(150)).await;
     let t1 = Instant::now();
@@ -89,46 +65,36 @@ async fn long_poll_holds_then_204_or_answers_on_publish() {
 
 #[tokio::test]
 async fn long_poll_default_hold_comes_from_the_server_option() {
-    let srv = start_with(|c| c.hold_ms = 150).await;
-    let url = srv.url();
+    let (srv, url) = start_with(|c| c.hold_ms = 150).await;
     let t0 = Instant::now();
-    let r = get_h(&url, "/long-poll", &[]).await;
+    let r = get(&url, "/long-poll").await;
     assert_eq!(r.status(), 204);
-    let took = t0.elapsed();
-    assert!(
-        took >= Duration::from_millis(140) && took < Duration::from_secs(2),
-        "{took:?}"
+    assert_took(
+        t0.elapsed(),
+        Duration::from_millis(140)..Duration::from_secs(2),
     );
     srv.shutdown().await;
 }
 
 #[tokio::test]
 async fn long_poll_reset_and_envelope() {
-    let srv = start_with(|c| c.buffer = 2).await;
-    let url = srv.url();
-    for d in ["a", "b", "c", "d"] {
-        publish(&url, d).await;
-    }
-    let r = get_h(&url, "/long-poll?lastEventId=1&hold_ms=5000", &[]).await;
+    let (srv, url) = start_with(|c| c.buffer = 2).await;
+    publish_all(&url, &["a", "b", "c", "d"]).await;
+    let r = get(&url, "/long-poll?lastEventId=1&hold_ms=5000").await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["etag"], "\"4\"");
     assert_eq!(
         r.text().await.unwrap(),
         "event: reset\ndata: {\"reason\":\"cursor-too-old\"}\n\nid: 4\n\n"
     );
-    let r = get_h(&url, "/long-poll?lastEventId=1&format=json", &[]).await;
-    let v: Value = r.json().await.unwrap();
+    let r = get(&url, "/long-poll?lastEventId=1&format=json").await;
+    let v = body_json(r).await;
     assert_eq!(
         v,
         json!([{"id": "4", "event": "reset", "data": "{\"reason\":\"cursor-too-old\"}"}])
     );
-    let r = get_h(
-        &url,
-        "/long-poll?last_event_id=2&format=json&envelope=1",
-        &[],
-    )
-    .await;
-    let v: Value = r.json().await.unwrap();
+    let r = get(&url, "/long-poll?last_event_id=2&format=json&envelope=1").await;
+    let v = body_json(r).await;
     assert_eq!(
         v,
         json!({"messages": [{"id": "3", "data": "c"}, {"id": "4", "data": "d"}]})
@@ -138,10 +104,9 @@ async fn long_poll_reset_and_envelope() {
 
 #[tokio::test]
 async fn long_poll_takes_faults() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     publish(&url, "a").await;
-    fault(
+    add_faults(
         &url,
         json!([
             {"path": "/long-poll", "fault": {"kind": "status", "status": 408}},
@@ -149,14 +114,11 @@ async fn long_poll_takes_faults() {
         ]),
     )
     .await;
-    assert_eq!(
-        get_h(&url, "/long-poll?lastEventId=0", &[]).await.status(),
-        408
-    );
-    let r = get_h(&url, "/long-poll?lastEventId=0", &[]).await;
+    assert_eq!(get(&url, "/long-poll?lastEventId=0").await.status(), 408);
+    let r = get(&url, "/long-poll?lastEventId=0").await;
     assert!(r.text().await.is_err(), "aborted mid-body");
     assert_eq!(
-        get_h(&url, "/long-poll?lastEventId=0", &[])
+        get(&url, "/long-poll?lastEventId=0")
             .await
             .text()
             .await
@@ -170,23 +132,22 @@ async fn long_poll_takes_faults() {
 
 #[tokio::test]
 async fn poll_answers_at_once_with_etag_and_304() {
-    let srv = start().await;
-    let url = srv.url();
-    let r = get_h(&url, "/poll", &[]).await;
+    let (srv, url) = start().await;
+    let r = get(&url, "/poll").await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["etag"], "\"0\"");
     assert_eq!(r.headers()["cache-control"], "no-cache");
-    assert_eq!(r.json::<Value>().await.unwrap(), json!([]));
+    assert_eq!(body_json(r).await, json!([]));
 
     publish(&url, "a").await;
     publish_event(&url, Some("price"), "b").await;
     // The previous ETag as the cursor.
-    let r = get_h(&url, "/poll", &[("If-None-Match", "\"0\"")]).await;
+    let r = get_with(&url, "/poll", &[("If-None-Match", "\"0\"")]).await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["etag"], "\"2\"");
     assert!(r.headers().contains_key("last-modified"));
     assert_eq!(
-        r.json::<Value>().await.unwrap(),
+        body_json(r).await,
         json!([{"id": "1", "data": "a"}, {"id": "2", "event": "price", "data": "b"}])
     );
     // Nothing new: 304, for a matching tag (weak comparison too) or a
@@ -196,14 +157,14 @@ async fn poll_answers_at_once_with_etag_and_304() {
         vec![("If-None-Match", "W/\"2\"")],
         vec![("Last-Event-ID", "2")],
     ] {
-        let r = get_h(&url, "/poll", &h).await;
+        let r = get_with(&url, "/poll", &h).await;
         assert_eq!(r.status(), 304, "{h:?}");
         assert_eq!(r.headers()["etag"], "\"2\"");
         assert_eq!(r.headers()["cache-control"], "no-cache");
     }
-    let r = get_h(&url, "/poll?lastEventId=1", &[]).await;
+    let r = get(&url, "/poll?lastEventId=1").await;
     assert_eq!(
-        r.json::<Value>().await.unwrap(),
+        body_json(r).await,
         json!([{"id": "2", "event": "price", "data": "b"}])
     );
     srv.shutdown().await;
@@ -211,33 +172,23 @@ async fn poll_answers_at_once_with_etag_and_304() {
 
 #[tokio::test]
 async fn poll_hints_envelope_and_reset() {
-    let srv = start_with(|c| c.buffer = 1).await;
-    let url = srv.url();
-    publish(&url, "a").await;
-    publish(&url, "b").await;
-    let r = get_h(&url, "/poll?lastEventId=1&envelope=1&interval_s=7", &[]).await;
+    let (srv, url) = start_with(|c| c.buffer = 1).await;
+    publish_all(&url, &["a", "b"]).await;
+    let r = get(&url, "/poll?lastEventId=1&envelope=1&interval_s=7").await;
     assert_eq!(r.headers()["x-poll-interval"], "7");
     assert_eq!(
-        r.json::<Value>().await.unwrap(),
+        body_json(r).await,
         json!({"messages": [{"id": "2", "data": "b"}], "_polling": {"next_interval_ms": 7000}})
     );
-    let r = get_h(
-        &url,
-        "/poll?lastEventId=1&envelope=1&next_interval_ms=2500",
-        &[],
-    )
-    .await;
-    assert_eq!(
-        r.json::<Value>().await.unwrap()["_polling"]["next_interval_ms"],
-        2500
-    );
-    let r = get_h(&url, "/poll?lastEventId=2&interval_s=3", &[]).await;
+    let r = get(&url, "/poll?lastEventId=1&envelope=1&next_interval_ms=2500").await;
+    assert_eq!(body_json(r).await["_polling"]["next_interval_ms"], 2500);
+    let r = get(&url, "/poll?lastEventId=2&interval_s=3").await;
     assert_eq!(r.status(), 304);
     assert_eq!(r.headers()["x-poll-interval"], "3");
     // Evicted successor: reset, with the newest id as the new cursor.
-    let r = get_h(&url, "/poll?lastEventId=0", &[]).await;
+    let r = get(&url, "/poll?lastEventId=0").await;
     assert_eq!(
-        r.json::<Value>().await.unwrap(),
+        body_json(r).await,
         json!([{"id": "2", "event": "reset", "data": "{\"reason\":\"cursor-too-old\"}"}])
     );
     srv.shutdown().await;
@@ -245,21 +196,17 @@ async fn poll_hints_envelope_and_reset() {
 
 #[tokio::test]
 async fn poll_takes_faults() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
+    let (srv, url) = start_faulted(
         json!({"path": "/poll", "fault": {"kind": "status", "status": 503, "retry_after": 2,
             "headers": {"X-Poll-Interval": "30"}}}),
     )
     .await;
-    let r = get_h(&url, "/poll", &[]).await;
+    let r = get(&url, "/poll").await;
     assert_eq!(r.status(), 503);
     assert_eq!(r.headers()["retry-after"], "2");
     assert_eq!(r.headers()["x-poll-interval"], "30");
-    assert_eq!(get_h(&url, "/poll", &[]).await.status(), 200);
-    let log = log_entries(&url).await;
-    let polls: Vec<&Value> = log.iter().filter(|e| e["path"] == "/poll").collect();
+    assert_eq!(get(&url, "/poll").await.status(), 200);
+    let polls = log_for(&url, "/poll").await;
     assert_eq!(polls[0]["fault"]["status"], 503);
     assert!(polls[1]["fault"].is_null());
     srv.shutdown().await;
@@ -269,28 +216,24 @@ async fn poll_takes_faults() {
 
 #[tokio::test]
 async fn resource_changes_on_every_publish() {
-    let srv = start().await;
-    let url = srv.url();
-    let r = get_h(&url, "/resource", &[]).await;
+    let (srv, url) = start().await;
+    let r = get(&url, "/resource").await;
     assert_eq!(r.headers()["etag"], "\"0\"");
     assert_eq!(r.headers()["cache-control"], "no-cache");
     assert!(r.headers().contains_key("last-modified"));
-    assert_eq!(
-        r.json::<Value>().await.unwrap(),
-        json!({"version": 0, "data": null})
-    );
+    assert_eq!(body_json(r).await, json!({"version": 0, "data": null}));
     publish(&url, r#"{"price": 10}"#).await;
-    let r = get_h(&url, "/resource", &[]).await;
+    let r = get(&url, "/resource").await;
     assert_eq!(r.headers()["etag"], "\"1\"");
     assert_eq!(
-        r.json::<Value>().await.unwrap(),
+        body_json(r).await,
         json!({"version": 1, "data": {"price": 10}})
     );
     publish(&url, "plain text").await;
-    let r = get_h(&url, "/resource?weak=1", &[]).await;
+    let r = get(&url, "/resource?weak=1").await;
     assert_eq!(r.headers()["etag"], "W/\"2\"");
     assert_eq!(
-        r.json::<Value>().await.unwrap(),
+        body_json(r).await,
         json!({"version": 2, "data": "plain text"})
     );
     srv.shutdown().await;
@@ -298,10 +241,9 @@ async fn resource_changes_on_every_publish() {
 
 #[tokio::test]
 async fn resource_conditional_requests() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     publish(&url, "1").await;
-    let r = get_h(&url, "/resource", &[]).await;
+    let r = get(&url, "/resource").await;
     let lm = r.headers()["last-modified"].to_str().unwrap().to_string();
     // If-None-Match, weak comparison both ways.
     for (path, inm) in [
@@ -311,20 +253,20 @@ async fn resource_conditional_requests() {
         ("/resource", "\"7\", \"1\""),
         ("/resource", "*"),
     ] {
-        let r = get_h(&url, path, &[("If-None-Match", inm)]).await;
+        let r = get_with(&url, path, &[("If-None-Match", inm)]).await;
         assert_eq!(r.status(), 304, "{path} {inm}");
         assert!(r.headers().contains_key("etag"));
     }
     assert_eq!(
-        get_h(&url, "/resource", &[("If-None-Match", "\"0\"")])
+        get_with(&url, "/resource", &[("If-None-Match", "\"0\"")])
             .await
             .status(),
         200
     );
     // If-Modified-Since: not older → 304; older → 200.
-    let r = get_h(&url, "/resource", &[("If-Modified-Since", &lm)]).await;
+    let r = get_with(&url, "/resource", &[("If-Modified-Since", &lm)]).await;
     assert_eq!(r.status(), 304);
-    let r = get_h(
+    let r = get_with(
         &url,
         "/resource",
         &[("If-Modified-Since", "Sat, 01 Jan 2000 00:00:00 GMT")],
@@ -332,7 +274,7 @@ async fn resource_conditional_requests() {
     .await;
     assert_eq!(r.status(), 200);
     // If-None-Match wins over If-Modified-Since.
-    let r = get_h(
+    let r = get_with(
         &url,
         "/resource",
         &[("If-None-Match", "\"0\""), ("If-Modified-Since", &lm)],
@@ -342,7 +284,7 @@ async fn resource_conditional_requests() {
     // A publish makes the tag stale.
     publish(&url, "2").await;
     assert_eq!(
-        get_h(&url, "/resource", &[("If-None-Match", "\"1\"")])
+        get_with(&url, "/resource", &[("If-None-Match", "\"1\"")])
             .await
             .status(),
         200
@@ -352,15 +294,12 @@ async fn resource_conditional_requests() {
 
 #[tokio::test]
 async fn resource_takes_faults() {
-    let srv = start().await;
-    let url = srv.url();
-    fault(
-        &url,
+    let (srv, url) = start_faulted(
         json!({"path": "/resource", "fault": {"kind": "status", "status": 200,
             "content_type": "text/html", "body": "<html>captive portal</html>"}}),
     )
     .await;
-    let r = get_h(&url, "/resource", &[]).await;
+    let r = get(&url, "/resource").await;
     assert_eq!(r.headers()["content-type"], "text/html");
     assert_eq!(r.text().await.unwrap(), "<html>captive portal</html>");
     srv.shutdown().await;

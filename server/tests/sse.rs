@@ -8,8 +8,7 @@ use common::*;
 
 #[tokio::test]
 async fn stream_headers_retry_and_heartbeat_first() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r = sse(&url, None).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.headers["content-type"], "text/event-stream");
@@ -26,8 +25,7 @@ async fn stream_headers_retry_and_heartbeat_first() {
 
 #[tokio::test]
 async fn live_events_in_order_then_replay_after_cursor() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r = sse(&url, None).await;
     for (i, d) in ["one", "two", "three"].iter().enumerate() {
         assert_eq!(publish(&url, d).await, (i + 1).to_string());
@@ -62,32 +60,21 @@ async fn live_events_in_order_then_replay_after_cursor() {
 
 #[tokio::test]
 async fn cursor_in_query_and_header_wins() {
-    let srv = start().await;
-    let url = srv.url();
-    for d in ["a", "b", "c"] {
-        publish(&url, d).await;
-    }
-    let mut r = SseReader::open(client().get(format!("{url}/sse?lastEventId=2"))).await;
+    let (srv, url) = start().await;
+    publish_all(&url, &["a", "b", "c"]).await;
+    let mut r = open_sse(&url, "/sse?lastEventId=2", &[]).await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("3"));
-    let mut r = SseReader::open(client().get(format!("{url}/sse?last_event_id=1"))).await;
+    let mut r = open_sse(&url, "/sse?last_event_id=1", &[]).await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("2"));
-    let mut r = SseReader::open(
-        client()
-            .get(format!("{url}/sse?lastEventId=0"))
-            .header("Last-Event-ID", "2"),
-    )
-    .await;
+    let mut r = open_sse(&url, "/sse?lastEventId=0", &[("Last-Event-ID", "2")]).await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("3"));
     srv.shutdown().await;
 }
 
 #[tokio::test]
 async fn cursor_older_than_buffer_gets_reset_first() {
-    let srv = start_with(|c| c.buffer = 2).await;
-    let url = srv.url();
-    for d in ["a", "b", "c", "d", "e"] {
-        publish(&url, d).await;
-    }
+    let (srv, url) = start_with(|c| c.buffer = 2).await;
+    publish_all(&url, &["a", "b", "c", "d", "e"]).await;
     // Buffer holds 4, 5; the successor of 2 (3) is gone.
     let mut r = sse(&url, Some("2")).await;
     let reset = r.next_event().await.unwrap();
@@ -116,8 +103,7 @@ async fn cursor_older_than_buffer_gets_reset_first() {
 
 #[tokio::test]
 async fn named_and_multiline_events() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r = sse(&url, None).await;
     publish_event(&url, Some("price"), "line1\nline2\r\nline3").await;
     publish(&url, r#"{"a":1}"#).await;
@@ -132,10 +118,8 @@ async fn named_and_multiline_events() {
 
 #[tokio::test]
 async fn heartbeat_interval_is_configurable_per_request() {
-    let srv = start().await;
-    let url = srv.url();
-    let mut r =
-        SseReader::open(client().get(format!("{url}/sse?heartbeat_ms=50&retry_ms=250"))).await;
+    let (srv, url) = start().await;
+    let mut r = open_sse(&url, "/sse?heartbeat_ms=50&retry_ms=250", &[]).await;
     assert_eq!(r.next_block().await.unwrap().get("retry"), Some("250"));
     let mut beats = 0;
     while beats < 3 {
@@ -149,8 +133,7 @@ async fn heartbeat_interval_is_configurable_per_request() {
 
 #[tokio::test]
 async fn lagging_stream_is_closed_not_thinned() {
-    let srv = start_with(|c| c.stream_queue = 4).await;
-    let url = srv.url();
+    let (srv, url) = start_with(|c| c.stream_queue = 4).await;
     let mut r = sse(&url, None).await;
     // 100 events of 100 KB while the client reads nothing: more than the
     // socket buffers hold, so the stream falls more than 4 events behind.
@@ -179,8 +162,7 @@ async fn lagging_stream_is_closed_not_thinned() {
 
 #[tokio::test]
 async fn shutdown_ends_open_streams() {
-    let srv = start().await;
-    let url = srv.url();
+    let (srv, url) = start().await;
     let mut r = sse(&url, None).await;
     r.next_block().await.unwrap();
     tokio::time::timeout(Duration::from_secs(3), srv.shutdown())
@@ -193,14 +175,12 @@ async fn shutdown_ends_open_streams() {
 
 #[tokio::test]
 async fn log_records_request_and_stream_close() {
-    let srv = start().await;
-    let url = srv.url();
-    publish(&url, "a").await;
-    publish(&url, "b").await;
-    let mut r = SseReader::open(
-        client()
-            .get(format!("{url}/sse?lastEventId=0"))
-            .header("Origin", "http://other.test"),
+    let (srv, url) = start().await;
+    publish_all(&url, &["a", "b"]).await;
+    let mut r = open_sse(
+        &url,
+        "/sse?lastEventId=0",
+        &[("Origin", "http://other.test")],
     )
     .await;
     assert_eq!(r.next_event().await.unwrap().id(), Some("1"));
@@ -210,12 +190,7 @@ async fn log_records_request_and_stream_close() {
     // or EOF); ask for fast heartbeats by reading the log a few times.
     let mut entry = None;
     for _ in 0..50 {
-        let entries = log_entries(&url).await;
-        let e = entries
-            .iter()
-            .find(|e| e["path"] == "/sse")
-            .cloned()
-            .unwrap();
+        let e = log_for(&url, "/sse").await.remove(0);
         if !e["end_ms"].is_null() {
             entry = Some(e);
             break;
@@ -235,11 +210,7 @@ async fn log_records_request_and_stream_close() {
     // The log does not log itself; clear empties it.
     let entries = log_entries(&url).await;
     assert!(entries.iter().all(|e| e["path"] != "/_log"));
-    client()
-        .post(format!("{url}/_log/clear"))
-        .send()
-        .await
-        .unwrap();
+    post(&url, "/_log/clear").await;
     assert!(log_entries(&url).await.is_empty());
     srv.shutdown().await;
 }

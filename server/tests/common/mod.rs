@@ -1,5 +1,6 @@
-//! Helpers shared by the integration tests: start a server on port 0, read
-//! an SSE stream block by block.
+//! Helpers shared by the integration tests: start a server on port 0, send
+//! requests to it, install faults, read its log, read an SSE stream block by
+//! block.
 #![allow(
     dead_code,
     clippy::unwrap_used,
@@ -10,41 +11,121 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use reqwest::{Method, RequestBuilder, Response};
+use serde_json::Value;
 use tidings_server::{Config, Server};
 
-pub async fn start() -> Server {
+/// Starts a server with the test configuration on a free port; returns it
+/// with its base URL (`http://127.0.0.1:PORT`), which every test needs.
+pub async fn start() -> (Server, String) {
     start_with(|_| {}).await
 }
 
-pub async fn start_with(f: impl FnOnce(&mut Config)) -> Server {
+/// As [`start`], with the configuration changed by `f` first.
+pub async fn start_with(f: impl FnOnce(&mut Config)) -> (Server, String) {
     let mut cfg = Config::for_tests();
     f(&mut cfg);
-    Server::start(cfg).await.expect("server starts")
+    let srv = Server::start(cfg).await.expect("server starts");
+    let url = srv.url();
+    (srv, url)
 }
 
+/// As [`start`], with fault rules (one rule or an array) already in place.
+pub async fn start_faulted(rules: Value) -> (Server, String) {
+    let (srv, url) = start().await;
+    add_faults(&url, rules).await;
+    (srv, url)
+}
+
+/// A new HTTP client (with its own connection pool) on each call.
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder().build().unwrap()
 }
 
+/// Asserts that `took` lies in `range` (at least its start, under its end):
+/// long enough that the server really waited, short enough that it did not
+/// hang.
+pub fn assert_took(took: Duration, range: std::ops::Range<Duration>) {
+    assert!(range.contains(&took), "{took:?}");
+}
+
+/// `METHOD {url}{path}` with the given request headers, not yet sent (the
+/// caller may add a body or a timeout).
+pub fn request(method: Method, url: &str, path: &str, headers: &[(&str, &str)]) -> RequestBuilder {
+    headers.iter().fold(
+        client().request(method, format!("{url}{path}")),
+        |req, (k, v)| req.header(*k, *v),
+    )
+}
+
+/// Sends a request; only a transport error fails the test, any status is an
+/// answer.
+pub async fn send(req: RequestBuilder) -> Response {
+    req.send().await.unwrap()
+}
+
+/// Sends a request and reads the answer as JSON.
+pub async fn send_json(req: RequestBuilder) -> Value {
+    body_json(send(req).await).await
+}
+
+/// The body of an answer, parsed as JSON.
+pub async fn body_json(resp: Response) -> Value {
+    resp.json().await.unwrap()
+}
+
+/// `GET {url}{path}`.
+pub async fn get(url: &str, path: &str) -> Response {
+    get_with(url, path, &[]).await
+}
+
+/// `GET {url}{path}` with request headers.
+pub async fn get_with(url: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+    send(request(Method::GET, url, path, headers)).await
+}
+
+/// `POST {url}{path}` without a body (the control endpoints take their
+/// options in the query).
+pub async fn post(url: &str, path: &str) -> Response {
+    send(request(Method::POST, url, path, &[])).await
+}
+
+/// Publishes one unnamed event; returns its id.
 pub async fn publish(url: &str, data: &str) -> String {
     publish_event(url, None, data).await
 }
 
-pub async fn publish_event(url: &str, event: Option<&str>, data: &str) -> String {
-    let mut u = format!("{url}/publish");
-    if let Some(e) = event {
-        u.push_str(&format!("?event={e}"));
+/// Publishes each of `data` in order (ids count on from the last one).
+pub async fn publish_all(url: &str, data: &[&str]) {
+    for d in data {
+        publish(url, d).await;
     }
-    let v: serde_json::Value = client()
-        .post(u)
-        .body(data.to_string())
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+}
+
+/// Publishes one event (named when `event` is given); returns its id.
+pub async fn publish_event(url: &str, event: Option<&str>, data: &str) -> String {
+    let path = match event {
+        Some(e) => format!("/publish?event={e}"),
+        None => "/publish".to_string(),
+    };
+    let v = send_json(request(Method::POST, url, &path, &[]).body(data.to_string())).await;
     v["id"].as_str().unwrap().to_string()
+}
+
+/// `POST /_faults` with `rules` (one rule or an array), whatever the answer.
+pub async fn post_faults(url: &str, rules: &Value) -> Response {
+    send(request(Method::POST, url, "/_faults", &[]).json(rules)).await
+}
+
+/// Installs fault rules; the server must accept them.
+pub async fn add_faults(url: &str, rules: Value) {
+    let r = post_faults(url, &rules).await;
+    assert_eq!(r.status(), 200, "rule accepted");
+}
+
+/// `DELETE /_faults`: removes every rule (and ends a restart window).
+pub async fn clear_faults(url: &str) {
+    send(request(Method::DELETE, url, "/_faults", &[])).await;
 }
 
 /// One SSE block as (field, value) pairs; comments as ("", text).
@@ -74,6 +155,11 @@ impl Block {
     }
     pub fn is_heartbeat(&self) -> bool {
         self.event() == Some("heartbeat")
+    }
+    /// An event a client dispatches with an id: an `id` and `data` (not a
+    /// retry line, comment, heartbeat, reset or id-only block).
+    pub fn is_event(&self) -> bool {
+        self.id().is_some() && self.0.iter().any(|(k, _)| k == "data")
     }
 }
 
@@ -139,8 +225,7 @@ impl SseReader {
     pub async fn next_event(&mut self) -> Option<Block> {
         loop {
             let b = self.next_block().await?;
-            let has_data = b.0.iter().any(|(k, _)| k == "data");
-            if (b.id().is_some() && has_data) || b.event() == Some("reset") {
+            if b.is_event() || b.event() == Some("reset") {
                 return Some(b);
             }
         }
@@ -150,7 +235,7 @@ impl SseReader {
     pub async fn read_to_end(&mut self, wait: Duration) -> Vec<Block> {
         let mut out = Vec::new();
         while let Some(b) = self.next_block_within(wait).await {
-            if b.id().is_some() && b.0.iter().any(|(k, _)| k == "data") {
+            if b.is_event() {
                 out.push(b);
             }
         }
@@ -158,22 +243,29 @@ impl SseReader {
     }
 }
 
+/// Opens `GET /sse`, from `last_event_id` when given.
 pub async fn sse(url: &str, last_event_id: Option<&str>) -> SseReader {
-    let mut req = client().get(format!("{url}/sse"));
-    if let Some(id) = last_event_id {
-        req = req.header("Last-Event-ID", id);
+    match last_event_id {
+        Some(id) => open_sse(url, "/sse", &[("Last-Event-ID", id)]).await,
+        None => open_sse(url, "/sse", &[]).await,
     }
-    SseReader::open(req).await
 }
 
-pub async fn log_entries(url: &str) -> Vec<serde_json::Value> {
-    let v: serde_json::Value = client()
-        .get(format!("{url}/_log"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+/// Opens an event stream at `{url}{path}` (query included) with request
+/// headers.
+pub async fn open_sse(url: &str, path: &str, headers: &[(&str, &str)]) -> SseReader {
+    SseReader::open(request(Method::GET, url, path, headers)).await
+}
+
+/// Every entry of `GET /_log`.
+pub async fn log_entries(url: &str) -> Vec<Value> {
+    let v = send_json(request(Method::GET, url, "/_log", &[])).await;
     v["entries"].as_array().cloned().unwrap_or_default()
+}
+
+/// The `/_log` entries of requests to `path`, oldest first.
+pub async fn log_for(url: &str, path: &str) -> Vec<Value> {
+    let mut entries = log_entries(url).await;
+    entries.retain(|e| e["path"] == path);
+    entries
 }
