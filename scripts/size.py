@@ -114,6 +114,12 @@ def crate_of(name):
     return head
 
 
+def short_name(name):
+    """A function name without crate hashes and generic noise, at most 100 chars."""
+    name = re.sub(r"\[[0-9a-f]{16}\]", "", name)
+    return name if len(name) <= 100 else name[:97] + "..."
+
+
 def brotli_size(data):
     try:
         import brotli  # type: ignore
@@ -166,6 +172,12 @@ def main():
         print(f"\nwasm code bytes by crate (function bodies, names-kept build; {total} bytes):")
         for crate, s in sorted(per.items(), key=lambda kv: -kv[1])[:a.top]:
             print(f"  {crate:<28}{s:>8}  {100 * s / total:5.1f}%")
+        # wasm-opt inlines functions called once into their caller, so a big
+        # entry stands for everything it alone calls (e.g. the `subscribe`
+        # shim holds the options reader and the connection start).
+        print(f"\nlargest functions (bytes; after the optimizer's inlining):")
+        for idx, s in sorted(sizes.items(), key=lambda kv: -kv[1])[:a.top]:
+            print(f"  {s:>7}  {short_name(names.get(idx, '?'))}")
     if route != "nightly":
         print("\nnote: not the nightly build; the ceiling applies to the nightly route only")
         return 0
