@@ -628,7 +628,9 @@ impl Engine {
     /// selector); after it, a dropped stream or body. `Aborted` (not by the
     /// engine) retries after the backoff delay without counting a failure. A
     /// long-poll `Timeout` is the client hold timeout ("no news", twice in a
-    /// row without a head: a `timeout` failure).
+    /// row without a head: a `timeout` failure). `ServerRefused` before the
+    /// stream opened is an `http-status` failure without a status: backoff,
+    /// no evidence (see [`TransportError::ServerRefused`]).
     pub fn handle_transport_error(&mut self, now: Now, id: AttemptId, error: TransportError) {
         let Some(now) = self.begin(now) else { return };
         if self.live_mut(id).is_none() {
@@ -654,6 +656,15 @@ impl Engine {
             }
             TransportError::Timeout if a.transport == TransportKind::LongPoll => {
                 self.long_poll_timed_out(now, a);
+            }
+            // The server refused one connection and serves again: a status
+            // failure whose status the browser hid, not a network verdict.
+            TransportError::ServerRefused if !answered => {
+                self.fail(
+                    now,
+                    &a,
+                    Failure::new(ErrorCode::HttpStatus, Reason::Backoff),
+                );
             }
             _ if a.transport.is_streaming() && a.opened_at.is_some() => {
                 self.stream_ended(now, &a, Some(code), Reason::Backoff);
