@@ -316,3 +316,60 @@ fn duplicate_open_reports_keep_the_body() {
     );
     assert_eq!(sim.engine.state(), State::Open);
 }
+
+/// `eventsource`, a one-shot 503 / 429 / 204: the native EventSource fails
+/// before opening and its status probe then gets `200 text/event-stream`, so
+/// the adapter reports `ServerRefused`: `http-status` without a status, not
+/// fatal, retried under backoff, and no transport change (twice in a row
+/// either: an HTTP refusal says nothing against the path). A `Network`
+/// report (the probe itself failed) stays `network-or-cors` with evidence:
+/// the second one in a row skips the streams.
+#[test]
+fn native_refusal_then_served_is_a_transient_status_failure() {
+    let mut config = tidings_core::engine::Config::new("/stream");
+    config.backoff.strategy = Strategy::None;
+    let mut sim = Sim::new(config, 5);
+    let o = the_open(&sim.start());
+    let acts = sim.error(o.id, TransportError::ServerRefused);
+    assert_eq!(
+        errors(&acts),
+        [Action::Error {
+            code: ErrorCode::HttpStatus,
+            status: None,
+            retry_in_ms: Some(1500),
+            fatal: false
+        }]
+    );
+    assert_eq!(
+        states(&acts),
+        [(State::Waiting, Reason::Backoff, Some(1500))]
+    );
+    let o2 = sim.must_open(1500);
+    assert_eq!(o2.transport, TransportKind::EventSource);
+    sim.error(o2.id, TransportError::ServerRefused);
+    let o3 = sim.must_open(60_000);
+    assert_eq!(o3.transport, TransportKind::EventSource);
+    let changes = sim.find(|a| match a {
+        Action::TransportChanged { reason, .. } => Some(*reason),
+        _ => None,
+    });
+    assert_eq!(changes, [(0, Reason::Start)]);
+    sim.opened(o3.id);
+    assert_eq!(sim.native(o3.id, "message", "hi", "1").len(), 1);
+
+    // The old report for the same facts: a network verdict and evidence.
+    let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 5);
+    let o = the_open(&sim.start());
+    let acts = sim.error(o.id, TransportError::Network);
+    assert!(matches!(
+        errors(&acts)[..],
+        [Action::Error {
+            code: ErrorCode::NetworkOrCors,
+            ..
+        }]
+    ));
+    let o2 = sim.must_open(60_000);
+    sim.error(o2.id, TransportError::Network);
+    let o3 = sim.must_open(60_000);
+    assert_eq!(o3.transport, TransportKind::LongPoll);
+}

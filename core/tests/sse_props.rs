@@ -1,33 +1,32 @@
 //! Property tests of the event-stream parser: chunking never changes the
-//! result, arbitrary bytes never panic, the limits bound memory, and the
-//! parser agrees with a plain, non-incremental reading of WHATWG HTML §9.2.6.
+//! result, arbitrary bytes never panic, the limits bound memory, the parser
+//! agrees with a plain, non-incremental reading of WHATWG HTML §9.2.6, and an
+//! event past a limit is skipped with nothing else changed.
 
 use proptest::prelude::*;
-use tidings_core::sse::{SseError, SseEvent, SseItem, SseLimits, SseParser};
+use tidings_core::sse::{SseEvent, SseItem, SseLimit, SseLimits, SseParser, SseSkipped};
 
-/// Everything observable after feeding one body: the items, the error if any,
-/// what `finish` reported, and the last event ID.
+/// Everything observable after feeding one body: the items, the limit of an
+/// event still being skipped at the end, what `finish` reported, and the last
+/// event ID.
 #[derive(Debug, PartialEq, Eq)]
 struct Outcome {
     items: Vec<SseItem>,
-    error: Option<SseError>,
+    skipping: Option<SseLimit>,
     discarded: bool,
     last_event_id: String,
 }
 
 fn run(parser: &mut SseParser, chunks: &[&[u8]]) -> Outcome {
     let mut items = Vec::new();
-    let mut error = None;
     for chunk in chunks {
-        if let Err(e) = parser.feed(chunk, &mut items) {
-            error = Some(e);
-            break;
-        }
+        parser.feed(chunk, &mut items);
     }
+    let skipping = parser.skipping();
     let discarded = parser.finish();
     Outcome {
         items,
-        error,
+        skipping,
         discarded,
         last_event_id: parser.last_event_id().to_owned(),
     }
@@ -229,13 +228,13 @@ proptest! {
         parser.set_last_event_id(&initial);
         let outcome = run(&mut parser, &split(&body, &cuts));
         let (items, last_event_id) = reference(&body, &initial);
-        prop_assert_eq!(outcome.error, None);
+        prop_assert_eq!(outcome.skipping, None);
         prop_assert_eq!(outcome.items, items);
         prop_assert_eq!(outcome.last_event_id, last_event_id);
     }
 
     /// Without a line ending, the buffered bytes never pass the line limit,
-    /// whatever the chunking; the error comes exactly when the line passes it.
+    /// whatever the chunking: a line past it is dropped, not buffered.
     #[test]
     fn input_without_newlines_stays_within_the_line_limit(
         body in proptest::collection::vec(any::<u8>().prop_filter("no CR/LF", |b| *b != b'\r' && *b != b'\n'), 0..400),
@@ -247,17 +246,87 @@ proptest! {
             max_event_data_bytes: SseLimits::DEFAULT_BYTES,
         });
         let mut items = Vec::new();
-        let mut failed = false;
         for chunk in split(&body, &cuts) {
-            if parser.feed(chunk, &mut items).is_err() {
-                failed = true;
-            }
+            parser.feed(chunk, &mut items);
             prop_assert!(parser.buffered_bytes() <= max_line_bytes);
         }
         prop_assert!(items.is_empty());
-        // A stripped leading BOM does not count towards the line.
-        let line_len = body.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(&body).len();
-        prop_assert_eq!(failed, line_len > max_line_bytes);
+        // A stripped leading BOM does not count towards the line, and a
+        // body that is only the start of a BOM is held back.
+        let bom = [0xEF, 0xBB, 0xBF];
+        let line_len = if body.len() < 3 && bom.starts_with(&body) {
+            0
+        } else {
+            body.strip_prefix(&bom[..]).unwrap_or(&body).len()
+        };
+        let expected = if line_len > max_line_bytes { 0 } else { line_len };
+        prop_assert_eq!(parser.buffered_bytes(), expected);
+    }
+
+    /// An event past a limit, anywhere among ordinary events, in any split and
+    /// with any line ending: exactly that event becomes `Skipped` (with its id,
+    /// which still moves the cursor) and everything else is as without it.
+    #[test]
+    fn an_oversize_event_is_skipped_and_nothing_else_changes(
+        events in proptest::collection::vec((proptest::option::of("[a-z0-9]{1,4}"), "[a-z ]{0,6}"), 1..6),
+        big in any::<prop::sample::Index>(),
+        big_lines in 1usize..4,
+        big_id_first in any::<bool>(),
+        ending in prop_oneof![Just("\n"), Just("\r"), Just("\r\n")],
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        limit in 8usize..40,
+    ) {
+        let big = big.index(events.len());
+        let line_limit = limit + 16;
+        let mut body = String::new();
+        let mut expected = Vec::new();
+        let mut cursor = String::new();
+        for (i, (id, data)) in events.iter().enumerate() {
+            if let Some(id) = id {
+                cursor = id.clone();
+            }
+            let id_line = id.as_ref().map(|id| format!("id: {id}{ending}")).unwrap_or_default();
+            if big_id_first {
+                body.push_str(&id_line);
+            }
+            if i == big {
+                // One line past the line limit, or lines within it whose
+                // data together passes the data limit.
+                let (lines, len, which, limit_bytes) = if big_lines == 1 {
+                    (1, line_limit, SseLimit::Line, line_limit)
+                } else {
+                    (big_lines, limit / 2 + 1, SseLimit::EventData, limit)
+                };
+                for _ in 0..lines {
+                    body.push_str(&format!("data: {}{ending}", "x".repeat(len)));
+                }
+                expected.push(SseItem::Skipped(SseSkipped {
+                    limit: which,
+                    limit_bytes,
+                    event: Some("message".into()),
+                    id: id.clone(),
+                    last_event_id: cursor.clone(),
+                }));
+            } else {
+                body.push_str(&format!("data: {data}{ending}"));
+                expected.push(SseItem::Event(SseEvent {
+                    event: "message".into(),
+                    data: data.clone(),
+                    id: id.clone(),
+                    last_event_id: cursor.clone(),
+                }));
+            }
+            if !big_id_first {
+                body.push_str(&id_line);
+            }
+            body.push_str(ending);
+        }
+        let limits = SseLimits { max_line_bytes: line_limit, max_event_data_bytes: limit };
+        let bytes = body.as_bytes();
+        let outcome = run(&mut SseParser::with_limits(limits), &split(bytes, &cuts));
+        prop_assert_eq!(outcome.items, expected);
+        prop_assert_eq!(outcome.skipping, None);
+        prop_assert_eq!(outcome.last_event_id, cursor);
     }
 
     /// With any input, the buffered bytes stay within the sum of the limits.
@@ -271,7 +340,7 @@ proptest! {
         let mut items = Vec::new();
         let bound = 2 * limits.max_line_bytes + limits.max_event_data_bytes;
         for chunk in split(&body, &cuts) {
-            let _ = parser.feed(chunk, &mut items);
+            parser.feed(chunk, &mut items);
             prop_assert!(parser.buffered_bytes() <= bound);
         }
     }

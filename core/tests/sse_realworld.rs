@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use serde::Deserialize;
-use tidings_core::sse::{SseError, SseEvent, SseItem, SseLimit, SseLimits, SseParser};
+use tidings_core::sse::{SseEvent, SseItem, SseLimit, SseLimits, SseParser, SseSkipped};
 
 /// The fixture files, by name. `every_fixture_file_is_tested` checks that this
 /// list is the whole directory.
@@ -57,7 +57,8 @@ struct Variant {
     expected: Vec<ExpectedEvent>,
     expected_retry_ms: Option<Vec<u64>>,
     expected_comments: Option<usize>,
-    expected_error: Option<ExpectedError>,
+    expected_skipped: Option<Vec<ExpectedSkipped>>,
+    expected_skipping: Option<ExpectedSkipping>,
     final_last_event_id: String,
 }
 
@@ -111,11 +112,27 @@ enum ExpectedData {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ExpectedError {
-    kind: String,
+struct ExpectedSkipped {
     limit: String,
     limit_bytes: usize,
-    at_write: usize,
+    event: Option<String>,
+    id: Option<String>,
+    last_event_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ExpectedSkipping {
+    limit: String,
+    from_write: usize,
+}
+
+fn limit_named(name: &str) -> SseLimit {
+    match name {
+        "line" => SseLimit::Line,
+        "eventData" => SseLimit::EventData,
+        other => panic!("unknown limit {other}"),
+    }
 }
 
 /// One response body: its bytes and the byte range of each write.
@@ -236,20 +253,20 @@ impl Variant {
             .collect()
     }
 
-    fn expected_error(&self) -> Option<(SseError, usize)> {
-        self.expected_error.as_ref().map(|e| {
-            assert_eq!(e.kind, "TooLarge", "{}", self.name());
-            let limit = match e.limit.as_str() {
-                "line" => SseLimit::Line,
-                "eventData" => SseLimit::EventData,
-                other => panic!("{}: unknown limit {other}", self.name()),
-            };
-            let error = SseError::TooLarge {
-                limit,
-                limit_bytes: e.limit_bytes,
-            };
-            (error, e.at_write)
-        })
+    fn expected_skipped(&self) -> Vec<SseItem> {
+        self.expected_skipped
+            .iter()
+            .flatten()
+            .map(|e| {
+                SseItem::Skipped(SseSkipped {
+                    limit: limit_named(&e.limit),
+                    limit_bytes: e.limit_bytes,
+                    event: e.event.clone(),
+                    id: e.id.clone(),
+                    last_event_id: e.last_event_id.clone(),
+                })
+            })
+            .collect()
     }
 }
 
@@ -266,8 +283,9 @@ enum Mode {
 #[derive(Default)]
 struct Observed {
     items: Vec<SseItem>,
-    /// The error, with the response and write (per-write mode) raising it.
-    error: Option<(SseError, usize, usize)>,
+    /// The first time an event was being skipped after a write: the limit,
+    /// and the write's index (per-write mode).
+    skipping: Option<(SseLimit, usize)>,
     cursors_before: Vec<String>,
     events_after_write: Vec<Vec<usize>>,
     final_last_event_id: String,
@@ -299,7 +317,7 @@ fn run(variant: &Variant, bodies: &[Body], mode: Mode) -> Observed {
         };
         for (w, range) in writes.iter().enumerate() {
             let chunk = &body.bytes[range.clone()];
-            let result = parser.feed(chunk, &mut seen.items);
+            parser.feed(chunk, &mut seen.items);
             after_write.push(event_count(&seen.items) - events_at_start);
             // Memory stays within the limits whatever happens.
             assert!(
@@ -308,24 +326,21 @@ fn run(variant: &Variant, bodies: &[Body], mode: Mode) -> Observed {
                 variant.name(),
                 parser.buffered_bytes()
             );
-            if let Err(error) = result {
-                assert_eq!(
-                    parser.buffered_bytes(),
-                    0,
-                    "{}: error frees",
-                    variant.name()
-                );
-                // The caller aborts the connection: the rest is not fed.
-                seen.error = Some((error, r, w));
-                break;
+            if let Some(limit) = parser.skipping() {
+                if limit == SseLimit::Line {
+                    assert_eq!(
+                        parser.buffered_bytes(),
+                        0,
+                        "{}: a dropped line is not buffered",
+                        variant.name()
+                    );
+                }
+                seen.skipping.get_or_insert((limit, w));
             }
         }
         seen.events_after_write.push(after_write);
         if body.end == End::Fin || r + 1 == bodies.len() {
             parser.finish();
-        }
-        if seen.error.is_some() {
-            break;
         }
     }
     seen.final_last_event_id = parser.last_event_id().to_owned();
@@ -403,15 +418,27 @@ fn check_variant(variant: &Variant) {
             "{name}: comments"
         );
 
-        match (variant.expected_error(), seen.error) {
+        let skipped: Vec<SseItem> = seen
+            .items
+            .iter()
+            .filter(|i| matches!(i, SseItem::Skipped(_)))
+            .cloned()
+            .collect();
+        assert_eq!(
+            skipped,
+            variant.expected_skipped(),
+            "{name}: skipped events"
+        );
+        // Observable between writes only (one feed of a whole body may
+        // finish the skipped event).
+        match (&variant.expected_skipping, seen.skipping) {
+            _ if mode == Mode::Concatenated => {}
             (None, None) => {}
-            (Some((error, at_write)), Some((got, _response, got_write))) => {
-                assert_eq!(got, error, "{name}: error");
-                if mode == Mode::PerWrite {
-                    assert_eq!(got_write, at_write, "{name}: write raising the error");
-                }
+            (Some(e), Some((limit, from_write))) => {
+                assert_eq!(limit, limit_named(&e.limit), "{name}: limit passed");
+                assert_eq!(from_write, e.from_write, "{name}: write passing the limit");
             }
-            (expected, got) => panic!("{name}: error {got:?}, expected {expected:?}"),
+            (expected, got) => panic!("{name}: skipping {got:?}, expected {expected:?}"),
         }
 
         if let Some(cursors) = &variant.cursor_before_each_response {
@@ -483,7 +510,7 @@ fn bc08_cursor_across_reconnects() {
 
 #[test]
 fn bc16_size_limits() {
-    check_file("bc16-size-limits.json", &["V1", "V2", "V3"]);
+    check_file("bc16-size-limits.json", &["V1", "V2", "V3", "V4"]);
 }
 
 /// The generated BC-16 bodies have the advertised sizes (so the limits are
@@ -505,6 +532,7 @@ fn bc16_generated_bodies_have_the_stated_sizes() {
             (6 + 64 * 1024 * 1024, 1 + 1024),
             (6 * 2_000_000, 12_000_000usize.div_ceil(65_536)),
             (6 + 2_097_152 + 2, 1 + 32 + 1),
+            (27 + 1_572_864 + 17, 1 + 24 + 1),
         ]
     );
 }

@@ -106,8 +106,10 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
 /// attempt's response head: a 204 then stops (`no-content`), a 503 waits for
 /// its `Retry-After`, a wrong content type stops (`bad-content-type`). The
 /// probe is aborted as soon as its head is read. When the probe gets a usable
-/// event stream after all (the failure was transient) or fails itself, a
-/// network error is reported instead.
+/// event stream after all, the server refused only that one connection (a
+/// one-shot 503, 429 or 204: the status is gone by now), reported as
+/// [`TransportError::ServerRefused`] (`http-status`, backoff, no downgrade);
+/// when the probe fails itself, a network error (`network-or-cors`).
 fn open_native(
     conn: &Connection,
     weak: Weak<Connection>,
@@ -197,14 +199,19 @@ fn start_probe(
         let probe = slot.borrow_mut().take();
         drop(probe);
         let Some(conn) = weak.upgrade() else { return };
-        match head {
+        let error = match head {
             Some(h) if !(h.status == 200 && is_event_stream(h.content_type.as_deref())) => {
-                feed(&conn, |e, now| e.handle_response_head(now, id, &h))
+                feed(&conn, |e, now| e.handle_response_head(now, id, &h));
+                return;
             }
-            _ => feed(&conn, |e, now| {
-                e.handle_transport_error(now, id, TransportError::Network)
-            }),
-        }
+            // The server serves the stream now: it refused that one
+            // connection (a one-shot 503, 429, 204…), which is neither a
+            // network nor a CORS failure, and no reason to leave the transport.
+            Some(_) => TransportError::ServerRefused,
+            // The probe failed too: unreachable, or refused by CORS.
+            None => TransportError::Network,
+        };
+        feed(&conn, |e, now| e.handle_transport_error(now, id, error));
     });
     let accept = [(
         String::from("Accept"),

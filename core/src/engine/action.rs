@@ -24,6 +24,22 @@ pub enum Action {
     Abort(AttemptId),
     /// Hand this message to the subscribers.
     Deliver(Message),
+    /// A message was not delivered because it passed the size limit
+    /// ([`Config::sse_limits`](super::Config::sse_limits), JS
+    /// `maxMessageBytes`): it was skipped, the cursor moved past it as its own
+    /// id says (WHATWG HTML §9.2.6 commits the id of every dispatched block),
+    /// and the connection goes on. Always followed by an [`Action::Error`]
+    /// with code `too-large`, not fatal and without `retry_in_ms` (nothing is
+    /// retried): that one is the JS `error` event; this one says which
+    /// message it was.
+    Skipped {
+        /// The skipped message's own id, or `""` when its block set none (or
+        /// its `id` line was itself past the limit, or the body ended before
+        /// the message did).
+        id: String,
+        /// The cursor after it.
+        last_event_id: String,
+    },
     /// The app should refetch its state: the server cannot fill the gap since
     /// the cursor.
     Reset {
@@ -232,7 +248,8 @@ pub enum ErrorCode {
     NetworkOrCors,
     /// No response, or a stream silent past a watchdog. Retried.
     Timeout,
-    /// An event or line passed the SSE size limits. Retried with backoff.
+    /// A message passed the size limit ([`Action::Skipped`]): skipped, not
+    /// fatal, nothing retried; the connection goes on with the next message.
     TooLarge,
     /// A body could not be parsed (reported by the adapter; the engine itself
     /// never emits it).

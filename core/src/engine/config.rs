@@ -280,8 +280,16 @@ pub struct Config {
     /// page has been hidden `after_ms` (default `Some(0)`: at once); `None`
     /// never pauses (JS `false`).
     pub pause_when_hidden: Option<u64>,
-    /// The SSE parser's size limits (1 MiB per line and per event by default;
-    /// a limit of 0 means the default).
+    /// JS `maxMessageBytes` (both limits set to it): the largest message
+    /// accepted, in bytes. Default 1 MiB (1 048 576) each; a limit of 0 means
+    /// the default. On event-stream bodies (`fetch-sse`, and `long-poll` /
+    /// `poll` answers in `text/event-stream`) these are the parser's limits
+    /// ([`SseLimits`]: a line, and an event's data counting one LF per
+    /// `data` line), which also bound its memory (BC-16); on JSON messages,
+    /// raw resources and native `EventSource` events, which the browser has
+    /// already decoded whole, `max_event_data_bytes` caps each message's data.
+    /// A message past them is skipped ([`Action::Skipped`](super::Action::Skipped)
+    /// and a `too-large` error, not fatal), never retried.
     pub sse_limits: SseLimits,
     /// How many recent message ids dedupe remembers. Default 256; 0 disables dedupe.
     pub dedupe_capacity: usize,

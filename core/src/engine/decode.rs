@@ -179,8 +179,11 @@ impl Engine {
 
     /// One event from any transport, after the cursor has been updated: the
     /// heartbeat event is liveness only; `reset` becomes [`Action::Reset`];
-    /// the `events` filter and dedupe (by the event's own id) apply; the rest
-    /// is delivered. Returns whether it was delivered.
+    /// the `events` filter applies; data larger than the limit
+    /// (`sse_limits.max_event_data_bytes`: JSON messages and native
+    /// `EventSource` events, whose bodies the browser decoded whole) is
+    /// skipped like an SSE event past it; dedupe (by the event's own id)
+    /// applies; the rest is delivered. Returns whether it was delivered.
     pub(crate) fn offer_event(
         &mut self,
         event: String,
@@ -188,17 +191,16 @@ impl Engine {
         own_id: Option<String>,
         last_event_id: String,
     ) -> bool {
-        if self.config.heartbeat() == Some(event.as_str()) {
+        if !self.for_the_app(&event) {
             return false;
         }
-        if event == RESET_EVENT {
-            self.dedupe.clear();
-            self.actions.push_back(Action::Reset {
-                reason: ResetReason::Server,
-            });
+        if data.len() > self.config.sse_limits.max_event_data_bytes {
+            if self.dedupe.should_deliver(own_id.as_deref()) {
+                self.skip_message(own_id, last_event_id);
+            }
             return false;
         }
-        if !wanted(&self.config.events, &event) || !self.dedupe.should_deliver(own_id.as_deref()) {
+        if !self.dedupe.should_deliver(own_id.as_deref()) {
             return false;
         }
         if let Some(a) = self.attempt.as_mut() {
@@ -211,6 +213,59 @@ impl Engine {
             data,
         }));
         true
+    }
+
+    /// Whether an event of type `event` is for the app: not the heartbeat
+    /// (liveness only), not `reset` (raised as [`Action::Reset`] here), and
+    /// `message` or one of `events`.
+    fn for_the_app(&mut self, event: &str) -> bool {
+        if self.config.heartbeat() == Some(event) {
+            return false;
+        }
+        if event == RESET_EVENT {
+            self.dedupe.clear();
+            self.actions.push_back(Action::Reset {
+                reason: ResetReason::Server,
+            });
+            return false;
+        }
+        wanted(&self.config.events, event)
+    }
+
+    /// An SSE event the parser skipped for its size: reported like a
+    /// delivery would be (same filter, same dedupe), as [`Engine::skip_message`].
+    /// `event` is `None` when its type is unknown (its `event` line was past
+    /// the limit): reported, since it may be one the app wants.
+    pub(crate) fn offer_skipped(
+        &mut self,
+        event: Option<&str>,
+        own_id: Option<String>,
+        last_event_id: String,
+    ) {
+        if event.is_some_and(|e| !self.for_the_app(e)) {
+            return;
+        }
+        if self.dedupe.should_deliver(own_id.as_deref()) {
+            self.skip_message(own_id, last_event_id);
+        }
+    }
+
+    /// Report a message skipped for its size: [`Action::Skipped`], then the
+    /// `too-large` error (not fatal, nothing retried: the connection goes on).
+    pub(crate) fn skip_message(&mut self, own_id: Option<String>, last_event_id: String) {
+        if let Some(a) = self.attempt.as_mut() {
+            a.delivered = a.delivered.saturating_add(1);
+        }
+        self.actions.push_back(Action::Skipped {
+            id: own_id.unwrap_or_default(),
+            last_event_id,
+        });
+        self.actions.push_back(Action::Error {
+            code: ErrorCode::TooLarge,
+            status: None,
+            retry_in_ms: None,
+            fatal: false,
+        });
     }
 }
 

@@ -91,6 +91,17 @@ pub enum TransportError {
     Aborted,
     /// The adapter's own timeout fired (the `timeout_ms` of the `Open`).
     Timeout,
+    /// The native `EventSource` failed before it opened (the browser hides
+    /// why: a status other than 200, a wrong content type, CORS), and a
+    /// `fetch` of the same URL sent right after got `200 text/event-stream`.
+    /// So the path, CORS and the endpoint work and the server refused that
+    /// one connection (a one-shot 503, 429 or 204, a restart): a transient
+    /// server-side failure. The engine reports `http-status` without a
+    /// status and retries with backoff (counted for the breaker and
+    /// `maxAttempts`), and it is no evidence against the transport, as no
+    /// HTTP status is (the server answered). Only valid before the stream
+    /// opened; after it, it counts as [`TransportError::Network`].
+    ServerRefused,
 }
 
 /// The browser's network information (`navigator.connection`), if any.

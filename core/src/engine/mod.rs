@@ -430,9 +430,12 @@ impl Engine {
 
     /// Body bytes: `fetch-sse` chunks, and `text/event-stream` bodies of
     /// `long-poll` / `poll`, parsed by the engine's SSE parser. Any byte is
-    /// liveness. A line or event past the SSE limits aborts the request with
-    /// the error `too-large` and backs off (BC-16). Bytes of a request whose
-    /// head was not usable are ignored.
+    /// liveness. An event past the SSE limits is dropped as it arrives
+    /// (memory stays bounded, BC-16) and skipped at its blank line
+    /// ([`Action::Skipped`] + a `too-large` error, not fatal): its id moves
+    /// the cursor and the body goes on, so a server replaying from the cursor
+    /// never sends it again. Bytes of a request whose head was not usable are
+    /// ignored.
     pub fn handle_bytes(&mut self, now: Now, id: AttemptId, bytes: &[u8]) {
         let Some(now) = self.begin(now) else { return };
         let Some(a) = self.live_mut(id) else {
@@ -455,18 +458,10 @@ impl Engine {
         }
         if parse {
             let mut items = mem::take(&mut self.items);
-            let result = self.parser.feed(bytes, &mut items);
+            self.parser.feed(bytes, &mut items);
             self.take_items(&mut items);
             self.items = items;
             self.sync_cursor();
-            if result.is_err() {
-                if let Some(a) = self.attempt.take() {
-                    self.actions.push_back(Action::Abort(a.id));
-                    self.parser.new_stream();
-                    self.note_stream_gap(&a);
-                    self.fail(now, &a, Failure::new(ErrorCode::TooLarge, Reason::Backoff));
-                }
-            }
         }
         self.check_healthy(now);
         self.advance(now);
@@ -614,15 +609,19 @@ impl Engine {
                     .clone()
                     .or_else(|| self.validators.last_modified.clone())
                     .unwrap_or_default();
-                if let Some(a) = self.attempt.as_mut() {
-                    a.delivered = a.delivered.saturating_add(1);
+                if body.len() > self.config.sse_limits.max_event_data_bytes {
+                    self.skip_message(Some(id), self.cursor.clone());
+                } else {
+                    if let Some(a) = self.attempt.as_mut() {
+                        a.delivered = a.delivered.saturating_add(1);
+                    }
+                    self.actions.push_back(Action::Deliver(Message {
+                        id,
+                        last_event_id: self.cursor.clone(),
+                        event: String::from("message"),
+                        data: body,
+                    }));
                 }
-                self.actions.push_back(Action::Deliver(Message {
-                    id,
-                    last_event_id: self.cursor.clone(),
-                    event: String::from("message"),
-                    data: body,
-                }));
             }
         }
         if let Some(a) = self.attempt.take() {
@@ -637,7 +636,9 @@ impl Engine {
     /// selector); after it, a dropped stream or body. `Aborted` (not by the
     /// engine) retries after the backoff delay without counting a failure. A
     /// long-poll `Timeout` is the client hold timeout ("no news", twice in a
-    /// row without a head: a `timeout` failure).
+    /// row without a head: a `timeout` failure). `ServerRefused` before the
+    /// stream opened is an `http-status` failure without a status: backoff,
+    /// no evidence (see [`TransportError::ServerRefused`]).
     pub fn handle_transport_error(&mut self, now: Now, id: AttemptId, error: TransportError) {
         let Some(now) = self.begin(now) else { return };
         if self.live_mut(id).is_none() {
@@ -645,7 +646,7 @@ impl Engine {
             return;
         }
         let Some(a) = self.attempt.take() else { return };
-        self.parser.new_stream();
+        self.drop_body();
         let code = match error {
             TransportError::Timeout => ErrorCode::Timeout,
             _ => ErrorCode::NetworkOrCors,
@@ -663,6 +664,15 @@ impl Engine {
             }
             TransportError::Timeout if a.transport == TransportKind::LongPoll => {
                 self.long_poll_timed_out(now, a);
+            }
+            // The server refused one connection and serves again: a status
+            // failure whose status the browser hid, not a network verdict.
+            TransportError::ServerRefused if !answered => {
+                self.fail(
+                    now,
+                    &a,
+                    Failure::new(ErrorCode::HttpStatus, Reason::Backoff),
+                );
             }
             _ if a.transport.is_streaming() && a.opened_at.is_some() => {
                 self.stream_ended(now, &a, Some(code), Reason::Backoff);
@@ -687,7 +697,7 @@ impl Engine {
             return;
         }
         let Some(a) = self.attempt.take() else { return };
-        self.parser.finish();
+        self.drop_body();
         self.sync_cursor();
         if a.transport.is_streaming() {
             if a.opened_at.is_some() {
@@ -855,7 +865,7 @@ impl Engine {
     fn expire(&mut self, now: Now, kind: Expiry) {
         let Some(a) = self.attempt.take() else { return };
         self.actions.push_back(Action::Abort(a.id));
-        self.parser.new_stream();
+        self.drop_body();
         match kind {
             Expiry::Connect => {
                 let f =
@@ -965,8 +975,21 @@ impl Engine {
                     }
                 }
                 SseItem::Comment => {}
+                SseItem::Skipped(s) => {
+                    self.offer_skipped(s.event.as_deref(), s.id, s.last_event_id);
+                }
             }
         }
+    }
+
+    /// The SSE body ends or is dropped: a partial event is discarded (HTML
+    /// §9.2.6), and one being skipped for its size is reported, so a body cut
+    /// off inside an endless line still says why nothing came.
+    fn drop_body(&mut self) {
+        if self.parser.skipping().is_some() {
+            self.skip_message(None, self.cursor.clone());
+        }
+        self.parser.new_stream();
     }
 
     /// A stream open `healthyAfterMs` with at least one byte resets the

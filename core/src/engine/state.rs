@@ -45,7 +45,9 @@ pub(crate) struct Attempt {
     pub bytes: u64,
     /// Last sign of life (byte, event or head), both clocks.
     pub last_activity: Now,
-    /// Messages delivered by this attempt.
+    /// Messages delivered by this attempt, and skipped for their size (an
+    /// answer carrying only a skipped message is still news: the server did
+    /// not hold, it answered with an event).
     pub delivered: u32,
     /// The stream has already counted as healthy (open `healthyAfterMs` with
     /// a byte), and reset the backoff count.

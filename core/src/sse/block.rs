@@ -1,15 +1,16 @@
 //! The field rules and dispatch (WHATWG HTML §9.2.6, "process the field" and
 //! "dispatch the event"): the buffers of the block being assembled and the
-//! stream's last event ID.
+//! stream's last event ID, and the events dropped for their size.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::event::{SseEvent, SseItem};
+use super::event::{SseEvent, SseItem, SseSkipped};
 use super::field::{parse_line, Line};
-use super::limits::{reserve_within, SseError, SseLimit};
+use super::limits::{reserve_within, SseLimit, SseLimits};
+use super::line::Piece;
 
 /// The event type used when a block sets none.
 const DEFAULT_EVENT_TYPE: &str = "message";
@@ -33,6 +34,15 @@ pub(crate) struct Block {
     id_set: bool,
     /// The last event ID string: the cursor to resume from.
     cursor: String,
+    /// The block passed a limit (the first one, and its value): it is dropped
+    /// at its blank line, and its data is no longer buffered.
+    oversize: Option<(SseLimit, usize)>,
+    /// The block had a `data` line (kept in `data` unless `oversize`).
+    had_data: bool,
+    /// Its last `event` line was past the line limit: the type is unknown.
+    event_unknown: bool,
+    /// Its last `id` line was past the line limit: the id is unknown.
+    id_unknown: bool,
 }
 
 impl Block {
@@ -48,12 +58,25 @@ impl Block {
         self.id_buffer.clear();
         self.id_buffer.push_str(id);
         self.id_set = false;
+        self.id_unknown = false;
     }
 
     /// Whether a block has started but not been dispatched: some `data`,
     /// `event` or `id` line since the last blank line.
     pub(crate) fn is_pending(&self) -> bool {
-        !self.data.is_empty() || !self.event_type.is_empty() || self.id_set
+        self.had_data
+            || !self.event_type.is_empty()
+            || self.id_set
+            || self.event_unknown
+            || self.id_unknown
+    }
+
+    /// The limit the pending block passed, if it did and had data (so its
+    /// blank line would report it as skipped).
+    pub(crate) fn oversize(&self) -> Option<SseLimit> {
+        self.oversize
+            .filter(|_| self.had_data)
+            .map(|(limit, _)| limit)
     }
 
     /// Bytes held for the block being assembled (data and event type).
@@ -66,16 +89,62 @@ impl Block {
     pub(crate) fn new_stream(&mut self) {
         self.data.clear();
         self.event_type.clear();
-        self.id_buffer.clone_from(&self.cursor);
-        self.id_set = false;
+        self.end_block();
     }
 
-    /// After an error: like [`Block::new_stream`], and give the buffers' memory
-    /// back.
-    pub(crate) fn release(&mut self) {
+    /// Forget everything of the block but its buffers' memory.
+    fn end_block(&mut self) {
+        self.id_buffer.clone_from(&self.cursor);
+        self.id_set = false;
+        self.oversize = None;
+        self.had_data = false;
+        self.event_unknown = false;
+        self.id_unknown = false;
+    }
+
+    /// Mark the block as past `limit`: from now on its data is dropped, and
+    /// the memory it held is given back.
+    fn mark_oversize(&mut self, limit: SseLimit, limit_bytes: usize) {
+        if self.oversize.is_none() {
+            self.oversize = Some((limit, limit_bytes));
+        }
         self.data = String::new();
-        self.event_type = String::new();
-        self.new_stream();
+    }
+
+    /// Process one piece from the line splitter.
+    pub(crate) fn on_piece(&mut self, piece: Piece<'_>, limits: SseLimits, out: &mut Vec<SseItem>) {
+        match piece {
+            Piece::Line(line) => self.on_line(line, limits.max_event_data_bytes, out),
+            Piece::Overlong { head, .. } => self.on_overlong(head, limits.max_line_bytes, out),
+        }
+    }
+
+    /// A line past the line limit, known by its first bytes: a comment still
+    /// shows the connection is alive; a `data`, `event` or `id` line makes the
+    /// block too large (its value cannot be kept); any other field is ignored,
+    /// as it would be whole (`retry`: a value that long overflows).
+    fn on_overlong(&mut self, head: &[u8], max_line_bytes: usize, out: &mut Vec<SseItem>) {
+        match parse_line(head) {
+            Line::Comment => out.push(SseItem::Comment),
+            Line::Field { name: b"data", .. } => {
+                self.had_data = true;
+                self.mark_oversize(SseLimit::Line, max_line_bytes);
+            }
+            Line::Field { name: b"event", .. } => {
+                self.event_type.clear();
+                self.event_unknown = true;
+                self.mark_oversize(SseLimit::Line, max_line_bytes);
+            }
+            Line::Field { name: b"id", .. } => {
+                // The spec would take this id (unless it holds U+0000): it
+                // cannot be kept, so the cursor stays where it is.
+                self.id_buffer.clone_from(&self.cursor);
+                self.id_set = false;
+                self.id_unknown = true;
+                self.mark_oversize(SseLimit::Line, max_line_bytes);
+            }
+            _ => {}
+        }
     }
 
     /// Process one complete line (terminator removed).
@@ -84,15 +153,16 @@ impl Block {
         line: &[u8],
         max_event_data_bytes: usize,
         out: &mut Vec<SseItem>,
-    ) -> Result<(), SseError> {
+    ) {
         match parse_line(line) {
             Line::Blank => self.dispatch(out),
             Line::Comment => out.push(SseItem::Comment),
             Line::Field { name, value } => match name {
-                b"data" => self.append_data(value, max_event_data_bytes)?,
+                b"data" => self.append_data(value, max_event_data_bytes),
                 b"event" => {
                     self.event_type.clear();
                     self.event_type.push_str(&String::from_utf8_lossy(value));
+                    self.event_unknown = false;
                 }
                 // U+0000 is the byte 0 in UTF-8 and no invalid sequence
                 // decodes to it, so checking the bytes is exact.
@@ -100,6 +170,7 @@ impl Block {
                     self.id_buffer.clear();
                     self.id_buffer.push_str(&String::from_utf8_lossy(value));
                     self.id_set = true;
+                    self.id_unknown = false;
                 }
                 b"retry" => {
                     if let Some(ms) = parse_retry_ms(value) {
@@ -109,34 +180,58 @@ impl Block {
                 _ => {}
             },
         }
-        Ok(())
     }
 
-    /// `data`: append the value and an LF, within the limit.
-    fn append_data(&mut self, value: &[u8], max_bytes: usize) -> Result<(), SseError> {
+    /// `data`: append the value and an LF, within the limit; past it the
+    /// block is too large and its data is dropped.
+    fn append_data(&mut self, value: &[u8], max_bytes: usize) {
+        self.had_data = true;
+        if self.oversize.is_some() {
+            return;
+        }
         let value: Cow<'_, str> = String::from_utf8_lossy(value);
         let additional = value.len() + 1;
         if self.data.len() + additional > max_bytes {
-            return Err(SseError::TooLarge {
-                limit: SseLimit::EventData,
-                limit_bytes: max_bytes,
-            });
+            self.mark_oversize(SseLimit::EventData, max_bytes);
+            return;
         }
         let reserve = reserve_within(self.data.len(), self.data.capacity(), additional, max_bytes);
         self.data.reserve_exact(reserve);
         self.data.push_str(&value);
         self.data.push('\n');
-        Ok(())
     }
 
-    /// A blank line: commit the id, then emit the event if there is data.
+    /// A blank line: commit the id, then emit the event if there is data (or
+    /// report it skipped when it passed a limit).
     fn dispatch(&mut self, out: &mut Vec<SseItem>) {
         if self.id_set {
             self.cursor.clone_from(&self.id_buffer);
         }
-        if self.data.is_empty() {
+        let id = self.id_set.then(|| self.id_buffer.clone());
+        if let Some((limit, limit_bytes)) = self.oversize {
+            if self.had_data {
+                let event = (!self.event_unknown).then(|| {
+                    if self.event_type.is_empty() {
+                        String::from(DEFAULT_EVENT_TYPE)
+                    } else {
+                        mem::take(&mut self.event_type)
+                    }
+                });
+                out.push(SseItem::Skipped(SseSkipped {
+                    limit,
+                    limit_bytes,
+                    event,
+                    id,
+                    last_event_id: self.cursor.clone(),
+                }));
+            }
             self.event_type.clear();
-            self.id_set = false;
+            self.end_block();
+            return;
+        }
+        if !self.had_data {
+            self.event_type.clear();
+            self.end_block();
             return;
         }
         let mut data = mem::take(&mut self.data);
@@ -148,8 +243,7 @@ impl Block {
         } else {
             mem::take(&mut self.event_type)
         };
-        let id = self.id_set.then(|| self.id_buffer.clone());
-        self.id_set = false;
+        self.end_block();
         out.push(SseItem::Event(SseEvent {
             event,
             data,
@@ -177,10 +271,10 @@ mod tests {
 
     const MAX: usize = 1 << 20;
 
-    fn run(block: &mut Block, lines: &[&[u8]]) -> Result<Vec<SseItem>, SseError> {
+    fn run(block: &mut Block, lines: &[&[u8]]) -> Result<Vec<SseItem>, core::convert::Infallible> {
         let mut out = Vec::new();
         for line in lines {
-            block.on_line(line, MAX, &mut out)?;
+            block.on_line(line, MAX, &mut out);
         }
         Ok(out)
     }
@@ -381,21 +475,152 @@ mod tests {
         );
     }
 
+    fn skipped(
+        limit: SseLimit,
+        bytes: usize,
+        event: Option<&str>,
+        id: Option<&str>,
+        last: &str,
+    ) -> SseItem {
+        SseItem::Skipped(SseSkipped {
+            limit,
+            limit_bytes: bytes,
+            event: event.map(Into::into),
+            id: id.map(Into::into),
+            last_event_id: last.into(),
+        })
+    }
+
     #[test]
     fn data_limit_counts_the_lf_of_each_line() {
         let mut block = Block::default();
         let mut out = Vec::new();
         // 4 bytes: "ab\n" + "\n" fits exactly, one more LF does not.
-        assert_eq!(block.on_line(b"data: ab", 4, &mut out), Ok(()));
-        assert_eq!(block.on_line(b"data", 4, &mut out), Ok(()));
+        block.on_line(b"data: ab", 4, &mut out);
+        block.on_line(b"data", 4, &mut out);
+        assert_eq!(block.oversize(), None);
+        block.on_line(b"data", 4, &mut out);
+        assert_eq!(block.oversize(), Some(SseLimit::EventData));
+        assert_eq!(block.data.capacity(), 0);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn oversize_event_is_skipped_with_its_id_and_the_next_one_delivered() {
+        let mut block = Block::default();
+        let mut out = Vec::new();
+        for line in [
+            &b"id: 7"[..],
+            b"event: big",
+            b"data: 12345",
+            b"data: more",
+            b"",
+            b"data: ok",
+            b"",
+        ] {
+            block.on_line(line, 4, &mut out);
+        }
         assert_eq!(
-            block.on_line(b"data", 4, &mut out),
-            Err(SseError::TooLarge {
-                limit: SseLimit::EventData,
-                limit_bytes: 4
-            })
+            out,
+            [
+                skipped(SseLimit::EventData, 4, Some("big"), Some("7"), "7"),
+                event("message", "ok", None, "7"),
+            ]
         );
-        assert!(block.data.capacity() <= 64);
+        assert_eq!(block.cursor(), "7");
+        // The id may come after the data, as in any block.
+        out.clear();
+        for line in [&b"data: 12345"[..], b"id: 8", b""] {
+            block.on_line(line, 4, &mut out);
+        }
+        assert_eq!(
+            out,
+            [skipped(
+                SseLimit::EventData,
+                4,
+                Some("message"),
+                Some("8"),
+                "8"
+            )]
+        );
+    }
+
+    #[test]
+    fn overlong_lines_by_field() {
+        let limits = SseLimits {
+            max_line_bytes: 10,
+            max_event_data_bytes: 100,
+        };
+        let mut block = Block::default();
+        block.set_cursor("1");
+        let mut out = Vec::new();
+        let overlong = |head: &'static [u8]| Piece::Overlong {
+            head,
+            truncated: true,
+        };
+        // A comment is a comment; unknown fields and `retry` are ignored.
+        for piece in [
+            overlong(b": hb.."),
+            overlong(b"retry:"),
+            overlong(b"foobar"),
+            Piece::Line(b""),
+        ] {
+            block.on_piece(piece, limits, &mut out);
+        }
+        assert_eq!(out, [SseItem::Comment]);
+        assert!(!block.is_pending());
+        // `data`: skipped, the id line still moves the cursor.
+        out.clear();
+        for piece in [Piece::Line(b"id: 2"), overlong(b"data: "), Piece::Line(b"")] {
+            block.on_piece(piece, limits, &mut out);
+        }
+        assert_eq!(
+            out,
+            [skipped(SseLimit::Line, 10, Some("message"), Some("2"), "2")]
+        );
+        // `event`: the type is unknown.
+        out.clear();
+        for piece in [
+            overlong(b"event:"),
+            Piece::Line(b"data: x"),
+            Piece::Line(b""),
+        ] {
+            block.on_piece(piece, limits, &mut out);
+        }
+        assert_eq!(out, [skipped(SseLimit::Line, 10, None, None, "2")]);
+        // `id`: unknown, the cursor stays; a later id line wins again.
+        out.clear();
+        for piece in [
+            overlong(b"id: 33"),
+            Piece::Line(b"data: x"),
+            Piece::Line(b""),
+        ] {
+            block.on_piece(piece, limits, &mut out);
+        }
+        assert_eq!(
+            out,
+            [skipped(SseLimit::Line, 10, Some("message"), None, "2")]
+        );
+        out.clear();
+        for piece in [
+            overlong(b"id: 33"),
+            Piece::Line(b"id: 4"),
+            Piece::Line(b"data: x"),
+            Piece::Line(b""),
+        ] {
+            block.on_piece(piece, limits, &mut out);
+        }
+        assert_eq!(
+            out,
+            [skipped(SseLimit::Line, 10, Some("message"), Some("4"), "4")]
+        );
+        // Without data nothing is dispatched, as for any block.
+        out.clear();
+        for piece in [overlong(b"event:"), Piece::Line(b"")] {
+            block.on_piece(piece, limits, &mut out);
+        }
+        assert!(out.is_empty());
+        assert!(!block.is_pending());
     }
 
     #[test]
@@ -404,11 +629,14 @@ mod tests {
         let mut out = Vec::new();
         let limit = 10_000;
         let mut lines = 0;
-        while block.on_line(b"data: 123456789", limit, &mut out).is_ok() {
+        while block.oversize().is_none() {
+            block.on_line(b"data: 123456789", limit, &mut out);
             lines += 1;
+            if block.oversize().is_none() {
+                assert!(block.data.capacity() <= limit, "{}", block.data.capacity());
+            }
         }
-        assert_eq!(lines, 1000);
-        assert_eq!(block.data.len(), 10_000);
-        assert!(block.data.capacity() <= limit, "{}", block.data.capacity());
+        assert_eq!(lines, 1001);
+        assert_eq!(block.data.len(), 0);
     }
 }

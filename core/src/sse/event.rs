@@ -1,6 +1,9 @@
-//! What the parser yields: dispatched events, `retry` values and comments.
+//! What the parser yields: dispatched events, events skipped for their size,
+//! `retry` values and comments.
 
 use alloc::string::String;
+
+use super::limits::SseLimit;
 
 /// One dispatched event (WHATWG HTML §9.2.6, "dispatch the event").
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -39,4 +42,29 @@ pub enum SseItem {
     /// A comment line (starting with `:`), e.g. a heartbeat. Its text is not
     /// kept: it only shows that the connection is alive.
     Comment,
+    /// An event that passed one of the [`SseLimits`](super::SseLimits),
+    /// reported where it would have been dispatched (its blank line) instead
+    /// of the event. Its data was dropped as it arrived, but its `id` line
+    /// still moved the cursor, as dispatch does for any block (WHATWG HTML
+    /// §9.2.6: the last event ID buffer is committed whether or not an event
+    /// fires), so a reconnect resumes after it instead of replaying it.
+    Skipped(SseSkipped),
+}
+
+/// An event dropped for its size ([`SseItem::Skipped`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SseSkipped {
+    /// The limit it passed first.
+    pub limit: SseLimit,
+    /// That limit's value in bytes.
+    pub limit_bytes: usize,
+    /// Its event type as [`SseEvent::event`] would have had it, or `None` when
+    /// its `event` line was itself past the line limit (type unknown).
+    pub event: Option<String>,
+    /// Its own id, as [`SseEvent::id`]; also `None` when its last `id` line
+    /// was past the line limit (then the cursor did not move: the id is not
+    /// known).
+    pub id: Option<String>,
+    /// The stream's last event ID after it, as [`SseEvent::last_event_id`].
+    pub last_event_id: String,
 }

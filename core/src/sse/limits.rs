@@ -1,28 +1,33 @@
-//! Size limits of the event-stream parser, and the error raised when a stream
-//! passes one.
+//! Size limits of the event-stream parser.
 //!
 //! The WHATWG algorithm (HTML §9.2.6) buffers a line until its terminator and an
 //! event until its blank line, without bound. A server that never sends a line
 //! ending, or sends endless `data:` lines, would make the client buffer without
-//! limit; these limits turn that into a typed error instead (case BC-16).
-
-use core::fmt;
+//! limit (case BC-16). With these limits an event that passes one is dropped
+//! as its bytes arrive instead (memory stays bounded) and reported as
+//! [`SseItem::Skipped`](super::SseItem::Skipped) at its blank line; the stream
+//! goes on with the next event.
 
 /// The size limits of one [`SseParser`](super::SseParser). All values are bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SseLimits {
     /// The longest line accepted, in bytes of the raw stream, the field name and
     /// colon included, the line terminator (CR, LF or CRLF) and a stripped BOM
-    /// excluded. A line of exactly this length is accepted; one byte more is
-    /// [`SseError::TooLarge`] with [`SseLimit::Line`]. This also bounds the
-    /// event type and last-event-id buffers, which hold the value of one line.
+    /// excluded. A line of exactly this length is accepted; a longer one is
+    /// dropped up to its terminator: a `data`, `event` or `id` line makes its
+    /// event [`SseItem::Skipped`](super::SseItem::Skipped) with
+    /// [`SseLimit::Line`]; a comment still counts as one; any other field is
+    /// ignored (a `retry` value that long overflows anyway). This also bounds
+    /// the event type and last-event-id buffers, which hold the value of one
+    /// line.
     /// Default: [`SseLimits::DEFAULT_BYTES`] (1 MiB).
     pub max_line_bytes: usize,
     /// The largest data buffer of one event, in bytes of UTF-8 after decoding
     /// (an invalid byte decodes to U+FFFD, three bytes), counting the LF that
     /// each `data` line appends, before dispatch removes the last one. So
     /// 100 000 empty `data:` lines count 100 000 bytes. A buffer of exactly this
-    /// size is accepted; one byte more is [`SseError::TooLarge`] with
+    /// size is accepted; one byte more drops the event's data and makes it
+    /// [`SseItem::Skipped`](super::SseItem::Skipped) with
     /// [`SseLimit::EventData`]. Default: [`SseLimits::DEFAULT_BYTES`] (1 MiB).
     pub max_event_data_bytes: usize,
 }
@@ -55,38 +60,6 @@ pub enum SseLimit {
     /// assembled grew past the limit.
     EventData,
 }
-
-/// An error of the event-stream parser. The stream cannot be parsed further:
-/// the caller aborts the connection and calls
-/// [`SseParser::new_stream`](super::SseParser::new_stream) before the next one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SseError {
-    /// The stream passed one of the [`SseLimits`]. Raised as soon as the pending
-    /// line or event passes the limit, before buffering the excess.
-    TooLarge {
-        /// The limit that was passed.
-        limit: SseLimit,
-        /// Its value in bytes.
-        limit_bytes: usize,
-    },
-}
-
-impl fmt::Display for SseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SseError::TooLarge {
-                limit: SseLimit::Line,
-                limit_bytes,
-            } => write!(f, "event-stream line longer than {limit_bytes} bytes"),
-            SseError::TooLarge {
-                limit: SseLimit::EventData,
-                limit_bytes,
-            } => write!(f, "event-stream event data larger than {limit_bytes} bytes"),
-        }
-    }
-}
-
-impl core::error::Error for SseError {}
 
 /// How many bytes to `reserve_exact` so a buffer of `len` bytes and `capacity`
 /// can take `additional` more without its capacity passing `limit_bytes`
@@ -124,23 +97,6 @@ mod tests {
                 max_line_bytes: 1_048_576,
                 max_event_data_bytes: 1_048_576
             }
-        );
-    }
-
-    #[test]
-    fn display_names_the_limit() {
-        let line = SseError::TooLarge {
-            limit: SseLimit::Line,
-            limit_bytes: 10,
-        };
-        let data = SseError::TooLarge {
-            limit: SseLimit::EventData,
-            limit_bytes: 20,
-        };
-        assert_eq!(line.to_string(), "event-stream line longer than 10 bytes");
-        assert_eq!(
-            data.to_string(),
-            "event-stream event data larger than 20 bytes"
         );
     }
 

@@ -5,15 +5,26 @@
 //! Lines are kept as bytes and decoded by the caller once complete, so a UTF-8
 //! sequence split across chunks decodes as if it had arrived whole (CR and LF
 //! are ASCII and never inside a multi-byte sequence).
+//!
+//! A line longer than the limit is not buffered: its bytes are dropped up to
+//! its terminator, keeping only its first [`HEAD_BYTES`] (enough to tell a
+//! comment or the field it names), and it is reported as [`Piece::Overlong`]
+//! when its terminator arrives. Memory stays bounded and the stream goes on
+//! with the next line.
 
 use alloc::vec::Vec;
 use core::mem;
 
-use super::limits::{reserve_within, SseError, SseLimit};
+use super::limits::reserve_within;
 use super::scan::find_line_end;
 
 /// The UTF-8 byte order mark, U+FEFF.
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Bytes kept of a line longer than the limit: the longest field name the
+/// parser knows (`event`, `retry`: 5 bytes) and its colon. A line whose first
+/// 6 bytes hold no colon names a field of 6 bytes or more: an unknown one.
+pub(crate) const HEAD_BYTES: usize = 6;
 
 /// Where the splitter stands with respect to the leading BOM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +34,51 @@ enum Bom {
     Expecting(u8),
     /// Past the start of the stream.
     Done,
+}
+
+/// A line longer than the limit, being dropped up to its terminator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Skip {
+    /// Its first bytes.
+    head: [u8; HEAD_BYTES],
+    /// How many of `head` are set.
+    len: usize,
+    /// The line has more bytes than `head`.
+    truncated: bool,
+}
+
+impl Skip {
+    /// Take more bytes of the line: the first ones fill `head`.
+    fn absorb(&mut self, bytes: &[u8]) {
+        let take = HEAD_BYTES.saturating_sub(self.len).min(bytes.len());
+        if let (Some(dst), Some(src)) = (
+            self.head.get_mut(self.len..self.len + take),
+            bytes.get(..take),
+        ) {
+            dst.copy_from_slice(src);
+        }
+        self.len += take;
+        self.truncated |= bytes.len() > take;
+    }
+
+    fn head(&self) -> &[u8] {
+        self.head.get(..self.len).unwrap_or_default()
+    }
+}
+
+/// What the splitter hands on (terminators removed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Piece<'a> {
+    /// A line within the limit.
+    Line(&'a [u8]),
+    /// A line longer than the limit, dropped: its first bytes (at most
+    /// [`HEAD_BYTES`]), and whether it had more.
+    Overlong {
+        /// The first bytes of the line.
+        head: &'a [u8],
+        /// The line was longer than `head`.
+        truncated: bool,
+    },
 }
 
 /// The line splitter of one stream.
@@ -35,6 +91,8 @@ pub(crate) struct LineSplitter {
     /// The last byte seen ended a line with CR: an LF first in the next chunk
     /// belongs to that CRLF and is skipped.
     after_cr: bool,
+    /// The current line passed the limit and is being dropped.
+    skip: Option<Skip>,
 }
 
 impl Default for LineSplitter {
@@ -43,15 +101,8 @@ impl Default for LineSplitter {
             partial: Vec::new(),
             bom: Bom::Expecting(0),
             after_cr: false,
+            skip: None,
         }
-    }
-}
-
-/// The error for a line longer than `max_line_bytes`.
-fn line_too_long(max_line_bytes: usize) -> SseError {
-    SseError::TooLarge {
-        limit: SseLimit::Line,
-        limit_bytes: max_line_bytes,
     }
 }
 
@@ -69,7 +120,15 @@ impl LineSplitter {
 
     /// Whether part of a line (or of a BOM) has arrived without its end.
     pub(crate) fn is_pending(&self) -> bool {
-        !self.partial.is_empty() || matches!(self.bom, Bom::Expecting(n) if n > 0)
+        !self.partial.is_empty()
+            || self.skip.is_some()
+            || matches!(self.bom, Bom::Expecting(n) if n > 0)
+    }
+
+    /// The first bytes of a line being dropped for passing the limit, while
+    /// its terminator has not arrived.
+    pub(crate) fn overlong_head(&self) -> Option<&[u8]> {
+        self.skip.as_ref().map(Skip::head)
     }
 
     /// Start a new stream: drop the partial line, expect a BOM again.
@@ -77,19 +136,18 @@ impl LineSplitter {
         self.partial.clear();
         self.bom = Bom::Expecting(0);
         self.after_cr = false;
+        self.skip = None;
     }
 
-    /// After an error: like [`LineSplitter::new_stream`], and give the buffer's
-    /// memory back.
-    pub(crate) fn release(&mut self) {
-        self.partial = Vec::new();
-        self.new_stream();
-    }
-
-    /// Append to the partial line, failing if it would pass the limit.
-    fn push_partial(&mut self, bytes: &[u8], max_line_bytes: usize) -> Result<(), SseError> {
-        if self.partial.len() + bytes.len() > max_line_bytes {
-            return Err(line_too_long(max_line_bytes));
+    /// Append to the partial line. Past the limit the line is dropped
+    /// instead: its head is kept and the buffer's memory given back.
+    fn push_partial(&mut self, bytes: &[u8], max_line_bytes: usize) {
+        if self.skip.is_none() && self.partial.len() + bytes.len() > max_line_bytes {
+            self.start_skip();
+        }
+        if let Some(skip) = self.skip.as_mut() {
+            skip.absorb(bytes);
+            return;
         }
         let reserve = reserve_within(
             self.partial.len(),
@@ -99,17 +157,20 @@ impl LineSplitter {
         );
         self.partial.reserve_exact(reserve);
         self.partial.extend_from_slice(bytes);
-        Ok(())
+    }
+
+    /// The current line passed the limit: keep its head, free the buffer.
+    fn start_skip(&mut self) {
+        let mut skip = Skip::default();
+        skip.absorb(&self.partial);
+        self.partial = Vec::new();
+        self.skip = Some(skip);
     }
 
     /// Consume the BOM bytes at the start of `chunk`; return the rest.
-    fn strip_bom<'c>(
-        &mut self,
-        chunk: &'c [u8],
-        max_line_bytes: usize,
-    ) -> Result<&'c [u8], SseError> {
+    fn strip_bom<'c>(&mut self, chunk: &'c [u8], max_line_bytes: usize) -> &'c [u8] {
         let Bom::Expecting(held) = self.bom else {
-            return Ok(chunk);
+            return chunk;
         };
         let mut matched = usize::from(held);
         let mut taken = 0usize;
@@ -119,7 +180,7 @@ impl LineSplitter {
                 None => {
                     // `matched` is at most 2 here.
                     self.bom = Bom::Expecting(matched as u8);
-                    return Ok(&[]);
+                    return &[];
                 }
                 Some(b) if BOM.get(matched) == Some(b) => {
                     matched += 1;
@@ -130,33 +191,28 @@ impl LineSplitter {
         }
         self.bom = Bom::Done;
         if matched == BOM.len() {
-            return Ok(chunk.get(taken..).unwrap_or_default());
+            return chunk.get(taken..).unwrap_or_default();
         }
         // Not a BOM: the bytes held from earlier chunks are line content; the
         // ones matched in this chunk are still in `chunk` and parsed from there.
         self.push_partial(
             BOM.get(..usize::from(held)).unwrap_or_default(),
             max_line_bytes,
-        )?;
-        Ok(chunk)
+        );
+        chunk
     }
 
-    /// Split `chunk` into lines, calling `on_line` with each complete line
-    /// (terminator removed) in order. Fails as soon as a line, complete or
-    /// partial, passes `max_line_bytes`; the bytes beyond the limit are neither
-    /// scanned nor buffered. Errors of `on_line` are passed through.
-    pub(crate) fn feed<F>(
-        &mut self,
-        chunk: &[u8],
-        max_line_bytes: usize,
-        mut on_line: F,
-    ) -> Result<(), SseError>
+    /// Split `chunk` into lines, calling `on_piece` with each complete line
+    /// (terminator removed) in order, or with the head of each line that
+    /// passed `max_line_bytes` once its terminator arrives. Bytes of an
+    /// over-long line past the limit are never buffered.
+    pub(crate) fn feed<F>(&mut self, chunk: &[u8], max_line_bytes: usize, mut on_piece: F)
     where
-        F: FnMut(&[u8]) -> Result<(), SseError>,
+        F: FnMut(Piece<'_>),
     {
-        let mut rest = self.strip_bom(chunk, max_line_bytes)?;
+        let mut rest = self.strip_bom(chunk, max_line_bytes);
         if rest.is_empty() {
-            return Ok(());
+            return;
         }
         if mem::take(&mut self.after_cr) {
             if let Some((b'\n', after)) = rest.split_first() {
@@ -164,27 +220,48 @@ impl LineSplitter {
             }
         }
         loop {
-            // Look no further than one byte past the limit: if no terminator
-            // is within reach, the line is too long whatever follows.
-            let room = max_line_bytes.saturating_sub(self.partial.len());
-            let window = rest.get(..room.saturating_add(1)).unwrap_or(rest);
-            let Some(end) = find_line_end(window) else {
+            let end = if self.skip.is_some() {
+                // Dropping an over-long line: only its end matters.
+                find_line_end(rest)
+            } else {
+                // Look no further than one byte past the limit: if no
+                // terminator is within reach, the line is too long whatever
+                // follows.
+                let room = max_line_bytes.saturating_sub(self.partial.len());
+                let window = rest.get(..room.saturating_add(1)).unwrap_or(rest);
+                match find_line_end(window) {
+                    None if rest.len() > room => {
+                        // Past the limit: drop the rest of this line.
+                        self.start_skip();
+                        continue;
+                    }
+                    end => end,
+                }
+            };
+            let Some(end) = end else {
                 // No terminator: `rest` is the start of a line (or nothing).
-                return self.push_partial(rest, max_line_bytes);
+                self.push_partial(rest, max_line_bytes);
+                return;
             };
             let (content, terminator_onwards) = rest.split_at_checked(end).unwrap_or((rest, &[]));
             let Some((&terminator, after)) = terminator_onwards.split_first() else {
-                return self.push_partial(rest, max_line_bytes);
+                self.push_partial(rest, max_line_bytes);
+                return;
             };
-            if self.partial.is_empty() {
-                on_line(content)?;
+            if let Some(mut skip) = self.skip.take() {
+                skip.absorb(content);
+                on_piece(Piece::Overlong {
+                    head: skip.head(),
+                    truncated: skip.truncated,
+                });
+            } else if self.partial.is_empty() {
+                on_piece(Piece::Line(content));
             } else {
-                self.push_partial(content, max_line_bytes)?;
+                self.push_partial(content, max_line_bytes);
                 let mut line = mem::take(&mut self.partial);
-                let result = on_line(&line);
+                on_piece(Piece::Line(&line));
                 line.clear();
                 self.partial = line;
-                result?;
             }
             rest = after;
             if terminator == b'\r' {
@@ -197,7 +274,7 @@ impl LineSplitter {
                 }
             }
             if rest.is_empty() {
-                return Ok(());
+                return;
             }
         }
     }
@@ -210,19 +287,25 @@ mod tests {
 
     const MAX: usize = 1 << 20;
 
-    /// Feed `chunks` and render each line as a string, "!" for an error.
+    /// Feed `chunks` and render each line as a string; an over-long line as
+    /// "!" + its head, and "+" when it was longer than the head.
     fn lines_of(chunks: &[&[u8]], max: usize) -> Vec<String> {
         let mut splitter = LineSplitter::default();
         let mut lines = Vec::new();
         for chunk in chunks {
-            let result = splitter.feed(chunk, max, |line| {
-                lines.push(String::from_utf8_lossy(line).into_owned());
-                Ok(())
+            splitter.feed(chunk, max, |piece| {
+                lines.push(match piece {
+                    Piece::Line(line) => String::from_utf8_lossy(line).into_owned(),
+                    Piece::Overlong { head, truncated } => {
+                        let mut s = String::from("!");
+                        s.push_str(&String::from_utf8_lossy(head));
+                        if truncated {
+                            s.push('+');
+                        }
+                        s
+                    }
+                })
             });
-            if result.is_err() {
-                lines.push("!".into());
-                break;
-            }
         }
         lines
     }
@@ -287,16 +370,17 @@ mod tests {
         let mut splitter = LineSplitter::default();
         let mut lines = Vec::new();
         let mut collect = |chunk: &[u8], splitter: &mut LineSplitter| {
-            splitter.feed(chunk, MAX, |line| {
-                lines.push(line.to_vec());
-                Ok(())
+            splitter.feed(chunk, MAX, |piece| {
+                if let Piece::Line(line) = piece {
+                    lines.push(line.to_vec());
+                }
             })
         };
-        assert_eq!(collect(b"\xEF\xBB\xBFa\npartial", &mut splitter), Ok(()));
+        collect(b"\xEF\xBB\xBFa\npartial", &mut splitter);
         assert!(splitter.is_pending());
         splitter.new_stream();
         assert!(!splitter.is_pending());
-        assert_eq!(collect(b"\xEF\xBB\xBFb\n", &mut splitter), Ok(()));
+        collect(b"\xEF\xBB\xBFb\n", &mut splitter);
         assert_eq!(lines, [b"a".to_vec(), b"b".to_vec()]);
     }
 
@@ -304,21 +388,9 @@ mod tests {
     fn after_cr_does_not_survive_a_new_stream() {
         let mut splitter = LineSplitter::default();
         let mut count = 0;
-        assert_eq!(
-            splitter.feed(b"a\r", MAX, |_| {
-                count += 1;
-                Ok(())
-            }),
-            Ok(())
-        );
+        splitter.feed(b"a\r", MAX, |_| count += 1);
         splitter.new_stream();
-        assert_eq!(
-            splitter.feed(b"\n", MAX, |_| {
-                count += 1;
-                Ok(())
-            }),
-            Ok(())
-        );
+        splitter.feed(b"\n", MAX, |_| count += 1);
         assert_eq!(count, 2);
     }
 
@@ -327,42 +399,58 @@ mod tests {
         assert_eq!(lines_of(&[b"abcd\n"], 4), ["abcd"]);
         assert_eq!(lines_of(&[b"ab", b"cd", b"\n"], 4), ["abcd"]);
         assert_eq!(lines_of(&[b"abcd\r", b"\n"], 4), ["abcd"]);
-        assert_eq!(lines_of(&[b"abcde\n"], 4), ["!"]);
-        assert_eq!(lines_of(&[b"ab", b"cde"], 4), ["!"]);
-        assert_eq!(lines_of(&[b"ok\nabcde"], 4), ["ok", "!"]);
+        assert_eq!(lines_of(&[b"abcde\n"], 4), ["!abcde"]);
+        assert_eq!(lines_of(&[b"ab", b"cde"], 4), Vec::<String>::new());
+        assert_eq!(
+            lines_of(&[b"ok\nabcdefgh\r\nnext\n"], 4),
+            ["ok", "!abcdef+", "next"]
+        );
         // A stripped BOM does not count.
         assert_eq!(lines_of(&[b"\xEF\xBB\xBFabcd\n"], 4), ["abcd"]);
     }
 
     #[test]
-    fn long_line_fails_without_scanning_or_buffering_past_the_limit() {
-        let mut splitter = LineSplitter::default();
-        let limit = 1000;
-        let chunk = [b'x'; 300];
-        let mut fed = 0;
-        let result = loop {
-            match splitter.feed(&chunk, limit, |_| Ok(())) {
-                Ok(()) => fed += 1,
-                Err(e) => break e,
-            }
-            assert!(splitter.buffered_bytes() <= limit);
-            assert!(splitter.capacity_bytes() <= limit);
-        };
-        assert_eq!(fed, 3);
-        assert_eq!(result, line_too_long(limit));
-        assert_eq!(splitter.buffered_bytes(), 900);
+    fn overlong_line_is_dropped_to_its_end_and_the_stream_goes_on() {
+        // Split anywhere, CR LF across chunks, the head from the buffered part.
+        assert_eq!(
+            lines_of(&[b"data: 12", b"34567", b"89\r", b"\ndata: x\n"], 8),
+            ["!data: +", "data: x"]
+        );
+        assert_eq!(
+            lines_of(&[b"da", b"ta", b": 123456789\n\n"], 8),
+            ["!data: +", ""]
+        );
+        // A held BOM prefix past a tiny limit is part of the dropped line.
+        assert_eq!(
+            lines_of(&[b"\xEF", b"\xBBa\n", b"b\n"], 1),
+            ["!\u{FFFD}a", "b"]
+        );
+        assert_eq!(lines_of(&[b"\xEF\xBBa\nb\n"], 1), ["!\u{FFFD}a", "b"]);
     }
 
     #[test]
-    fn errors_from_the_line_callback_pass_through() {
+    fn long_line_is_dropped_without_buffering_past_the_limit() {
         let mut splitter = LineSplitter::default();
-        let err = line_too_long(1);
-        let mut seen = 0;
-        let result = splitter.feed(b"a\nb\n", MAX, |_| {
-            seen += 1;
-            Err(err)
+        let limit = 1000;
+        let chunk = [b'x'; 300];
+        let mut pieces = 0;
+        for _ in 0..100 {
+            splitter.feed(&chunk, limit, |_| pieces += 1);
+            assert!(splitter.buffered_bytes() <= limit);
+            assert!(splitter.capacity_bytes() <= limit);
+        }
+        // Past the limit the buffer's memory was given back.
+        assert_eq!(splitter.buffered_bytes(), 0);
+        assert_eq!(splitter.capacity_bytes(), 0);
+        assert_eq!(splitter.overlong_head(), Some(&b"xxxxxx"[..]));
+        assert!(splitter.is_pending());
+        splitter.feed(b"\nok\n", limit, |p| {
+            pieces += 1;
+            if pieces == 2 {
+                assert_eq!(p, Piece::Line(b"ok"));
+            }
         });
-        assert_eq!(result, Err(err));
-        assert_eq!(seen, 1);
+        assert_eq!(pieces, 2);
+        assert_eq!(splitter.overlong_head(), None);
     }
 }

@@ -2,9 +2,10 @@
 //! Bytes in, items out, incremental.
 //!
 //! [`SseParser`] takes the response body in whatever chunks the network hands
-//! over and yields [`SseItem`]s: dispatched [`SseEvent`]s, `retry:` values and
-//! comment lines (heartbeats). Feeding a body in any split yields exactly the
-//! same items as feeding it whole.
+//! over and yields [`SseItem`]s: dispatched [`SseEvent`]s, `retry:` values,
+//! comment lines (heartbeats) and events skipped for passing a size limit.
+//! Feeding a body in any split yields exactly the same items as feeding it
+//! whole.
 //!
 //! The files each hold one idea:
 //! - `scan`: finding the next CR or LF, eight bytes at a time;
@@ -12,7 +13,7 @@
 //! - `field`: splitting a line into a comment, a blank line or `field: value`;
 //! - `block`: the field rules (`event`, `data`, `id`, `retry`) and dispatch;
 //! - `event`: the public item types;
-//! - `limits`: the size limits and their error;
+//! - `limits`: the size limits;
 //! - `parser`: [`SseParser`], which ties them together.
 //!
 //! ```
@@ -20,8 +21,8 @@
 //!
 //! let mut parser = SseParser::new();
 //! let mut items = Vec::new();
-//! parser.feed(b"id: 7\ndata: hel", &mut items)?;
-//! parser.feed(b"lo\r\n\r\n", &mut items)?;
+//! parser.feed(b"id: 7\ndata: hel", &mut items);
+//! parser.feed(b"lo\r\n\r\n", &mut items);
 //! match items.as_slice() {
 //!     [SseItem::Event(event)] => {
 //!         assert_eq!(event.event, "message");
@@ -31,7 +32,6 @@
 //!     other => panic!("unexpected items: {other:?}"),
 //! }
 //! assert_eq!(parser.last_event_id(), "7");
-//! # Ok::<(), tidings_core::sse::SseError>(())
 //! ```
 
 mod block;
@@ -42,6 +42,6 @@ mod line;
 mod parser;
 mod scan;
 
-pub use event::{SseEvent, SseItem};
-pub use limits::{SseError, SseLimit, SseLimits};
+pub use event::{SseEvent, SseItem, SseSkipped};
+pub use limits::{SseLimit, SseLimits};
 pub use parser::SseParser;

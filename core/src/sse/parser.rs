@@ -4,7 +4,8 @@ use alloc::vec::Vec;
 
 use super::block::Block;
 use super::event::SseItem;
-use super::limits::{SseError, SseLimits};
+use super::field::{parse_line, Line};
+use super::limits::{SseLimit, SseLimits};
 use super::line::LineSplitter;
 
 /// An incremental parser for `text/event-stream` bodies (WHATWG HTML §9.2.6
@@ -33,8 +34,11 @@ use super::line::LineSplitter;
 ///
 /// Memory is bounded by the [`SseLimits`]: about `max_line_bytes` for the
 /// partial line, `max_event_data_bytes` for the event's data, and
-/// `max_line_bytes` each for the event type and last event ID. The parser never
-/// panics, whatever the bytes.
+/// `max_line_bytes` each for the event type and last event ID. An event past a
+/// limit is dropped as its bytes arrive and reported as
+/// [`SseItem::Skipped`] at its blank line (its `id` still moves the cursor);
+/// the body goes on with the next event. The parser never panics, whatever
+/// the bytes.
 #[derive(Clone, Debug)]
 pub struct SseParser {
     /// The limits.
@@ -43,8 +47,6 @@ pub struct SseParser {
     lines: LineSplitter,
     /// The block being assembled, and the cursor.
     block: Block,
-    /// The error that stopped the current body, returned again by `feed`.
-    failed: Option<SseError>,
 }
 
 impl Default for SseParser {
@@ -67,7 +69,6 @@ impl SseParser {
             limits,
             lines: LineSplitter::default(),
             block: Block::default(),
-            failed: None,
         }
     }
 
@@ -97,33 +98,34 @@ impl SseParser {
     /// `out` in stream order. A chunk may be any length, empty included, and
     /// split anywhere (inside a CRLF, a UTF-8 sequence or the BOM).
     ///
-    /// # Errors
-    ///
-    /// [`SseError::TooLarge`] as soon as the pending line passes
-    /// [`SseLimits::max_line_bytes`] or the pending event's data passes
-    /// [`SseLimits::max_event_data_bytes`]. The items completed before that
-    /// point are already in `out`. The partial line and block are then dropped
-    /// and every further `feed` of this body returns the same error without
-    /// reading its chunk, until [`SseParser::new_stream`] or
-    /// [`SseParser::finish`]. The last event ID is kept.
-    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseItem>) -> Result<(), SseError> {
-        if let Some(error) = self.failed {
-            return Err(error);
-        }
-        let SseLimits {
-            max_line_bytes,
-            max_event_data_bytes,
-        } = self.limits;
+    /// A line past [`SseLimits::max_line_bytes`] or an event whose data passes
+    /// [`SseLimits::max_event_data_bytes`] is not buffered: the event is
+    /// dropped as it arrives and reported as [`SseItem::Skipped`] where it
+    /// would have been dispatched (see [`SseLimits`] for which lines count).
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseItem>) {
+        let limits = self.limits;
         let block = &mut self.block;
-        let result = self.lines.feed(chunk, max_line_bytes, |line| {
-            block.on_line(line, max_event_data_bytes, out)
+        self.lines.feed(chunk, limits.max_line_bytes, |piece| {
+            block.on_piece(piece, limits, out)
         });
-        if let Err(error) = result {
-            self.failed = Some(error);
-            self.lines.release();
-            self.block.release();
-        }
-        result
+    }
+
+    /// The limit passed by an event being dropped whose blank line has not
+    /// arrived yet (a line past the line limit still arriving counts when it
+    /// is a `data`, `event` or `id` line), else `None`. An adapter whose body
+    /// ends or is aborted now can still say an event was too large.
+    pub fn skipping(&self) -> Option<SseLimit> {
+        let line = self
+            .lines
+            .overlong_head()
+            .and_then(|head| match parse_line(head) {
+                Line::Field {
+                    name: b"data" | b"event" | b"id",
+                    ..
+                } => Some(SseLimit::Line),
+                _ => None,
+            });
+        self.block.oversize().or(line)
     }
 
     /// The body ended: discard the partial line and partial block (§9.2.6:
@@ -139,13 +141,13 @@ impl SseParser {
     }
 
     /// Start a new body (a new connection's response): empty data and type
-    /// buffers, no partial line, a BOM expected again, any error cleared. The
+    /// buffers, no partial line, a BOM expected again, no event being
+    /// skipped. The
     /// last event ID is kept, and events of the new body without their own `id`
     /// line report it (WPT `eventsource/format-field-id-2`).
     pub fn new_stream(&mut self) {
         self.lines.new_stream();
         self.block.new_stream();
-        self.failed = None;
     }
 
     /// Bytes held for the body so far: the partial line plus the data and
@@ -175,16 +177,13 @@ mod tests {
         event("message", data, None, "")
     }
 
-    fn feed_all(parser: &mut SseParser, chunks: &[&[u8]]) -> (Vec<SseItem>, Option<SseError>) {
+    /// The items, and the limit of an event still being skipped.
+    fn feed_all(parser: &mut SseParser, chunks: &[&[u8]]) -> (Vec<SseItem>, Option<SseLimit>) {
         let mut out = Vec::new();
-        let mut error = None;
         for chunk in chunks {
-            if let Err(e) = parser.feed(chunk, &mut out) {
-                error = Some(e);
-                break;
-            }
+            parser.feed(chunk, &mut out);
         }
-        (out, error)
+        (out, parser.skipping())
     }
 
     fn items(chunks: &[&[u8]]) -> Vec<SseItem> {
@@ -240,9 +239,9 @@ mod tests {
     fn lone_cr_dispatches_when_it_arrives() {
         let mut parser = SseParser::new();
         let mut out = Vec::new();
-        assert_eq!(parser.feed(b"data: z\r", &mut out), Ok(()));
+        parser.feed(b"data: z\r", &mut out);
         assert_eq!(out, []);
-        assert_eq!(parser.feed(b"\r", &mut out), Ok(()));
+        parser.feed(b"\r", &mut out);
         assert_eq!(out, [message("z")]);
         assert!(!parser.finish());
         assert_eq!(out, [message("z")]);
@@ -389,8 +388,18 @@ mod tests {
     }
 
     // Rule 8: limits.
+    fn skipped(limit: SseLimit, bytes: usize, id: Option<&str>, last: &str) -> SseItem {
+        SseItem::Skipped(crate::sse::SseSkipped {
+            limit,
+            limit_bytes: bytes,
+            event: Some("message".into()),
+            id: id.map(Into::into),
+            last_event_id: last.into(),
+        })
+    }
+
     #[test]
-    fn line_limit_error_stops_the_body_and_frees_memory() {
+    fn overlong_line_skips_its_event_and_frees_memory() {
         let limits = SseLimits {
             max_line_bytes: 10,
             max_event_data_bytes: 100,
@@ -398,24 +407,48 @@ mod tests {
         let mut parser = SseParser::with_limits(limits);
         assert_eq!(parser.limits(), limits);
         let mut out = Vec::new();
-        let too_large = SseError::TooLarge {
-            limit: SseLimit::Line,
-            limit_bytes: 10,
-        };
-        assert_eq!(parser.feed(b"id: 1\ndata: a\n\ndata: 12", &mut out), Ok(()));
+        parser.feed(b"id: 1\ndata: a\n\nid: 2\ndata: 12", &mut out);
         assert_eq!(parser.buffered_bytes(), 8);
-        assert_eq!(parser.feed(b"345", &mut out), Err(too_large));
+        assert_eq!(parser.skipping(), None);
+        parser.feed(b"345", &mut out);
         assert_eq!(out, [event("message", "a", Some("1"), "1")]);
+        assert_eq!(parser.skipping(), Some(SseLimit::Line));
         assert_eq!(parser.buffered_bytes(), 0);
         assert_eq!(parser.lines.capacity_bytes(), 0);
-        // Further input is refused without being read.
-        assert_eq!(parser.feed(b"\n\ndata: b\n\n", &mut out), Err(too_large));
-        assert_eq!(out.len(), 1);
+        // The rest of the line is dropped unread; the blank line reports the
+        // event skipped with its id, which is the cursor now; the next event
+        // is delivered.
+        parser.feed(&[b'x'; 5000], &mut out);
         assert_eq!(parser.buffered_bytes(), 0);
-        // A new body parses again, with the cursor kept.
-        parser.new_stream();
-        assert_eq!(parser.feed(b"data: c\n\n", &mut out), Ok(()));
-        assert_eq!(out.get(1), Some(&event("message", "c", None, "1")));
+        parser.feed(b"\n\ndata: b\n\n", &mut out);
+        assert_eq!(
+            out[1..],
+            [
+                skipped(SseLimit::Line, 10, Some("2"), "2"),
+                event("message", "b", None, "2")
+            ]
+        );
+        assert_eq!(parser.last_event_id(), "2");
+        assert_eq!(parser.skipping(), None);
+    }
+
+    #[test]
+    fn skipped_event_cut_off_by_the_end_of_the_body_is_discarded() {
+        let mut parser = SseParser::with_limits(SseLimits {
+            max_line_bytes: 10,
+            max_event_data_bytes: 100,
+        });
+        let mut out = Vec::new();
+        parser.feed(b"id: 1\ndata: 0123456789", &mut out);
+        assert_eq!(parser.skipping(), Some(SseLimit::Line));
+        assert!(parser.finish());
+        assert_eq!(parser.skipping(), None);
+        assert_eq!(parser.last_event_id(), "");
+        // An over-long comment or unknown field is no skipped event.
+        parser.feed(b": 0123456789", &mut out);
+        assert_eq!(parser.skipping(), None);
+        parser.feed(b"\nfoo: 0123456789\n\n", &mut out);
+        assert_eq!(out, [SseItem::Comment]);
     }
 
     #[test]
@@ -425,24 +458,16 @@ mod tests {
             max_event_data_bytes: 65_536,
         });
         let mut out = Vec::new();
-        let mut error = None;
         let mut lines = 0usize;
-        for _ in 0..100_000 {
-            if let Err(e) = parser.feed(b"data:\n", &mut out) {
-                error = Some(e);
-                break;
-            }
+        while parser.skipping().is_none() && lines < 100_000 {
+            parser.feed(b"data:\n", &mut out);
             lines += 1;
         }
-        assert_eq!(lines, 65_536);
-        assert_eq!(
-            error,
-            Some(SseError::TooLarge {
-                limit: SseLimit::EventData,
-                limit_bytes: 65_536
-            })
-        );
-        assert_eq!(out, []);
+        assert_eq!(lines, 65_537);
+        assert_eq!(parser.skipping(), Some(SseLimit::EventData));
+        assert_eq!(parser.buffered_bytes(), 0);
+        parser.feed(b"data:\n\n", &mut out);
+        assert_eq!(out, [skipped(SseLimit::EventData, 65_536, None, "")]);
     }
 
     #[test]
@@ -452,7 +477,7 @@ mod tests {
             max_event_data_bytes: 6,
         });
         let mut out = Vec::new();
-        assert_eq!(parser.feed(b"data: ab\ndata: cd\n\n", &mut out), Ok(()));
+        parser.feed(b"data: ab\ndata: cd\n\n", &mut out);
         assert_eq!(out, [message("ab\ncd")]);
     }
 
@@ -464,16 +489,12 @@ mod tests {
         let line = String::from("data: ") + &"x".repeat(1_048_570);
         let mut p = SseParser::new();
         let mut out = Vec::new();
-        assert_eq!(p.feed(line.as_bytes(), &mut out), Ok(()));
-        assert_eq!(p.feed(b"\n\n", &mut out), Ok(()));
+        p.feed(line.as_bytes(), &mut out);
+        p.feed(b"\n\n", &mut out);
         assert_eq!(out.len(), 1);
         let mut p = SseParser::new();
-        assert_eq!(
-            p.feed((line + "x").as_bytes(), &mut out),
-            Err(SseError::TooLarge {
-                limit: SseLimit::Line,
-                limit_bytes: 1_048_576
-            })
-        );
+        let mut out = Vec::new();
+        p.feed((line + "x\n\n").as_bytes(), &mut out);
+        assert_eq!(out, [skipped(SseLimit::Line, 1_048_576, None, "")]);
     }
 }

@@ -1,0 +1,132 @@
+// Two things that used to be misread, in headless Chromium against the
+// reference server:
+// - A message larger than the limit (1 MiB by default) is skipped, not
+//   replayed forever: on fetch-sse and long-poll, a 1.5 MiB message published
+//   between two small ones gives the small ones, exactly one `too-large` error
+//   (not fatal, nothing retried), and no reconnect loop: the server log shows
+//   every request's cursor, and none asks for the big message again. Both the
+//   one-line form (line limit) and the many-lines form (event data limit).
+// - `eventsource`: a one-shot 503 / 429 / 204 hides its status from the
+//   native EventSource, and the status probe sent after it gets 200. That is
+//   an `http-status` error (no status: the browser hid it), retried under
+//   backoff, with no transport change even when it happens twice in a row;
+//   before, it read as `network-or-cors` and the second one skipped streams.
+// TIDINGS_PKG=<dir> runs this against another build of the package (an older
+// one fails every test here).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser } from "./harness.mjs";
+import * as h from "./tidings-page.mjs";
+
+const MIB = 1 << 20;
+const BACKOFF = { floorMs: 100, baseMs: 100, maxMs: 500 };
+
+let browser, server, page, n = 0;
+before(async () => {
+  browser = await launchBrowser();
+  const pkg = process.env.TIDINGS_PKG ? ["--pkg", process.env.TIDINGS_PKG] : [];
+  server = await startServer(["--quiet", "--retry-ms", "100", ...pkg]);
+  page = await h.blankPage(browser, server.url);
+});
+after(async () => { await page?.closeAll(); await browser?.close(); await server?.stop(); });
+
+const caseLog = async (path, tag) =>
+  (await h.requests(server, path)).filter((e) => (e.query ?? "").includes(`case=${tag}`));
+const cursorOf = (e) => Number(e.headers["last-event-id"] ?? 0);
+
+/** 1.5 MiB as one line, or as 1 KiB lines (each within the line limit). */
+const BODIES = {
+  "one line": "x".repeat(3 * MIB / 2),
+  "many lines": Array.from({ length: 1536 }, () => "y".repeat(1023)).join("\n"),
+};
+
+for (const [form, big] of Object.entries(BODIES)) {
+  test(`fetch-sse: a 1.5 MiB message (${form}) is skipped with one too-large error, the stream goes on, no reconnect`, async () => {
+    const tag = `s${++n}`;
+    await h.subscribe(page, tag, `/sse?case=${tag}`, { transports: ["fetch-sse"], seed: 5, backoff: BACKOFF });
+    await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "open"), 5000, "open");
+    const before = await server.publish("before");
+    const skipped = await server.publish(big);
+    const after = await server.publish("after");
+    await h.waitEvents(page, tag, (l) => l.some((e) => e.data === "after"), 8000, "the message after the big one");
+    await h.sleep(500); // a reconnect or a second error would show now
+    const log = await h.events(page, tag);
+    const st = await h.stats(page, tag);
+    const lastEventId = await page.evaluate((t) => window.subs[t].sub.lastEventId, tag);
+    await h.closeSub(page, tag);
+    const entries = await caseLog("/sse", tag);
+    assert.deepEqual(log.filter((e) => e.type === "message").map((e) => [e.id, e.data]),
+      [[before.id, "before"], [after.id, "after"]]);
+    const errors = log.filter((e) => e.type === "error");
+    assert.deepEqual(errors.map((e) => [e.code, e.fatal, e.retryInMs]), [["too-large", false, undefined]]);
+    assert.equal(log.filter((e) => e.state === "waiting").length, 0, "no backoff");
+    assert.equal(entries.length, 1, entries.map(h.logBrief).join("\n"));
+    assert.equal(st.requests, 1);
+    assert.ok(st.bytes > 3 * MIB / 2, `the big message was read through: ${st.bytes} bytes`);
+    assert.equal(lastEventId, after.id);
+    assert.ok(Number(skipped.id) < Number(after.id));
+  });
+}
+
+test("long-poll: a 1.5 MiB message is skipped with one too-large error; no request asks for it again", async () => {
+  const tag = `l${++n}`;
+  await h.subscribe(page, tag, `/long-poll?case=${tag}`, { transports: ["long-poll"], seed: 5, backoff: BACKOFF });
+  await h.waitRequests(server, "/long-poll", (es) => es.some((e) => e.query.includes(`case=${tag}`)), 5000, "the first hold");
+  const skipped = await server.publish(BODIES["one line"]);
+  const after = await server.publish("after");
+  await h.waitEvents(page, tag, (l) => l.some((e) => e.data === "after"), 8000, "the message after the big one");
+  await h.sleep(500);
+  const log = await h.events(page, tag);
+  await h.closeSub(page, tag);
+  const entries = await caseLog("/long-poll", tag);
+  assert.deepEqual(log.filter((e) => e.type === "message").map((e) => [e.id, e.data]), [[after.id, "after"]]);
+  const errors = log.filter((e) => e.type === "error");
+  assert.deepEqual(errors.map((e) => [e.code, e.fatal, e.retryInMs]), [["too-large", false, undefined]]);
+  // The first request has no cursor; every later one is past the big message
+  // (its id moved the cursor), so the server never sends it twice.
+  assert.equal(cursorOf(entries[0]), 0);
+  assert.ok(entries.slice(1).every((e) => cursorOf(e) >= Number(skipped.id)), entries.map(h.logBrief).join("\n"));
+  // At most: the hold answered with the big message (alone or with the
+  // next), one for the next if it came separately, and the one left holding.
+  assert.ok(entries.length <= 3, entries.map(h.logBrief).join("\n"));
+  assert.equal(entries.filter((e) => e.bytes > MIB).length, 1, "the big message was sent once");
+});
+
+const ONE_SHOT = [
+  ["503", { kind: "status", status: 503 }, 1],
+  ["429", { kind: "status", status: 429 }, 1],
+  ["204", { kind: "status", status: 204 }, 1],
+  ["503 twice in a row", { kind: "status", status: 503 }, 2],
+];
+
+for (const [name, fault, times] of ONE_SHOT) {
+  test(`eventsource: a one-shot ${name} the probe cannot see is http-status, retried, no transport change`, async () => {
+    await h.clearFaults(server);
+    // Each refusal hits the EventSource request; the probe right after it
+    // takes a pass-through rule (a 0 ms delay), so a second refusal hits the
+    // next EventSource request, not the probe.
+    const pass = { kind: "delay", ms: 0 };
+    await h.faults(server, Array.from({ length: times }, () => [{ path: "/sse", fault }, { path: "/sse", fault: pass }]).flat());
+    const tag = `e${++n}`;
+    await h.subscribe(page, tag, `/sse?case=${tag}`, { seed: 9, backoff: BACKOFF });
+    await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "open"), 8000, "open after the refusal");
+    const published = await server.publish(`after ${name}`);
+    await h.waitEvents(page, tag, (l) => l.some((e) => e.data === `after ${name}`), 5000, "the message");
+    const log = await h.events(page, tag);
+    await h.closeSub(page, tag);
+    await h.clearFaults(server);
+    const entries = await caseLog("/sse", tag);
+    const errors = log.filter((e) => e.type === "error");
+    assert.deepEqual(errors.map((e) => [e.code, e.status, e.fatal]), Array(times).fill(["http-status", undefined, false]));
+    for (const e of errors) assert.ok(e.retryInMs >= 100, `retried under backoff: ${e.retryInMs}`);
+    assert.deepEqual(log.filter((e) => e.type === "transportchange").map((e) => [e.transport, e.reason]),
+      [["eventsource", "start"]]);
+    assert.deepEqual(log.filter((e) => e.type === "open").map((e) => e.transport), ["eventsource"]);
+    assert.equal(log.find((e) => e.type === "message").id, published.id);
+    // Per refusal: the EventSource request (the fault) and the probe (200,
+    // aborted after its head); then the stream that opened.
+    assert.deepEqual(entries.map((e) => e.status), [...Array(times).fill([fault.status, 200]).flat(), 200],
+      entries.map(h.logBrief).join("\n"));
+    assert.deepEqual(entries.map((e) => e.fault?.kind ?? null), [...Array(times).fill(["status", "delay"]).flat(), null]);
+  });
+}
