@@ -92,6 +92,16 @@ export async function main(signal: AbortSignal) {
   const onPrice = (e: Message<Price, "price">) => void e.data.symbol;
   sub.addEventListener("price", onPrice);
   sub.removeEventListener("price", onPrice);
+  // EventTarget-style listeners: handleEvent objects, `once`, `null`.
+  sub.addEventListener("price", { handleEvent(e) { assert<Equal<typeof e.data, Price>>(true); } }, { once: true });
+  sub.addEventListener("error", { handleEvent: (e) => void e.code }, true);
+  sub.addEventListener("message", null);
+  sub.removeEventListener("price", onPrice, { once: true });
+  // @ts-expect-error: a handleEvent object needs the method
+  sub.addEventListener("open", { handle() {} });
+  // Header values: anything `String()` turns into a header value.
+  subscribe("/sse", { headers: { "X-N": 1, "X-B": true } });
+  subscribe("/sse", { headers: ({ transport, url }) => ({ "X-T": transport, "X-U": url }) });
 
   // Read-only state and stats.
   const s: State = sub.state;
