@@ -48,16 +48,13 @@ pub(crate) fn resolve_url(url: &str) -> Result<String, JsValue> {
     if url.trim().is_empty() {
         return Err(invalid());
     }
-    let base = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("location"))
-        .ok()
-        .filter(|l| l.is_object())
-        .and_then(|l| js_sys::Reflect::get(&l, &JsValue::from_str("href")).ok())
-        .and_then(|h| h.as_string());
-    let parsed = match base {
-        Some(base) => web_sys::Url::new_with_base(url, &base),
-        None => web_sys::Url::new(url),
-    };
-    match parsed {
+    // No `location` (not a page or a worker): `about:blank` resolves
+    // absolute URLs only.
+    let base = options::get(&js_sys::global().into(), "location");
+    let base = options::get(&base, "href")
+        .as_string()
+        .unwrap_or_else(|| String::from("about:blank"));
+    match web_sys::Url::new_with_base(url, &base) {
         Ok(u) if is_http(&u.protocol()) && !u.host().is_empty() => Ok(u.href()),
         _ => Err(invalid()),
     }

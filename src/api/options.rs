@@ -15,6 +15,8 @@
 //! not strings or collide with the subscription's own event types or with
 //! each other. A `urls` entry that is not an http(s) URL throws `invalid-url`.
 
+use std::cell::Cell;
+
 use tidings_core::engine::{Config, TransportKind};
 use tidings_core::policy::backoff::Strategy;
 use tidings_core::policy::interval::IntervalMode;
@@ -60,9 +62,18 @@ impl Options {
             signal: None,
             headers: None,
         };
-        if v.is_object() {
-            read_into(&mut c, &mut o, v)?;
+        THREW.with(Cell::take);
+        let checked = if v.is_object() {
+            read_into(&mut c, &mut o, v)
+        } else {
+            Ok(())
+        };
+        // A getter that threw comes first: the check that failed after it
+        // may only have seen its `undefined`.
+        if let Some(cause) = THREW.with(Cell::take) {
+            return Err(with_cause(invalid("(a getter threw)"), &cause));
         }
+        checked?;
         o.config = c.sanitized();
         Ok(o)
     }
@@ -73,119 +84,137 @@ impl Options {
 const RESERVED: [&str; 5] = ["open", "error", "statechange", "transportchange", "reset"];
 
 fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
-    o.parse = match get(v, "parse")?.as_string().as_deref() {
+    o.parse = match get(v, "parse").as_string().as_deref() {
         Some("json") => Parse::Json,
         _ => Parse::Text,
     };
-    o.with_credentials = get(v, "withCredentials")?.as_bool().unwrap_or(false);
-    o.seed = get(v, "seed")?
+    o.with_credentials = get(v, "withCredentials").as_bool().unwrap_or(false);
+    o.seed = get(v, "seed")
         .as_f64()
         .filter(|s| s.is_finite())
         .map(|s| s as u64);
-    o.signal = signal(&get(v, "signal")?)?;
+    o.signal = signal(&get(v, "signal"))?;
 
-    let urls = get(v, "urls")?;
-    c.urls.eventsource = transport_url(&get(&urls, "eventsource")?)?;
-    c.urls.fetch_sse = transport_url(&get(&urls, "fetch-sse")?)?;
-    c.urls.long_poll = transport_url(&get(&urls, "long-poll")?)?;
-    c.urls.poll = transport_url(&get(&urls, "poll")?)?;
-    let transports = strings(&get(v, "transports")?);
+    let urls = get(v, "urls");
+    c.urls.eventsource = transport_url(&get(&urls, "eventsource"))?;
+    c.urls.fetch_sse = transport_url(&get(&urls, "fetch-sse"))?;
+    c.urls.long_poll = transport_url(&get(&urls, "long-poll"))?;
+    c.urls.poll = transport_url(&get(&urls, "poll"))?;
+    let transports = strings(&get(v, "transports"));
     if !transports.is_empty() {
         c.transports = transports
             .iter()
             .filter_map(|t| TransportKind::from_name(t))
             .collect();
     }
-    c.events = events(&get(v, "events")?)?;
-    if let Some(id) = get(v, "lastEventId")?.as_string() {
+    c.events = events(&get(v, "events"))?;
+    if let Some(id) = get(v, "lastEventId").as_string() {
         c.last_event_id = id;
     }
-    if let Some(p) = get(v, "lastEventIdParam")?.as_string() {
+    if let Some(p) = get(v, "lastEventIdParam").as_string() {
         c.last_event_id_param = p;
     }
-    let headers = get(v, "headers")?;
+    let headers = get(v, "headers");
     o.headers = checked_headers(headers)?;
     c.has_custom_headers = o.headers.is_some();
-    let heartbeat = get(v, "heartbeatEvent")?;
+    let heartbeat = get(v, "heartbeatEvent");
     if let Some(h) = heartbeat.as_string() {
         if h == "message" || RESERVED.contains(&h.as_str()) || c.events.contains(&h) {
-            return Err(invalid("heartbeatEvent must differ from \"message\", the subscription's event types and every name in events"));
+            return Err(invalid("heartbeatEvent"));
         }
         c.heartbeat_event = h;
     } else if !heartbeat.is_undefined() && !heartbeat.is_null() {
-        return Err(invalid("heartbeatEvent must be a string"));
+        return Err(invalid("heartbeatEvent"));
     }
-    let p = get(v, "pauseWhenHidden")?;
+    let p = get(v, "pauseWhenHidden");
     if let Some(b) = p.as_bool() {
         c.pause_when_hidden = b.then_some(0);
-    } else if let Some(after) = ms(&get(&p, "afterMs")?) {
+    } else if let Some(after) = ms(&get(&p, "afterMs")) {
         c.pause_when_hidden = Some(after);
     }
 
-    let b = get(v, "backoff")?;
-    c.backoff.strategy = match get(&b, "strategy")?.as_string().as_deref() {
+    let b = get(v, "backoff");
+    c.backoff.strategy = match get(&b, "strategy").as_string().as_deref() {
         Some("equal-jitter") => Strategy::EqualJitter,
         Some("decorrelated") => Strategy::Decorrelated,
         Some("none") => Strategy::None,
         _ => Strategy::FullJitter,
     };
-    set_ms(&mut c.backoff.base_ms, &get(&b, "baseMs")?);
-    set_ms(&mut c.backoff.max_ms, &get(&b, "maxMs")?);
-    set_ms(&mut c.backoff.floor_ms, &get(&b, "floorMs")?);
-    set_ms(&mut c.backoff.healthy_after_ms, &get(&b, "healthyAfterMs")?);
-    if let Some(n) = get(&b, "maxAttempts")?.as_f64() {
+    set_ms(&mut c.backoff.base_ms, &get(&b, "baseMs"));
+    set_ms(&mut c.backoff.max_ms, &get(&b, "maxMs"));
+    set_ms(&mut c.backoff.floor_ms, &get(&b, "floorMs"));
+    set_ms(&mut c.backoff.healthy_after_ms, &get(&b, "healthyAfterMs"));
+    if let Some(n) = get(&b, "maxAttempts").as_f64() {
         c.backoff.max_attempts = (n.is_finite() && n >= 0.0).then(|| n.min(u32::MAX as f64) as u32);
     }
-    set_ms(&mut c.max_retry_after_ms, &get(v, "maxRetryAfterMs")?);
-    let br = get(v, "breaker")?;
-    if let Some(n) = get(&br, "failureThreshold")?.as_f64() {
+    set_ms(&mut c.max_retry_after_ms, &get(v, "maxRetryAfterMs"));
+    let br = get(v, "breaker");
+    if let Some(n) = get(&br, "failureThreshold").as_f64() {
         c.breaker.failure_threshold = n.clamp(0.0, u32::MAX as f64) as u32;
     }
-    set_ms(&mut c.breaker.cooldown_ms, &get(&br, "cooldownMs")?);
-    let i = get(v, "interval")?;
-    c.interval.mode = match get(&i, "mode")?.as_string().as_deref() {
+    set_ms(&mut c.breaker.cooldown_ms, &get(&br, "cooldownMs"));
+    let i = get(v, "interval");
+    c.interval.mode = match get(&i, "mode").as_string().as_deref() {
         Some("aimd") => IntervalMode::Aimd,
         Some("rate-window") => IntervalMode::RateWindow,
         Some("fixed") => IntervalMode::Fixed,
         _ => IntervalMode::Exponential,
     };
-    set_ms(&mut c.interval.initial_ms, &get(&i, "initialMs")?);
-    set_ms(&mut c.interval.min_ms, &get(&i, "minMs")?);
-    set_ms(&mut c.interval.max_ms, &get(&i, "maxMs")?);
-    let w = get(v, "watchdog")?;
-    set_ms(&mut c.watchdog.idle_timeout_ms, &get(&w, "idleTimeoutMs")?);
+    set_ms(&mut c.interval.initial_ms, &get(&i, "initialMs"));
+    set_ms(&mut c.interval.min_ms, &get(&i, "minMs"));
+    set_ms(&mut c.interval.max_ms, &get(&i, "maxMs"));
+    let w = get(v, "watchdog");
+    set_ms(&mut c.watchdog.idle_timeout_ms, &get(&w, "idleTimeoutMs"));
     set_ms(
         &mut c.watchdog.first_event_timeout_ms,
-        &get(&w, "firstEventTimeoutMs")?,
+        &get(&w, "firstEventTimeoutMs"),
     );
     set_ms(
         &mut c.long_poll.timeout_ms,
-        &get(&get(v, "longPoll")?, "timeoutMs")?,
+        &get(&get(v, "longPoll"), "timeoutMs"),
     );
-    let f = get(v, "fallback")?;
-    if let Some(n) = get(&f, "afterFailures")?.as_f64() {
+    let f = get(v, "fallback");
+    if let Some(n) = get(&f, "afterFailures").as_f64() {
         c.fallback.after_failures = n.clamp(0.0, u32::MAX as f64) as u32;
     }
-    set_ms(&mut c.fallback.remember_ms, &get(&f, "rememberMs")?);
+    set_ms(&mut c.fallback.remember_ms, &get(&f, "rememberMs"));
     Ok(())
 }
 
-/// `o[key]`; `undefined` when `o` is not an object. A getter that throws is
-/// an `invalid-option` error whose `cause` is what it threw.
-fn get(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+thread_local! {
+    /// What the first getter that threw while reading options threw. One
+    /// check after reading instead of an error branch per option keeps the
+    /// reader small (it is inlined into `subscribe`; see README "Size").
+    static THREW: Cell<Option<JsValue>> = const { Cell::new(None) };
+}
+
+/// `o[key]`; `undefined` when `o` is not an object or the getter throws
+/// (what it threw is kept in [`THREW`] for `from_js` to report).
+pub(super) fn get(o: &JsValue, key: &str) -> JsValue {
     if !o.is_object() {
-        return Ok(JsValue::UNDEFINED);
+        return JsValue::UNDEFINED;
     }
-    js_sys::Reflect::get(o, &JsValue::from_str(key)).map_err(|cause| {
-        let e = invalid("reading an option threw");
-        crate::js::set(e.unchecked_ref(), "cause", &cause);
-        e
+    js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or_else(|cause| {
+        THREW.with(|t| {
+            let first = t.take().unwrap_or(cause);
+            t.set(Some(first));
+        });
+        JsValue::UNDEFINED
     })
 }
 
-/// An `Error` with `code: "invalid-option"`.
-fn invalid(message: &str) -> JsValue {
-    super::error("invalid-option", message)
+/// `e` with its `cause` set.
+fn with_cause(e: JsValue, cause: &JsValue) -> JsValue {
+    crate::js::set(e.unchecked_ref(), "cause", cause);
+    e
+}
+
+/// An `Error` with `code: "invalid-option"` and the message
+/// `invalid option: <name>` (the README's options table says why).
+fn invalid(name: &str) -> JsValue {
+    let mut message = String::from("invalid option: ");
+    message.push_str(name);
+    super::error("invalid-option", &message)
 }
 
 fn absent(v: &JsValue) -> bool {
@@ -200,10 +229,10 @@ fn signal(s: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
         return Ok(None);
     }
     let shaped = s.is_object()
-        && get(s, "aborted")?.as_bool().is_some()
-        && get(s, "addEventListener")?.is_function();
+        && get(s, "aborted").as_bool().is_some()
+        && get(s, "addEventListener").is_function();
     if !shaped {
-        return Err(invalid("signal must be an AbortSignal"));
+        return Err(invalid("signal"));
     }
     Ok(Some(s.clone().unchecked_into()))
 }
@@ -215,7 +244,7 @@ fn transport_url(v: &JsValue) -> Result<Option<String>, JsValue> {
     }
     match v.as_string() {
         Some(u) => super::resolve_url(&u).map(Some),
-        None => Err(invalid("each urls entry must be a string")),
+        None => Err(invalid("urls")),
     }
 }
 
@@ -228,15 +257,15 @@ fn events(v: &JsValue) -> Result<Vec<String>, JsValue> {
         return Ok(Vec::new());
     }
     if !js_sys::Array::is_array(v) {
-        return Err(invalid("events must be an array of strings"));
+        return Err(invalid("events"));
     }
     let mut out: Vec<String> = Vec::new();
     for x in js_sys::Array::from(v).iter() {
         let Some(name) = x.as_string().filter(|n| !n.is_empty()) else {
-            return Err(invalid("events must be an array of non-empty strings"));
+            return Err(invalid("events"));
         };
         if RESERVED.contains(&name.as_str()) {
-            return Err(invalid("events must not name the subscription's own event types (open, error, statechange, transportchange, reset)"));
+            return Err(invalid("events"));
         }
         if name != "message" && !out.contains(&name) {
             out.push(name);
@@ -257,14 +286,12 @@ fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
         return Ok(Some(h));
     }
     if !h.is_object() {
-        return Err(invalid("headers must be an object or a function"));
+        return Err(invalid("headers"));
     }
     let check = web_sys::Headers::new()
         .and_then(|headers| crate::transport::fetch::add_object(&headers, &h));
     if let Err(cause) = check {
-        let e = invalid("headers: invalid header name or value");
-        crate::js::set(e.unchecked_ref(), "cause", &cause);
-        return Err(e);
+        return Err(with_cause(invalid("headers"), &cause));
     }
     Ok(Some(h))
 }

@@ -140,7 +140,7 @@ impl Subscription {
     /// does not call it any more.
     #[wasm_bindgen(js_name = removeEventListener)]
     pub fn remove_event_listener(&self, kind: &str, listener: JsValue) {
-        remove(&self.inner, |e| e.kind == kind && e.callback == listener);
+        remove(&self.inner, &|e| e.kind == kind && e.callback == listener);
     }
 
     /// Close the subscription: no listener is called again; the shared
@@ -194,7 +194,7 @@ fn close(inner: &Rc<Inner>) {
     let Some(handle) = inner.handle.take() else {
         return;
     };
-    remove(inner, |_| true);
+    remove(inner, &|_| true);
     let listener = inner.abort_listener.borrow_mut().take();
     drop(listener);
     if inner.conn.unlisten(handle) == 0 {
@@ -236,8 +236,9 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
     }
 }
 
-/// Mark every listener `matches` selects removed and drop it.
-fn remove(inner: &Inner, matches: impl Fn(&Entry) -> bool) {
+/// Mark every listener `matches` selects removed and drop it (`dyn`: one
+/// copy of the code for its three callers).
+fn remove(inner: &Inner, matches: &dyn Fn(&Entry) -> bool) {
     inner.listeners.borrow_mut().retain(|e| {
         let hit = matches(e);
         if hit {
@@ -269,7 +270,7 @@ fn dispatch(inner: &Inner, kind: &str, event: &JsValue) {
             continue;
         }
         if entry.once {
-            remove(inner, |e| std::ptr::eq(e, &*entry));
+            remove(inner, &|e| std::ptr::eq(e, &*entry));
         }
         if let Err(thrown) = call(&entry.callback, event) {
             report_error(&thrown);
