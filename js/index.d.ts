@@ -444,8 +444,8 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
 }
 
 /**
- * Subscribe to `url`: relative (resolved against the page with the browser's `URL` parser) or
- * absolute `http:`/`https:` with a host. Every option is read and checked first; anything else
+ * Subscribe to `url` (a string, or a `URL` object taken as its `href`): relative (resolved against
+ * the page with the browser's `URL` parser) or absolute `http:`/`https:` with a host. Every option is read and checked first; anything else
  * throws an `Error` with `code: "invalid-url"` or `"invalid-option"` before anything starts. Call
  * {@link init} first.
  *
@@ -457,12 +457,12 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
  * ```
  */
 export function subscribe<M extends EventMap<M> = {}>(
-  url: string,
+  url: string | URL,
   options: Options<M> & { parse: "json" },
 ): Subscription<M, unknown>;
 export function subscribe<M extends EventMap<M, string> = {}>(
-  url: string,
+  url: string | URL,
   options?: Options<M> & { parse?: "text" },
 ): Subscription<M, string>;
 /** Options whose `parse` is not known statically (a variable typed `Options`): data is `unknown`. */
-export function subscribe(url: string, options?: Options): Subscription<{}, unknown>;
+export function subscribe(url: string | URL, options?: Options): Subscription<{}, unknown>;

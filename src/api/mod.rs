@@ -25,7 +25,19 @@ use wasm_bindgen::prelude::*;
 /// http(s) or has no host, and `code: "invalid-option"` for an option that
 /// cannot be honoured (see `options`). Numbers and modes of the wrong type
 /// fall back to their defaults.
-#[wasm_bindgen]
+///
+/// From JS, `url` is a string or an object such as a `URL` (taken as
+/// `String(url)`); anything else, `undefined` included, is `invalid-url`.
+#[wasm_bindgen(js_name = subscribe)]
+pub fn subscribe_js(url: JsValue, options: JsValue) -> Result<Subscription, JsValue> {
+    let url = match url.is_string() || url.is_object() {
+        true => crate::js::to_string(&url).map_err(|_| invalid_url())?,
+        false => return Err(invalid_url()),
+    };
+    subscribe(&url, options)
+}
+
+/// [`subscribe_js`] for Rust callers.
 pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     let url = resolve_url(url)?;
     let parsed = options::Options::from_js(&url, &options)?;
@@ -39,14 +51,8 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
 /// page itself), does not parse, its scheme is not `http:`/`https:`, or it
 /// has no host.
 pub(crate) fn resolve_url(url: &str) -> Result<String, JsValue> {
-    let invalid = || {
-        error(
-            "invalid-url",
-            "url must be relative, or http: or https: with a host",
-        )
-    };
     if url.trim().is_empty() {
-        return Err(invalid());
+        return Err(invalid_url());
     }
     // No `location` (not a page or a worker): `about:blank` resolves
     // absolute URLs only.
@@ -56,8 +62,15 @@ pub(crate) fn resolve_url(url: &str) -> Result<String, JsValue> {
         .unwrap_or_else(|| String::from("about:blank"));
     match web_sys::Url::new_with_base(url, &base) {
         Ok(u) if is_http(&u.protocol()) && !u.host().is_empty() => Ok(u.href()),
-        _ => Err(invalid()),
+        _ => Err(invalid_url()),
     }
+}
+
+fn invalid_url() -> JsValue {
+    error(
+        "invalid-url",
+        "url must be relative, or http: or https: with a host",
+    )
 }
 
 fn is_http(protocol: &str) -> bool {

@@ -109,7 +109,33 @@ impl Subscription {
     /// listener twice for one type registers it once; `options` is a boolean
     /// (capture, meaningless here) or `{ once }`. Throws a `TypeError` for a
     /// listener that is neither a function nor an object.
+    ///
+    /// `type` is converted with `String(type)` as on `EventTarget`.
     #[wasm_bindgen(js_name = addEventListener)]
+    pub fn add_event_listener_js(
+        &self,
+        kind: JsValue,
+        listener: JsValue,
+        options: JsValue,
+    ) -> Result<(), JsValue> {
+        self.add_event_listener(&crate::js::to_string(&kind)?, listener, options)
+    }
+
+    /// Remove a listener added with `addEventListener`; a dispatch under way
+    /// does not call it any more. `type` is converted with `String(type)`.
+    #[wasm_bindgen(js_name = removeEventListener)]
+    pub fn remove_event_listener_js(
+        &self,
+        kind: JsValue,
+        listener: JsValue,
+    ) -> Result<(), JsValue> {
+        self.remove_event_listener(&crate::js::to_string(&kind)?, listener);
+        Ok(())
+    }
+}
+
+impl Subscription {
+    /// [`Subscription::add_event_listener_js`] for Rust callers.
     pub fn add_event_listener(
         &self,
         kind: &str,
@@ -136,13 +162,14 @@ impl Subscription {
         Ok(())
     }
 
-    /// Remove a listener added with `addEventListener`; a dispatch under way
-    /// does not call it any more.
-    #[wasm_bindgen(js_name = removeEventListener)]
+    /// [`Subscription::remove_event_listener_js`] for Rust callers.
     pub fn remove_event_listener(&self, kind: &str, listener: JsValue) {
         remove(&self.inner, &|e| e.kind == kind && e.callback == listener);
     }
+}
 
+#[wasm_bindgen]
+impl Subscription {
     /// Close the subscription: no listener is called again; the shared
     /// connection closes (request aborted, timers cancelled) when this was its
     /// last subscription. Idempotent.

@@ -184,26 +184,10 @@ pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> 
     for pair in js_sys::Object::entries(o.unchecked_ref()).iter() {
         let pair: js_sys::Array = pair.unchecked_into();
         let name = pair.get(0).as_string().unwrap_or_default();
-        let value = header_value(&pair.get(1))?;
+        let value = crate::js::to_string(&pair.get(1))?;
         headers.set(&name, &latin1_bytes(&value))?;
     }
     Ok(())
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// The global `String` function: `String(value)`.
-    #[wasm_bindgen(js_name = String, catch)]
-    fn js_string(value: &JsValue) -> Result<JsValue, JsValue>;
-}
-
-/// `String(value)`, except that a Symbol is a `TypeError` as in WebIDL's
-/// ByteString conversion (`String(Symbol())` itself would not throw).
-fn header_value(value: &JsValue) -> Result<String, JsValue> {
-    if value.is_symbol() {
-        return Err(js_sys::TypeError::new("a header value cannot be a Symbol").into());
-    }
-    Ok(js_string(value)?.as_string().unwrap_or_default())
 }
 
 fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {

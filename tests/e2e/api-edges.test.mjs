@@ -194,6 +194,35 @@ test("URLs are resolved with the browser's URL parser at subscribe(); `urls` ent
   await p.close();
 });
 
+test("a url or event type that is not a string is converted (a URL object) or refused, never a trap", { timeout: T }, async () => {
+  const p = await page();
+  const got = await p.evaluate(async () => {
+    const out = {};
+    for (const [name, url] of Object.entries({ undef: undefined, nul: null, num: 5, bool: true })) {
+      try { window.t.subscribe(url); out[name] = "accepted"; } catch (e) { out[name] = [e.name, e.code]; }
+    }
+    // A URL object is taken as its href, as fetch does.
+    const sub = window.t.subscribe(new URL("/sse", location.href), { transports: ["fetch-sse"] });
+    // Event types are converted with String(type), as on EventTarget.
+    const seen = [];
+    sub.addEventListener({ toString: () => "open" }, (e) => seen.push(e.type));
+    sub.addEventListener(5, () => seen.push("five"));
+    sub.removeEventListener(5, () => {});
+    try { sub.addEventListener(Symbol("x"), () => {}); } catch (e) { out.symbolType = e.name; }
+    await new Promise((r) => sub.addEventListener("open", r));
+    out.seen = seen;
+    out.state = sub.state;
+    sub.close();
+    return out;
+  });
+  assert.deepEqual(got, {
+    undef: ["Error", "invalid-url"], nul: ["Error", "invalid-url"], num: ["Error", "invalid-url"],
+    bool: ["Error", "invalid-url"], symbolType: "TypeError", seen: ["open"], state: "open",
+  });
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
 // ----- 4. option values that would break the engine --------------------------
 
 test("interval.minMs: 0 is floored at 10 ms (no busy poll loop)", { timeout: T }, async () => {

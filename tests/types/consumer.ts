@@ -101,6 +101,9 @@ export async function main(signal: AbortSignal) {
   sub.addEventListener("open", { handle() {} });
   // Header values: anything `String()` turns into a header value.
   subscribe("/sse", { headers: { "X-N": 1, "X-B": true } });
+  subscribe(new URL("/sse", "https://example.com/"));
+  // @ts-expect-error: a URL is a string or a URL object
+  subscribe(5);
   subscribe("/sse", { headers: ({ transport, url }) => ({ "X-T": transport, "X-U": url }) });
 
   // Read-only state and stats.
@@ -153,7 +156,7 @@ export const badStrategy: Options = { backoff: { strategy: "random" } };
 export const badMode: Options = { interval: { mode: "linear" } };
 // @ts-expect-error: parse is "text" or "json"
 export const badParse: Options = { parse: "xml" };
-// @ts-expect-error: a URL is a string
+// A URL object is taken as its href.
 subscribe(new URL("https://example.com/sse"));
 // @ts-expect-error: unknown option
 subscribe("/sse", { reconnect: true });
