@@ -171,17 +171,26 @@ fn revalidate_with_max_age(headers: &Headers) -> Result<(), JsValue> {
     Ok(())
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// `Object.entries(o)`, its exceptions caught: a getter of the app's
+    /// headers object may throw (js-sys's binding would let the exception
+    /// unwind through the wasm frames of the task queue).
+    #[wasm_bindgen(js_namespace = Object, js_name = entries, catch)]
+    fn object_entries(o: &JsValue) -> Result<js_sys::Array, JsValue>;
+}
+
 /// Set every own enumerable `name: value` of `o` on `headers`, as `fetch`'s
 /// own `Headers` would take them: values converted with JS `String(value)`
-/// (a number, boolean or object is fine), a Symbol value or a `toString`
-/// that throws is an error, and so is an invalid name or value (`Headers.set`
-/// throws a `TypeError`). `undefined`/`null` add nothing. Never panics: the
-/// values come straight from the app.
+/// (a number, boolean or object is fine), a Symbol value, a getter or a
+/// `toString` that throws is an error, and so is an invalid name or value
+/// (`Headers.set` throws a `TypeError`). `undefined`/`null` add nothing.
+/// Never panics: the values come straight from the app.
 pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> {
     if !o.is_object() {
         return Ok(());
     }
-    for pair in js_sys::Object::entries(o.unchecked_ref()).iter() {
+    for pair in object_entries(o)?.iter() {
         let pair: js_sys::Array = pair.unchecked_into();
         let name = pair.get(0).as_string().unwrap_or_default();
         let value = crate::js::to_string(&pair.get(1))?;

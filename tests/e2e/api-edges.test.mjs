@@ -81,24 +81,36 @@ test("header values that are not strings are sent as String(value); a Symbol val
       transports: ["fetch-sse"], headers: () => ({ Authorization: Symbol("s") }), backoff: { floorMs: 5000 },
     });
     const err = await new Promise((r) => c.addEventListener("error", r));
+    // A getter that throws in the function's result: the same, with what it threw.
+    const e = window.t.subscribe("/sse", {
+      transports: ["fetch-sse"], headers: () => ({ get Authorization() { throw new Error("no token"); } }),
+      backoff: { floorMs: 5000 },
+    });
+    const getterErr = await new Promise((r) => e.addEventListener("error", r));
     const d = window.t.subscribe("/sse", { transports: ["fetch-sse"], headers: { Authorization: "d" } });
     await opened(d);
-    const out = { code: err.code, fatal: err.fatal, cause: err.cause instanceof TypeError, state: c.state, d: d.state };
-    for (const s of [a, b, c, d]) s.close();
+    const out = {
+      code: err.code, fatal: err.fatal, cause: err.cause instanceof TypeError, state: c.state, d: d.state,
+      getter: [getterErr.code, getterErr.cause?.message],
+    };
+    for (const s of [a, b, c, d, e]) s.close();
     return out;
   }, { t1, t2, t3 });
-  assert.deepEqual(got, { code: "headers", fatal: false, cause: true, state: "waiting", d: "open" });
+  assert.deepEqual(got, {
+    code: "headers", fatal: false, cause: true, state: "waiting", d: "open", getter: ["headers", "no token"],
+  });
   assert.equal((await tagged(t1))[0].headers.authorization, "1");
   assert.equal((await tagged(t2))[0].headers.authorization, "2");
   assert.deepEqual(await tagged(t3), [], "nothing was sent with a Symbol header");
   // A static object with a bad value or name cannot work: it throws at subscribe.
   assert.deepEqual(await p.evaluate(() => {
     const codes = [];
-    for (const headers of [{ Authorization: Symbol("s") }, { "bad name": "x" }, { Authorization: "a\nb" }]) {
+    const throwing = { get Authorization() { throw new Error("no token"); } };
+    for (const headers of [{ Authorization: Symbol("s") }, { "bad name": "x" }, { Authorization: "a\nb" }, throwing]) {
       try { window.t.subscribe("/sse", { headers }); codes.push("accepted"); } catch (e) { codes.push(e.code); }
     }
     return codes;
-  }), ["invalid-option", "invalid-option", "invalid-option"]);
+  }), ["invalid-option", "invalid-option", "invalid-option", "invalid-option"]);
   assert.deepEqual(p.errors, []);
   await p.close();
 });
