@@ -92,8 +92,8 @@ export declare const ErrorCode: Readonly<{
   GaveUp: "gave-up";
   /**
    * The `headers` function threw or its promise rejected, or it returned an invalid header name or
-   * value (`cause`: what was thrown). Nothing was sent; retried with backoff, and not counted
-   * against the transport (no fallback, no circuit breaker).
+   * value (`cause`: what was thrown). Nothing was sent; retried with backoff (counted toward
+   * `backoff.maxAttempts`), and not counted against the transport (no fallback, no circuit breaker).
    */
   Headers: "headers";
 }>;
