@@ -40,9 +40,10 @@ browser-tests:
 
 ## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go.
 # Raised from 16384 when the whole engine, the four transports, the page
-# lifecycle and the package entry landed (README "Size"); the 13 KB goal is
-# open work.
-SIZE_CEILING ?= 55296
+# lifecycle and the package entry landed (README "Size"), and to 56320 when
+# subscribe() started checking every option and URL up front and listeners got
+# EventTarget semantics (+2.4 KB gzip); the 13 KB goal is open work.
+SIZE_CEILING ?= 56320
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh

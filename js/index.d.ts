@@ -59,8 +59,19 @@ export type Reason =
 
 /** The error codes, as a frozen object: `if (e.code === ErrorCode.Auth) …`. */
 export declare const ErrorCode: Readonly<{
-  /** The URL is not relative, `http:` or `https:` (thrown by `subscribe`). */
+  /**
+   * The URL, or a `urls` entry, does not parse as a URL against the page, is not `http:`/`https:`,
+   * or has no host (thrown by `subscribe`).
+   */
   InvalidUrl: "invalid-url";
+  /**
+   * An option that cannot be honoured (thrown by `subscribe`, before anything starts): a getter that
+   * threw (`cause`), a `signal` that is not an `AbortSignal`, `headers` that are neither an object
+   * nor a function or hold an invalid header, `events` that are not an array of non-empty strings
+   * or name one of the subscription's own event types, a `heartbeatEvent` equal to `"message"`, to
+   * one of those or to a name in `events`, a `urls` entry that is not a string.
+   */
+  InvalidOption: "invalid-option";
   /** A status the transport cannot use (fatal for permanent 4xx), or a 5xx (retried). */
   HttpStatus: "http-status";
   /** An event stream answered 204 No Content: the server said stop (fatal). */
@@ -79,6 +90,12 @@ export declare const ErrorCode: Readonly<{
   Auth: "auth";
   /** `backoff.maxAttempts` reached, or no usable transport (fatal). */
   GaveUp: "gave-up";
+  /**
+   * The `headers` function threw or its promise rejected, or it returned an invalid header name or
+   * value (`cause`: what was thrown). Nothing was sent; retried with backoff (counted toward
+   * `backoff.maxAttempts`), and not counted against the transport (no fallback, no circuit breaker).
+   */
+  Headers: "headers";
 }>;
 /** One of the {@link ErrorCode} values. */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -115,6 +132,8 @@ export interface TidingsError extends Error {
   readonly retryInMs?: number;
   /** `true` when the subscription stopped (its state is then `closed`). */
   readonly fatal: boolean;
+  /** With code `headers`: what the `headers` function threw or rejected with. */
+  readonly cause?: unknown;
 }
 
 /** `statechange`. */
@@ -199,14 +218,33 @@ export type AnyMessage<M, D> =
  * was refused (refresh the token); the request is then retried once.
  */
 export interface HeadersContext {
+  /** The transport the request is for. */
+  transport: Transport;
+  /** The request URL (absolute). */
+  url: string;
   status?: number;
 }
+
+/**
+ * Header values as `fetch`'s `Headers` takes them: converted with `String(value)` (a Symbol, or
+ * an invalid name or value, is an error).
+ */
+export type HeaderValues = Record<string, string | number | boolean>;
+
+/**
+ * A listener: a function, or an object with a `handleEvent` method (called with `this` the
+ * object), as on `EventTarget`.
+ */
+export type Listener<E> = ((event: E) => void) | { handleEvent(event: E): void };
+
+/** `addEventListener` options: `once` removes the listener before its first call. */
+export type ListenerOptions = boolean | { once?: boolean };
 
 /** `subscribe` options. Every duration is in milliseconds and says so in its name. */
 export interface Options<M = {}> {
   /**
-   * A different endpoint per transport (servers such as nchan serve each on its own location).
-   * Default: each is the subscribe URL.
+   * A different endpoint per transport (servers such as nchan serve each on its own location),
+   * each checked like the subscribe URL (`invalid-url`). Default: each is the subscribe URL.
    */
   urls?: { eventsource?: string; "fetch-sse"?: string; "long-poll"?: string; poll?: string };
   /**
@@ -215,8 +253,9 @@ export interface Options<M = {}> {
    */
   transports?: readonly Transport[];
   /**
-   * Named event types delivered besides `message`; the same filter on every transport.
-   * Default `[]`.
+   * Named event types delivered besides `message`; the same filter on every transport. Names of
+   * the subscription's own events (`open`, `error`, `statechange`, `transportchange`, `reset`) throw
+   * `invalid-option`; `"message"` is always delivered. Default `[]`.
    */
   events?: readonly NoInfer<EventName<M>>[];
   /**
@@ -227,11 +266,11 @@ export interface Options<M = {}> {
   /**
    * Request headers, fetch transports only (e.g. `Authorization`; forces a CORS preflight
    * cross-origin). A function runs before every request; on 401 it is called once more with
-   * `{ status: 401 }` and the request retried once. Default: none.
+   * `{ status: 401 }` and the request retried once. A function that throws or rejects is an `error`
+   * event with code `headers`, retried with backoff; an object with an invalid header throws
+   * `invalid-option`. Default: none.
    */
-  headers?:
-    | Record<string, string>
-    | ((ctx: HeadersContext) => Record<string, string> | Promise<Record<string, string>>);
+  headers?: HeaderValues | ((ctx: HeadersContext) => HeaderValues | Promise<HeaderValues>);
   /** Send cookies / credentials cross-origin. Default `false`. */
   withCredentials?: boolean;
   /**
@@ -241,7 +280,7 @@ export interface Options<M = {}> {
    * `statechange` / `transportchange` / `error` / `reset` event objects. Default `false`.
    */
   debug?: boolean;
-  /** Aborting it closes the subscription. Default: none. */
+  /** Aborting it closes the subscription; anything else throws `invalid-option`. Default: none. */
   signal?: AbortSignal;
   /** Initial cursor (resume from a stored id). Default `""`. */
   lastEventId?: string;
@@ -260,7 +299,7 @@ export interface Options<M = {}> {
     maxMs?: number;
     /**
      * Least delay before any reconnect, milliseconds; the server's `retry:` raises it, never
-     * lowers it below this. Default `1000`.
+     * lowers it below this. At least `10`. Default `1000`.
      */
     floorMs?: number;
     /**
@@ -296,15 +335,16 @@ export interface Options<M = {}> {
     mode?: "exponential" | "aimd" | "rate-window" | "fixed";
     /** First interval, milliseconds. Default `5000`. */
     initialMs?: number;
-    /** Shortest interval, milliseconds. Default `1000`. */
+    /** Shortest interval, milliseconds; at least `10`. Default `1000`. */
     minMs?: number;
-    /** Longest interval, milliseconds. Default `300000` (5 min). */
+    /** Longest interval, milliseconds; at least `10`. Default `300000` (5 min). */
     maxMs?: number;
   };
   /**
    * Event type a server sends as a heartbeat (native EventSource cannot see comments); on
-   * `eventsource` the watchdog runs only once such an event or a message has arrived.
-   * Default `"heartbeat"`.
+   * `eventsource` the watchdog runs only once such an event or a message has arrived. `""`
+   * disables it; `"message"`, the subscription's own event types and names in `events` throw
+   * `invalid-option`. Default `"heartbeat"`.
    */
   heartbeatEvent?: string;
   /** Dead-stream detection. */
@@ -355,23 +395,32 @@ export interface Options<M = {}> {
  * messages the map does not name (`string`, or `unknown` with `parse: "json"`).
  */
 export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessage<M, D>> {
-  /** Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`. */
+  /**
+   * Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`. As on
+   * `EventTarget`: a listener added twice for one type runs once, a listener removed during a
+   * dispatch is not called, `null` is ignored, and a listener that throws is reported with
+   * `reportError` (the page's `error` event) without stopping the others.
+   */
   addEventListener<K extends keyof LifecycleEventMap>(
     type: K,
-    listener: (event: LifecycleEventMap[K]) => void,
+    listener: Listener<LifecycleEventMap[K]> | null,
+    options?: ListenerOptions,
   ): void;
-  /** Messages: `message` and each name in `options.events`. Adding a function twice adds it once. */
+  /** Messages: `message` and each name in `options.events`. Adding a listener twice adds it once. */
   addEventListener<K extends "message" | EventName<M>>(
     type: K,
-    listener: (event: MessageOf<M, D, K>) => void,
+    listener: Listener<MessageOf<M, D, K>> | null,
+    options?: ListenerOptions,
   ): void;
   removeEventListener<K extends keyof LifecycleEventMap>(
     type: K,
-    listener: (event: LifecycleEventMap[K]) => void,
+    listener: Listener<LifecycleEventMap[K]> | null,
+    options?: ListenerOptions,
   ): void;
   removeEventListener<K extends "message" | EventName<M>>(
     type: K,
-    listener: (event: MessageOf<M, D, K>) => void,
+    listener: Listener<MessageOf<M, D, K>> | null,
+    options?: ListenerOptions,
   ): void;
   /**
    * Messages (`message` and each name in `options.events`), buffered from this call on. Ends
@@ -388,7 +437,10 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
   [Symbol.dispose](): void;
   /** The state. */
   readonly state: State;
-  /** The transport in use, or `""` before the first attempt. */
+  /**
+   * The transport in use, or about to be tried. `""` until the engine chose one (a microtask
+   * after `subscribe`), and for good when it stopped before choosing (no usable transport).
+   */
   readonly transport: Transport | "";
   /** The cursor: the last event id seen (or the initial `lastEventId`). */
   readonly lastEventId: string;
@@ -397,8 +449,10 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
 }
 
 /**
- * Subscribe to `url` (relative, `http:` or `https:`; anything else throws a `TidingsError`-like
- * `Error` with `code: "invalid-url"`). Call {@link init} first.
+ * Subscribe to `url` (a string, or a `URL` object taken as its `href`): relative (resolved against
+ * the page with the browser's `URL` parser) or absolute `http:`/`https:` with a host. Every option is read and checked first; anything else
+ * throws an `Error` with `code: "invalid-url"` or `"invalid-option"` before anything starts. Call
+ * {@link init} first.
  *
  * Give the app's event map to type named events: with `parse: "json"` any data type;
  * without, data is a string.
@@ -408,12 +462,12 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
  * ```
  */
 export function subscribe<M extends EventMap<M> = {}>(
-  url: string,
+  url: string | URL,
   options: Options<M> & { parse: "json" },
 ): Subscription<M, unknown>;
 export function subscribe<M extends EventMap<M, string> = {}>(
-  url: string,
+  url: string | URL,
   options?: Options<M> & { parse?: "text" },
 ): Subscription<M, string>;
 /** Options whose `parse` is not known statically (a variable typed `Options`): data is `unknown`. */
-export function subscribe(url: string, options?: Options): Subscription<{}, unknown>;
+export function subscribe(url: string | URL, options?: Options): Subscription<{}, unknown>;

@@ -7,6 +7,7 @@ import load, { subscribe as open, Subscription } from "./tidings.js";
 /** The contract's error codes (`error.code`). */
 export const ErrorCode = /* @__PURE__ */ Object.freeze({
   InvalidUrl: "invalid-url",
+  InvalidOption: "invalid-option",
   HttpStatus: "http-status",
   NoContent: "no-content",
   BadContentType: "bad-content-type",
@@ -16,6 +17,7 @@ export const ErrorCode = /* @__PURE__ */ Object.freeze({
   Parse: "parse",
   Auth: "auth",
   GaveUp: "gave-up",
+  Headers: "headers",
 });
 
 /** Load the wasm: from next to tidings.js when `input` is absent, else from
@@ -35,18 +37,26 @@ const stop = (sub) => {
 };
 
 export function subscribe(url, options) {
+  // Reads and checks every option first: a throw leaves nothing running.
   const sub = open(url, options);
-  const signal = options?.signal;
-  live.set(sub, { t: ["message"].concat(options?.events || []), e: new Set() });
-  // This listener (held by the wasm side until close) also keeps `sub`
-  // reachable: the glue frees, and so closes, a subscription nobody holds.
-  // A stop (fatal error, gave up) closes it next tick, after every listener
-  // has seen the event, which releases the connection.
-  sub.addEventListener("statechange", (e) => {
-    if (e.state == "closed") stop(sub), queueMicrotask(() => sub.close());
-  });
-  if (signal) signal.addEventListener("abort", () => sub.close(), { once: true });
-  if (signal?.aborted || sub.state == "closed") sub.close();
+  try {
+    live.set(sub, { t: ["message"].concat(options?.events || []), e: new Set() });
+    // This listener (held by the wasm side until close) also keeps `sub`
+    // reachable: the glue frees, and so closes, a subscription nobody holds.
+    // A stop (fatal error, gave up) closes it next tick, after every listener
+    // has seen the event, which releases the connection.
+    sub.addEventListener("statechange", (e) => {
+      if (e.state == "closed") stop(sub), queueMicrotask(() => sub.close());
+    });
+    const signal = options?.signal;
+    if (signal) signal.addEventListener("abort", () => sub.close(), { once: true });
+    if (signal?.aborted || sub.state == "closed") sub.close();
+  } catch (e) {
+    // Options that changed under us between the two reads: never leave a
+    // running subscription nobody can close.
+    sub.close();
+    throw e;
+  }
   return sub;
 }
 

@@ -38,8 +38,10 @@ async fn publish_three_receive_in_order_then_close_stops_delivery() {
     });
     let o = opened.clone();
     let on_open = Closure::<dyn FnMut(JsValue)>::new(move |_| *o.borrow_mut() = true);
-    sub.add_event_listener("message", on_message.as_ref().clone().into());
-    sub.add_event_listener("open", on_open.as_ref().clone().into());
+    sub.add_event_listener("message", on_message.as_ref().clone(), JsValue::UNDEFINED)
+        .unwrap();
+    sub.add_event_listener("open", on_open.as_ref().clone(), JsValue::UNDEFINED)
+        .unwrap();
 
     assert!(
         wait_until(5000, || *opened.borrow()).await,
@@ -92,6 +94,8 @@ fn invalid_urls_throw_invalid_url() {
         "javascript:alert(1)",
         "data:text/plain,x",
         "",
+        "   ",
+        "http://",
     ] {
         let err = match tidings::api::subscribe(url, JsValue::UNDEFINED) {
             Ok(_) => panic!("{url} was accepted"),
@@ -120,7 +124,8 @@ fn collect(sub: &tidings::api::Subscription, tag: &str) -> (Got, Closure<dyn FnM
             ));
         }
     });
-    sub.add_event_listener("message", f.as_ref().clone().into());
+    sub.add_event_listener("message", f.as_ref().clone(), JsValue::UNDEFINED)
+        .unwrap();
     (got, f)
 }
 
@@ -204,18 +209,23 @@ fn record(
     let g = got.clone();
     let f =
         Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| g.borrow_mut().push(field(&e, key)));
-    sub.add_event_listener(kind, f.as_ref().clone().into());
+    sub.add_event_listener(kind, f.as_ref().clone(), JsValue::UNDEFINED)
+        .unwrap();
     (got, f)
 }
 
 #[wasm_bindgen_test]
 async fn a_fatal_error_at_start_reaches_listeners_added_after_subscribe() {
-    // A space is not allowed in a URL the engine sends (it stops at start).
-    let sub = tidings::api::subscribe("/bad url", JsValue::UNDEFINED).unwrap();
+    // `headers` rule out the only transport listed: the engine stops at start.
+    let options =
+        js_sys::JSON::parse(r#"{"transports":["eventsource"],"headers":{"x-a":"1"}}"#).unwrap();
+    let sub = tidings::api::subscribe("/sse", options).unwrap();
     let (codes, _k) = record(&sub, "error", "code");
     assert!(wait_until(2000, || !codes.borrow().is_empty()).await);
-    assert_eq!(*codes.borrow(), ["invalid-url"]);
+    assert_eq!(*codes.borrow(), ["gave-up"]);
     assert_eq!(sub.state(), "closed");
+    // It never chose a transport.
+    assert_eq!(sub.transport(), "");
 }
 
 #[wasm_bindgen_test]

@@ -52,7 +52,8 @@ async fn headers_function_is_called_before_every_request_and_refreshes_once_on_4
     let opened = Rc::new(RefCell::new(false));
     let o = opened.clone();
     let on_open = Closure::<dyn FnMut(JsValue)>::new(move |_| *o.borrow_mut() = true);
-    sub.add_event_listener("open", on_open.as_ref().clone().into());
+    sub.add_event_listener("open", on_open.as_ref().clone(), JsValue::UNDEFINED)
+        .unwrap();
     assert!(
         wait_until(5000, || *opened.borrow()).await,
         "never opened; calls {:?}",
@@ -99,7 +100,8 @@ async fn a_second_401_after_the_refresh_stops_with_a_fatal_auth_error() {
         e2.borrow_mut()
             .push((field(&e, "code"), field(&e, "status"), field(&e, "fatal")));
     });
-    sub.add_event_listener("error", on_error.as_ref().clone().into());
+    sub.add_event_listener("error", on_error.as_ref().clone(), JsValue::UNDEFINED)
+        .unwrap();
     let fatal_seen = wait_until(5000, || errors.borrow().iter().any(|e| e.2 == "true")).await;
     let seen = errors.borrow().clone();
     assert!(fatal_seen, "errors {seen:?}");

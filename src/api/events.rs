@@ -67,6 +67,20 @@ pub fn error(
     e
 }
 
+/// `error` with code `headers`: the app's `headers` failed (`cause`: what it
+/// threw, or the `TypeError` of an invalid header); retried in `retry_in_ms`.
+pub fn headers_error(cause: &JsValue, retry_in_ms: u64) -> JsValue {
+    let e = error(
+        "headers",
+        "the headers option failed",
+        None,
+        Some(retry_in_ms),
+        false,
+    );
+    set(wasm_bindgen::JsCast::unchecked_ref(&e), "cause", cause);
+    e
+}
+
 /// The event type and object for an engine action other than `Deliver`
 /// (`statechange`, `transportchange`, `error`, `reset`); `None` for actions
 /// the app does not see.

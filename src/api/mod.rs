@@ -16,38 +16,65 @@ pub use subscription::Subscription;
 
 use wasm_bindgen::prelude::*;
 
-/// Subscribe to `url` (relative, `http:` or `https:`).
+/// Subscribe to `url`: relative (resolved against the page) or absolute
+/// `http:`/`https:` with a host.
 ///
-/// Throws an `Error` whose `code` is `invalid-url` for any other URL. Options
-/// of the wrong type fall back to their defaults.
-#[wasm_bindgen]
-pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
-    if !is_allowed_url(url) {
-        return Err(error(
-            "invalid-url",
-            "url must be relative, http: or https:",
-        ));
-    }
-    let parsed = options::Options::from_js(url, &options);
-    Ok(Subscription::start(url, &options, parsed))
+/// Every option is read and checked before anything starts, so a throw
+/// leaves nothing running. Throws an `Error` with `code: "invalid-url"` for a
+/// URL (or a `urls` entry) the browser's `URL` parser rejects, that is not
+/// http(s) or has no host, and `code: "invalid-option"` for an option that
+/// cannot be honoured (see `options`). Numbers and modes of the wrong type
+/// fall back to their defaults.
+///
+/// From JS, `url` is a string or an object such as a `URL` (taken as
+/// `String(url)`); anything else, `undefined` included, is `invalid-url`.
+#[wasm_bindgen(js_name = subscribe)]
+pub fn subscribe_js(url: JsValue, options: JsValue) -> Result<Subscription, JsValue> {
+    let url = match url.is_string() || url.is_object() {
+        true => crate::js::to_string(&url).map_err(|_| invalid_url())?,
+        false => return Err(invalid_url()),
+    };
+    subscribe(&url, options)
 }
 
-/// Relative URLs, and absolute ones with an `http`/`https` scheme only.
-/// A scheme is letters/digits/`+-.` before the first `:` that comes before any
-/// `/`, `?` or `#` (RFC 3986 §3.1).
-pub(crate) fn is_allowed_url(url: &str) -> bool {
-    let url = url.trim();
-    if url.is_empty() {
-        return false;
+/// [`subscribe_js`] for Rust callers.
+pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
+    let url = resolve_url(url)?;
+    let parsed = options::Options::from_js(&url, &options)?;
+    Ok(Subscription::start(&url, &options, parsed))
+}
+
+/// `url` resolved against the page (`location.href`; in a worker its
+/// `location`) by the browser's `URL` parser, as `fetch` and `EventSource`
+/// would: the absolute `href` (spaces percent-encoded, whitespace around it
+/// removed). Errors (`invalid-url`): it is empty (which would resolve to the
+/// page itself), does not parse, its scheme is not `http:`/`https:`, or it
+/// has no host.
+pub(crate) fn resolve_url(url: &str) -> Result<String, JsValue> {
+    if url.trim().is_empty() {
+        return Err(invalid_url());
     }
-    let end = url.find(['/', '?', '#']).unwrap_or(url.len());
-    match url[..end].find(':') {
-        None => true,
-        Some(i) => {
-            let scheme = &url[..i];
-            scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
-        }
+    // No `location` (not a page or a worker): `about:blank` resolves
+    // absolute URLs only.
+    let base = options::get(&js_sys::global().into(), "location");
+    let base = options::get(&base, "href")
+        .as_string()
+        .unwrap_or_else(|| String::from("about:blank"));
+    match web_sys::Url::new_with_base(url, &base) {
+        Ok(u) if is_http(&u.protocol()) && !u.host().is_empty() => Ok(u.href()),
+        _ => Err(invalid_url()),
     }
+}
+
+fn invalid_url() -> JsValue {
+    error(
+        "invalid-url",
+        "url must be relative, or http: or https: with a host",
+    )
+}
+
+fn is_http(protocol: &str) -> bool {
+    protocol == "http:" || protocol == "https:"
 }
 
 /// A JS `Error` with a stable `code` property (the contract's error codes).

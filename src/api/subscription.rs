@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use tidings_core::engine::{Action, State};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::events;
 use super::options::{Options, Parse};
@@ -26,9 +27,24 @@ struct Inner {
     conn: Rc<Connection>,
     key: String,
     handle: Cell<Option<u32>>,
-    listeners: RefCell<Vec<(String, js_sys::Function)>>,
+    listeners: RefCell<Vec<Rc<Entry>>>,
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
+    /// The transport the engine chose last (`""` until it chose one): read
+    /// from its `transportchange` notices, because a connection that
+    /// stopped at start never chose any.
+    transport: Cell<&'static str>,
+}
+
+/// One `addEventListener` registration, as `EventTarget` keeps them.
+struct Entry {
+    kind: String,
+    /// A function, or an object whose `handleEvent` is looked up at each call.
+    callback: JsValue,
+    once: bool,
+    /// Set by `removeEventListener` (and before a `once` listener runs), so a
+    /// dispatch already under way skips it.
+    removed: Cell<bool>,
 }
 
 impl Subscription {
@@ -43,7 +59,14 @@ impl Subscription {
             listeners: RefCell::new(Vec::new()),
             parse,
             abort_listener: RefCell::new(None),
+            transport: Cell::new(""),
         });
+        // Joining a connection that already chose a transport (a shared
+        // connection that stopped is never joined: see `registry`).
+        let chosen = inner
+            .conn
+            .with_engine(|e| e.transport().map(|t| t.as_str()));
+        inner.transport.set(chosen.unwrap_or(""));
         let weak = Rc::downgrade(&inner);
         let handle = inner.conn.listen(Rc::new(move |n: &Notice| {
             if let Some(inner) = weak.upgrade() {
@@ -57,10 +80,7 @@ impl Subscription {
             let weak = Rc::downgrade(&inner);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
-                    let t = inner
-                        .conn
-                        .with_engine(|e| e.transport().map(|t| t.as_str()).unwrap_or(""));
-                    dispatch(&inner, "open", &events::open(t));
+                    dispatch(&inner, "open", &events::open(inner.transport.get()));
                 }
             });
         }
@@ -83,25 +103,73 @@ impl Subscription {
 
 #[wasm_bindgen]
 impl Subscription {
-    /// Call `listener(event)` for every event of type `kind`. Adding the same
-    /// function twice for one type registers it once, as on `EventTarget`.
+    /// Call `listener(event)` for every event of type `kind`, as
+    /// `EventTarget` does: `listener` is a function or an object with a
+    /// `handleEvent` method; `null`/`undefined` are ignored; adding the same
+    /// listener twice for one type registers it once; `options` is a boolean
+    /// (capture, meaningless here) or `{ once }`. Throws a `TypeError` for a
+    /// listener that is neither a function nor an object.
+    ///
+    /// `type` is converted with `String(type)` as on `EventTarget`.
     #[wasm_bindgen(js_name = addEventListener)]
-    pub fn add_event_listener(&self, kind: &str, listener: js_sys::Function) {
-        let mut ls = self.inner.listeners.borrow_mut();
-        if !ls.iter().any(|(k, f)| k == kind && *f == listener) {
-            ls.push((kind.into(), listener));
-        }
+    pub fn add_event_listener_js(
+        &self,
+        kind: JsValue,
+        listener: JsValue,
+        options: JsValue,
+    ) -> Result<(), JsValue> {
+        self.add_event_listener(&crate::js::to_string(&kind)?, listener, options)
     }
 
-    /// Remove a listener added with `addEventListener`.
+    /// Remove a listener added with `addEventListener`; a dispatch under way
+    /// does not call it any more. `type` is converted with `String(type)`.
     #[wasm_bindgen(js_name = removeEventListener)]
-    pub fn remove_event_listener(&self, kind: &str, listener: &js_sys::Function) {
-        self.inner
-            .listeners
-            .borrow_mut()
-            .retain(|(k, f)| !(k == kind && f == listener));
+    pub fn remove_event_listener_js(
+        &self,
+        kind: JsValue,
+        listener: JsValue,
+    ) -> Result<(), JsValue> {
+        self.remove_event_listener(&crate::js::to_string(&kind)?, listener);
+        Ok(())
+    }
+}
+
+impl Subscription {
+    /// [`Subscription::add_event_listener_js`] for Rust callers.
+    pub fn add_event_listener(
+        &self,
+        kind: &str,
+        listener: JsValue,
+        options: JsValue,
+    ) -> Result<(), JsValue> {
+        if listener.is_undefined() || listener.is_null() {
+            return Ok(());
+        }
+        if !listener.is_function() && !listener.is_object() {
+            return Err(js_sys::TypeError::new("listener must be a function or an object").into());
+        }
+        let once = options.is_object()
+            && js_sys::Reflect::get(&options, &JsValue::from_str("once"))?.is_truthy();
+        let mut ls = self.inner.listeners.borrow_mut();
+        if !ls.iter().any(|e| e.kind == kind && e.callback == listener) {
+            ls.push(Rc::new(Entry {
+                kind: kind.into(),
+                callback: listener,
+                once,
+                removed: Cell::new(false),
+            }));
+        }
+        Ok(())
     }
 
+    /// [`Subscription::remove_event_listener_js`] for Rust callers.
+    pub fn remove_event_listener(&self, kind: &str, listener: JsValue) {
+        remove(&self.inner, &|e| e.kind == kind && e.callback == listener);
+    }
+}
+
+#[wasm_bindgen]
+impl Subscription {
     /// Close the subscription: no listener is called again; the shared
     /// connection closes (request aborted, timers cancelled) when this was its
     /// last subscription. Idempotent.
@@ -117,14 +185,13 @@ impl Subscription {
             .with_engine(|e| e.last_event_id().to_string())
     }
 
-    /// The transport in use (`"eventsource"`, `"fetch-sse"`, `"long-poll"`,
-    /// `"poll"`), or `""` before the first attempt.
+    /// The transport in use or about to be tried (`"eventsource"`,
+    /// `"fetch-sse"`, `"long-poll"`, `"poll"`): the one the engine chose
+    /// last. `""` until it chose one, which is a microtask after `subscribe`,
+    /// and for good when it stopped before choosing (no usable transport).
     #[wasm_bindgen(getter)]
     pub fn transport(&self) -> String {
-        self.inner
-            .conn
-            .with_engine(|e| e.transport().map(|t| t.as_str()).unwrap_or(""))
-            .into()
+        self.inner.transport.get().into()
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
@@ -154,7 +221,7 @@ fn close(inner: &Rc<Inner>) {
     let Some(handle) = inner.handle.take() else {
         return;
     };
-    inner.listeners.borrow_mut().clear();
+    remove(inner, &|_| true);
     let listener = inner.abort_listener.borrow_mut().take();
     drop(listener);
     if inner.conn.unlisten(handle) == 0 {
@@ -173,15 +240,21 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
             Ok(e) => dispatch(inner, &msg.event, &e),
             Err(e) => dispatch(inner, "error", &e),
         },
+        Notice::HeadersFailed(cause) => {
+            // Rendered after the engine scheduled the retry: its delay is known.
+            let delay_ms = inner.conn.with_engine(|e| e.stats().current_delay_ms);
+            let e = events::headers_error(cause, delay_ms);
+            dispatch(inner, "error", &e);
+        }
         Notice::Action(action) => {
+            if let Action::TransportChanged { transport, .. } = action {
+                inner.transport.set(transport.as_str());
+            }
             if let Action::State {
                 state: State::Open, ..
             } = action
             {
-                let t = inner
-                    .conn
-                    .with_engine(|e| e.transport().map(|t| t.as_str()).unwrap_or(""));
-                dispatch(inner, "open", &events::open(t));
+                dispatch(inner, "open", &events::open(inner.transport.get()));
             }
             if let Some((kind, e)) = events::from_action(action) {
                 dispatch(inner, kind, &e);
@@ -190,20 +263,69 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
     }
 }
 
-/// Call every listener for `kind` with `event`. Listeners are copied out first
-/// so no borrow is held while user code runs (it may call `close()`).
+/// Mark every listener `matches` selects removed and drop it (`dyn`: one
+/// copy of the code for its three callers).
+fn remove(inner: &Inner, matches: &dyn Fn(&Entry) -> bool) {
+    inner.listeners.borrow_mut().retain(|e| {
+        let hit = matches(e);
+        if hit {
+            e.removed.set(true);
+        }
+        !hit
+    });
+}
+
+/// Call every listener for `kind` with `event`, as `EventTarget` dispatches:
+/// the listeners registered when it starts, minus those removed meanwhile;
+/// a `once` listener is removed before it runs; a listener that throws is
+/// reported (`reportError`) and the others still run. The list is copied out
+/// first so no borrow is held while user code runs (it may add, remove,
+/// `close()` or read `stats()`).
 fn dispatch(inner: &Inner, kind: &str, event: &JsValue) {
-    let targets: Vec<js_sys::Function> = inner
+    let targets: Vec<Rc<Entry>> = inner
         .listeners
         .borrow()
         .iter()
-        .filter(|(k, _)| k == kind)
-        .map(|(_, f)| f.clone())
+        .filter(|e| e.kind == kind)
+        .cloned()
         .collect();
-    for f in targets {
+    for entry in targets {
         if inner.handle.get().is_none() {
             return;
         }
-        let _ = f.call1(&JsValue::NULL, event);
+        if entry.removed.get() {
+            continue;
+        }
+        if entry.once {
+            remove(inner, &|e| std::ptr::eq(e, &*entry));
+        }
+        if let Err(thrown) = call(&entry.callback, event) {
+            report_error(&thrown);
+        }
+    }
+}
+
+/// `callback(event)`, or `callback.handleEvent(event)` with `this` the object.
+fn call(callback: &JsValue, event: &JsValue) -> Result<JsValue, JsValue> {
+    if let Some(f) = callback.dyn_ref::<js_sys::Function>() {
+        return f.call1(&JsValue::NULL, event);
+    }
+    let handle = js_sys::Reflect::get(callback, &JsValue::from_str("handleEvent"))?;
+    match handle.dyn_ref::<js_sys::Function>() {
+        Some(f) => f.call1(callback, event),
+        None => Err(js_sys::TypeError::new("listener.handleEvent is not a function").into()),
+    }
+}
+
+/// What `EventTarget` does with a listener's exception: `reportError`
+/// (the page's `error` event, and the console), else `console.error`.
+fn report_error(thrown: &JsValue) {
+    let global: JsValue = js_sys::global().into();
+    let report = js_sys::Reflect::get(&global, &JsValue::from_str("reportError"))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    let reported = report.is_some_and(|f| f.call1(&global, thrown).is_ok());
+    if !reported {
+        web_sys::console::error_1(thrown);
     }
 }

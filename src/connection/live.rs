@@ -29,8 +29,8 @@ pub struct AdapterOptions {
 }
 
 /// The app's headers for `req` as a promise, calling its function if it gave
-/// one. A function that throws yields a rejected promise (the request then
-/// fails like a network error, and the engine backs off).
+/// one. A function that throws yields a rejected promise; the fetch then
+/// reports `HeadersFailed` (see [`open_fetch`]).
 fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Promise> {
     let h = adapter.headers.as_ref()?;
     let value = match h.dyn_ref::<js_sys::Function>() {
@@ -189,7 +189,7 @@ fn start_probe(
                 content_type,
                 headers,
             }),
-            fetch::Fact::Failed { aborted: true } => return,
+            fetch::Fact::Failed { aborted: true } | fetch::Fact::HeadersFailed(_) => return,
             fetch::Fact::Failed { aborted: false } | fetch::Fact::End => None,
             fetch::Fact::Chunk(_) | fetch::Fact::Text { .. } => return,
         };
@@ -277,6 +277,20 @@ fn open_fetch(
                 }
             }
             fetch::Fact::End => feed(&conn, |e, now| e.handle_stream_end(now, id)),
+            // The app's own failure (a token refresh that failed, a bad
+            // value): nothing was sent, so it is no evidence against the
+            // transport or the server. The engine has no input for it; an
+            // abort is the closest (retried with backoff, not counted by the
+            // breaker or the fallback). Subscribers hear it as an `error`
+            // with code `headers`, queued before the engine's own notices.
+            fetch::Fact::HeadersFailed(err) => {
+                conn.outbox
+                    .borrow_mut()
+                    .push_back(super::Notice::HeadersFailed(err));
+                feed(&conn, |e, now| {
+                    e.handle_transport_error(now, id, TransportError::Aborted)
+                })
+            }
             fetch::Fact::Failed { aborted } => {
                 let err = if aborted {
                     TransportError::Aborted

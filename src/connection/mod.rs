@@ -32,6 +32,10 @@ pub enum Notice {
     /// Any other engine action worth telling: `Open`-state, errors, state and
     /// transport changes, resets.
     Action(Action),
+    /// The app's `headers` failed (what it threw, or the `TypeError` of an
+    /// invalid header); the engine was told the attempt was aborted, so it
+    /// retries with backoff without counting it against the transport.
+    HeadersFailed(wasm_bindgen::JsValue),
 }
 
 /// A subscriber's callback for the connection's notices.

@@ -44,6 +44,10 @@ pub enum Fact {
     },
     /// The body ended cleanly.
     End,
+    /// The app's `headers` failed before anything was sent: its function
+    /// threw or its promise rejected (what it threw), or a name or value is
+    /// not a valid header (the `TypeError` of `Headers.set`).
+    HeadersFailed(JsValue),
     /// The request failed: `aborted` when we aborted it; otherwise a
     /// `TypeError` (network failure, or CORS: the browser does not say which).
     Failed {
@@ -113,13 +117,22 @@ impl Fetch {
         let read = req.read;
         let app_headers = req.app_headers;
         wasm_bindgen_futures::spawn_local(async move {
-            let outcome = async {
-                // The app's headers (an object, or what its function
-                // resolved to) are added last, so they may override ours.
-                if let Some(p) = app_headers {
-                    let extra = JsFuture::from(p).await?;
-                    add_object(&headers, &extra)?;
+            // The app's headers (an object, or what its function resolved
+            // to) are added last, so they may override ours. Their failure
+            // is the app's, not the network's: reported as such.
+            if let Some(p) = app_headers {
+                let added = match JsFuture::from(p).await {
+                    Ok(extra) => add_object(&headers, &extra),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = added {
+                    if !signal.aborted() {
+                        on_fact(Fact::HeadersFailed(e));
+                    }
+                    return;
                 }
+            }
+            let outcome = async {
                 if signal.aborted() {
                     return Err(JsValue::UNDEFINED);
                 }
@@ -158,16 +171,29 @@ fn revalidate_with_max_age(headers: &Headers) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// Set every own enumerable `name: value` of `o` on `headers` (values are
-/// converted with `String(value)`); `undefined`/`null` add nothing.
-fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> {
+#[wasm_bindgen]
+extern "C" {
+    /// `Object.entries(o)`, its exceptions caught: a getter of the app's
+    /// headers object may throw (js-sys's binding would let the exception
+    /// unwind through the wasm frames of the task queue).
+    #[wasm_bindgen(js_namespace = Object, js_name = entries, catch)]
+    fn object_entries(o: &JsValue) -> Result<js_sys::Array, JsValue>;
+}
+
+/// Set every own enumerable `name: value` of `o` on `headers`, as `fetch`'s
+/// own `Headers` would take them: values converted with JS `String(value)`
+/// (a number, boolean or object is fine), a Symbol value, a getter or a
+/// `toString` that throws is an error, and so is an invalid name or value
+/// (`Headers.set` throws a `TypeError`). `undefined`/`null` add nothing.
+/// Never panics: the values come straight from the app.
+pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> {
     if !o.is_object() {
         return Ok(());
     }
-    for pair in js_sys::Object::entries(o.unchecked_ref()).iter() {
+    for pair in object_entries(o)?.iter() {
         let pair: js_sys::Array = pair.unchecked_into();
         let name = pair.get(0).as_string().unwrap_or_default();
-        let value = String::from(js_sys::JsString::from(pair.get(1)));
+        let value = crate::js::to_string(&pair.get(1))?;
         headers.set(&name, &latin1_bytes(&value))?;
     }
     Ok(())

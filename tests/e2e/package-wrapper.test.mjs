@@ -239,8 +239,8 @@ test("ErrorCode is frozen and complete; a non-http(s) URL throws invalid-url", a
     return { frozen: Object.isFrozen(ErrorCode), codes: Object.values(ErrorCode), thrown };
   });
   assert.equal(got.frozen, true);
-  assert.deepEqual(got.codes, ["invalid-url", "http-status", "no-content", "bad-content-type", "network-or-cors",
-    "timeout", "too-large", "parse", "auth", "gave-up"]);
+  assert.deepEqual(got.codes, ["invalid-url", "invalid-option", "http-status", "no-content", "bad-content-type",
+    "network-or-cors", "timeout", "too-large", "parse", "auth", "gave-up", "headers"]);
   assert.deepEqual(got.thrown, [true, "invalid-url", true]);
   await p.close();
 });

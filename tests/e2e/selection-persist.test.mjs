@@ -20,7 +20,8 @@ const OPTIONS = {
   fallback: { afterFailures: 2, rememberMs: REMEMBER_MS },
 };
 const URL_PATH = "/sse?case=persist";
-const KEY = `tidings:downgrade:${URL_PATH}`;
+// Keyed by the URL as resolved against the page at subscribe().
+const key = () => `tidings:downgrade:${server.url}${URL_PATH}`;
 
 let browser, server;
 before(async () => {
@@ -44,7 +45,7 @@ test("a downgrade survives a reload in the same tab (no stream attempt), not in 
     assert.equal(log1.find((e) => e.data === "via long-poll").transport, "long-poll");
     const down = log1.find(switched);
     assert.deepEqual([down.previous, down.transport, down.reason], ["fetch-sse", "long-poll", "buffered-stream"]);
-    const stored = await page.evaluate((k) => sessionStorage.getItem(k), KEY);
+    const stored = await page.evaluate((k) => sessionStorage.getItem(k), key());
     const [transport, until] = stored.split(" ");
     assert.equal(transport, "long-poll");
     // rememberMs after the switch, on the wall clock.
@@ -70,7 +71,7 @@ test("a downgrade survives a reload in the same tab (no stream attempt), not in 
     const tab2 = await page.context().newPage();
     await tab2.goto(`${server.url}/_faults`);
     await h.loadPackage(tab2);
-    assert.equal(await tab2.evaluate((k) => sessionStorage.getItem(k), KEY), null);
+    assert.equal(await tab2.evaluate((k) => sessionStorage.getItem(k), key()), null);
     await h.subscribe(tab2, "s", URL_PATH, { ...OPTIONS, lastEventId: cursor });
     await h.waitEvents(tab2, "s", (l) => l.some((e) => e.type === "open"), 5000, "open in the new tab");
     assert.equal(await tab2.evaluate(() => window.subs.s.sub.transport), "fetch-sse");

@@ -92,6 +92,19 @@ export async function main(signal: AbortSignal) {
   const onPrice = (e: Message<Price, "price">) => void e.data.symbol;
   sub.addEventListener("price", onPrice);
   sub.removeEventListener("price", onPrice);
+  // EventTarget-style listeners: handleEvent objects, `once`, `null`.
+  sub.addEventListener("price", { handleEvent(e) { assert<Equal<typeof e.data, Price>>(true); } }, { once: true });
+  sub.addEventListener("error", { handleEvent: (e) => void e.code }, true);
+  sub.addEventListener("message", null);
+  sub.removeEventListener("price", onPrice, { once: true });
+  // @ts-expect-error: a handleEvent object needs the method
+  sub.addEventListener("open", { handle() {} });
+  // Header values: anything `String()` turns into a header value.
+  subscribe("/sse", { headers: { "X-N": 1, "X-B": true } });
+  subscribe(new URL("/sse", "https://example.com/"));
+  // @ts-expect-error: a URL is a string or a URL object
+  subscribe(5);
+  subscribe("/sse", { headers: ({ transport, url }) => ({ "X-T": transport, "X-U": url }) });
 
   // Read-only state and stats.
   const s: State = sub.state;
@@ -143,7 +156,7 @@ export const badStrategy: Options = { backoff: { strategy: "random" } };
 export const badMode: Options = { interval: { mode: "linear" } };
 // @ts-expect-error: parse is "text" or "json"
 export const badParse: Options = { parse: "xml" };
-// @ts-expect-error: a URL is a string
+// A URL object is taken as its href.
 subscribe(new URL("https://example.com/sse"));
 // @ts-expect-error: unknown option
 subscribe("/sse", { reconnect: true });

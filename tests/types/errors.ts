@@ -12,6 +12,7 @@ export function onError(e: TidingsError) {
     case ErrorCode.InvalidUrl: case ErrorCode.HttpStatus: case ErrorCode.NoContent:
     case ErrorCode.BadContentType: case ErrorCode.NetworkOrCors: case ErrorCode.Timeout:
     case ErrorCode.TooLarge: case ErrorCode.Parse: case ErrorCode.Auth: case ErrorCode.GaveUp:
+    case ErrorCode.InvalidOption: case ErrorCode.Headers:
       return code;
     default: {
       const never: never = e.code; // every code is handled above
@@ -23,4 +24,7 @@ try {
   subscribe("ftp://example.com/");
 } catch (e) {
   if ((e as TidingsError).code === ErrorCode.InvalidUrl) void 0;
+  if ((e as TidingsError).code === ErrorCode.InvalidOption) void 0;
 }
+// What a failing `headers` function threw.
+export const cause = (e: TidingsError): unknown => e.code === ErrorCode.Headers ? e.cause : undefined;

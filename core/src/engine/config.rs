@@ -335,8 +335,15 @@ impl Config {
     /// The same configuration with every value made usable (never panics):
     /// an empty or duplicated transport list, empty parameter names, zero SSE
     /// limits and timer values above `MAX_TIMER_MS` are replaced as documented
-    /// on each field.
+    /// on each field. The two delays that alone separate one request from the
+    /// next, `backoff.floor_ms` (reconnects) and the poll interval bounds
+    /// `interval.min_ms`/`max_ms`, are raised to at least 10 ms: 0 would make
+    /// a busy request loop (a 0 ms poll interval, or an instant reconnect
+    /// after every refused connection).
     pub fn sanitized(mut self) -> Self {
+        /// The least delay between two requests, ms (above the 4 ms browsers
+        /// clamp nested timers to; no busy loop).
+        const MIN_DELAY_MS: u64 = 10;
         let mut transports: Vec<TransportKind> = Vec::with_capacity(4);
         for t in self.transports.iter().copied() {
             if !transports.contains(&t) {
@@ -366,6 +373,10 @@ impl Config {
         w.first_event_timeout_ms = clamp_timer_ms(w.first_event_timeout_ms);
         self.long_poll.timeout_ms = clamp_timer_ms(self.long_poll.timeout_ms);
         self.pause_when_hidden = self.pause_when_hidden.map(clamp_timer_ms);
+        self.backoff.floor_ms = self.backoff.floor_ms.max(MIN_DELAY_MS);
+        let i = &mut self.interval;
+        i.min_ms = i.min_ms.max(MIN_DELAY_MS);
+        i.max_ms = i.max_ms.max(MIN_DELAY_MS);
         self.events.retain(|e| !e.is_empty());
         self
     }
@@ -433,6 +444,27 @@ mod tests {
         let mut empty = Config::new("/u");
         empty.transports.clear();
         assert_eq!(empty.sanitized().transports, TransportKind::ALL);
+    }
+
+    #[test]
+    fn sanitize_floors_the_delays_between_requests() {
+        let mut c = Config::new("/u");
+        c.backoff.floor_ms = 0;
+        c.interval.min_ms = 0;
+        c.interval.max_ms = 0;
+        c.interval.initial_ms = 0;
+        let c = c.sanitized();
+        assert_eq!(c.backoff.floor_ms, 10);
+        assert_eq!((c.interval.min_ms, c.interval.max_ms), (10, 10));
+        // Values at or above the floor, and the defaults, are kept.
+        let mut c = Config::new("/u");
+        c.backoff.floor_ms = 10;
+        c.interval.min_ms = 11;
+        let c = c.sanitized();
+        assert_eq!((c.backoff.floor_ms, c.interval.min_ms), (10, 11));
+        let d = Config::new("/u").sanitized();
+        assert_eq!(d.backoff.floor_ms, 1000);
+        assert_eq!((d.interval.min_ms, d.interval.max_ms), (1000, 300_000));
     }
 
     #[test]

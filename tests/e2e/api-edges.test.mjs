@@ -1,0 +1,408 @@
+// Edges of the JS API a new user finds first, through the package entry
+// (pkg/index.js) in headless Chromium against the reference server: header
+// values of any type, subscribe() that throws leaving nothing running, URL
+// checks, option values that would break the engine, EventTarget semantics
+// of the listeners, and a failing `headers` function.
+//
+// TIDINGS_PKG=<dir> runs this against another build of the package (the
+// server's --pkg), e.g. the build before a fix, to see these tests fail.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser } from "./harness.mjs";
+import * as h from "./tidings-page.mjs";
+
+/** Per test, ms: a hang (an instance killed by a panic never opens) fails instead of stalling. */
+const T = 20_000;
+
+let server, browser;
+before(async () => {
+  const pkg = process.env.TIDINGS_PKG ? ["--pkg", process.env.TIDINGS_PKG] : [];
+  server = await startServer(["--quiet", ...pkg]);
+  browser = await launchBrowser();
+});
+after(async () => { await browser?.close(); await server?.stop(); });
+
+/**
+ * A page on the server's origin with the package entry as `window.t`
+ * (initialised); `p.errors` collects uncaught page errors, `window.reported`
+ * the errors the page's `error` event saw (what `reportError` fires).
+ */
+async function page() {
+  const p = await browser.newPage();
+  p.errors = [];
+  p.on("pageerror", (e) => p.errors.push(e.message));
+  await p.goto(`${server.url}/_faults`);
+  await p.evaluate(async () => {
+    window.t = await import("/pkg/index.js");
+    await window.t.default();
+    window.reported = [];
+    window.addEventListener("error", (e) => window.reported.push(e.error?.message ?? e.message));
+  });
+  return p;
+}
+
+/** A unique query tag, so this test's requests can be told apart in the log. */
+const tag = (name) => `${name}-${Math.random().toString(36).slice(2, 8)}`;
+
+/** The logged requests whose query carries `t`. */
+async function tagged(t) {
+  return (await h.requests(server)).filter((e) => e.query?.includes(t));
+}
+
+/** `subscribe(url, options)` in the page: `{ code, name, message, cause }` of what it threw, or null. */
+function thrown(p, url, options) {
+  return p.evaluate(({ url, options }) => {
+    try {
+      window.last = window.t.subscribe(url, options);
+      return null;
+    } catch (e) {
+      return { isError: e instanceof Error, code: e.code, cause: e.cause?.message };
+    }
+  }, { url, options });
+}
+
+// ----- 1. header values of any type -----------------------------------------
+
+test("header values that are not strings are sent as String(value); a Symbol value is an `error`, not a crash", { timeout: T }, async () => {
+  const p = await page();
+  const t1 = tag("hdr-obj"), t2 = tag("hdr-fn"), t3 = tag("hdr-sym");
+  const got = await p.evaluate(async ({ t1, t2, t3 }) => {
+    const opened = (sub) => new Promise((r) => sub.addEventListener("open", r));
+    // Object values: a number, a boolean, an object with toString.
+    const a = window.t.subscribe(`/sse?t=${t1}`, {
+      transports: ["fetch-sse"], headers: { Authorization: 1, "X-B": true, "X-O": { toString: () => "o" } },
+    });
+    // A function's result: a number.
+    const b = window.t.subscribe(`/sse?t=${t2}`, { transports: ["fetch-sse"], headers: () => ({ Authorization: 2 }) });
+    await Promise.all([opened(a), opened(b)]);
+    // A Symbol from the function: an `error` event with code `headers`, and
+    // the instance is still alive (another subscription opens).
+    const c = window.t.subscribe(`/sse?t=${t3}`, {
+      transports: ["fetch-sse"], headers: () => ({ Authorization: Symbol("s") }), backoff: { floorMs: 5000 },
+    });
+    const err = await new Promise((r) => c.addEventListener("error", r));
+    // A getter that throws in the function's result: the same, with what it threw.
+    const e = window.t.subscribe("/sse", {
+      transports: ["fetch-sse"], headers: () => ({ get Authorization() { throw new Error("no token"); } }),
+      backoff: { floorMs: 5000 },
+    });
+    const getterErr = await new Promise((r) => e.addEventListener("error", r));
+    const d = window.t.subscribe("/sse", { transports: ["fetch-sse"], headers: { Authorization: "d" } });
+    await opened(d);
+    const out = {
+      code: err.code, fatal: err.fatal, cause: err.cause instanceof TypeError, state: c.state, d: d.state,
+      getter: [getterErr.code, getterErr.cause?.message],
+    };
+    for (const s of [a, b, c, d, e]) s.close();
+    return out;
+  }, { t1, t2, t3 });
+  assert.deepEqual(got, {
+    code: "headers", fatal: false, cause: true, state: "waiting", d: "open", getter: ["headers", "no token"],
+  });
+  assert.equal((await tagged(t1))[0].headers.authorization, "1");
+  assert.equal((await tagged(t2))[0].headers.authorization, "2");
+  assert.deepEqual(await tagged(t3), [], "nothing was sent with a Symbol header");
+  // A static object with a bad value or name cannot work: it throws at subscribe.
+  assert.deepEqual(await p.evaluate(() => {
+    const codes = [];
+    const throwing = { get Authorization() { throw new Error("no token"); } };
+    for (const headers of [{ Authorization: Symbol("s") }, { "bad name": "x" }, { Authorization: "a\nb" }, throwing]) {
+      try { window.t.subscribe("/sse", { headers }); codes.push("accepted"); } catch (e) { codes.push(e.code); }
+    }
+    return codes;
+  }), ["invalid-option", "invalid-option", "invalid-option", "invalid-option"]);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+// ----- 2. subscribe() that throws leaves nothing running ---------------------
+
+test("subscribe() that throws has started nothing: options are all read and checked first", { timeout: T }, async () => {
+  const p = await page();
+  const cases = {
+    signal: { signal: {} },
+    throwingSignalGetter: "signal",
+    throwingSeedGetter: "seed",
+    badEvents: { events: "price" },
+    badHeaders: { headers: "Bearer x" },
+  };
+  const got = {};
+  const tags = {};
+  for (const [name, options] of Object.entries(cases)) {
+    tags[name] = tag(name);
+    got[name] = await p.evaluate(({ url, options }) => {
+      if (typeof options === "string") {
+        const key = options;
+        options = { get [key]() { throw new Error(`no ${key}`); } };
+      }
+      try {
+        window.t.subscribe(url, options);
+        return "accepted";
+      } catch (e) {
+        return [e instanceof Error, e.code, e.cause?.message ?? null];
+      }
+    }, { url: `/sse?t=${tags[name]}`, options });
+  }
+  assert.deepEqual(got, {
+    signal: [true, "invalid-option", null],
+    throwingSignalGetter: [true, "invalid-option", "no signal"],
+    throwingSeedGetter: [true, "invalid-option", "no seed"],
+    badEvents: [true, "invalid-option", null],
+    badHeaders: [true, "invalid-option", null],
+  });
+  await h.sleep(500);
+  for (const [name, t] of Object.entries(tags)) assert.deepEqual(await tagged(t), [], `${name}: no request`);
+  // A real AbortSignal, also one from another realm (an iframe), is fine.
+  const states = await p.evaluate(async () => {
+    const f = document.body.appendChild(document.createElement("iframe"));
+    const foreign = new f.contentWindow.AbortController();
+    const sub = window.t.subscribe("/sse", { signal: foreign.signal });
+    await new Promise((r) => sub.addEventListener("open", r));
+    const before = sub.state;
+    foreign.abort();
+    return [before, sub.state];
+  });
+  assert.deepEqual(states, ["open", "closed"]);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+// ----- 3. URLs ------------------------------------------------------------------
+
+test("URLs are resolved with the browser's URL parser at subscribe(); `urls` entries too; transport is honest", { timeout: T }, async () => {
+  const p = await page();
+  const bad = ["http://", "https://", "", "   ", "ftp://x/y", "javascript:void 0", "http://:80/", "http://[::1"];
+  const codes = [];
+  for (const url of bad) codes.push((await thrown(p, url, undefined))?.code ?? "accepted");
+  assert.deepEqual(codes, bad.map(() => "invalid-url"));
+  const urlsCodes = [];
+  for (const urls of [{ poll: "http://" }, { "fetch-sse": "mailto:a@b" }, { eventsource: "ftp://x/" }, { poll: 5 }]) {
+    urlsCodes.push((await thrown(p, "/sse", { urls }))?.code ?? "accepted");
+  }
+  assert.deepEqual(urlsCodes, ["invalid-url", "invalid-url", "invalid-url", "invalid-option"]);
+
+  // A space is what fetch and EventSource accept too: percent-encoded.
+  const t = tag("space");
+  const got = await p.evaluate(async (t) => {
+    const sub = window.t.subscribe(` /sse?t=${t}&x=a b `, { transports: ["fetch-sse"], urls: { poll: "/poll?x= y" } });
+    const sync = sub.transport;
+    await new Promise((r) => sub.addEventListener("open", r));
+    const out = [sync, sub.state, sub.transport];
+    sub.close();
+    return out;
+  }, t);
+  assert.deepEqual(got, ["", "open", "fetch-sse"]);
+  assert.equal((await tagged(t))[0].query, `t=${t}&x=a%20b`);
+
+  // Stopped before choosing a transport (headers rule out the only one): "".
+  const stopped = await p.evaluate(async () => {
+    const sub = window.t.subscribe("/sse", { transports: ["eventsource"], headers: { "X-A": "1" } });
+    const e = await new Promise((r) => sub.addEventListener("error", r));
+    await new Promise((r) => setTimeout(r));
+    return [e.code, e.fatal, sub.state, sub.transport];
+  });
+  assert.deepEqual(stopped, ["gave-up", true, "closed", ""]);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+test("a url or event type that is not a string is converted (a URL object) or refused, never a trap", { timeout: T }, async () => {
+  const p = await page();
+  const got = await p.evaluate(async () => {
+    const out = {};
+    for (const [name, url] of Object.entries({ undef: undefined, nul: null, num: 5, bool: true })) {
+      try { window.t.subscribe(url); out[name] = "accepted"; } catch (e) { out[name] = [e.name, e.code]; }
+    }
+    // A URL object is taken as its href, as fetch does.
+    const sub = window.t.subscribe(new URL("/sse", location.href), { transports: ["fetch-sse"] });
+    // Event types are converted with String(type), as on EventTarget.
+    const seen = [];
+    sub.addEventListener({ toString: () => "open" }, (e) => seen.push(e.type));
+    sub.addEventListener(5, () => seen.push("five"));
+    sub.removeEventListener(5, () => {});
+    try { sub.addEventListener(Symbol("x"), () => {}); } catch (e) { out.symbolType = e.name; }
+    await new Promise((r) => sub.addEventListener("open", r));
+    out.seen = seen;
+    out.state = sub.state;
+    sub.close();
+    return out;
+  });
+  assert.deepEqual(got, {
+    undef: ["Error", "invalid-url"], nul: ["Error", "invalid-url"], num: ["Error", "invalid-url"],
+    bool: ["Error", "invalid-url"], symbolType: "TypeError", seen: ["open"], state: "open",
+  });
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+// ----- 4. option values that would break the engine --------------------------
+
+test("interval.minMs: 0 is floored at 10 ms (no busy poll loop)", { timeout: T }, async () => {
+  const p = await page();
+  const t = tag("hot");
+  await p.evaluate((t) => {
+    window.sub = window.t.subscribe(`/poll?t=${t}`, {
+      transports: ["poll"], interval: { mode: "fixed", initialMs: 0, minMs: 0, maxMs: 0 },
+      backoff: { floorMs: 0, baseMs: 0, strategy: "none" },
+    });
+  }, t);
+  await h.sleep(1000);
+  const { interval, requests } = await p.evaluate(() => {
+    const s = window.sub.stats();
+    window.sub.close();
+    return { interval: s.currentIntervalMs, requests: s.requests };
+  });
+  assert.equal(interval, 10);
+  // 1 s at ≥ 10 ms apart (plus the round trip): at most ~100; a 1 ms loop makes several hundred.
+  assert.ok(requests >= 5 && requests <= 110, `${requests} requests in 1 s`);
+  await p.close();
+});
+
+test("event names that collide are refused at subscribe(); `message` in events delivers each message once", { timeout: T }, async () => {
+  const p = await page();
+  const cases = [
+    { events: ["error"] }, { events: ["open"] }, { events: ["statechange"] }, { events: ["transportchange"] },
+    { events: ["reset"] }, { events: [""] }, { events: [1] },
+    { heartbeatEvent: "message" }, { heartbeatEvent: "error" }, { heartbeatEvent: "price", events: ["price"] },
+    { heartbeatEvent: 5 },
+  ];
+  const codes = [];
+  for (const options of cases) codes.push((await thrown(p, "/sse", options))?.code ?? "accepted");
+  assert.deepEqual(codes, cases.map(() => "invalid-option"));
+
+  // `message` listed in events: still one delivery per message (native EventSource).
+  await p.evaluate(async () => {
+    window.got = [];
+    window.sub = window.t.subscribe("/sse", { events: ["message", "price"], heartbeatEvent: "" });
+    window.sub.addEventListener("message", (e) => window.got.push(e.data));
+    await new Promise((r) => window.sub.addEventListener("open", r));
+  });
+  await server.publish("one");
+  await server.publish("two");
+  await p.waitForFunction(() => window.got.length >= 2, null, { timeout: 5000 });
+  await h.sleep(200);
+  const got = await p.evaluate(() => {
+    const out = { got: window.got, dropped: window.sub.stats().duplicatesDropped, transport: window.sub.transport };
+    window.sub.close();
+    return out;
+  });
+  assert.deepEqual(got, { got: ["one", "two"], dropped: 0, transport: "eventsource" });
+  await p.close();
+});
+
+// ----- 5. EventTarget semantics --------------------------------------------------
+
+test("listeners behave as on EventTarget: handleEvent, removal during dispatch, null, duplicates, once", { timeout: T }, async () => {
+  const p = await page();
+  const got = await p.evaluate(async () => {
+    const sub = window.t.subscribe("/sse", { transports: ["fetch-sse"] });
+    const calls = [];
+    const obj = { handleEvent(e) { calls.push(["obj", e.type, this === obj]); } };
+    const b = () => calls.push(["b"]);
+    const a = () => { calls.push(["a"]); sub.removeEventListener("open", b); };
+    const dup = () => calls.push(["dup"]);
+    const once = (e) => calls.push(["once", e.state]);
+    sub.addEventListener("open", a);
+    sub.addEventListener("open", b);
+    sub.addEventListener("open", obj);
+    sub.addEventListener("open", dup);
+    sub.addEventListener("open", dup);
+    sub.addEventListener("open", dup, { once: true });
+    sub.addEventListener("statechange", once, { once: true });
+    const ignored = [];
+    for (const l of [null, undefined]) {
+      try { sub.addEventListener("open", l); sub.removeEventListener("open", l); ignored.push("ok"); } catch (e) { ignored.push(e.name); }
+    }
+    let primitive;
+    try { sub.addEventListener("open", 5); } catch (e) { primitive = e instanceof TypeError; }
+    await new Promise((r) => sub.addEventListener("open", r));
+    await new Promise((r) => setTimeout(r, 50));
+    sub.close();
+    return { calls, ignored, primitive };
+  });
+  assert.deepEqual(got.calls, [["once", "connecting"], ["a"], ["obj", "open", true], ["dup"]]);
+  assert.deepEqual(got.ignored, ["ok", "ok"]);
+  assert.equal(got.primitive, true);
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+test("a listener that throws is reported (reportError) and the others still run; close() and stats() inside a listener work", { timeout: T }, async () => {
+  const p = await page();
+  const got = await p.evaluate(async () => {
+    const sub = window.t.subscribe("/sse", { transports: ["fetch-sse"] });
+    const calls = [];
+    sub.addEventListener("open", () => { calls.push("first"); throw new Error("listener boom"); });
+    sub.addEventListener("open", { handleEvent() { calls.push("second"); throw new Error("handleEvent boom"); } });
+    sub.addEventListener("open", () => {
+      calls.push(["third", typeof sub.stats().requests, sub.state]);
+      sub.close();
+      calls.push(["closed", sub.state, sub.stats().requests >= 1]);
+    });
+    sub.addEventListener("open", () => calls.push("after close"));
+    // Until the third listener closed it (however slow the machine), then a
+    // little longer for anything that should not happen.
+    await new Promise((r) => { const poll = () => (sub.state === "closed" ? r() : setTimeout(poll, 20)); poll(); });
+    await new Promise((r) => setTimeout(r, 100));
+    return { calls, reported: window.reported, state: sub.state };
+  });
+  assert.deepEqual(got.calls, ["first", "second", ["third", "number", "open"], ["closed", "closed", true]]);
+  assert.deepEqual(got.reported, ["listener boom", "handleEvent boom"]);
+  assert.equal(got.state, "closed");
+  assert.deepEqual(p.errors, ["listener boom", "handleEvent boom"]);
+  await p.close();
+});
+
+// ----- 6. a failing headers function ------------------------------------------------
+
+test("a headers function that rejects or throws is an `error` with code `headers`, retried with backoff, no fallback", { timeout: T }, async () => {
+  const p = await page();
+  const t = tag("auth");
+  const got = await p.evaluate(async (t) => {
+    let calls = 0;
+    const sub = window.t.subscribe(`/sse?t=${t}`, {
+      transports: ["fetch-sse", "long-poll", "poll"],
+      backoff: { floorMs: 50, baseMs: 50, strategy: "none" },
+      fallback: { afterFailures: 1 },
+      breaker: { failureThreshold: 1 },
+      // Token refresh fails twice (a rejection, then a throw), then works.
+      headers: () => {
+        calls++;
+        if (calls === 1) return Promise.reject(new Error("refresh failed"));
+        if (calls === 2) throw new Error("no token");
+        return { Authorization: "Bearer ok" };
+      },
+    });
+    const log = [];
+    for (const type of ["error", "transportchange", "open", "statechange"]) {
+      sub.addEventListener(type, (e) => log.push([type, e.code ?? e.transport ?? e.state, e.cause?.message ?? e.reason,
+        e.fatal, e.retryInMs ?? e.delayMs]));
+    }
+    await new Promise((r) => sub.addEventListener("open", r));
+    const out = { log, calls, transport: sub.transport };
+    sub.close();
+    return out;
+  }, t);
+  const errors = got.log.filter(([type]) => type === "error");
+  assert.deepEqual(errors.map(([, code, cause, fatal]) => [code, cause, fatal]),
+    [["headers", "refresh failed", false], ["headers", "no token", false]]);
+  // Each is followed by the wait it announced (at least the 50 ms floor). The
+  // engine has no input for "the app's headers failed": it is told the
+  // attempt was aborted, hence the reason.
+  for (const e of errors) {
+    const next = got.log[got.log.indexOf(e) + 1];
+    assert.deepEqual(next.slice(0, 3), ["statechange", "waiting", "aborted"]);
+    assert.equal(next[4], e[4], "retryInMs = the waiting state's delayMs");
+    assert.ok(e[4] >= 50, `retryInMs ${e[4]}`);
+  }
+  // No switch away from fetch-sse (the only transportchange is the start).
+  assert.deepEqual(got.log.filter(([type]) => type === "transportchange").map(([, tr, reason]) => [tr, reason]),
+    [["fetch-sse", "start"]]);
+  assert.equal(got.transport, "fetch-sse");
+  assert.equal(got.calls, 3);
+  const sent = await tagged(t);
+  assert.equal(sent.length, 1, "only the request with working headers was sent");
+  assert.equal(sent[0].headers.authorization, "Bearer ok");
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
