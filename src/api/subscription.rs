@@ -53,13 +53,11 @@ impl Subscription {
         inner.handle.set(Some(handle));
         // Joining a connection that is already open: this subscription still
         // gets its `open`, after its listeners are added (a microtask later).
-        if inner.conn.with_engine(|e| e.state()) == State::Open {
+        if inner.conn.state() == State::Open {
             let weak = Rc::downgrade(&inner);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
-                    let t = inner
-                        .conn
-                        .with_engine(|e| e.transport().map(|t| t.as_str()).unwrap_or(""));
+                    let t = inner.conn.transport_name();
                     dispatch(&inner, "open", &events::open(t));
                 }
             });
@@ -112,19 +110,14 @@ impl Subscription {
     /// The cursor: the last event id seen (or the initial `lastEventId`).
     #[wasm_bindgen(getter, js_name = lastEventId)]
     pub fn last_event_id(&self) -> String {
-        self.inner
-            .conn
-            .with_engine(|e| e.last_event_id().to_string())
+        self.inner.conn.last_event_id()
     }
 
     /// The transport in use (`"eventsource"`, `"fetch-sse"`, `"long-poll"`,
     /// `"poll"`), or `""` before the first attempt.
     #[wasm_bindgen(getter)]
     pub fn transport(&self) -> String {
-        self.inner
-            .conn
-            .with_engine(|e| e.transport().map(|t| t.as_str()).unwrap_or(""))
-            .into()
+        self.inner.conn.transport_name().into()
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
@@ -133,7 +126,7 @@ impl Subscription {
         if self.inner.handle.get().is_none() {
             return State::Closed.as_str().into();
         }
-        self.inner.conn.with_engine(|e| e.state().as_str()).into()
+        self.inner.conn.state().as_str().into()
     }
 
     /// Counters: `{ requests, bytes, reconnects, notModified,
@@ -178,9 +171,7 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
                 state: State::Open, ..
             } = action
             {
-                let t = inner
-                    .conn
-                    .with_engine(|e| e.transport().map(|t| t.as_str()).unwrap_or(""));
+                let t = inner.conn.transport_name();
                 dispatch(inner, "open", &events::open(t));
             }
             if let Some((kind, e)) = events::from_action(action) {
