@@ -110,6 +110,10 @@ async function openTab(context, url, options, names = ["a", "b"]) {
       const sub = m.subscribe(url, options);
       window.got[name] = [];
       sub.addEventListener("message", (e) => window.got[name].push({ id: e.id, lei: e.lastEventId, data: e.data }));
+      window.events ??= [];
+      for (const type of ["open", "error", "statechange", "transportchange", "reset"]) {
+        sub.addEventListener(type, (e) => window.events.push([name, type, e.state ?? e.transport ?? e.code ?? e.reason]));
+      }
       window.subs[name] = sub;
     }
   }, { url, options, names });
@@ -330,6 +334,71 @@ test("BC-20 without Web Locks / BroadcastChannel: crossTab falls back to one con
     const got = await numbers(b, t);
     assertContiguous(got.a, last, "visible tab sub a");
     assert.deepEqual(got.a, got.b);
+  } finally {
+    if (pub.running) await pub.stop();
+    await context.close();
+  }
+});
+
+test("BC-20 channel input is validated: malformed or unknown posts on the tidings channel from another script change nothing and throw nothing", async () => {
+  const t = tag();
+  const context = await browser.newContext();
+  const url = `/sse?t=${t}`;
+  const options = { crossTab: true, transports: ["fetch-sse"] };
+  const pub = publisher(t, 300);
+  try {
+    const a = await openTab(context, url, options, ["a"]);
+    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    const b = await openTab(context, url, options, ["a"]);
+    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    await sleep(500);
+    const before = await Promise.all([a, b].map((p) => p.evaluate(() => window.events.length)));
+    // Another same-origin script posts on the channel (from the follower's page: every other
+    // BroadcastChannel object of that name receives it, the leader's and the follower's).
+    await b.evaluate(({ url, options }) => {
+      const name = "tidings:" + new URL(url, location.href).href + "\n" + JSON.stringify(options);
+      const bc = new BroadcastChannel(name);
+      const junk = [
+        null, 42, "m", [], {}, { k: 1 }, { k: "m" }, { k: "zz" },
+        { k: "m", i: 1, l: "", e: "message", d: "x", t: "fetch-sse" },
+        { k: "m", i: "1", l: "1", e: "message", d: "x", t: "carrier-pigeon" },
+        { k: "m", i: "1", l: "1", e: "message", d: 5, t: "fetch-sse" },
+        { k: "s", s: "open", r: "nope", l: "" },
+        { k: "s", s: "sideways", r: "start", l: "" },
+        { k: "s", s: "paused", r: "hidden", w: -1, l: "" },
+        { k: "s", s: "paused", r: "hidden", w: NaN, l: "" },
+        { k: "s", s: "paused", r: "hidden" },
+        { k: "e", c: "auth", h: 70000, f: true },
+        { k: "e", c: "auth", h: 401, f: "yes" },
+        { k: "e", c: "teapot", f: true },
+        { k: "t", t: "poll", p: 5, r: "start" },
+        { k: "t", t: "smoke", r: "start" },
+        { k: "r", r: "whatever" },
+        { k: "h", extra: new Array(10) },
+        { k: "s", s: "open", r: "start", l: "", y: true }, // a re-post saying nothing new
+        new Uint8Array(8), new Map([["k", "m"]]),
+      ];
+      for (const j of junk) bc.postMessage(j);
+      // The control: a well-formed post is delivered (the channel name is right; the wire
+      // format is trusted within the origin, like the page's own scripts).
+      bc.postMessage({ k: "m", i: "", l: "", e: "message", d: "well-formed", t: "fetch-sse" });
+      bc.close();
+    }, { url, options });
+    await sleep(500);
+    for (const p of [a, b]) {
+      const got = await p.evaluate(() => window.got.a.map((m) => m.data));
+      assert.ok(got.includes("well-formed"), "the well-formed control post was delivered");
+    }
+    const after = await Promise.all([a, b].map((p) => p.evaluate(() => window.events)));
+    assert.deepEqual(after.map((e, i) => e.slice(before[i])), [[], []], "no event from malformed posts");
+    assert.equal(await a.evaluate(() => window.subs.a.state), "open");
+    assert.equal(await b.evaluate(() => window.subs.a.state), "open");
+    const last = await pub.stop();
+    await waitAll([a, b], t, last, 5000, "after the junk");
+    for (const p of [a, b]) {
+      assertContiguous((await numbers(p, t)).a, last, "messages around the junk");
+      assert.deepEqual(p.errors, [], "page errors");
+    }
   } finally {
     if (pub.running) await pub.stop();
     await context.close();
