@@ -374,6 +374,11 @@ fn demote(tab: &Rc<Tab>) {
     }
     connection::halt(&conn, Engine::new(tab.config.clone(), tab.seed));
     queue(tab, false);
+    // What the new leader said while this tab still led was not for this
+    // tab's subscriptions: ask for its transport and state again.
+    if let Some(ch) = tab.channel.borrow().as_ref() {
+        ch.post(&channel::hello());
+    }
 }
 
 /// The visibility rule: a visible follower takes over from a leader that

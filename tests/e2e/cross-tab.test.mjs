@@ -243,6 +243,37 @@ test("BC-20: 8 tabs × 2 subscriptions, crossTab → one stream for the profile;
   }
 });
 
+test("BC-20 control, crossTab off: one stream per tab (its two subscriptions share it); six tabs take the whole per-host pool, and a plain fetch from the sixth does not complete", async () => {
+  // (A seventh tab could not even load its page: its navigation waits for the pool too.)
+  const t = tag();
+  const context = await browser.newContext();
+  const url = `/sse?t=${t}`;
+  const pages = [];
+  try {
+    for (let i = 0; i < 6; i++) {
+      pages.push(await openTab(context, url, { transports: ["fetch-sse"] }));
+      await pages[i].waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    }
+    const open = (await streams(t)).filter((e) => e.end_ms == null);
+    assert.equal(open.length, 6, "six tabs, six streams");
+    const ping = await pages[5].evaluate(async () => {
+      const c = new AbortController();
+      const timer = setTimeout(() => c.abort(), 2000);
+      try {
+        await fetch("/blank.html", { cache: "no-store", signal: c.signal });
+        return "completed";
+      } catch (e) {
+        return e.name;
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+    assert.equal(ping, "AbortError", "the plain fetch was still waiting for a connection after 2 s");
+  } finally {
+    await context.close();
+  }
+});
+
 test("BC-20 visibility: a hidden leader pauses; a visible follower takes the connection over (steal) with the cursor; all hidden → no request; visible again → one request, nothing lost or repeated", async () => {
   const t = tag();
   const context = await browser.newContext();
