@@ -1,29 +1,33 @@
 //! The relay between tabs: one `BroadcastChannel("tidings:" + key)` per
 //! shared connection, and the wire format of what travels on it.
 //!
-//! Every notice of the leader's engine is posted as a plain object (a
-//! structured clone, no JSON text), keyed by `k`:
+//! Every notice of the leader's engine is posted as a plain array (a
+//! structured clone, no JSON text), its kind first; names are the contract's
+//! vocabulary (an object with a key per field measured the same size):
 //!
-//! | `k` | what | fields |
+//! | kind | what | then |
 //! |---|---|---|
-//! | `m` | a message | `i` id, `l` lastEventId, `e` event, `d` data, `t` transport |
-//! | `s` | statechange | `s` state, `r` reason, `w` delayMs?, `l` the cursor, `y` (a re-post for a newcomer) |
-//! | `t` | transportchange | `t` transport, `p` previous?, `r` reason, `y` |
-//! | `e` | error | `c` code, `h` status?, `w` retryInMs?, `f` fatal |
-//! | `r` | reset | `r` reason |
+//! | `m` | a message | transport, id, lastEventId, event, data |
+//! | `s` | statechange | sync, state, reason, the leader's cursor, delayMs? |
+//! | `t` | transportchange | sync, transport, reason, previous? |
+//! | `e` | error | code, fatal, status (or `null`), retryInMs? |
+//! | `r` | reset | reason |
 //! | `h` | hello: a new tab asks the leader to re-post its last `t` and `s` | – |
 //! | `b` | bye: the leader's page is going away (the lock passes on by itself) | – |
+//!
+//! `sync` is `true` on a re-post for a newcomer (a tab that already knows it
+//! ignores it).
 //!
 //! Any same-origin script can post on the channel, so [`decode`] validates
 //! every field (strings, names of the contract's vocabulary, finite
 //! non-negative numbers) and drops anything else: no input panics.
 
+use js_sys::Array;
 use tidings_core::engine::{Action, ErrorCode, Message, Reason, ResetReason, State, TransportKind};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::connection::Notice;
 use crate::guard::Listener;
-use crate::js::set;
 
 /// The channel, closed (and its listener removed) on drop.
 pub struct Channel {
@@ -72,67 +76,67 @@ pub enum Wire {
     Bye,
 }
 
-fn obj(k: &str) -> js_sys::Object {
-    let o = js_sys::Object::new();
-    set(&o, "k", &JsValue::from_str(k));
-    o
+fn array(k: &str) -> Array {
+    Array::of1(&JsValue::from_str(k))
 }
 
-fn s(o: &js_sys::Object, key: &str, v: &str) {
-    set(o, key, &JsValue::from_str(v));
+fn push(a: &Array, v: &str) {
+    a.push(&JsValue::from_str(v));
 }
 
-fn n(o: &js_sys::Object, key: &str, v: Option<u64>) {
+fn push_n(a: &Array, v: Option<u64>) {
     if let Some(v) = v {
-        set(o, key, &JsValue::from_f64(v as f64));
+        a.push(&JsValue::from_f64(v as f64));
     }
 }
 
-/// `{ k: "h" }`.
+/// `["h"]`.
 pub fn hello() -> JsValue {
-    obj("h").into()
+    array("h").into()
 }
 
-/// `{ k: "b" }`.
+/// `["b"]`.
 pub fn bye() -> JsValue {
-    obj("b").into()
+    array("b").into()
 }
 
-/// A notice as posted; `cursor` is the leader's cursor (sent with states).
-/// `None` for nothing to post.
-pub fn encode(notice: &Notice, cursor: &str) -> Option<js_sys::Object> {
-    let o;
+/// A notice as posted; `cursor` is the leader's cursor (sent with states),
+/// `sync` marks a re-post for a newcomer. `None` for nothing to post.
+pub fn encode(notice: &Notice, cursor: &str, sync: bool) -> Option<Array> {
+    let a;
     match notice {
         Notice::Message(m, transport) => {
-            o = obj("m");
-            s(&o, "i", &m.id);
-            s(&o, "l", &m.last_event_id);
-            s(&o, "e", &m.event);
-            s(&o, "d", &m.data);
-            s(&o, "t", transport);
+            a = array("m");
+            push(&a, transport);
+            push(&a, &m.id);
+            push(&a, &m.last_event_id);
+            push(&a, &m.event);
+            push(&a, &m.data);
         }
         Notice::Action(Action::State {
             state,
             reason,
             delay_ms,
         }) => {
-            o = obj("s");
-            s(&o, "s", state.as_str());
-            s(&o, "r", reason.as_str());
-            n(&o, "w", *delay_ms);
-            s(&o, "l", cursor);
+            a = array("s");
+            a.push(&JsValue::from_bool(sync));
+            push(&a, state.as_str());
+            push(&a, reason.as_str());
+            push(&a, cursor);
+            push_n(&a, *delay_ms);
         }
         Notice::Action(Action::TransportChanged {
             transport,
             previous,
             reason,
         }) => {
-            o = obj("t");
-            s(&o, "t", transport.as_str());
+            a = array("t");
+            a.push(&JsValue::from_bool(sync));
+            push(&a, transport.as_str());
+            push(&a, reason.as_str());
             if let Some(p) = previous {
-                s(&o, "p", p.as_str());
+                push(&a, p.as_str());
             }
-            s(&o, "r", reason.as_str());
         }
         Notice::Action(Action::Error {
             code,
@@ -140,54 +144,48 @@ pub fn encode(notice: &Notice, cursor: &str) -> Option<js_sys::Object> {
             retry_in_ms,
             fatal,
         }) => {
-            o = obj("e");
-            s(&o, "c", code.as_str());
-            n(&o, "h", status.map(u64::from));
-            n(&o, "w", *retry_in_ms);
-            set(&o, "f", &JsValue::from_bool(*fatal));
+            a = array("e");
+            push(&a, code.as_str());
+            a.push(&JsValue::from_bool(*fatal));
+            // Both optional numbers keep their places.
+            a.push(&status.map_or(JsValue::NULL, |s| JsValue::from_f64(f64::from(s))));
+            push_n(&a, *retry_in_ms);
         }
         Notice::Action(Action::Reset { reason }) => {
-            o = obj("r");
-            s(&o, "r", reason.as_str());
+            a = array("r");
+            push(&a, reason.as_str());
         }
         Notice::Action(_) => return None,
     }
-    Some(o)
+    Some(a)
 }
 
-/// Mark a posted state or transport object as a re-post for a newcomer.
-pub fn as_sync(o: &js_sys::Object) -> &js_sys::Object {
-    set(o, "y", &JsValue::TRUE);
-    o
+/// A string at `i`.
+fn string(a: &Array, i: u32) -> Option<String> {
+    a.get(i).as_string()
 }
 
-fn get(v: &JsValue, key: &str) -> JsValue {
-    crate::api::options::get(v, key)
-}
-
-fn string(v: &JsValue, key: &str) -> Option<String> {
-    get(v, key).as_string()
-}
-
-/// A finite non-negative number, saturated into `u64`; `Ok(None)` when absent.
-fn number(v: &JsValue, key: &str) -> Option<Option<u64>> {
-    let x = get(v, key);
-    if x.is_undefined() {
+/// A finite non-negative number at `i`, saturated into `u64`; `Some(None)`
+/// when absent (`undefined` or `null`).
+fn number(a: &Array, i: u32) -> Option<Option<u64>> {
+    let x = a.get(i);
+    if x.is_undefined() || x.is_null() {
         return Some(None);
     }
     let f = x.as_f64().filter(|f| f.is_finite() && *f >= 0.0)?;
     Some(Some(f as u64))
 }
 
-fn named<T: Copy>(all: &[T], name: &str, as_str: fn(T) -> &'static str) -> Option<T> {
+fn named<T: Copy>(all: &[T], name: Option<String>, as_str: fn(T) -> &'static str) -> Option<T> {
+    let name = name?;
     all.iter().copied().find(|t| as_str(*t) == name)
 }
 
-fn transport(v: &JsValue, key: &str) -> Option<TransportKind> {
-    TransportKind::from_name(&string(v, key)?)
+fn transport(a: &Array, i: u32) -> Option<TransportKind> {
+    TransportKind::from_name(&string(a, i)?)
 }
 
-fn state(v: &JsValue) -> Option<State> {
+fn state(a: &Array, i: u32) -> Option<State> {
     const ALL: [State; 5] = [
         State::Connecting,
         State::Open,
@@ -195,10 +193,10 @@ fn state(v: &JsValue) -> Option<State> {
         State::Paused,
         State::Closed,
     ];
-    named(&ALL, &string(v, "s")?, State::as_str)
+    named(&ALL, string(a, i), State::as_str)
 }
 
-fn reason(v: &JsValue) -> Option<Reason> {
+fn reason(a: &Array, i: u32) -> Option<Reason> {
     use Reason::*;
     const ALL: [Reason; 21] = [
         Start,
@@ -223,10 +221,10 @@ fn reason(v: &JsValue) -> Option<Reason> {
         ClosedByUser,
         Aborted,
     ];
-    named(&ALL, &string(v, "r")?, Reason::as_str)
+    named(&ALL, string(a, i), Reason::as_str)
 }
 
-fn code(v: &JsValue) -> Option<ErrorCode> {
+fn code(a: &Array, i: u32) -> Option<ErrorCode> {
     use ErrorCode::*;
     const ALL: [ErrorCode; 10] = [
         InvalidUrl,
@@ -240,77 +238,65 @@ fn code(v: &JsValue) -> Option<ErrorCode> {
         Auth,
         GaveUp,
     ];
-    named(&ALL, &string(v, "c")?, ErrorCode::as_str)
+    named(&ALL, string(a, i), ErrorCode::as_str)
 }
 
 /// What `v` says, or `None` when it is not one of ours (or malformed).
 /// Also returns the cursor a state carries (`""` otherwise).
 pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
-    let sync = get(v, "y").as_bool() == Some(true);
-    let action = match string(v, "k")?.as_str() {
-        "h" => return Some((Wire::Hello, String::new())),
-        "b" => return Some((Wire::Bye, String::new())),
+    if !Array::is_array(v) {
+        return None;
+    }
+    let a: &Array = v.unchecked_ref();
+    let sync = a.get(1).as_bool() == Some(true);
+    let mut cursor = String::new();
+    let notice = match string(a, 0)?.as_str() {
+        "h" => return Some((Wire::Hello, cursor)),
+        "b" => return Some((Wire::Bye, cursor)),
         "m" => {
-            let t = transport(v, "t")?;
+            let t = transport(a, 1)?;
             let msg = Message {
-                id: string(v, "i")?,
-                last_event_id: string(v, "l")?,
-                event: string(v, "e")?,
-                data: string(v, "d")?,
+                id: string(a, 2)?,
+                last_event_id: string(a, 3)?,
+                event: string(a, 4)?,
+                data: string(a, 5)?,
             };
-            let notice = Notice::Message(msg, t.as_str());
-            return Some((Wire::Notice { notice, sync }, String::new()));
+            Notice::Message(msg, t.as_str())
         }
         "s" => {
-            let cursor = string(v, "l")?;
-            let a = Action::State {
-                state: state(v)?,
-                reason: reason(v)?,
-                delay_ms: number(v, "w")?,
-            };
-            return Some((
-                Wire::Notice {
-                    notice: Notice::Action(a),
-                    sync,
-                },
-                cursor,
-            ));
+            cursor = string(a, 4)?;
+            Notice::Action(Action::State {
+                state: state(a, 2)?,
+                reason: reason(a, 3)?,
+                delay_ms: number(a, 5)?,
+            })
         }
-        "t" => {
-            let p = get(v, "p");
-            Action::TransportChanged {
-                transport: transport(v, "t")?,
-                previous: if p.is_undefined() {
-                    None
-                } else {
-                    Some(transport(v, "p")?)
-                },
-                reason: reason(v)?,
-            }
-        }
-        "e" => Action::Error {
-            code: code(v)?,
-            status: match number(v, "h")? {
+        "t" => Notice::Action(Action::TransportChanged {
+            transport: transport(a, 2)?,
+            reason: reason(a, 3)?,
+            previous: if a.get(4).is_undefined() {
+                None
+            } else {
+                Some(transport(a, 4)?)
+            },
+        }),
+        "e" => Notice::Action(Action::Error {
+            code: code(a, 1)?,
+            fatal: a.get(2).as_bool()?,
+            status: match number(a, 3)? {
                 Some(h) => Some(u16::try_from(h).ok()?),
                 None => None,
             },
-            retry_in_ms: number(v, "w")?,
-            fatal: get(v, "f").as_bool()?,
-        },
-        "r" => Action::Reset {
-            reason: match string(v, "r")?.as_str() {
+            retry_in_ms: number(a, 4)?,
+        }),
+        "r" => Notice::Action(Action::Reset {
+            reason: match string(a, 1)?.as_str() {
                 "server" => ResetReason::Server,
                 "unresumable" => ResetReason::Unresumable,
                 _ => return None,
             },
-        },
+        }),
         _ => return None,
     };
-    Some((
-        Wire::Notice {
-            notice: Notice::Action(action),
-            sync,
-        },
-        String::new(),
-    ))
+    Some((Wire::Notice { notice, sync }, cursor))
 }

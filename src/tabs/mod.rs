@@ -33,10 +33,11 @@ mod channel;
 mod leader;
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{Action, Capabilities, Config, Engine, Reason, State, TransportKind};
+
+use tidings_core::policy::dedupe::Dedupe;
 
 use crate::connection::{self, AdapterOptions, Connection, Notice};
 use crate::guard::{Listener, Timer};
@@ -72,11 +73,12 @@ pub struct Tab {
     caps: Capabilities,
     leader: Cell<bool>,
     mirror: RefCell<Mirror>,
-    seen: RefCell<VecDeque<String>>,
-    /// The leader's last posted transport change and state, re-posted for a
+    /// The engine's own dedupe policy, over what this tab delivered.
+    seen: RefCell<Dedupe>,
+    /// The leader's last transport change and state, re-posted for a
     /// newcomer.
-    last_t: RefCell<Option<js_sys::Object>>,
-    last_s: RefCell<Option<js_sys::Object>>,
+    last_t: RefCell<Option<Notice>>,
+    last_s: RefCell<Option<Notice>>,
     steal_due: Cell<bool>,
     steal_timer: RefCell<Option<Timer>>,
     /// The leader said `bye` (its page is going away): no steal until a
@@ -122,7 +124,7 @@ pub fn start(
         seed,
         caps,
         leader: Cell::new(false),
-        seen: RefCell::new(VecDeque::new()),
+        seen: RefCell::new(Dedupe::new(SEEN)),
         last_t: RefCell::new(None),
         last_s: RefCell::new(None),
         steal_due: Cell::new(false),
@@ -197,15 +199,17 @@ pub fn relay(conn: &Connection, notice: &Notice) -> bool {
     }
     let cursor = conn.with_engine(|e| String::from(e.last_event_id()));
     let fresh = tab.note(notice, &cursor);
-    if let Some(o) = channel::encode(notice, &cursor) {
+    if let Some(a) = channel::encode(notice, &cursor, false) {
         if let Some(ch) = tab.channel.borrow().as_ref() {
-            ch.post(&o);
+            ch.post(&a);
         }
-        match notice {
-            Notice::Action(Action::State { .. }) => *tab.last_s.borrow_mut() = Some(o),
-            Notice::Action(Action::TransportChanged { .. }) => *tab.last_t.borrow_mut() = Some(o),
-            _ => {}
-        }
+    }
+    if let Notice::Action(a @ (Action::State { .. } | Action::TransportChanged { .. })) = notice {
+        let slot = match a {
+            Action::State { .. } => &tab.last_s,
+            _ => &tab.last_t,
+        };
+        *slot.borrow_mut() = Some(Notice::Action(a.clone()));
     }
     fresh
 }
@@ -217,15 +221,8 @@ impl Tab {
         let mut m = self.mirror.borrow_mut();
         match notice {
             Notice::Message(msg, transport) => {
-                if !msg.id.is_empty() {
-                    let mut seen = self.seen.borrow_mut();
-                    if seen.contains(&msg.id) {
-                        return false;
-                    }
-                    if seen.len() == SEEN {
-                        seen.pop_front();
-                    }
-                    seen.push_back(msg.id.clone());
+                if !self.seen.borrow_mut().should_deliver(Some(&msg.id)) {
+                    return false;
                 }
                 m.last_event_id.clone_from(&msg.last_event_id);
                 m.transport = TransportKind::from_name(transport);
@@ -288,12 +285,14 @@ fn on_wire(tab: &Rc<Tab>, v: &wasm_bindgen::JsValue) {
                 let cursor = conn.with_engine(|e| String::from(e.last_event_id()));
                 let ch = tab.channel.borrow();
                 let Some(ch) = ch.as_ref() else { return };
-                if let Some(o) = tab.last_t.borrow().as_ref() {
-                    ch.post(channel::as_sync(o));
-                }
-                if let Some(o) = tab.last_s.borrow().as_ref() {
-                    crate::js::set(o, "l", &cursor.as_str().into());
-                    ch.post(channel::as_sync(o));
+                for slot in [&tab.last_t, &tab.last_s] {
+                    let encoded = slot
+                        .borrow()
+                        .as_ref()
+                        .and_then(|n| channel::encode(n, &cursor, true));
+                    if let Some(a) = encoded {
+                        ch.post(&a);
+                    }
                 }
             }
             return;

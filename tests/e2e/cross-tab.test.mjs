@@ -390,29 +390,33 @@ test("BC-20 channel input is validated: malformed or unknown posts on the tiding
       const name = "tidings:" + new URL(url, location.href).href + "\n" + JSON.stringify(options);
       const bc = new BroadcastChannel(name);
       const junk = [
-        null, 42, "m", [], {}, { k: 1 }, { k: "m" }, { k: "zz" },
-        { k: "m", i: 1, l: "", e: "message", d: "x", t: "fetch-sse" },
-        { k: "m", i: "1", l: "1", e: "message", d: "x", t: "carrier-pigeon" },
-        { k: "m", i: "1", l: "1", e: "message", d: 5, t: "fetch-sse" },
-        { k: "s", s: "open", r: "nope", l: "" },
-        { k: "s", s: "sideways", r: "start", l: "" },
-        { k: "s", s: "paused", r: "hidden", w: -1, l: "" },
-        { k: "s", s: "paused", r: "hidden", w: NaN, l: "" },
-        { k: "s", s: "paused", r: "hidden" },
-        { k: "e", c: "auth", h: 70000, f: true },
-        { k: "e", c: "auth", h: 401, f: "yes" },
-        { k: "e", c: "teapot", f: true },
-        { k: "t", t: "poll", p: 5, r: "start" },
-        { k: "t", t: "smoke", r: "start" },
-        { k: "r", r: "whatever" },
-        { k: "h", extra: new Array(10) },
-        { k: "s", s: "open", r: "start", l: "", y: true }, // a re-post saying nothing new
-        new Uint8Array(8), new Map([["k", "m"]]),
+        null, 42, "m", {}, { k: "m" }, new Uint8Array(8), new Map([["k", "m"]]),
+        [], [1], ["zz"], ["m"],
+        ["m", "fetch-sse", 1, "", "message", "x"],
+        ["m", "carrier-pigeon", "1", "1", "message", "x"],
+        ["m", "fetch-sse", "1", "1", "message", 5],
+        ["m", "fetch-sse", "1", "1", "message"],
+        ["s", false, "open", "nope", ""],
+        ["s", false, "sideways", "start", ""],
+        ["s", false, "paused", "hidden", "", -1],
+        ["s", false, "paused", "hidden", "", NaN],
+        ["s", false, "paused", "hidden", "", Infinity],
+        ["s", false, "paused", "hidden"],
+        ["e", "auth", true, 70000],
+        ["e", "auth", "yes", 401],
+        ["e", "teapot", true],
+        ["e", "auth", true, null, -5],
+        ["t", false, "poll", "start", 5],
+        ["t", false, "smoke", "start"],
+        ["r", "whatever"],
+        ["h", new Array(10)],
+        ["s", true, "open", "start", ""], // a re-post saying nothing new
+        ["t", true, "fetch-sse", "start"],
       ];
       for (const j of junk) bc.postMessage(j);
       // The control: a well-formed post is delivered (the channel name is right; the wire
       // format is trusted within the origin, like the page's own scripts).
-      bc.postMessage({ k: "m", i: "", l: "", e: "message", d: "well-formed", t: "fetch-sse" });
+      bc.postMessage(["m", "fetch-sse", "", "", "message", "well-formed"]);
       bc.close();
     }, { url, options });
     await sleep(500);
