@@ -264,6 +264,18 @@ impl Tab {
     }
 }
 
+impl Drop for Tab {
+    /// The connection closed (its last subscription in this tab): a leader
+    /// says `bye` so no follower steals while the lock passes on by itself.
+    fn drop(&mut self) {
+        if self.leader.get() {
+            if let Some(ch) = self.channel.borrow().as_ref() {
+                ch.post(&channel::bye());
+            }
+        }
+    }
+}
+
 /// Something arrived on the channel.
 fn on_wire(tab: &Rc<Tab>, v: &wasm_bindgen::JsValue) {
     let Some((wire, cursor)) = channel::decode(v) else {

@@ -439,3 +439,67 @@ test("BC-20 channel input is validated: malformed or unknown posts on the tiding
     await context.close();
   }
 });
+
+test("BC-20 the leader tab's subscriptions close (the tab stays): the next tab takes over with the cursor, no gap, no duplicate", async () => {
+  const t = tag();
+  const context = await browser.newContext();
+  const url = `/sse?t=${t}`;
+  const options = { crossTab: true, transports: ["fetch-sse"] };
+  const pub = publisher(t, 250);
+  try {
+    const a = await openTab(context, url, options, ["a"]);
+    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    const b = await openTab(context, url, options, ["a", "b"]);
+    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    await sleep(800);
+    const { now_ms: closedAt } = await server.log();
+    await a.evaluate(() => window.subs.a.close());
+    let next;
+    const deadline = Date.now() + 5000;
+    while (!next && Date.now() < deadline) {
+      next = (await streams(t)).find((e) => e.t_ms > closedAt);
+      await sleep(25);
+    }
+    assert.ok(next, "the other tab opened a request");
+    assert.ok(cursorOf(next) !== "", "with the cursor");
+    await sleep(800);
+    const last = await pub.stop();
+    await waitAll([b], t, last, 5000, "the new leader");
+    const got = await numbers(b, t);
+    assertContiguous(got.a, last, "sub a");
+    assert.deepEqual(got.a, got.b);
+    const open = (await streams(t)).filter((e) => e.end_ms == null);
+    assert.equal(open.length, 1, "one stream open");
+    assert.deepEqual(b.errors, []);
+  } finally {
+    if (pub.running) await pub.stop();
+    await context.close();
+  }
+});
+
+test("BC-20 a fatal error of the leader's connection reaches every tab (error fatal, state closed), and no tab retries", async () => {
+  const t = tag();
+  const context = await browser.newContext();
+  const url = `/sse?t=${t}`;
+  const options = { crossTab: true, transports: ["fetch-sse"] };
+  try {
+    const a = await openTab(context, url, options, ["a"]);
+    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    const b = await openTab(context, url, options, ["a"]);
+    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    // The stream ends; the reconnect is answered 204 No Content: the server's "stop".
+    await fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify({ path: "/sse", times: null, fault: { kind: "status", status: 204 } }) });
+    await fetch(`${server.url}/_restart`, { method: "POST", body: JSON.stringify({}) });
+    for (const p of [a, b]) {
+      await p.waitForFunction(() => window.subs.a.state === "closed", null, { timeout: 8000 });
+      const ev = await p.evaluate(() => window.events);
+      assert.ok(ev.some(([, type, code]) => type === "error" && code === "no-content"), `error no-content: ${JSON.stringify(ev)}`);
+    }
+    const n = (await streams(t)).length;
+    await sleep(1500);
+    assert.equal((await streams(t)).length, n, "no tab retries after the fatal stop");
+  } finally {
+    await fetch(`${server.url}/_faults`, { method: "DELETE" });
+    await context.close();
+  }
+});
