@@ -41,8 +41,9 @@ browser-tests:
 ## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go.
 # Raised from 16384 when the whole engine, the four transports, the page
 # lifecycle and the package entry landed (README "Size"); the 13 KB goal is
-# open work.
-SIZE_CEILING ?= 55296
+# open work. Raised from 55296 when `crossTab` (src/tabs/: Web Locks +
+# BroadcastChannel, +6.8 KB gzip) landed.
+SIZE_CEILING ?= 61440
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh
