@@ -46,13 +46,15 @@ pub fn manager() -> Option<JsValue> {
 impl Lock {
     /// Ask for the exclusive lock `name` (`steal`: take it from its holder at
     /// once). `granted` runs (on a later microtask, never inside the browser's
-    /// callback) when this tab holds it; `lost` when it was stolen from this
-    /// tab. Neither runs after the `Lock` is dropped. `None` without Web Locks.
+    /// callback) when this tab holds it; `lost(true)` when it was stolen from
+    /// this tab, `lost(false)` when the request failed before it was ever
+    /// granted (e.g. a `SecurityError`). Neither runs after the `Lock` is
+    /// dropped. `None` without Web Locks, or when `request` throws.
     pub fn request(
         name: &str,
         steal: bool,
         granted: impl Fn() + 'static,
-        lost: impl Fn() + 'static,
+        lost: impl Fn(bool) + 'static,
     ) -> Option<Lock> {
         let locks: LockManager = manager()?.unchecked_into();
         let options = js_sys::Object::new();
@@ -91,11 +93,11 @@ impl Lock {
             .ok()?;
         let a = alive.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            // Rejected: withdrawn (our own abort), stolen, or the page went
-            // away. Only "stolen while held and still wanted" is news.
-            let stolen = wasm_bindgen_futures::JsFuture::from(promise).await.is_err();
-            if stolen && a.get() && holding.get() {
-                lost();
+            // Rejected: withdrawn (our own abort: `alive` is false by then),
+            // stolen, or failed.
+            let rejected = wasm_bindgen_futures::JsFuture::from(promise).await.is_err();
+            if rejected && a.get() {
+                lost(holding.get());
             }
         });
         Some(Lock {

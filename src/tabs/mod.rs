@@ -350,14 +350,42 @@ fn queue(tab: &Rc<Tab>, steal: bool) {
                 promote(&tab);
             }
         },
-        move || {
+        move |held| {
             if let Some(tab) = l.upgrade() {
-                demote(&tab);
+                if held {
+                    demote(&tab)
+                } else {
+                    go_alone(&tab)
+                }
             }
         },
     );
+    let failed = lock.is_none();
     let old = tab.lock.replace(lock);
     drop(old);
+    if failed {
+        go_alone(tab);
+    }
+}
+
+/// Web Locks refused this tab (a sandboxed frame, an opaque origin): stop
+/// coordinating and run an ordinary per-tab connection.
+fn go_alone(tab: &Rc<Tab>) {
+    let Some(conn) = tab.conn.upgrade() else {
+        return;
+    };
+    let Some(me) = conn.tab.borrow_mut().take() else {
+        return;
+    };
+    let mut config = tab.config.clone();
+    config.last_event_id = tab.mirror.borrow().last_event_id.clone();
+    let leader = tab.leader.get();
+    // Dropped on the next microtask: this may run inside one of its own
+    // listeners or lock callbacks.
+    wasm_bindgen_futures::spawn_local(async move { drop(me) });
+    if !leader {
+        connection::restart(&conn, Engine::new(config, tab.seed), tab.caps);
+    }
 }
 
 /// This tab holds the lock: run the connection from the last cursor seen.

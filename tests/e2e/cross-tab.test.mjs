@@ -503,3 +503,31 @@ test("BC-20 a fatal error of the leader's connection reaches every tab (error fa
     await context.close();
   }
 });
+
+for (const [how, patch] of [
+  ["throws", () => { LockManager.prototype.request = function () { throw new DOMException("refused", "SecurityError"); }; }],
+  ["rejects", () => { LockManager.prototype.request = function () { return Promise.reject(new DOMException("refused", "SecurityError")); }; }],
+]) {
+  test(`BC-20 navigator.locks.request ${how} (a sandboxed frame, an opaque origin): crossTab runs an ordinary per-tab connection`, async () => {
+    const t = tag();
+    const context = await browser.newContext();
+    await context.addInitScript(patch);
+    const url = `/sse?t=${t}`;
+    const pub = publisher(t, 250);
+    try {
+      const a = await openTab(context, url, { crossTab: true, transports: ["fetch-sse"] });
+      await a.waitForFunction(() => window.subs.a.state === "open" && window.subs.b.state === "open", null, { timeout: 5000 });
+      await sleep(500);
+      const last = await pub.stop();
+      await waitAll([a], t, last, 5000, "the tab");
+      const got = await numbers(a, t);
+      assertContiguous(got.a, last, "sub a");
+      assert.deepEqual(got.a, got.b);
+      assert.equal((await streams(t)).length, 1, "one stream for the tab's two subscriptions");
+      assert.deepEqual(a.errors, []);
+    } finally {
+      if (pub.running) await pub.stop();
+      await context.close();
+    }
+  });
+}
