@@ -531,3 +531,36 @@ for (const [how, patch] of [
     }
   });
 }
+
+test("BC-20 visibility with several visible followers: the hidden leader is replaced by exactly one tab; nothing lost or repeated in any tab", async () => {
+  const t = tag();
+  const context = await browser.newContext();
+  await context.addInitScript(overrideVisibility);
+  const url = `/sse?t=${t}`;
+  const options = { crossTab: true, transports: ["fetch-sse"], backoff: { floorMs: 200, baseMs: 200 } };
+  const pub = publisher(t, 200);
+  const pages = [];
+  try {
+    for (let i = 0; i < 4; i++) {
+      pages.push(await openTab(context, url, options, ["a"]));
+      await pages[i].waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    }
+    await sleep(500);
+    await pages[0].evaluate(() => window.setHidden(true));
+    await sleep(2500);
+    const lead = await Promise.all(pages.map((p) => p.evaluate(() => window.subs.a.state)));
+    assert.deepEqual(lead, ["open", "open", "open", "open"], "every tab follows the new leader");
+    const open = (await streams(t)).filter((e) => e.end_ms == null);
+    assert.equal(open.length, 1, `one stream open after the take-over: ${JSON.stringify(open.map((e) => [e.t_ms, e.query]))}`);
+    const last = await pub.stop();
+    await waitAll(pages, t, last, 5000, "after the take-over");
+    for (let i = 0; i < pages.length; i++) {
+      assertContiguous((await numbers(pages[i], t)).a, last, `tab ${i + 1}`);
+      assert.deepEqual(pages[i].errors, [], `tab ${i + 1}: page errors`);
+    }
+    assert.ok(maxConcurrent(await streams(t)) <= 2, "at most 2 concurrent streams");
+  } finally {
+    if (pub.running) await pub.stop();
+    await context.close();
+  }
+});
