@@ -35,14 +35,15 @@ mod leader;
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use tidings_core::engine::{Action, Capabilities, Config, Engine, Reason, State, TransportKind};
-
-use tidings_core::policy::dedupe::Dedupe;
+use tidings_core::engine::{
+    Action, Capabilities, Config, Engine, Reason, ResetReason, State, TransportKind,
+};
 
 use crate::connection::{self, AdapterOptions, Connection, Notice};
 use crate::guard::{Listener, Timer};
 use channel::{Channel, Wire};
 use leader::Lock;
+use tidings_core::policy::dedupe::Dedupe;
 
 /// How many delivered message ids a tab remembers to drop a repeat.
 const SEEN: usize = 64;
@@ -84,6 +85,9 @@ pub struct Tab {
     /// The leader said `bye` (its page is going away): no steal until a
     /// leader speaks again.
     leader_gone: Cell<bool>,
+    /// Back from the back-forward cache: the cursor this tab had when it
+    /// was hidden, until the leader reports where the connection is now.
+    restored_from: RefCell<Option<String>>,
     channel: RefCell<Option<Channel>>,
     lock: RefCell<Option<Lock>>,
     listeners: RefCell<Vec<Listener>>,
@@ -130,21 +134,15 @@ pub fn start(
         steal_due: Cell::new(false),
         steal_timer: RefCell::new(None),
         leader_gone: Cell::new(false),
+        restored_from: RefCell::new(None),
         channel: RefCell::new(None),
         lock: RefCell::new(None),
         listeners: RefCell::new(Vec::new()),
     });
-    let weak = Rc::downgrade(&tab);
-    let Some(ch) = Channel::open(&tab.name, move |v| {
-        if let Some(tab) = weak.upgrade() {
-            on_wire(&tab, &v);
-        }
-    }) else {
+    if !open_channel(&tab) {
         connection::run(&conn, caps);
         return conn;
-    };
-    ch.post(&channel::hello());
-    *tab.channel.borrow_mut() = Some(ch);
+    }
     // Registered before the leader's lifecycle listeners, so `pagehide`
     // reaches this tab's coordinator first.
     let on = |target: &web_sys::EventTarget, kind: &str, f: fn(&Rc<Tab>, &web_sys::Event)| {
@@ -177,6 +175,21 @@ pub fn start(
     *conn.tab.borrow_mut() = Some(tab.clone());
     queue(&tab, false);
     conn
+}
+
+/// Open the channel and say `hello`; `false` when it cannot be opened.
+fn open_channel(tab: &Rc<Tab>) -> bool {
+    let weak = Rc::downgrade(tab);
+    let Some(ch) = Channel::open(&tab.name, move |v| {
+        if let Some(tab) = weak.upgrade() {
+            on_wire(&tab, &v);
+        }
+    }) else {
+        return false;
+    };
+    ch.post(&channel::hello());
+    *tab.channel.borrow_mut() = Some(ch);
+    true
 }
 
 /// The leader's state as this tab last heard it, while this tab follows.
@@ -316,6 +329,18 @@ fn on_wire(tab: &Rc<Tab>, v: &wasm_bindgen::JsValue) {
     if tab.leader.get() && !matches!(notice, Notice::Message(..)) {
         return;
     }
+    // Back from the back-forward cache: when the leader's cursor moved on
+    // meanwhile, this tab missed what was relayed (nobody keeps it), which
+    // its subscriptions hear as a `reset` (`unresumable`): refetch.
+    if matches!(notice, Notice::Action(Action::State { .. })) {
+        let before = tab.restored_from.borrow_mut().take();
+        if before.is_some_and(|c| c != cursor) {
+            let reset = Action::Reset {
+                reason: ResetReason::Unresumable,
+            };
+            connection::tell(&conn, Notice::Action(reset));
+        }
+    }
     if sync && tab.known(&notice) {
         return;
     }
@@ -399,6 +424,8 @@ fn promote(tab: &Rc<Tab>) {
     let mut config = tab.config.clone();
     config.last_event_id = tab.mirror.borrow().last_event_id.clone();
     tab.leader.set(true);
+    // Its own engine resumes from the cursor: the server fills any gap.
+    tab.restored_from.borrow_mut().take();
     cancel_steal(tab);
     connection::restart(&conn, Engine::new(config, tab.seed), tab.caps);
 }
@@ -451,7 +478,9 @@ fn cancel_steal(tab: &Tab) {
 /// a leader says `bye`, stops its request and releases the lock at once, so
 /// the next tab in the queue takes over without waiting for a steal; a
 /// follower withdraws from the queue (a frozen page must not be granted the
-/// lock). Its subscriptions hear `paused` (`frozen`).
+/// lock). Its subscriptions hear `paused` (`frozen`). The channel closes too:
+/// Chromium evicts a cached page whose `BroadcastChannel` receives a message,
+/// or that holds or waits for a Web Lock.
 fn leave(tab: &Rc<Tab>) {
     let Some(conn) = tab.conn.upgrade() else {
         return;
@@ -471,14 +500,17 @@ fn leave(tab: &Rc<Tab>) {
         connection::tell(&conn, paused);
     }
     let lock = tab.lock.borrow_mut().take();
-    drop(lock);
+    let channel = tab.channel.borrow_mut().take();
+    drop((lock, channel));
 }
 
-/// `pageshow` from the back-forward cache: queue again and ask the leader
-/// for its state.
+/// `pageshow` from the back-forward cache: open the channel again (asking
+/// the leader for its state) and queue for the lock.
 fn rejoin(tab: &Rc<Tab>) {
-    if let Some(ch) = tab.channel.borrow().as_ref() {
-        ch.post(&channel::hello());
+    let cursor = tab.mirror.borrow().last_event_id.clone();
+    *tab.restored_from.borrow_mut() = Some(cursor);
+    if tab.channel.borrow().is_none() {
+        open_channel(tab);
     }
     if tab.lock.borrow().is_none() {
         queue(tab, false);

@@ -564,3 +564,49 @@ test("BC-20 visibility with several visible followers: the hidden leader is repl
     await context.close();
   }
 });
+
+test("BC-20 back-forward cache (real): the leader page leaving hands over at once (pagehide) with the cursor; restored, it follows again (no request) and hears `reset` for what it missed", async () => {
+  const b = await launchBrowser({ ignoreDefaultArgs: ["--disable-back-forward-cache"] });
+  const t = tag();
+  const url = `/sse?t=${t}`;
+  const options = { crossTab: true, transports: ["fetch-sse"] };
+  const pub = publisher(t, 200);
+  try {
+    const context = await b.newContext();
+    const a = await openTab(context, url, options, ["a"]);
+    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    await a.evaluate(() => window.addEventListener("pageshow", (e) => { window.persisted = e.persisted; }));
+    const f = await openTab(context, url, options, ["a"]);
+    await f.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    await sleep(600);
+    const { now_ms: leftAt } = await server.log();
+    await a.goto(`${server.url}/other.html`);
+    let next;
+    const deadline = Date.now() + 5000;
+    while (!next && Date.now() < deadline) {
+      next = (await streams(t)).find((e) => e.t_ms > leftAt);
+      await sleep(25);
+    }
+    assert.ok(next, "the other tab took over");
+    assert.ok(next.t_ms - leftAt < 1000, `took over ${next.t_ms - leftAt} ms after the leader page left`);
+    assert.ok(cursorOf(next) !== "", "with the cursor");
+    await sleep(800);
+    await a.goBack({ waitUntil: "commit" });
+    await a.waitForFunction(() => window.persisted !== undefined, null, { timeout: 5000 });
+    assert.equal(await a.evaluate(() => window.persisted), true, "restored from the back-forward cache");
+    await a.waitForFunction(() => window.events.some(([, type]) => type === "reset"), null, { timeout: 3000 });
+    const restoredAt = await a.evaluate(() => window.got.a.length);
+    await sleep(800);
+    const last = await pub.stop();
+    await waitAll([a, f], t, last, 5000, "after the restore");
+    assertContiguous((await numbers(f, t)).a, last, "the tab that took over");
+    const seqA = (await numbers(a, t)).a;
+    assertContiguous(seqA.slice(restoredAt), last, "the restored tab, after its reset");
+    assert.equal(new Set(seqA).size, seqA.length, "the restored tab got no message twice");
+    assert.equal((await streams(t)).length, 2, "the restored tab made no request");
+    await context.close();
+  } finally {
+    if (pub.running) await pub.stop();
+    await b.close();
+  }
+});
