@@ -42,7 +42,7 @@ browser-tests:
 # Raised from 16384 when the whole engine, the four transports, the page
 # lifecycle and the package entry landed (README "Size"); the 13 KB goal is
 # open work. Raised from 55296 when `crossTab` (src/tabs/: Web Locks +
-# BroadcastChannel, +6.8 KB gzip) landed.
+# BroadcastChannel, +7.3 KB gzip) landed.
 SIZE_CEILING ?= 61440
 size:
 	@scripts/bootstrap.sh build
