@@ -165,7 +165,7 @@ async function leaders(pages) {
   return out;
 }
 
-test("BC-20: 8 tabs × 2 subscriptions, crossTab → one stream for the profile; every message once, in order; /ping from tab 8 < 1 s; closing the leader tab hands over within 5 s with the last seen id, no gap, no duplicate", async () => {
+test("BC-20: 8 tabs × 2 subscriptions, crossTab → one stream for the profile; every message once, in order; /ping from tab 8 < 1 s; closing the leader tab hands over within 5 s with the last seen id, no gap, no duplicate", async (tc) => {
   const t = tag();
   const context = await browser.newContext();
   await context.addInitScript(overrideVisibility);
@@ -237,6 +237,8 @@ test("BC-20: 8 tabs × 2 subscriptions, crossTab → one stream for the profile;
     const after = all.filter((e) => e.t_ms > closedAt);
     assert.equal(after.length, 1, `one request after the hand-over: ${JSON.stringify(after.map((e) => [e.t_ms, e.end_ms, e.query]))}`);
     assert.equal((await leaders(rest)).length, 1, "exactly one tab runs the request after the hand-over");
+    tc.diagnostic(`ping ${Math.round(ping.ms)} ms; /sse requests ${all.length}, max concurrent ${maxConcurrent(before)} before the hand-over and ${maxConcurrent(all)} overall; ` +
+      `hand-over ${next.t_ms - closedAt} ms after the close, cursor ${cursor} (last seen ${lastSeen}); ${last} messages published`);
   } finally {
     if (pub.running) await pub.stop();
     await context.close();
