@@ -40,10 +40,12 @@ browser-tests:
 
 ## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go.
 # Raised from 16384 when the whole engine, the four transports, the page
-# lifecycle and the package entry landed (README "Size"), and to 56320 when
+# lifecycle and the package entry landed (README "Size"), to 56320 when
 # subscribe() started checking every option and URL up front and listeners got
-# EventTarget semantics (+2.4 KB gzip); the 13 KB goal is open work.
-SIZE_CEILING ?= 56320
+# EventTarget semantics (+2.4 KB gzip), and to 66560 when `crossTab`
+# (src/tabs/: Web Locks + BroadcastChannel, +7.3 KB gzip) landed. The 13 KB
+# goal is open work.
+SIZE_CEILING ?= 66560
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh

@@ -388,6 +388,16 @@ export interface Options<M = {}> {
    * milliseconds). Default `true` (`afterMs: 0`).
    */
   pauseWhenHidden?: boolean | { afterMs?: number };
+  /**
+   * Share one connection among every tab of the browser profile that subscribes to the same URL
+   * with the same options: one tab (elected with Web Locks) runs the request and relays every
+   * event to the others over a `BroadcastChannel`; when it closes, another tab resumes from the
+   * last event id seen (no gap, no duplicate); a visible tab takes over from a hidden one.
+   * Never shared when `headers` is set (each tab's credentials stay its own). Without Web Locks
+   * or `BroadcastChannel`: one connection per tab. In a follower tab `stats()` counts no requests.
+   * Default `false`.
+   */
+  crossTab?: boolean;
 }
 
 /**

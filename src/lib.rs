@@ -9,6 +9,8 @@
 //! - `clock`: reads both clocks (`performance.now()`, `Date.now()`).
 //! - `guard`: owners of JS listeners and timers that undo them on drop.
 //! - `transport/`: one file per transport (`eventsource`, …).
+//! - `tabs/`: `crossTab`, one connection shared by every tab (Web Locks +
+//!   `BroadcastChannel`).
 //! - `api/`: the `#[wasm_bindgen]` exports, behind the default `js` feature.
 //!
 //! Everything that touches JS is compiled for `wasm32` only; on other targets
@@ -29,6 +31,8 @@ mod guard;
 mod js;
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 mod lifecycle;
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
+mod tabs;
 #[cfg(target_arch = "wasm32")]
 mod transport;
 

@@ -195,7 +195,7 @@ thread_local! {
 
 /// `o[key]`; `undefined` when `o` is not an object or the getter throws
 /// (what it threw is kept in [`THREW`] for `from_js` to report).
-pub(super) fn get(o: &JsValue, key: &str) -> JsValue {
+pub(crate) fn get(o: &JsValue, key: &str) -> JsValue {
     if !o.is_object() {
         return JsValue::UNDEFINED;
     }

@@ -63,10 +63,8 @@ impl Subscription {
         });
         // Joining a connection that already chose a transport (a shared
         // connection that stopped is never joined: see `registry`).
-        let chosen = inner
-            .conn
-            .with_engine(|e| e.transport().map(|t| t.as_str()));
-        inner.transport.set(chosen.unwrap_or(""));
+        // (With `crossTab`, a following tab reads the leader's.)
+        inner.transport.set(inner.conn.transport_name());
         let weak = Rc::downgrade(&inner);
         let handle = inner.conn.listen(Rc::new(move |n: &Notice| {
             if let Some(inner) = weak.upgrade() {
@@ -76,7 +74,7 @@ impl Subscription {
         inner.handle.set(Some(handle));
         // Joining a connection that is already open: this subscription still
         // gets its `open`, after its listeners are added (a microtask later).
-        if inner.conn.with_engine(|e| e.state()) == State::Open {
+        if inner.conn.state() == State::Open {
             let weak = Rc::downgrade(&inner);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
@@ -180,9 +178,7 @@ impl Subscription {
     /// The cursor: the last event id seen (or the initial `lastEventId`).
     #[wasm_bindgen(getter, js_name = lastEventId)]
     pub fn last_event_id(&self) -> String {
-        self.inner
-            .conn
-            .with_engine(|e| e.last_event_id().to_string())
+        self.inner.conn.last_event_id()
     }
 
     /// The transport in use or about to be tried (`"eventsource"`,
@@ -200,7 +196,7 @@ impl Subscription {
         if self.inner.handle.get().is_none() {
             return State::Closed.as_str().into();
         }
-        self.inner.conn.with_engine(|e| e.state().as_str()).into()
+        self.inner.conn.state().as_str().into()
     }
 
     /// Counters: `{ requests, bytes, reconnects, notModified,

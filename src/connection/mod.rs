@@ -59,6 +59,9 @@ pub struct Connection {
     fed: Cell<u64>,
     /// Page lifecycle listeners (visibility, online, freeze, bfcache).
     lifecycle: RefCell<Option<Lifecycle>>,
+    /// `crossTab`: the cross-tab coordinator (`src/tabs/`) when this tab
+    /// shares the connection with other tabs; `None` otherwise.
+    pub(crate) tab: RefCell<Option<Rc<crate::tabs::Tab>>>,
 }
 
 impl Connection {
@@ -70,8 +73,16 @@ impl Connection {
         adapter: AdapterOptions,
         caps: Capabilities,
     ) -> Rc<Self> {
-        let conn = Rc::new(Connection {
-            engine: RefCell::new(Engine::new(config, seed)),
+        let conn = Connection::idle(Engine::new(config, seed), adapter);
+        run(&conn, caps);
+        conn
+    }
+
+    /// A connection whose engine is not started: no request, no lifecycle
+    /// listener (a cross-tab follower; [`run`] starts it).
+    pub(crate) fn idle(engine: Engine, adapter: AdapterOptions) -> Rc<Self> {
+        Rc::new(Connection {
+            engine: RefCell::new(engine),
             live: RefCell::new(None),
             timer: RefCell::new(None),
             driving: Cell::new(false),
@@ -82,27 +93,40 @@ impl Connection {
             closed: Cell::new(false),
             fed: Cell::new(0),
             lifecycle: RefCell::new(None),
-        });
-        // The page's state first (a page that starts hidden or offline must
-        // not send a request), then start.
-        let lifecycle = Lifecycle::watch(&conn);
-        *conn.lifecycle.borrow_mut() = Some(lifecycle);
-        // Start on a microtask, like `EventSource`: the app adds its listeners
-        // right after `subscribe()` returns, and must still hear everything,
-        // including a fatal error at start (bad URL, no usable transport).
-        let weak = Rc::downgrade(&conn);
-        wasm_bindgen_futures::spawn_local(async move {
-            if let Some(conn) = weak.upgrade() {
-                feed(&conn, |e, now| e.handle_start(now, caps));
-            }
-        });
-        conn
+            tab: RefCell::new(None),
+        })
     }
 
     /// Whether the connection has stopped for good (closed by the app or by a
     /// fatal error): a new subscription must not join it.
     pub fn is_stopped(&self) -> bool {
-        self.closed.get() || self.engine.borrow().state() == tidings_core::engine::State::Closed
+        self.closed.get() || self.state() == tidings_core::engine::State::Closed
+    }
+
+    /// The state: the engine's, or the leader tab's while following one.
+    pub fn state(&self) -> tidings_core::engine::State {
+        match crate::tabs::following(self) {
+            Some(m) => m.state,
+            None => self.engine.borrow().state(),
+        }
+    }
+
+    /// The transport name (`""` before the first attempt); the leader tab's
+    /// while following one.
+    pub fn transport_name(&self) -> &'static str {
+        let t = match crate::tabs::following(self) {
+            Some(m) => m.transport,
+            None => self.engine.borrow().transport(),
+        };
+        t.map(|t| t.as_str()).unwrap_or("")
+    }
+
+    /// The cursor; the last one heard from the leader tab while following one.
+    pub fn last_event_id(&self) -> String {
+        match crate::tabs::following(self) {
+            Some(m) => m.last_event_id,
+            None => self.engine.borrow().last_event_id().into(),
+        }
     }
 
     /// Add a subscriber callback; returns its handle for [`Connection::unlisten`].
@@ -127,12 +151,64 @@ impl Connection {
     }
 }
 
+/// Start `conn`'s engine: the page's state first (a page that starts hidden
+/// or offline must not send a request), then `handle_start`.
+pub(crate) fn run(conn: &Rc<Connection>, caps: Capabilities) {
+    let lifecycle = Lifecycle::watch(conn);
+    let old = conn.lifecycle.borrow_mut().replace(lifecycle);
+    drop(old);
+    // Start on a microtask, like `EventSource`: the app adds its listeners
+    // right after `subscribe()` returns, and must still hear everything,
+    // including a fatal error at start (bad URL, no usable transport).
+    let weak = Rc::downgrade(conn);
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Some(conn) = weak.upgrade() {
+            feed(&conn, |e, now| e.handle_start(now, caps));
+        }
+    });
+}
+
+/// Stop driving `conn` without telling anyone (a cross-tab leader that lost
+/// its lock): the live request is aborted, the timer and the lifecycle
+/// listeners go, and `engine` (not started) replaces the running one.
+pub(crate) fn halt(conn: &Rc<Connection>, engine: Engine) {
+    let live = conn.live.borrow_mut().take();
+    let timer = conn.timer.borrow_mut().take();
+    let lifecycle = conn.lifecycle.borrow_mut().take();
+    let old = std::mem::replace(&mut *conn.engine.borrow_mut(), engine);
+    drop((live, timer, lifecycle, old));
+}
+
+/// Replace the (idle) engine with `engine` and start it (a cross-tab
+/// follower that became the leader).
+pub(crate) fn restart(conn: &Rc<Connection>, engine: Engine, caps: Capabilities) {
+    if conn.closed.get() {
+        return;
+    }
+    halt(conn, engine);
+    run(conn, caps);
+}
+
+/// Tell subscribers `notice` (one relayed from the leader tab), through the
+/// same queue and re-entrancy rules as the engine's own notices.
+pub(crate) fn tell(conn: &Rc<Connection>, notice: Notice) {
+    if conn.closed.get() {
+        return;
+    }
+    conn.outbox.borrow_mut().push_back(notice);
+    conn.fed.set(conn.fed.get().wrapping_add(1));
+    drive(conn);
+}
+
 /// Close the connection for good: the engine is told, the live request is
-/// aborted, the timer is cancelled.
+/// aborted, the timer is cancelled. A cross-tab coordinator goes first (its
+/// lock is released for the next tab, and nothing more is relayed).
 pub fn close(conn: &Rc<Connection>) {
     if conn.closed.get() {
         return;
     }
+    let tab = conn.tab.borrow_mut().take();
+    drop(tab);
     feed(conn, |e, now| e.handle_close(now));
     conn.closed.set(true);
     let live = conn.live.borrow_mut().take();
@@ -190,11 +266,9 @@ fn drive(conn: &Rc<Connection>) {
                         .transport()
                         .map(|t| t.as_str())
                         .unwrap_or("");
-                    conn.outbox
-                        .borrow_mut()
-                        .push_back(Notice::Message(msg, transport));
+                    push(conn, Notice::Message(msg, transport));
                 }
-                other => conn.outbox.borrow_mut().push_back(Notice::Action(other)),
+                other => push(conn, Notice::Action(other)),
             }
         }
         // Tell subscribers, one notice at a time, with no borrow held.
@@ -219,6 +293,14 @@ fn drive(conn: &Rc<Connection>) {
         }
     }
     conn.driving.set(false);
+}
+
+/// Queue an engine notice for subscribers; a cross-tab leader relays it to
+/// the other tabs first, and drops a message this tab already delivered.
+fn push(conn: &Rc<Connection>, notice: Notice) {
+    if crate::tabs::relay(conn, &notice) {
+        conn.outbox.borrow_mut().push_back(notice);
+    }
 }
 
 /// One timer for the engine's next deadline (clamped to 2^31−1 ms by `Timer`).

@@ -54,7 +54,14 @@ pub fn connect(
         headers: options.headers,
         debug: options.debug,
     };
-    let conn = Connection::start(config, seed, adapter, capabilities::detect());
+    // `crossTab: true` (default `false`): one connection across the tabs of
+    // the profile (`src/tabs/`), for options that can be shared at all.
+    let cross_tab = crate::api::options::get(key_source, "crossTab").as_bool() == Some(true);
+    let conn = if cross_tab && !key.is_empty() {
+        crate::tabs::start(url, &key, config, seed, adapter, capabilities::detect())
+    } else {
+        Connection::start(config, seed, adapter, capabilities::detect())
+    };
     if !key.is_empty() {
         OPEN.with(|o| o.borrow_mut().push((key.clone(), conn.clone())));
     }

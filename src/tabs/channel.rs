@@ -1,0 +1,305 @@
+//! The relay between tabs: one `BroadcastChannel("tidings:" + key)` per
+//! shared connection, and the wire format of what travels on it.
+//!
+//! Every notice of the leader's engine is posted as a plain array (a
+//! structured clone, no JSON text), its kind first; names are the contract's
+//! vocabulary (an object with a key per field measured the same size):
+//!
+//! | kind | what | then |
+//! |---|---|---|
+//! | `m` | a message | transport, id, lastEventId, event, data |
+//! | `s` | statechange | sync, state, reason, the leader's cursor, delayMs? |
+//! | `t` | transportchange | sync, transport, reason, previous? |
+//! | `e` | error | code, fatal, status (or `null`), retryInMs? |
+//! | `r` | reset | reason |
+//! | `h` | hello: a new tab asks the leader to re-post its last `t` and `s` | – |
+//! | `b` | bye: the leader's page is going away (the lock passes on by itself) | – |
+//!
+//! `sync` is `true` on a re-post for a newcomer (a tab that already knows it
+//! ignores it).
+//!
+//! Any same-origin script can post on the channel, so [`decode`] validates
+//! every field (strings, names of the contract's vocabulary, finite
+//! non-negative numbers) and drops anything else: no input panics.
+
+use js_sys::Array;
+use tidings_core::engine::{Action, ErrorCode, Message, Reason, ResetReason, State, TransportKind};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::connection::Notice;
+use crate::guard::Listener;
+
+/// The channel, closed (and its listener removed) on drop.
+pub struct Channel {
+    bc: web_sys::BroadcastChannel,
+    _listener: Listener,
+}
+
+impl Channel {
+    /// Open `name`; `on_message` gets each message's `data`. `None` without
+    /// `BroadcastChannel`.
+    pub fn open(name: &str, on_message: impl Fn(JsValue) + 'static) -> Option<Channel> {
+        let bc = web_sys::BroadcastChannel::new(name).ok()?;
+        let listener = Listener::new(bc.as_ref(), "message", move |e| {
+            let data = e
+                .dyn_ref::<web_sys::MessageEvent>()
+                .map(|m| m.data())
+                .unwrap_or_default();
+            on_message(data)
+        });
+        Some(Channel {
+            bc,
+            _listener: listener,
+        })
+    }
+
+    /// Post `v` to every other tab on the channel (a failure — a closed
+    /// channel — is nobody's business: the other tabs time nothing out on it).
+    pub fn post(&self, v: &JsValue) {
+        let _ = self.bc.post_message(v);
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        self.bc.close();
+    }
+}
+
+/// What arrives on the channel.
+pub enum Wire {
+    /// A notice of the leader's engine; `sync`: a re-post for a newcomer.
+    Notice { notice: Notice, sync: bool },
+    /// A new tab asks the leader for its last transport and state.
+    Hello,
+    /// The leader's page is going away.
+    Bye,
+}
+
+fn array(k: &str) -> Array {
+    Array::of1(&JsValue::from_str(k))
+}
+
+fn push(a: &Array, v: &str) {
+    a.push(&JsValue::from_str(v));
+}
+
+fn push_n(a: &Array, v: Option<u64>) {
+    if let Some(v) = v {
+        a.push(&JsValue::from_f64(v as f64));
+    }
+}
+
+/// `["h"]`.
+pub fn hello() -> JsValue {
+    array("h").into()
+}
+
+/// `["b"]`.
+pub fn bye() -> JsValue {
+    array("b").into()
+}
+
+/// A notice as posted; `cursor` is the leader's cursor (sent with states),
+/// `sync` marks a re-post for a newcomer. `None` for nothing to post.
+pub fn encode(notice: &Notice, cursor: &str, sync: bool) -> Option<Array> {
+    let a;
+    match notice {
+        Notice::Message(m, transport) => {
+            a = array("m");
+            push(&a, transport);
+            push(&a, &m.id);
+            push(&a, &m.last_event_id);
+            push(&a, &m.event);
+            push(&a, &m.data);
+        }
+        Notice::Action(Action::State {
+            state,
+            reason,
+            delay_ms,
+        }) => {
+            a = array("s");
+            a.push(&JsValue::from_bool(sync));
+            push(&a, state.as_str());
+            push(&a, reason.as_str());
+            push(&a, cursor);
+            push_n(&a, *delay_ms);
+        }
+        Notice::Action(Action::TransportChanged {
+            transport,
+            previous,
+            reason,
+        }) => {
+            a = array("t");
+            a.push(&JsValue::from_bool(sync));
+            push(&a, transport.as_str());
+            push(&a, reason.as_str());
+            if let Some(p) = previous {
+                push(&a, p.as_str());
+            }
+        }
+        Notice::Action(Action::Error {
+            code,
+            status,
+            retry_in_ms,
+            fatal,
+        }) => {
+            a = array("e");
+            push(&a, code.as_str());
+            a.push(&JsValue::from_bool(*fatal));
+            // Both optional numbers keep their places.
+            a.push(&status.map_or(JsValue::NULL, |s| JsValue::from_f64(f64::from(s))));
+            push_n(&a, *retry_in_ms);
+        }
+        Notice::Action(Action::Reset { reason }) => {
+            a = array("r");
+            push(&a, reason.as_str());
+        }
+        Notice::Action(_) => return None,
+        // Only a `headers` function fails, and options holding a function
+        // are never shared, across tabs or within one (registry.rs).
+        Notice::HeadersFailed(_) => return None,
+    }
+    Some(a)
+}
+
+/// A string at `i`.
+fn string(a: &Array, i: u32) -> Option<String> {
+    a.get(i).as_string()
+}
+
+/// A finite non-negative number at `i`, saturated into `u64`; `Some(None)`
+/// when absent (`undefined` or `null`).
+fn number(a: &Array, i: u32) -> Option<Option<u64>> {
+    let x = a.get(i);
+    if x.is_undefined() || x.is_null() {
+        return Some(None);
+    }
+    let f = x.as_f64().filter(|f| f.is_finite() && *f >= 0.0)?;
+    Some(Some(f as u64))
+}
+
+fn named<T: Copy>(all: &[T], name: Option<String>, as_str: fn(T) -> &'static str) -> Option<T> {
+    let name = name?;
+    all.iter().copied().find(|t| as_str(*t) == name)
+}
+
+fn transport(a: &Array, i: u32) -> Option<TransportKind> {
+    TransportKind::from_name(&string(a, i)?)
+}
+
+fn state(a: &Array, i: u32) -> Option<State> {
+    const ALL: [State; 5] = [
+        State::Connecting,
+        State::Open,
+        State::Waiting,
+        State::Paused,
+        State::Closed,
+    ];
+    named(&ALL, string(a, i), State::as_str)
+}
+
+fn reason(a: &Array, i: u32) -> Option<Reason> {
+    use Reason::*;
+    const ALL: [Reason; 21] = [
+        Start,
+        Capability,
+        Backoff,
+        RetryAfter,
+        RateLimit,
+        ServerHint,
+        BreakerOpen,
+        BreakerProbe,
+        BufferedStream,
+        Stalled,
+        OpenFailed,
+        FailbackProbe,
+        Hidden,
+        Visible,
+        Offline,
+        Online,
+        Frozen,
+        Resumed,
+        PermanentError,
+        ClosedByUser,
+        Aborted,
+    ];
+    named(&ALL, string(a, i), Reason::as_str)
+}
+
+fn code(a: &Array, i: u32) -> Option<ErrorCode> {
+    use ErrorCode::*;
+    const ALL: [ErrorCode; 10] = [
+        InvalidUrl,
+        HttpStatus,
+        NoContent,
+        BadContentType,
+        NetworkOrCors,
+        Timeout,
+        TooLarge,
+        Parse,
+        Auth,
+        GaveUp,
+    ];
+    named(&ALL, string(a, i), ErrorCode::as_str)
+}
+
+/// What `v` says, or `None` when it is not one of ours (or malformed).
+/// Also returns the cursor a state carries (`""` otherwise).
+pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
+    if !Array::is_array(v) {
+        return None;
+    }
+    let a: &Array = v.unchecked_ref();
+    let sync = a.get(1).as_bool() == Some(true);
+    let mut cursor = String::new();
+    let notice = match string(a, 0)?.as_str() {
+        "h" => return Some((Wire::Hello, cursor)),
+        "b" => return Some((Wire::Bye, cursor)),
+        "m" => {
+            let t = transport(a, 1)?;
+            let msg = Message {
+                id: string(a, 2)?,
+                last_event_id: string(a, 3)?,
+                event: string(a, 4)?,
+                data: string(a, 5)?,
+            };
+            Notice::Message(msg, t.as_str())
+        }
+        "s" => {
+            cursor = string(a, 4)?;
+            Notice::Action(Action::State {
+                state: state(a, 2)?,
+                reason: reason(a, 3)?,
+                delay_ms: number(a, 5)?,
+            })
+        }
+        "t" => Notice::Action(Action::TransportChanged {
+            transport: transport(a, 2)?,
+            reason: reason(a, 3)?,
+            previous: if a.get(4).is_undefined() {
+                None
+            } else {
+                Some(transport(a, 4)?)
+            },
+        }),
+        "e" => Notice::Action(Action::Error {
+            code: code(a, 1)?,
+            fatal: a.get(2).as_bool()?,
+            status: match number(a, 3)? {
+                Some(h) => Some(u16::try_from(h).ok()?),
+                None => None,
+            },
+            retry_in_ms: number(a, 4)?,
+        }),
+        "r" => Notice::Action(Action::Reset {
+            reason: match string(a, 1)?.as_str() {
+                "server" => ResetReason::Server,
+                "unresumable" => ResetReason::Unresumable,
+                _ => return None,
+            },
+        }),
+        _ => return None,
+    };
+    Some((Wire::Notice { notice, sync }, cursor))
+}
