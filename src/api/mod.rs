@@ -23,8 +23,9 @@ use wasm_bindgen::prelude::*;
 /// leaves nothing running. Throws an `Error` with `code: "invalid-url"` for a
 /// URL (or a `urls` entry) the browser's `URL` parser rejects, that is not
 /// http(s) or has no host, and `code: "invalid-option"` for an option that
-/// cannot be honoured (see `options`). Numbers and modes of the wrong type
-/// fall back to their defaults.
+/// cannot be honoured (see `options`): a wrong type, an unknown mode, a
+/// negative duration. `undefined`/`null` give the default; unknown keys are
+/// ignored.
 ///
 /// From JS, `url` is a string or an object such as a `URL` (taken as
 /// `String(url)`); anything else, `undefined` included, is `invalid-url`.

@@ -6,10 +6,14 @@
 //! Read with `Reflect.get` rather than serde-wasm-bindgen: serde's error path
 //! formats floats and links `core::fmt`, which cost about 18 KB gzip of the
 //! bundle (measured with `make size`, see README "Size"). Unknown keys are
-//! ignored and a number or mode of the wrong type falls back to the default,
-//! so an app written against a newer version keeps working. What cannot be
-//! honoured safely throws an `Error` with `code: "invalid-option"` before
-//! anything starts: a getter that throws, a `signal` that is not an
+//! ignored, so an app written against a newer version keeps working; a known
+//! key with a value that is not `undefined`/`null` (the default) must be
+//! right, since a typo in a value would quietly change behaviour. What is not
+//! throws an `Error` with `code: "invalid-option"` (message `invalid option:
+//! <name>`) before anything starts: a value of the wrong type, a mode or
+//! transport name that does not exist, a negative or non-finite duration or
+//! count, a `lastEventId` with U+0000, CR or LF, a getter that throws, a
+//! `signal` that is not an
 //! `AbortSignal`, `headers` that are neither an object nor a function (or an
 //! object with an invalid header), `events`/`heartbeatEvent` names that are
 //! not strings or collide with the subscription's own event types or with
@@ -20,6 +24,7 @@ use std::cell::Cell;
 use tidings_core::engine::{Config, TransportKind};
 use tidings_core::policy::backoff::Strategy;
 use tidings_core::policy::interval::IntervalMode;
+use tidings_core::sse::SseLimits;
 use wasm_bindgen::{JsCast, JsValue};
 
 /// How message data reaches the app.
@@ -88,101 +93,144 @@ impl Options {
 const RESERVED: [&str; 5] = ["open", "error", "statechange", "transportchange", "reset"];
 
 fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
-    o.parse = match get(v, "parse").as_string().as_deref() {
-        Some("json") => Parse::Json,
-        _ => Parse::Text,
-    };
-    o.with_credentials = get(v, "withCredentials").as_bool().unwrap_or(false);
-    o.debug = get(v, "debug").as_bool().unwrap_or(false);
-    o.seed = get(v, "seed")
-        .as_f64()
-        .filter(|s| s.is_finite())
-        .map(|s| s as u64);
+    if let Some(i) = one_of(&get(v, "parse"), "parse", &["text", "json"])? {
+        o.parse = [Parse::Text, Parse::Json][i];
+    }
+    o.with_credentials = flag(v, "withCredentials")?.unwrap_or(false);
+    o.debug = flag(v, "debug")?.unwrap_or(false);
+    flag(v, "crossTab")?;
+    let seed = get(v, "seed");
+    if !absent(&seed) {
+        o.seed = Some(
+            seed.as_f64()
+                .filter(|s| s.is_finite())
+                .ok_or_else(|| invalid("seed"))? as u64,
+        );
+    }
     o.signal = signal(&get(v, "signal"))?;
 
-    let urls = get(v, "urls");
+    let urls = group(v, "urls")?;
     c.urls.eventsource = transport_url(&get(&urls, "eventsource"))?;
     c.urls.fetch_sse = transport_url(&get(&urls, "fetch-sse"))?;
     c.urls.long_poll = transport_url(&get(&urls, "long-poll"))?;
     c.urls.poll = transport_url(&get(&urls, "poll"))?;
-    let transports = strings(&get(v, "transports"));
-    if !transports.is_empty() {
-        c.transports = transports
+    let t = get(v, "transports");
+    if !absent(&t) {
+        let list = match js_sys::Array::is_array(&t) {
+            true => js_sys::Array::from(&t),
+            false => js_sys::Array::new(),
+        };
+        let kinds: Option<Vec<TransportKind>> = list
             .iter()
-            .filter_map(|t| TransportKind::from_name(t))
+            .map(|x| x.as_string().and_then(|n| TransportKind::from_name(&n)))
             .collect();
+        c.transports = kinds
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| invalid("transports"))?;
     }
     c.events = events(&get(v, "events"))?;
-    if let Some(id) = get(v, "lastEventId").as_string() {
+    if let Some(id) = text(v, "lastEventId")? {
+        // An id from a stream never holds these (WHATWG HTML §9.2.6), and
+        // one in a `Last-Event-ID` header fails every request.
+        if id.contains(['\0', '\r', '\n']) {
+            return Err(invalid("lastEventId"));
+        }
         c.last_event_id = id;
     }
-    if let Some(p) = get(v, "lastEventIdParam").as_string() {
+    if let Some(p) = text(v, "lastEventIdParam")? {
         c.last_event_id_param = p;
+    }
+    if let Some(n) = ms(v, "maxMessageBytes")? {
+        let n = n.min(u32::MAX as u64) as usize;
+        c.sse_limits = SseLimits {
+            max_line_bytes: n,
+            max_event_data_bytes: n,
+        };
     }
     let headers = get(v, "headers");
     o.headers = checked_headers(headers)?;
     c.has_custom_headers = o.headers.is_some();
-    let heartbeat = get(v, "heartbeatEvent");
-    if let Some(h) = heartbeat.as_string() {
+    if let Some(h) = text(v, "heartbeatEvent")? {
         if h == "message" || RESERVED.contains(&h.as_str()) || c.events.contains(&h) {
             return Err(invalid("heartbeatEvent"));
         }
         c.heartbeat_event = h;
-    } else if !heartbeat.is_undefined() && !heartbeat.is_null() {
-        return Err(invalid("heartbeatEvent"));
     }
     let p = get(v, "pauseWhenHidden");
     if let Some(b) = p.as_bool() {
         c.pause_when_hidden = b.then_some(0);
-    } else if let Some(after) = ms(&get(&p, "afterMs")) {
-        c.pause_when_hidden = Some(after);
+    } else if !absent(&p) {
+        let p = group(v, "pauseWhenHidden")?;
+        set_ms(&mut c.pause_when_hidden, &p, "afterMs", "pauseWhenHidden")?;
     }
 
-    let b = get(v, "backoff");
-    c.backoff.strategy = match get(&b, "strategy").as_string().as_deref() {
-        Some("equal-jitter") => Strategy::EqualJitter,
-        Some("decorrelated") => Strategy::Decorrelated,
-        Some("none") => Strategy::None,
-        _ => Strategy::FullJitter,
-    };
-    set_ms(&mut c.backoff.base_ms, &get(&b, "baseMs"));
-    set_ms(&mut c.backoff.max_ms, &get(&b, "maxMs"));
-    set_ms(&mut c.backoff.floor_ms, &get(&b, "floorMs"));
-    set_ms(&mut c.backoff.healthy_after_ms, &get(&b, "healthyAfterMs"));
-    if let Some(n) = get(&b, "maxAttempts").as_f64() {
-        c.backoff.max_attempts = (n.is_finite() && n >= 0.0).then(|| n.min(u32::MAX as f64) as u32);
+    let b = group(v, "backoff")?;
+    if let Some(i) = one_of(
+        &get(&b, "strategy"),
+        "backoff.strategy",
+        &["full-jitter", "equal-jitter", "decorrelated", "none"],
+    )? {
+        c.backoff.strategy = [
+            Strategy::FullJitter,
+            Strategy::EqualJitter,
+            Strategy::Decorrelated,
+            Strategy::None,
+        ][i];
     }
-    set_ms(&mut c.max_retry_after_ms, &get(v, "maxRetryAfterMs"));
-    let br = get(v, "breaker");
-    if let Some(n) = get(&br, "failureThreshold").as_f64() {
-        c.breaker.failure_threshold = n.clamp(0.0, u32::MAX as f64) as u32;
+    set_ms(&mut c.backoff.base_ms, &b, "baseMs", "backoff")?;
+    set_ms(&mut c.backoff.max_ms, &b, "maxMs", "backoff")?;
+    set_ms(&mut c.backoff.floor_ms, &b, "floorMs", "backoff")?;
+    set_ms(
+        &mut c.backoff.healthy_after_ms,
+        &b,
+        "healthyAfterMs",
+        "backoff",
+    )?;
+    if let Some(n) = count(&b, "maxAttempts", "backoff.maxAttempts")? {
+        c.backoff.max_attempts = n;
     }
-    set_ms(&mut c.breaker.cooldown_ms, &get(&br, "cooldownMs"));
-    let i = get(v, "interval");
-    c.interval.mode = match get(&i, "mode").as_string().as_deref() {
-        Some("aimd") => IntervalMode::Aimd,
-        Some("rate-window") => IntervalMode::RateWindow,
-        Some("fixed") => IntervalMode::Fixed,
-        _ => IntervalMode::Exponential,
-    };
-    set_ms(&mut c.interval.initial_ms, &get(&i, "initialMs"));
-    set_ms(&mut c.interval.min_ms, &get(&i, "minMs"));
-    set_ms(&mut c.interval.max_ms, &get(&i, "maxMs"));
-    let w = get(v, "watchdog");
-    set_ms(&mut c.watchdog.idle_timeout_ms, &get(&w, "idleTimeoutMs"));
+    set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "")?;
+    let br = group(v, "breaker")?;
+    if let Some(n) = count(&br, "failureThreshold", "breaker.failureThreshold")? {
+        c.breaker.failure_threshold = n.unwrap_or(u32::MAX);
+    }
+    set_ms(&mut c.breaker.cooldown_ms, &br, "cooldownMs", "breaker")?;
+    let i = group(v, "interval")?;
+    if let Some(m) = one_of(
+        &get(&i, "mode"),
+        "interval.mode",
+        &["exponential", "aimd", "rate-window", "fixed"],
+    )? {
+        c.interval.mode = [
+            IntervalMode::Exponential,
+            IntervalMode::Aimd,
+            IntervalMode::RateWindow,
+            IntervalMode::Fixed,
+        ][m];
+    }
+    set_ms(&mut c.interval.initial_ms, &i, "initialMs", "interval")?;
+    set_ms(&mut c.interval.min_ms, &i, "minMs", "interval")?;
+    set_ms(&mut c.interval.max_ms, &i, "maxMs", "interval")?;
+    let w = group(v, "watchdog")?;
+    set_ms(
+        &mut c.watchdog.idle_timeout_ms,
+        &w,
+        "idleTimeoutMs",
+        "watchdog",
+    )?;
     set_ms(
         &mut c.watchdog.first_event_timeout_ms,
-        &get(&w, "firstEventTimeoutMs"),
-    );
-    set_ms(
-        &mut c.long_poll.timeout_ms,
-        &get(&get(v, "longPoll"), "timeoutMs"),
-    );
-    let f = get(v, "fallback");
-    if let Some(n) = get(&f, "afterFailures").as_f64() {
-        c.fallback.after_failures = n.clamp(0.0, u32::MAX as f64) as u32;
+        &w,
+        "firstEventTimeoutMs",
+        "watchdog",
+    )?;
+    let lp = group(v, "longPoll")?;
+    set_ms(&mut c.long_poll.timeout_ms, &lp, "timeoutMs", "longPoll")?;
+    let f = group(v, "fallback")?;
+    if let Some(n) = count(&f, "afterFailures", "fallback.afterFailures")? {
+        c.fallback.after_failures = n.unwrap_or(u32::MAX);
     }
-    set_ms(&mut c.fallback.remember_ms, &get(&f, "rememberMs"));
+    set_ms(&mut c.fallback.remember_ms, &f, "rememberMs", "fallback")?;
     Ok(())
 }
 
@@ -301,26 +349,89 @@ fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
     Ok(Some(h))
 }
 
-/// A non-negative finite number of milliseconds, truncated.
-fn ms(v: &JsValue) -> Option<u64> {
-    v.as_f64()
-        .filter(|n| n.is_finite() && *n >= 0.0)
-        .map(|n| n as u64)
-}
-
-fn set_ms(field: &mut u64, v: &JsValue) {
-    if let Some(n) = ms(v) {
-        *field = n;
+/// `o[key]` when it is absent (`undefined`/`null`: the default) or an
+/// object; anything else is `invalid-option` for `key`.
+fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+    let g = get(o, key);
+    if absent(&g) || g.is_object() {
+        Ok(g)
+    } else {
+        Err(invalid(key))
     }
 }
 
-/// An array of strings; non-string entries are skipped.
-fn strings(v: &JsValue) -> Vec<String> {
-    if !js_sys::Array::is_array(v) {
-        return Vec::new();
+/// `o[key]`: absent (`None`), a boolean, or `invalid-option`.
+fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
+    let v = get(o, key);
+    if absent(&v) {
+        return Ok(None);
     }
-    js_sys::Array::from(v)
-        .iter()
-        .filter_map(|x| x.as_string())
-        .collect()
+    v.as_bool().map(Some).ok_or_else(|| invalid(key))
+}
+
+/// `o[key]`: absent (`None`), a string, or `invalid-option`.
+fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+    let v = get(o, key);
+    if absent(&v) {
+        return Ok(None);
+    }
+    v.as_string().map(Some).ok_or_else(|| invalid(key))
+}
+
+/// `v`: absent (`None`), the index of one of `names`, or `invalid-option`
+/// (`name`): a typo in a mode must not quietly pick the default.
+fn one_of(v: &JsValue, name: &str, names: &[&str]) -> Result<Option<usize>, JsValue> {
+    if absent(v) {
+        return Ok(None);
+    }
+    let s = v.as_string().unwrap_or_default();
+    match names.iter().position(|n| *n == s) {
+        Some(i) => Ok(Some(i)),
+        None => Err(invalid(name)),
+    }
+}
+
+/// `o[key]`: absent (`None`), a finite number ≥ 0 (truncated), or
+/// `invalid-option` (`group.key`, or `key` for a top-level option).
+fn ms(o: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
+    ms_in(o, key, "")
+}
+
+fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, JsValue> {
+    let v = get(o, key);
+    if absent(&v) {
+        return Ok(None);
+    }
+    match v.as_f64().filter(|n| n.is_finite() && *n >= 0.0) {
+        Some(n) => Ok(Some(n as u64)),
+        None => {
+            let mut name = String::from(group);
+            if !group.is_empty() {
+                name.push('.');
+            }
+            name.push_str(key);
+            Err(invalid(&name))
+        }
+    }
+}
+
+fn set_ms<T: From<u64>>(field: &mut T, o: &JsValue, key: &str, group: &str) -> Result<(), JsValue> {
+    if let Some(n) = ms_in(o, key, group)? {
+        *field = n.into();
+    }
+    Ok(())
+}
+
+/// `o[key]`: absent (`None`), a number ≥ 0 (truncated; `Infinity`:
+/// `Some(None)`, no limit), or `invalid-option` (`name`).
+fn count(o: &JsValue, key: &str, name: &str) -> Result<Option<Option<u32>>, JsValue> {
+    let v = get(o, key);
+    if absent(&v) {
+        return Ok(None);
+    }
+    match v.as_f64().filter(|n| *n >= 0.0) {
+        Some(n) if n.is_finite() => Ok(Some(Some(n.min(u32::MAX as f64) as u32))),
+        Some(_) => Ok(Some(None)),
+        None => Err(invalid(name)),
+    }
 }

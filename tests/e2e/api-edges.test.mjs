@@ -406,3 +406,88 @@ test("a headers function that rejects or throws is an `error` with code `headers
   assert.deepEqual(p.errors, []);
   await p.close();
 });
+
+// ----- 7. option values that would silently change behaviour -----------------
+
+test("a wrong type, an unknown mode or transport, a negative or NaN duration throws invalid-option naming the option", { timeout: T }, async () => {
+  const p = await page();
+  const t = tag("typo");
+  const got = await p.evaluate((t) => {
+    const cases = [
+      ["transports", { transports: [] }], ["transports", { transports: ["websocket"] }],
+      ["transports", { transports: ["long_poll"] }], ["transports", { transports: "poll" }],
+      ["transports", { transports: ["poll", 5] }],
+      ["parse", { parse: "xml" }], ["parse", { parse: "JSON" }], ["events", { events: "price" }],
+      ["pauseWhenHidden", { pauseWhenHidden: "no" }], ["pauseWhenHidden.afterMs", { pauseWhenHidden: { afterMs: -1 } }],
+      ["backoff.baseMs", { backoff: { baseMs: -5 } }], ["backoff.baseMs", { backoff: { baseMs: NaN } }],
+      ["backoff.baseMs", { backoff: { baseMs: "500" } }], ["backoff.floorMs", { backoff: { floorMs: Infinity } }],
+      ["backoff.strategy", { backoff: { strategy: "linear" } }], ["backoff", { backoff: 5 }],
+      ["backoff.maxAttempts", { backoff: { maxAttempts: -1 } }], ["backoff.maxAttempts", { backoff: { maxAttempts: "2" } }],
+      ["interval.mode", { interval: { mode: "bogus" } }], ["interval.minMs", { interval: { minMs: -10 } }],
+      ["breaker.failureThreshold", { breaker: { failureThreshold: NaN } }],
+      ["watchdog.idleTimeoutMs", { watchdog: { idleTimeoutMs: -1 } }], ["longPoll.timeoutMs", { longPoll: { timeoutMs: "1" } }],
+      ["fallback.afterFailures", { fallback: { afterFailures: -2 } }], ["maxRetryAfterMs", { maxRetryAfterMs: -1 }],
+      ["maxMessageBytes", { maxMessageBytes: -1 }], ["maxMessageBytes", { maxMessageBytes: "1MB" }],
+      ["withCredentials", { withCredentials: "yes" }], ["debug", { debug: 1 }], ["crossTab", { crossTab: "true" }],
+      ["seed", { seed: "abc" }], ["lastEventId", { lastEventId: 42 }], ["lastEventIdParam", { lastEventIdParam: 1 }],
+      ["urls", { urls: "x" }],
+      // An initial cursor that could not be a stream's id (WHATWG HTML §9.2.6)
+      // and would make every Last-Event-ID header invalid.
+      ["lastEventId", { lastEventId: "a\nb" }], ["lastEventId", { lastEventId: "a\rb" }],
+      ["lastEventId", { lastEventId: "a\0b" }],
+    ];
+    const out = [];
+    for (const [name, options] of cases) {
+      try {
+        window.t.subscribe(`/sse?t=${t}`, options).close();
+        out.push([name, "accepted"]);
+      } catch (e) {
+        out.push([name, e.code, e.message]);
+      }
+    }
+    return out;
+  }, t);
+  for (const [name, code, message] of got) {
+    assert.deepEqual([name, code, message], [name, "invalid-option", `invalid option: ${name}`]);
+  }
+  await h.sleep(300);
+  assert.deepEqual(await tagged(t), [], "nothing started");
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
+test("undefined and null mean the default, valid values and unknown keys are accepted; error messages say what happened", { timeout: T }, async () => {
+  const p = await page();
+  await h.faults(server, { path: "/poll", times: 3, fault: { kind: "status", status: 503 } });
+  const got = await p.evaluate(async () => {
+    const ok = [
+      {}, null, undefined,
+      { transports: undefined, parse: null, backoff: { baseMs: undefined, strategy: null, maxAttempts: Infinity } },
+      { transports: ["poll", "poll"], parse: "json", backoff: { strategy: "none", maxAttempts: 0, baseMs: 0 } },
+      { interval: { mode: "fixed", minMs: 1.5 }, pauseWhenHidden: { afterMs: 100 }, pauseWhenHidden2: "x" },
+      { trasnports: ["poll"], lastEventId: "ключ😀", maxMessageBytes: 4194304, seed: -1, crossTab: false },
+    ];
+    const out = [];
+    for (const o of ok) {
+      try { window.t.subscribe("/sse", o).close(); out.push("ok"); } catch (e) { out.push(e.message); }
+    }
+    // A message for every code the engine reports (here: 503 as http-status, then gave-up).
+    const sub = window.t.subscribe("/poll", {
+      transports: ["poll"], backoff: { maxAttempts: 2, floorMs: 10, baseMs: 10 },
+    });
+    const messages = await new Promise((resolve) => {
+      const m = [];
+      sub.addEventListener("error", (e) => { m.push([e.code, e.message]); if (e.fatal) resolve(m); });
+    });
+    return { out, messages };
+  });
+  await h.clearFaults(server);
+  assert.deepEqual(got.out, got.out.map(() => "ok"));
+  assert.deepEqual(got.messages.map(([code]) => code), ["http-status", "gave-up"]);
+  assert.deepEqual(got.messages.map(([, m]) => m), ["unusable HTTP status", "gave up: maxAttempts, or no usable transport"]);
+  for (const [code, message] of got.messages) {
+    assert.notEqual(message, code, `${code} has a human message`);
+    assert.ok(message.length > 8 && message.length < 60, message);
+  }
+  await p.close();
+});
