@@ -1,7 +1,7 @@
 //! The JS event objects listeners receive (plain, structured-cloneable
 //! objects with a `type`). Shapes are those of the API contract in README.
 
-use tidings_core::engine::{Action, Message, Stats};
+use tidings_core::engine::{Action, ErrorCode, Message, Stats};
 use wasm_bindgen::JsValue;
 
 use super::options::Parse;
@@ -23,8 +23,15 @@ fn num(n: u64) -> JsValue {
 pub fn message(m: &Message, transport: &'static str, parse: Parse) -> Result<JsValue, JsValue> {
     let data = match parse {
         Parse::Text => JsValue::from_str(&m.data),
-        Parse::Json => js_sys::JSON::parse(&m.data)
-            .map_err(|_| error("parse", "message data is not JSON", None, None, false))?,
+        Parse::Json => js_sys::JSON::parse(&m.data).map_err(|_| {
+            // Which message was dropped (its data may be large or private).
+            let e = error("parse", "message data is not JSON", None, None, false);
+            let o: &js_sys::Object = wasm_bindgen::JsCast::unchecked_ref(&e);
+            set(o, "id", &JsValue::from_str(&m.id));
+            set(o, "event", &JsValue::from_str(&m.event));
+            set(o, "lastEventId", &JsValue::from_str(&m.last_event_id));
+            e
+        })?,
     };
     // Per message only the values cross as new strings (the event name once
     // for `type` and `event`); the keys and the transport name are cached.
@@ -121,7 +128,7 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             fatal,
         } => Some((
             "error",
-            error(code.as_str(), code.as_str(), *status, *retry_in_ms, *fatal),
+            error(code.as_str(), says(*code), *status, *retry_in_ms, *fatal),
         )),
         Action::Reset { reason } => {
             let o = object("reset");
@@ -129,6 +136,22 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             Some(("reset", o.into()))
         }
         _ => None,
+    }
+}
+
+/// `error.message`: one short line per code.
+fn says(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::InvalidUrl => "invalid url",
+        ErrorCode::HttpStatus => "unusable HTTP status",
+        ErrorCode::NoContent => "204: the server said stop",
+        ErrorCode::BadContentType => "wrong Content-Type",
+        ErrorCode::NetworkOrCors => "network error or CORS refusal",
+        ErrorCode::Timeout => "no answer, or a silent stream",
+        ErrorCode::TooLarge => "message over maxMessageBytes skipped",
+        ErrorCode::Parse => "message data is not JSON",
+        ErrorCode::Auth => "refused (401/403)",
+        ErrorCode::GaveUp => "gave up: maxAttempts, or no usable transport",
     }
 }
 

@@ -6,7 +6,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use tidings_core::engine::{Action, State};
+use tidings_core::engine::{Action, ErrorCode, State};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -34,6 +34,9 @@ struct Inner {
     /// from its `transportchange` notices, because a connection that
     /// stopped at start never chose any.
     transport: Cell<&'static str>,
+    /// The id of the message the engine just skipped for its size: put on
+    /// the `too-large` error that follows it.
+    skipped: RefCell<Option<String>>,
 }
 
 /// One `addEventListener` registration, as `EventTarget` keeps them.
@@ -60,6 +63,7 @@ impl Subscription {
             parse,
             abort_listener: RefCell::new(None),
             transport: Cell::new(""),
+            skipped: RefCell::new(None),
         });
         // Joining a connection that already chose a transport (a shared
         // connection that stopped is never joined: see `registry`).
@@ -234,7 +238,10 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
     match notice {
         Notice::Message(msg, transport) => match events::message(msg, transport, inner.parse) {
             Ok(e) => dispatch(inner, &msg.event, &e),
-            Err(e) => dispatch(inner, "error", &e),
+            Err(e) => {
+                inner.conn.debug_log("error", &e);
+                dispatch(inner, "error", &e)
+            }
         },
         Notice::HeadersFailed(cause) => {
             // Rendered after the engine scheduled the retry: its delay is known.
@@ -252,7 +259,20 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
             {
                 dispatch(inner, "open", &events::open(inner.transport.get()));
             }
+            if let Action::Skipped { id, .. } = action {
+                *inner.skipped.borrow_mut() = Some(id.clone());
+            }
             if let Some((kind, e)) = events::from_action(action) {
+                if let Action::Error {
+                    code: ErrorCode::TooLarge,
+                    ..
+                } = action
+                {
+                    let id = inner.skipped.borrow_mut().take();
+                    if let Some(id) = id {
+                        crate::js::set(e.unchecked_ref(), "id", &JsValue::from_str(&id));
+                    }
+                }
                 dispatch(inner, kind, &e);
             }
         }

@@ -20,7 +20,7 @@ use crate::js::set;
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_namespace = console, js_name = debug)]
-    fn console_debug(tag: &str, what: &str, details: &JsValue);
+    pub(super) fn console_debug(tag: &str, what: &str, details: &JsValue);
 }
 
 fn num(n: u64) -> JsValue {

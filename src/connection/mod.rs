@@ -129,6 +129,14 @@ impl Connection {
         }
     }
 
+    /// `debug: true`: log `details` as `what` (an event the API layer made,
+    /// such as a `parse` error).
+    pub fn debug_log(&self, what: &str, details: &wasm_bindgen::JsValue) {
+        if self.adapter.debug {
+            debug::console_debug("[tidings]", what, details);
+        }
+    }
+
     /// Add a subscriber callback; returns its handle for [`Connection::unlisten`].
     pub fn listen(&self, f: NoticeFn) -> u32 {
         let id = self.next_listener.get();

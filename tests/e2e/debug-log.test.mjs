@@ -81,3 +81,29 @@ test("without debug nothing is logged", async () => {
   assert.deepEqual(logs, []);
   await h.closeSub(page, "q");
 });
+
+test("a parse error (parse: \"json\", data not JSON) carries the dropped message's id, event and lastEventId, and debug logs it", async () => {
+  logs.length = 0;
+  await h.subscribe(page, "j", "/sse", { transports: ["fetch-sse"], parse: "json", events: ["price"], debug: true }, ["price"]);
+  await h.waitEvents(page, "j", (l) => l.some((e) => e.type === "open"), 5000, "open");
+  const r = await fetch(`${srv.url}/publish?event=price`, { method: "POST", body: "{bad" });
+  const { id } = await r.json();
+  await publish("[1]");
+  await h.waitEvents(page, "j", (l) => l.some((e) => e.type === "message"), 5000, "the message after the bad one");
+  await h.sleep(100);
+  const errors = (await h.events(page, "j")).filter((e) => e.type === "error");
+  const message = await page.evaluate(() => {
+    const sub = window.subs.j.sub;
+    return new Promise((resolve) => {
+      sub.addEventListener("error", (e) => resolve(e.message), { once: true });
+      fetch("/publish", { method: "POST", body: "nope" });
+    });
+  });
+  await h.sleep(100);
+  await h.closeSub(page, "j");
+  assert.deepEqual(errors.map((e) => [e.code, e.id, e.event, e.lastEventId, e.fatal]), [["parse", id, "price", id, false]]);
+  assert.equal(message, "message data is not JSON");
+  const logged = logs.filter((l) => l.what === "error");
+  assert.deepEqual(logged.map((l) => [l.code, l.event]), [["parse", "price"], ["parse", "message"]]);
+  assert.equal(logged[0].id, id);
+});
