@@ -63,6 +63,10 @@ pub struct Write {
     /// ...or bytes, base64 (standard alphabet).
     #[serde(default)]
     pub base64: Option<String>,
+    /// Those bytes this many times over, as one write (absent = 1), so a
+    /// multi-MiB body fits a small rule (BC-16). At most 64 MiB in all.
+    #[serde(default)]
+    pub repeat: Option<usize>,
 }
 
 /// How a scripted body ends.
@@ -414,15 +418,19 @@ fn validate(f: &Fault) -> Result<(), String> {
 }
 
 fn write_bytes(w: &Write) -> Result<Bytes, String> {
-    match (&w.data, &w.base64) {
-        (Some(d), None) => Ok(Bytes::from(d.clone())),
+    let one: Vec<u8> = match (&w.data, &w.base64) {
+        (Some(d), None) => d.clone().into_bytes(),
         (None, Some(b)) => base64::engine::general_purpose::STANDARD
             .decode(b)
-            .map(Bytes::from)
-            .map_err(|e| format!("base64: {e}")),
-        (None, None) => Ok(Bytes::new()),
-        (Some(_), Some(_)) => Err("a write has data or base64, not both".into()),
+            .map_err(|e| format!("base64: {e}"))?,
+        (None, None) => Vec::new(),
+        (Some(_), Some(_)) => return Err("a write has data or base64, not both".into()),
+    };
+    let n = w.repeat.unwrap_or(1);
+    if one.len().saturating_mul(n) > 64 << 20 {
+        return Err("a write repeats to more than 64 MiB".into());
     }
+    Ok(Bytes::from(one.repeat(n)))
 }
 
 /// `GET /_faults` → `{"rules": [Rule...], "restarting_ms": N | null}`.

@@ -59,6 +59,7 @@ for (const [form, big] of Object.entries(BODIES)) {
       [[before.id, "before"], [after.id, "after"]]);
     const errors = log.filter((e) => e.type === "error");
     assert.deepEqual(errors.map((e) => [e.code, e.fatal, e.retryInMs]), [["too-large", false, undefined]]);
+    assert.equal(errors[0].id, skipped.id, "the error names the skipped message");
     assert.equal(log.filter((e) => e.state === "waiting").length, 0, "no backoff");
     assert.equal(entries.length, 1, entries.map(h.logBrief).join("\n"));
     assert.equal(st.requests, 1);
@@ -82,6 +83,7 @@ test("long-poll: a 1.5 MiB message is skipped with one too-large error; no reque
   assert.deepEqual(log.filter((e) => e.type === "message").map((e) => [e.id, e.data]), [[after.id, "after"]]);
   const errors = log.filter((e) => e.type === "error");
   assert.deepEqual(errors.map((e) => [e.code, e.fatal, e.retryInMs]), [["too-large", false, undefined]]);
+  assert.equal(errors[0].id, skipped.id, "the error names the skipped message");
   // The first request has no cursor; every later one is past the big message
   // (its id moved the cursor), so the server never sends it twice.
   assert.equal(cursorOf(entries[0]), 0);
@@ -90,6 +92,61 @@ test("long-poll: a 1.5 MiB message is skipped with one too-large error; no reque
   // next), one for the next if it came separately, and the one left holding.
   assert.ok(entries.length <= 3, entries.map(h.logBrief).join("\n"));
   assert.equal(entries.filter((e) => e.bytes > MIB).length, 1, "the big message was sent once");
+});
+
+/** A `script` fault on /sse: `writes` ([data, repeat]) 20 ms apart, then `then`. */
+const script = (writes, then) => ({
+  path: "/sse", fault: {
+    kind: "script", status: 200, content_type: "text/event-stream", then,
+    writes: writes.map(([data, repeat], i) => ({ delay_ms: i ? 20 : 0, data, repeat })),
+  },
+});
+
+test("BC-16 V3 (fetch-sse): maxMessageBytes 4 MiB delivers one 2 MiB message whole, no error", async () => {
+  await h.clearFaults(server);
+  await h.faults(server, script([["data: "], ["y", 2 * MIB], ["\n\n"]], "hang"));
+  const tag = `v${++n}`;
+  await h.subscribe(page, tag, `/sse?case=${tag}`, { transports: ["fetch-sse"], maxMessageBytes: 4 * MIB, backoff: BACKOFF });
+  await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "message"), 8000, "the 2 MiB message");
+  await h.sleep(300);
+  const got = await page.evaluate((t) => window.subs[t].log.map((e) => [e.type, e.code ?? e.data?.length ?? e.state]), tag);
+  await h.closeSub(page, tag);
+  await h.clearFaults(server);
+  assert.deepEqual(got.filter(([type]) => type === "message" || type === "error"), [["message", 2 * MIB]]);
+});
+
+test("maxMessageBytes also narrows the limit: a message over it is too-large (with its id), one within it is delivered", async () => {
+  const tag = `m${++n}`;
+  await h.subscribe(page, tag, `/sse?case=${tag}`, { transports: ["fetch-sse"], maxMessageBytes: 100, backoff: BACKOFF });
+  await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "open"), 5000, "open");
+  const big = await server.publish("z".repeat(200));
+  const small = await server.publish("z".repeat(50));
+  await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "message"), 5000, "the small message");
+  const log = await h.events(page, tag);
+  await h.closeSub(page, tag);
+  assert.deepEqual(log.filter((e) => e.type === "error").map((e) => [e.code, e.id, e.fatal]), [["too-large", big.id, false]]);
+  assert.deepEqual(log.filter((e) => e.type === "message").map((e) => e.id), [small.id]);
+});
+
+test("BC-16 V2 (fetch-sse): endless empty data lines and never a blank line: one too-large, memory bounded", async () => {
+  await h.clearFaults(server);
+  // 20 × 65 536 lines "data:\n" (7.5 MiB, 1.25 MiB of event data), then the body ends.
+  const chunk = "data:\n".repeat(65536);
+  await h.faults(server, script([["id: v2\n"], ...Array.from({ length: 20 }, () => ["data:\n", 65536])], "fin"));
+  const tag = `v${++n}`;
+  const mem0 = await page.evaluate(() => window.wasm.memory.buffer.byteLength);
+  await h.subscribe(page, tag, `/sse?case=${tag}`, { transports: ["fetch-sse"], backoff: BACKOFF });
+  const log = await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "error"), 10000, "the too-large error");
+  await h.sleep(300);
+  const st = await h.stats(page, tag);
+  const mem1 = await page.evaluate(() => window.wasm.memory.buffer.byteLength);
+  await h.closeSub(page, tag);
+  await h.clearFaults(server);
+  const errors = (await h.events(page, tag)).filter((e) => e.type === "error");
+  assert.deepEqual(errors.map((e) => [e.code, e.fatal]), [["too-large", false]]);
+  assert.equal(log.filter((e) => e.type === "message").length, 0);
+  assert.ok(st.bytes >= 20 * chunk.length, `read through: ${st.bytes} bytes`);
+  assert.ok(mem1 - mem0 < 8 * MIB, `wasm memory grew by ${mem1 - mem0} bytes`);
 });
 
 const ONE_SHOT = [
