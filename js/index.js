@@ -18,13 +18,16 @@ export const ErrorCode = /* @__PURE__ */ Object.freeze({
   Auth: "auth",
   GaveUp: "gave-up",
   Headers: "headers",
+  NotInitialized: "not-initialized",
 });
 
 /** Load the wasm: from next to tidings.js when `input` is absent, else from
  * a URL, string, Request, Response, bytes, Module (or a promise of one), or
  * wasm-bindgen's own `{ module_or_path }`. Idempotent. */
+let ready;
 export default function init(input) {
-  return load(input == null || "module_or_path" in Object(input) ? input : { module_or_path: input });
+  return load(input == null || "module_or_path" in Object(input) ? input : { module_or_path: input })
+    .then((x) => ((ready = 1), x));
 }
 
 // Live subscription → { t: the message types it delivers, e: callbacks run
@@ -37,6 +40,8 @@ const stop = (sub) => {
 };
 
 export function subscribe(url, options) {
+  // Before init() the glue would throw a TypeError about __wbindgen_malloc.
+  if (!ready) throw Object.assign(Error("call init() before subscribe()"), { code: "not-initialized" });
   // Reads and checks every option first: a throw leaves nothing running.
   const sub = open(url, options);
   try {

@@ -240,7 +240,28 @@ test("ErrorCode is frozen and complete; a non-http(s) URL throws invalid-url", a
   });
   assert.equal(got.frozen, true);
   assert.deepEqual(got.codes, ["invalid-url", "invalid-option", "http-status", "no-content", "bad-content-type",
-    "network-or-cors", "timeout", "too-large", "parse", "auth", "gave-up", "headers"]);
+    "network-or-cors", "timeout", "too-large", "parse", "auth", "gave-up", "headers", "not-initialized"]);
   assert.deepEqual(got.thrown, [true, "invalid-url", true]);
+  await p.close();
+});
+
+test("subscribe() before init() has resolved throws `not-initialized` (not a TypeError from the glue); after, it works", async () => {
+  const p = await page({ init: false });
+  const got = await p.evaluate(async () => {
+    const { default: init, subscribe, ErrorCode } = window.t;
+    const attempt = () => {
+      try { subscribe("/sse").close(); return "ok"; } catch (e) {
+        return [e.constructor.name, e.code, e.code === ErrorCode.NotInitialized, e.message];
+      }
+    };
+    const before = attempt();
+    const loading = init();
+    const during = attempt();
+    await loading;
+    return { before, during, after: attempt() };
+  });
+  const thrown = ["Error", "not-initialized", true, "call init() before subscribe()"];
+  assert.deepEqual(got, { before: thrown, during: thrown, after: "ok" });
+  assert.deepEqual(p.errors, []);
   await p.close();
 });
