@@ -46,7 +46,11 @@ node_modules/.bin/wasm-opt -Oz \
 
 cp js/index.js js/index.d.ts js/wasm-url.d.ts "$OUT/"
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-sed "s/@VERSION@/$VERSION/" pkg.json.template > "$OUT/package.json"
-cp README.md "$OUT/README.md" 2>/dev/null || true
+REPOSITORY=$(sed -n 's/^repository = "\(.*\)"/\1/p' Cargo.toml | head -1)
+sed -e "s/@VERSION@/$VERSION/" -e "s|@REPOSITORY@|$REPOSITORY|" pkg.json.template > "$OUT/package.json"
+# The package README (install, loading, the API example, a link here): the
+# repo README's make commands and docs/ links mean nothing on npm.
+sed "s|@REPOSITORY@|$REPOSITORY|" js/npm-README.md > "$OUT/README.md"
+cp LICENSE-MIT LICENSE-APACHE "$OUT/"
 cp "$TDIR/route" "$OUT/.build-route"
 echo "build-pkg: $OUT/ ($(wc -c < "$OUT/tidings_bg.wasm") bytes wasm, $(wc -c < "$OUT/tidings.js") bytes JS glue, $(wc -c < "$OUT/index.js") bytes entry)"

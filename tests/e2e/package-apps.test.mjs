@@ -34,7 +34,7 @@ async function serve(dir) {
 
 test("the tarball holds the entry, its types, the glue and the wasm, and nothing else", async () => {
   const { files, info } = await ws.pack();
-  assert.deepEqual(files, ["README.md", "index.d.ts", "index.js", "package.json", "tidings.js", "tidings_bg.wasm", "wasm-url.d.ts"]);
+  assert.deepEqual(files, ["LICENSE-APACHE", "LICENSE-MIT", "README.md", "index.d.ts", "index.js", "package.json", "tidings.js", "tidings_bg.wasm", "wasm-url.d.ts"]);
   const pkg = JSON.parse(await readFile(new URL("../../pkg/package.json", import.meta.url), "utf8"));
   const cargo = await readFile(new URL("../../Cargo.toml", import.meta.url), "utf8");
   assert.equal(pkg.version, cargo.match(/^version = "(.*)"/m)[1]);
@@ -44,6 +44,17 @@ test("the tarball holds the entry, its types, the glue and the wasm, and nothing
   assert.equal(pkg.exports["."].browser, "./index.js");
   assert.ok(pkg.keywords.includes("server-sent-events"));
   assert.ok(pkg.license);
+  // The README is the package's own: install and loading, no make commands
+  // or repo-relative links; the licenses the `license` field names ship.
+  const readme = await readFile(new URL("../../pkg/README.md", import.meta.url), "utf8");
+  assert.match(readme, /npm install tidings/);
+  assert.match(readme, /await init\(\)/);
+  assert.doesNotMatch(readme, /\bmake \w|\]\((?!https?:)|@REPOSITORY@/);
+  assert.match(readme, new RegExp(cargo.match(/^repository = "(.*)"/m)[1].replace(/[.]/g, "\\.")));
+  assert.equal(pkg.license, "MIT OR Apache-2.0");
+  for (const f of ["LICENSE-MIT", "LICENSE-APACHE"]) {
+    assert.match(await readFile(new URL(`../../pkg/${f}`, import.meta.url), "utf8"), /Permission is hereby granted|Apache License/);
+  }
 });
 
 test("esbuild app, wasm loaded with --loader:.wasm=file", async () => {
