@@ -69,7 +69,10 @@ export declare const ErrorCode: Readonly<{
    * threw (`cause`), a `signal` that is not an `AbortSignal`, `headers` that are neither an object
    * nor a function or hold an invalid header, `events` that are not an array of non-empty strings
    * or name one of the subscription's own event types, a `heartbeatEvent` equal to `"message"`, to
-   * one of those or to a name in `events`, a `urls` entry that is not a string.
+   * one of those or to a name in `events`, a `urls` entry that is not a string, a value of the wrong
+   * type, a mode or transport name that does not exist, a negative or non-finite duration or count,
+   * a `lastEventId` holding U+0000, CR or LF. `message`: `invalid option: <name>`. `undefined`
+   * and `null` mean the default; unknown keys are ignored.
    */
   InvalidOption: "invalid-option";
   /** A status the transport cannot use (fatal for permanent 4xx), or a 5xx (retried). */
@@ -96,6 +99,8 @@ export declare const ErrorCode: Readonly<{
    * `backoff.maxAttempts`), and not counted against the transport (no fallback, no circuit breaker).
    */
   Headers: "headers";
+  /** `subscribe` was called before the promise of {@link init} resolved (thrown by `subscribe`). */
+  NotInitialized: "not-initialized";
 }>;
 /** One of the {@link ErrorCode} values. */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -134,6 +139,12 @@ export interface TidingsError extends Error {
   readonly fatal: boolean;
   /** With code `headers`: what the `headers` function threw or rejected with. */
   readonly cause?: unknown;
+  /** With codes `parse` and `too-large`: the dropped message's own id (`""` when it had none). */
+  readonly id?: string;
+  /** With code `parse`: the dropped message's event type. */
+  readonly event?: string;
+  /** With code `parse`: the cursor after the dropped message. */
+  readonly lastEventId?: string;
 }
 
 /** `statechange`. */
@@ -277,13 +288,24 @@ export interface Options<M = {}> {
    * Log every decision of the engine with its reason on the console, as
    * `console.debug("[tidings]", what, details)`: `open` (`{ attempt, transport, url, headers }`),
    * `abort`, `deliver` (`{ id, event, lastEventId }`, no data), `wait` (`{ delayMs }`), and the
-   * `statechange` / `transportchange` / `error` / `reset` event objects. Default `false`.
+   * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` event objects.
+   * Default `false`.
    */
   debug?: boolean;
   /** Aborting it closes the subscription; anything else throws `invalid-option`. Default: none. */
   signal?: AbortSignal;
-  /** Initial cursor (resume from a stored id). Default `""`. */
+  /**
+   * Initial cursor (resume from a stored id). One holding U+0000, CR or LF (never a stream's id)
+   * throws `invalid-option`. Default `""`.
+   */
   lastEventId?: string;
+  /**
+   * The largest message, in bytes: an event-stream line, the data of one event (UTF-8), a JSON or
+   * raw-resource message, a native `EventSource` message. A bigger one is skipped (its id still
+   * moves the cursor) with a non-fatal `too-large` error carrying its `id`. `0`: the default.
+   * Default `1048576` (1 MiB).
+   */
+  maxMessageBytes?: number;
   /**
    * Query parameter carrying the cursor where a header is impossible or would force a CORS
    * preflight (nchan: `"last_event_id"`). Default `"lastEventId"`.

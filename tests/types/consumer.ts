@@ -133,6 +133,7 @@ export const everything: Options = {
   signal: new AbortController().signal,
   lastEventId: "42",
   lastEventIdParam: "last_event_id",
+  maxMessageBytes: 4_194_304,
   backoff: { strategy: "decorrelated", baseMs: 500, maxMs: 60_000, floorMs: 1000, healthyAfterMs: 10_000, maxAttempts: Infinity },
   maxRetryAfterMs: 300_000,
   breaker: { failureThreshold: 5, cooldownMs: 30_000 },
@@ -154,6 +155,8 @@ export const badDuration: Options = { backoff: { baseMs: "500ms" } };
 export const badStrategy: Options = { backoff: { strategy: "random" } };
 // @ts-expect-error: not an interval mode
 export const badMode: Options = { interval: { mode: "linear" } };
+// @ts-expect-error: maxMessageBytes is a number of bytes
+export const badMax: Options = { maxMessageBytes: "4MB" };
 // @ts-expect-error: parse is "text" or "json"
 export const badParse: Options = { parse: "xml" };
 // A URL object is taken as its href.

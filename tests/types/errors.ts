@@ -12,7 +12,7 @@ export function onError(e: TidingsError) {
     case ErrorCode.InvalidUrl: case ErrorCode.HttpStatus: case ErrorCode.NoContent:
     case ErrorCode.BadContentType: case ErrorCode.NetworkOrCors: case ErrorCode.Timeout:
     case ErrorCode.TooLarge: case ErrorCode.Parse: case ErrorCode.Auth: case ErrorCode.GaveUp:
-    case ErrorCode.InvalidOption: case ErrorCode.Headers:
+    case ErrorCode.InvalidOption: case ErrorCode.Headers: case ErrorCode.NotInitialized:
       return code;
     default: {
       const never: never = e.code; // every code is handled above
@@ -28,3 +28,6 @@ try {
 }
 // What a failing `headers` function threw.
 export const cause = (e: TidingsError): unknown => e.code === ErrorCode.Headers ? e.cause : undefined;
+// Which message a `parse` or `too-large` error dropped.
+export const dropped = (e: TidingsError): string | undefined =>
+  e.code === ErrorCode.Parse ? `${e.event}#${e.id} ${e.lastEventId}` : e.code === ErrorCode.TooLarge ? e.id : undefined;
