@@ -6,8 +6,10 @@
 //! added), `abort` (`{ attempt }`), `deliver` (`{ id, event, lastEventId }`),
 //! `wait` (`{ delayMs }`: the one timer armed), `statechange`,
 //! `transportchange`, `error` and `reset` (the event objects listeners get,
-//! with `reason`, `delayMs`, `retryInMs`, `code`). Message data is not logged:
-//! it can be large and private.
+//! with `reason`, `delayMs`, `retryInMs`, `code`). `parse` errors are made by
+//! the API layer, which logs them as `error` through
+//! [`Connection::debug_log`](super::Connection::debug_log). Message data is
+//! not logged: it can be large and private.
 
 use tidings_core::engine::Action;
 use tidings_core::time::MonoMs;
