@@ -6,6 +6,11 @@
 //   (not fatal, nothing retried), and no reconnect loop: the server log shows
 //   every request's cursor, and none asks for the big message again. Both the
 //   one-line form (line limit) and the many-lines form (event data limit).
+//   The error carries the skipped message's `id`. `maxMessageBytes` moves the
+//   limit both ways: BC-16 V3 (4 MiB: one 2 MiB message delivered whole, no
+//   error) and 100 bytes (a 200-byte message is too-large). BC-16 V2: empty
+//   `data:` lines past 1 MiB of event data and never a blank line give one
+//   too-large when the body ends, with wasm memory bounded.
 // - `eventsource`: a one-shot 503 / 429 / 204 hides its status from the
 //   native EventSource, and the status probe sent after it gets 200. That is
 //   an `http-status` error (no status: the browser hid it), retried under
