@@ -16,11 +16,19 @@ before(async () => {
   srv = await startServer(["--quiet"]);
   page = await h.blankPage(browser, srv.url);
   page.on("console", async (m) => {
-    if (m.type() !== "debug") return;
+    if (m.type() !== "debug" || !m.text().startsWith("[tidings]")) return;
+    // The slot is taken in console order; its fields are read afterwards
+    // (asynchronously: handlers of later lines may finish first).
+    const slot = {};
+    logs.push(slot);
     // Own properties, so an Error (the `error` event object) keeps its fields.
-    const args = await Promise.all(m.args().map((a) =>
-      a.evaluate((o) => (o && typeof o === "object" ? { ...o } : o))));
-    if (args[0] === "[tidings]") logs.push({ what: args[1], ...args[2] });
+    try {
+      const args = await Promise.all(m.args().map((a) =>
+        a.evaluate((o) => (o && typeof o === "object" ? { ...o } : o))));
+      Object.assign(slot, { what: args[1], ...args[2] });
+    } catch {
+      slot.what = "(page closed)"; // the page went away while the line was read
+    }
   });
 });
 after(async () => {
@@ -28,6 +36,14 @@ after(async () => {
   await browser?.close();
   await srv?.stop();
 });
+
+/** Wait until every logged line is read and `pred(logs)` holds. */
+async function logsWhen(pred, what) {
+  for (let i = 0; !(logs.every((l) => l.what) && pred(logs)); i++) {
+    assert.ok(i < 200, `timed out waiting for ${what}: ${JSON.stringify(logs)}`);
+    await h.sleep(25);
+  }
+}
 
 async function publish(data) {
   const r = await fetch(`${srv.url}/publish`, { method: "POST", body: data });
@@ -40,7 +56,7 @@ test("debug: true logs each decision with its reason: open, 503 error with retry
   await h.waitEvents(page, "d", (l) => l.some((e) => e.type === "open"), 5000, "open after the 503");
   await publish("hello");
   await h.waitEvents(page, "d", (l) => l.some((e) => e.type === "message"), 5000, "the message");
-  await h.sleep(100); // console events reach Playwright asynchronously
+  await logsWhen((l) => l.some((x) => x.what === "deliver"), "the deliver line");
   const what = logs.map((l) => l.what);
   const first = (w, from = 0) => what.indexOf(w, from);
 
@@ -66,7 +82,7 @@ test("debug: true logs each decision with its reason: open, 503 error with retry
   assert.ok(first("open") < first("error") && first("error") < first("open", first("error")) && first("open", first("error")) < first("deliver"));
   const before = logs.length;
   await h.closeSub(page, "d");
-  await h.sleep(100);
+  await logsWhen((l) => l.length >= before + 2, "the close lines");
   assert.deepEqual(logs.slice(before).map((l) => [l.what, l.attempt ?? l.reason]),
     [["abort", 2], ["statechange", "closed-by-user"]]);
 });
@@ -99,7 +115,7 @@ test("a parse error (parse: \"json\", data not JSON) carries the dropped message
       fetch("/publish", { method: "POST", body: "nope" });
     });
   });
-  await h.sleep(100);
+  await logsWhen((l) => l.filter((x) => x.what === "error").length >= 2, "both parse errors logged");
   await h.closeSub(page, "j");
   assert.deepEqual(errors.map((e) => [e.code, e.id, e.event, e.lastEventId, e.fatal]), [["parse", id, "price", id, false]]);
   assert.equal(message, "message data is not JSON");
