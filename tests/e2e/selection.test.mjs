@@ -200,7 +200,9 @@ for (const cross of [false, true]) {
       // (The probe is the next attempt after that: a long-poll in between
       // may hold up to its 300 ms hold first.)
       for (const [down, probe] of [[tc[0], tc[1]], [tc[2], tc[3]]]) {
-        assert.ok(probe.wall - down.wall >= 1200, `probe ${probe.wall - down.wall} ms after the downgrade`);
+        // Listener times, not the engine's decision times: a listener that
+        // ran late for the downgrade makes the gap look a little short.
+        assert.ok(probe.wall - down.wall >= 1200 - 20, `probe ${probe.wall - down.wall} ms after the downgrade`);
         const stall = await h.pageStall(page, clock, down.t + clock.offset, probe.t + clock.offset);
         assert.ok(probe.wall - down.wall <= 1200 * 1.1 + 100 + 400 + stall, `probe ${probe.wall - down.wall} ms after the downgrade (stall ${stall})`);
       }
