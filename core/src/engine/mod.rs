@@ -494,6 +494,7 @@ impl Engine {
             self.advance(now);
             return;
         }
+        let first_event = !a.saw_event;
         a.saw_event = true;
         a.last_activity = now;
         let own_id = (last_event_id != a.native_last_event_id).then(|| String::from(last_event_id));
@@ -503,6 +504,10 @@ impl Engine {
         let opened = a.opened_at.is_some();
         if !opened {
             self.stream_opened(now);
+        }
+        if first_event {
+            // The selector's success: `open` alone may be a buffering proxy.
+            self.selector.on_success(TransportKind::EventSource, true);
         }
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
@@ -937,8 +942,9 @@ impl Engine {
         if transport == TransportKind::FetchSse {
             self.new_body();
         } else {
-            // `open` is all a native EventSource shows of a usable answer.
-            self.mark_success(transport, true);
+            // `open` is all a native EventSource shows of a usable answer; the
+            // selector waits for its first event (`handle_native_event`).
+            self.mark_answered();
         }
         self.set_state(State::Open, reason, None);
     }
