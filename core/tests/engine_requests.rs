@@ -451,3 +451,50 @@ fn network_tier_leaves_fixed_and_server_hints_alone() {
     // 1 s as hinted; 0.2 s clamped to minMs 1 s; then 1 s ×2 (unchanged) ×3.
     assert_eq!(at, [1010, 2020, 8030]);
 }
+
+/// On the request transports the first answer opens the subscription before
+/// it delivers: `State(open)` precedes the answer's `Deliver`s (an event-stream
+/// body, a JSON body, a raw resource), so a message listener never sees
+/// `connecting`.
+#[test]
+fn request_transports_open_before_the_first_delivery() {
+    fn order(acts: &[Action]) -> Vec<&'static str> {
+        acts.iter()
+            .filter_map(|a| match a {
+                Action::State {
+                    state: State::Open, ..
+                } => Some("open"),
+                Action::Deliver(_) => Some("deliver"),
+                _ => None,
+            })
+            .collect()
+    }
+    // long-poll, text/event-stream body in two chunks.
+    let mut sim = Sim::new(lp_config(), 1);
+    let o = the_open(&sim.start());
+    let mut acts = sim.head(o.id, ResponseHead::event_stream());
+    acts.extend(sim.bytes(o.id, b"id: 1\ndata: a\n\nid: 2\n"));
+    acts.extend(sim.bytes(o.id, b"data: b\n\n"));
+    acts.extend(sim.end(o.id));
+    assert_eq!(order(&acts), ["open", "deliver", "deliver"]);
+    // long-poll, JSON.
+    let mut sim = Sim::new(lp_config(), 1);
+    let o = the_open(&sim.start());
+    let mut acts = sim.head(
+        o.id,
+        ResponseHead::new(200).with_content_type("application/json"),
+    );
+    acts.extend(sim.messages(o.id, vec![msg(Some("1"), None, "a")], None));
+    assert_eq!(order(&acts), ["open", "deliver"]);
+    // poll, a raw resource.
+    let mut sim = Sim::new(poll_config(), 1);
+    let o = the_open(&sim.start());
+    let mut acts = sim.head(o.id, etag_head(200, "\"v1\""));
+    acts.extend(sim.resource(o.id, "body"));
+    assert_eq!(order(&acts), ["open", "deliver"]);
+    // Later answers deliver in `open`, no second `open`.
+    let o = sim.must_open(60_000);
+    let mut acts = sim.head(o.id, etag_head(200, "\"v2\""));
+    acts.extend(sim.resource(o.id, "body2"));
+    assert_eq!(order(&acts), ["deliver"]);
+}
