@@ -334,3 +334,37 @@ test("cross-origin against a server with only `Access-Control-Allow-Origin: *` (
     await new Promise((r) => proxy.close(r));
   }
 });
+
+test("long-poll and poll: `open` comes before the first answer's messages, and a message listener sees state `open`", async () => {
+  const { api } = env;
+  const first = (await api.publish("a")).id;
+  await api.publish("b");
+  const page = await openPage(env, api.url);
+  const cases = [
+    ["lp-sse", "/long-poll", { ...OPTS, lastEventId: first }],
+    ["lp-json", "/long-poll?format=json", { ...OPTS, lastEventId: first }],
+    ["poll", "/poll", { transports: ["poll"], seed: 5, lastEventId: first, interval: { initialMs: 5000 } }],
+  ];
+  await page.evaluate((cases) => {
+    window.order = {};
+    for (const [name, url, options] of cases) {
+      const sub = window.tidings.subscribe(url, options);
+      const seen = (window.order[name] = { sub, log: [] });
+      for (const t of ["open", "message", "statechange"]) {
+        sub.addEventListener(t, (e) => seen.log.push(
+          t === "message" ? `message ${e.data} (${sub.state})` : t === "statechange" ? `statechange ${e.state}` : "open"));
+      }
+    }
+  }, cases);
+  await page.waitForFunction(() => Object.values(window.order).every((s) => s.log.filter((l) => l.startsWith("message")).length >= 1),
+    null, { timeout: 5000, polling: 20 });
+  const logs = await page.evaluate(() => {
+    const out = {};
+    for (const [k, s] of Object.entries(window.order)) { out[k] = s.log.slice(); s.sub.close(); }
+    return out;
+  });
+  for (const [name] of cases) {
+    assert.deepEqual(logs[name].slice(0, 4), ["statechange connecting", "open", "statechange open", "message b (open)"], `${name}: ${JSON.stringify(logs[name])}`);
+  }
+  await page.done();
+});
