@@ -119,6 +119,9 @@ impl Engine {
         }
         let mut reason = f.reason;
         if let Some(w) = f.wait {
+            // `w.wait_ms` is already capped at `maxRetryAfterMs`; the backoff
+            // delay goes on top of the cap on purpose: a fleet told the same
+            // long wait must not come back in lockstep (README `maxRetryAfterMs`).
             delay = clamp_timer_ms(delay.saturating_add(w.wait_ms));
             reason = match w.source {
                 WaitSource::RetryAfter => Reason::RetryAfter,
