@@ -42,13 +42,15 @@ fn bc14_v1_fetch_comments_keep_alive() {
     );
 }
 
-/// V1 NATIVE: comments never reach JS; the watchdog does not run until a
-/// message or heartbeat event arrives, so a comment-only server is never
-/// recycled. With a named heartbeat event, the heartbeats keep it alive and
-/// are never delivered.
+/// V1 NATIVE: comments never reach JS; the idle watchdog does not run until
+/// a message or heartbeat event arrives. Only the first-event deadline does
+/// (with it disabled, a comment-only server is never recycled). With a named
+/// heartbeat event, the heartbeats keep it alive and are never delivered.
 #[test]
 fn bc14_v1_native_no_watchdog_without_events() {
-    let mut sim = Sim::new(bc14_config(TransportKind::EventSource), 1);
+    let mut config = bc14_config(TransportKind::EventSource);
+    config.watchdog.first_event_timeout_ms = 0;
+    let mut sim = Sim::new(config, 1);
     let o = the_open(&sim.start());
     sim.opened(o.id);
     sim.run_for(120_000);
@@ -330,6 +332,157 @@ fn bc15_one_late_changes_nothing() {
         .filter_map(|m| m.id.parse().ok())
         .collect();
     assert_eq!(ids, (1..=120).collect::<Vec<_>>());
+    assert_eq!((sim.opens().len(), aborts(&sim).len()), (1, 0));
+}
+
+fn transport_changes(sim: &Sim) -> Vec<(u64, TransportKind, TransportKind, Reason)> {
+    sim.find(|a| match a {
+        Action::TransportChanged {
+            transport,
+            previous: Some(previous),
+            reason,
+        } => Some((*transport, *previous, *reason)),
+        _ => None,
+    })
+    .into_iter()
+    .map(|(t, (to, from, r))| (t, to, from, r))
+    .collect()
+}
+
+/// A native stream that opens and shows no event for
+/// `watchdog.firstEventTimeoutMs` (1.5 s here): `buffered-stream` (a `timeout`
+/// error), and after two such attempts `fetch-sse` (not yet long-poll: the
+/// native stream cannot tell comments from a buffering proxy). A server that
+/// only sends comments then stays on `fetch-sse`.
+#[test]
+fn native_silent_after_open_is_buffered_then_fetch_sse() {
+    let mut config = Config::new("/stream");
+    config.watchdog.first_event_timeout_ms = 1500;
+    let mut sim = Sim::new(config, 1);
+    let mut o = the_open(&sim.start());
+    let mut opened_at = vec![];
+    for _ in 0..2 {
+        assert_eq!(o.transport, TransportKind::EventSource);
+        sim.run_for(20);
+        sim.opened(o.id);
+        opened_at.push(sim.now.mono.0);
+        o = sim.must_open(60_000);
+    }
+    let errs: Vec<(u64, ErrorCode, Option<u64>)> = sim
+        .find(|a| match a {
+            Action::Error {
+                code, retry_in_ms, ..
+            } => Some((*code, *retry_in_ms)),
+            _ => None,
+        })
+        .into_iter()
+        .map(|(t, (c, r))| (t, c, r))
+        .collect();
+    let waits: Vec<(u64, State, Reason)> = sim
+        .find(|a| match a {
+            Action::State { state, reason, .. } => Some((*state, *reason)),
+            _ => None,
+        })
+        .into_iter()
+        .map(|(t, (s, r))| (t, s, r))
+        .collect();
+    assert_eq!(opened_at, [20, 2823]);
+    assert_eq!(aborts(&sim), [1520, 4323]);
+    assert_eq!(
+        errs,
+        [
+            (1520, ErrorCode::Timeout, Some(1283)),
+            (4323, ErrorCode::Timeout, Some(1746))
+        ]
+    );
+    assert_eq!(
+        waits,
+        [
+            (0, State::Connecting, Reason::Start),
+            (20, State::Open, Reason::Start),
+            (1520, State::Waiting, Reason::BufferedStream),
+            (2803, State::Connecting, Reason::BufferedStream),
+            (2823, State::Open, Reason::BufferedStream),
+            (4323, State::Waiting, Reason::BufferedStream),
+            (6069, State::Connecting, Reason::BufferedStream),
+        ]
+    );
+    assert_eq!(
+        transport_changes(&sim),
+        [(
+            4323,
+            TransportKind::FetchSse,
+            TransportKind::EventSource,
+            Reason::BufferedStream
+        )]
+    );
+    assert_eq!(sim.last_open_at, 6069);
+    assert_eq!(o.transport, TransportKind::FetchSse);
+    // Comments keep fetch-sse alive: no more aborts, no more changes.
+    sim.head(o.id, ResponseHead::event_stream());
+    for _ in 0..10 {
+        sim.run_for(1000);
+        sim.bytes(o.id, b": hb\n\n");
+    }
+    assert_eq!(sim.engine.transport(), Some(TransportKind::FetchSse));
+    assert_eq!(
+        sim.engine.downgrade().map(|d| d.0),
+        Some(TransportKind::FetchSse)
+    );
+    assert_eq!((aborts(&sim).len(), transport_changes(&sim).len()), (2, 1));
+}
+
+/// The same behind a real buffering proxy: `fetch-sse` gets its head and no
+/// byte either, so after two more `buffered-stream` attempts it is long-poll.
+/// One event before the deadline is enough for the native stream to stay.
+#[test]
+fn native_buffered_then_fetch_sse_buffered_then_long_poll() {
+    let mut config = Config::new("/stream");
+    config.watchdog.first_event_timeout_ms = 1500;
+    let mut sim = Sim::new(config.clone(), 1);
+    let mut o = the_open(&sim.start());
+    for _ in 0..4 {
+        sim.run_for(20);
+        if o.transport == TransportKind::EventSource {
+            sim.opened(o.id);
+        } else {
+            sim.head(o.id, ResponseHead::event_stream());
+        }
+        o = sim.must_open(60_000);
+    }
+    let changes: Vec<_> = transport_changes(&sim)
+        .into_iter()
+        .map(|(_, to, from, r)| (to, from, r))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (
+                TransportKind::FetchSse,
+                TransportKind::EventSource,
+                Reason::BufferedStream
+            ),
+            (
+                TransportKind::LongPoll,
+                TransportKind::FetchSse,
+                Reason::BufferedStream
+            ),
+        ]
+    );
+    assert_eq!(o.transport, TransportKind::LongPoll);
+    assert_eq!(
+        sim.engine.downgrade().map(|d| d.0),
+        Some(TransportKind::LongPoll)
+    );
+
+    // The server's heartbeat event at open: no deadline, no change.
+    let mut sim = Sim::new(config, 1);
+    let o = the_open(&sim.start());
+    sim.run_for(20);
+    sim.opened(o.id);
+    sim.run_for(1499);
+    sim.native(o.id, "heartbeat", "", "");
+    sim.run_for(40_000);
     assert_eq!((sim.opens().len(), aborts(&sim).len()), (1, 0));
 }
 

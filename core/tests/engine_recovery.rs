@@ -85,7 +85,8 @@ fn retry_after_seconds() {
     assert_eq!(waiting(&acts), [(Reason::RetryAfter, d)]);
     sim.must_open(600_000);
     assert_eq!(sim.last_open_at, d);
-    // Clamped to maxRetryAfterMs (300 s) and reported as such.
+    // The server's part clamped to maxRetryAfterMs (300 s); the backoff
+    // delay still goes on top (herd spreading), so the total exceeds the cap.
     let mut sim = Sim::new(fetch_sse_config(), 31);
     let o = the_open(&sim.start());
     let acts = sim.head(

@@ -11,6 +11,7 @@ use support::*;
 use tidings_core::engine::{
     Action, Config, NetworkHint, ResetReason, ResponseHead, State, TransportKind,
 };
+use tidings_core::policy::interval::IntervalMode;
 
 fn poll_config() -> Config {
     let mut c = Config::new("/resource");
@@ -333,4 +334,167 @@ fn events_filter_heartbeat_and_reset_on_every_transport() {
             }]
         );
     }
+}
+
+/// Cross-origin long-poll with a cursor sends only the cursor (query), no
+/// validators: they would cost a CORS preflight per request (the cursor
+/// changes the URL) and a server allowing only `Access-Control-Allow-Origin:
+/// *` refuses them. Same-origin long-poll keeps them; so does cross-origin
+/// poll (a 304 is its point), and a cross-origin long-poll of a raw resource
+/// (no cursor: the validators are its cursor).
+#[test]
+fn cross_origin_long_poll_sends_only_the_cursor() {
+    let lm = "Tue, 14 Nov 2023 22:13:20 GMT";
+    let sse_head = || {
+        ResponseHead::event_stream()
+            .with_header("etag", "\"3\"")
+            .with_header("last-modified", lm)
+    };
+    let run = |transport: TransportKind, cross: bool| {
+        let mut c = Config::new("/sub");
+        c.transports = vec![transport];
+        c.cross_origin = cross.into();
+        let mut sim = Sim::new(c, 2);
+        let o = the_open(&sim.start());
+        sim.head(o.id, sse_head());
+        sim.bytes(o.id, b"id: 3\ndata: x\n\n");
+        sim.end(o.id);
+        let o = sim.must_open(60_000);
+        let mut h: Vec<(String, String)> = o.headers.clone();
+        h.sort();
+        (o.url, h)
+    };
+    let f = |n: &str, v: &str| (n.to_string(), v.to_string());
+    let accept = f(
+        "Accept",
+        "text/event-stream, application/json;q=0.9, */*;q=0.8",
+    );
+    assert_eq!(
+        run(TransportKind::LongPoll, true),
+        ("/sub?lastEventId=3".to_string(), vec![accept.clone()])
+    );
+    assert_eq!(
+        run(TransportKind::LongPoll, false),
+        (
+            "/sub".to_string(),
+            vec![
+                accept.clone(),
+                f("If-Modified-Since", lm),
+                f("If-None-Match", "\"3\""),
+                f("Last-Event-ID", "3")
+            ]
+        )
+    );
+    assert_eq!(
+        run(TransportKind::Poll, true),
+        (
+            "/sub?lastEventId=3".to_string(),
+            vec![f("If-Modified-Since", lm), f("If-None-Match", "\"3\"")]
+        )
+    );
+    // A raw resource has no cursor: its validators stay, cross-origin too.
+    let mut c = lp_config();
+    c.cross_origin = true.into();
+    let mut sim = Sim::new(c, 2);
+    let o = the_open(&sim.start());
+    sim.head(o.id, etag_head(200, "\"v1\""));
+    sim.resource(o.id, "body");
+    let o = sim.must_open(60_000);
+    assert_eq!(
+        (o.url.as_str(), header(&o, "If-None-Match")),
+        ("/sub", Some("\"v1\""))
+    );
+}
+
+/// The network tier stretches only the adaptive modes: `interval.mode:
+/// "fixed"` polls at its interval on a medium network (RTT 100 ms), and a
+/// server's `X-Poll-Interval` is waited as is (clamped); the next answer
+/// without a hint is the client's own interval again, stretched ×3.
+#[test]
+fn network_tier_leaves_fixed_and_server_hints_alone() {
+    let medium = NetworkHint {
+        rtt_ms: Some(100),
+        ..NetworkHint::default()
+    };
+    let mut c = poll_config();
+    c.interval.mode = IntervalMode::Fixed;
+    c.interval.initial_ms = 1000;
+    let mut sim = Sim::new(c, 7);
+    let mut o = the_open(&sim.start());
+    sim.engine.handle_network_hint(sim.now, medium);
+    sim.drain();
+    let mut at = vec![];
+    for _ in 0..3 {
+        sim.run_for(10);
+        sim.head(o.id, ResponseHead::new(304));
+        o = sim.must_open(60_000);
+        at.push(sim.last_open_at);
+    }
+    assert_eq!(at, [1010, 2020, 3030]);
+    assert_eq!(sim.engine.stats().current_interval_ms, 1000);
+
+    let mut sim = Sim::new(poll_config(), 7);
+    let mut o = the_open(&sim.start());
+    sim.engine.handle_network_hint(sim.now, medium);
+    sim.drain();
+    let mut at = vec![];
+    for hint in [Some("1"), Some("0.2"), None] {
+        sim.run_for(10);
+        let mut head = ResponseHead::new(304);
+        if let Some(h) = hint {
+            head = head.with_header("x-poll-interval", h);
+        }
+        sim.head(o.id, head);
+        o = sim.must_open(60_000);
+        at.push(sim.last_open_at);
+    }
+    // 1 s as hinted; 0.2 s clamped to minMs 1 s; then 1 s ×2 (unchanged) ×3.
+    assert_eq!(at, [1010, 2020, 8030]);
+}
+
+/// On the request transports the first answer opens the subscription before
+/// it delivers: `State(open)` precedes the answer's `Deliver`s (an event-stream
+/// body, a JSON body, a raw resource), so a message listener never sees
+/// `connecting`.
+#[test]
+fn request_transports_open_before_the_first_delivery() {
+    fn order(acts: &[Action]) -> Vec<&'static str> {
+        acts.iter()
+            .filter_map(|a| match a {
+                Action::State {
+                    state: State::Open, ..
+                } => Some("open"),
+                Action::Deliver(_) => Some("deliver"),
+                _ => None,
+            })
+            .collect()
+    }
+    // long-poll, text/event-stream body in two chunks.
+    let mut sim = Sim::new(lp_config(), 1);
+    let o = the_open(&sim.start());
+    let mut acts = sim.head(o.id, ResponseHead::event_stream());
+    acts.extend(sim.bytes(o.id, b"id: 1\ndata: a\n\nid: 2\n"));
+    acts.extend(sim.bytes(o.id, b"data: b\n\n"));
+    acts.extend(sim.end(o.id));
+    assert_eq!(order(&acts), ["open", "deliver", "deliver"]);
+    // long-poll, JSON.
+    let mut sim = Sim::new(lp_config(), 1);
+    let o = the_open(&sim.start());
+    let mut acts = sim.head(
+        o.id,
+        ResponseHead::new(200).with_content_type("application/json"),
+    );
+    acts.extend(sim.messages(o.id, vec![msg(Some("1"), None, "a")], None));
+    assert_eq!(order(&acts), ["open", "deliver"]);
+    // poll, a raw resource.
+    let mut sim = Sim::new(poll_config(), 1);
+    let o = the_open(&sim.start());
+    let mut acts = sim.head(o.id, etag_head(200, "\"v1\""));
+    acts.extend(sim.resource(o.id, "body"));
+    assert_eq!(order(&acts), ["open", "deliver"]);
+    // Later answers deliver in `open`, no second `open`.
+    let o = sim.must_open(60_000);
+    let mut acts = sim.head(o.id, etag_head(200, "\"v2\""));
+    acts.extend(sim.resource(o.id, "body2"));
+    assert_eq!(order(&acts), ["deliver"]);
 }

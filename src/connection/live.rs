@@ -371,7 +371,8 @@ fn scalar(v: &JsValue) -> Option<String> {
 
 // ----- remembered downgrades ----------------------------------------------
 //
-// A downgrade (streams skipped for `long-poll`, or only `poll`) is remembered
+// A downgrade (`eventsource` skipped for `fetch-sse`, streams skipped for
+// `long-poll`, or only `poll`) is remembered
 // per URL for `fallback.rememberMs` in `sessionStorage`, so a reload in the
 // same tab does not repeat the failed attempts: the engine hands it out
 // (`Engine::downgrade`) and takes it back as `Config::downgrade`. Written

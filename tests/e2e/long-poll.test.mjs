@@ -47,7 +47,10 @@ for (const name of ORIGINS) {
     );
     const reqs = await waitForLog(api, "/long-poll", (es) => pending(es.at(-1)) && cursorOf(es.at(-1), o.cross) === ids[5]);
     // The first request knows nothing; every later one resumes from the last
-    // id answered, and sends the answer's ETag (`"<last id>"`) back.
+    // id answered, and same-origin sends the answer's ETag (`"<last id>"`)
+    // back. Cross-origin the cursor (query) alone says where to resume: no
+    // validators, so no preflight (and a server with only
+    // `Access-Control-Allow-Origin: *` serves every request).
     assert.equal(cursorOf(reqs[0], o.cross), undefined);
     assert.equal(reqs[0].headers["if-none-match"], undefined);
     let prev = 0;
@@ -55,14 +58,17 @@ for (const name of ORIGINS) {
       const c = cursorOf(r, o.cross);
       assert.ok(ids.includes(c) && Number(c) > prev, `cursor ${c} after ${prev}: ${JSON.stringify(brief(r))}`);
       prev = Number(c);
-      assert.equal(r.headers["if-none-match"], `"${c}"`);
-      assert.match(r.headers["if-modified-since"], /^\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT$/);
+      if (o.cross) {
+        assert.deepEqual([r.headers["if-none-match"], r.headers["if-modified-since"]], [undefined, undefined]);
+      } else {
+        assert.equal(r.headers["if-none-match"], `"${c}"`);
+        assert.match(r.headers["if-modified-since"], /^\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT$/);
+      }
     }
     assert.deepEqual(reqs.filter((r) => !pending(r)).map((r) => r.status).filter((s) => s !== 200), []);
-    // Cross-origin the validators need a preflight; the first request (no
-    // validators) is a simple request.
+    // Every request is a simple request, cross-origin too.
     const pre = await preflights(api, "/long-poll");
-    assert.equal(pre.length, o.cross ? reqs.length - 1 : 0);
+    assert.equal(pre.length, 0);
     const s = await stats(page, "lp");
     assert.equal(s.requests, reqs.length);
     assert.equal(s.notModified, 0);
@@ -211,8 +217,9 @@ for (const name of ORIGINS) {
     const msgs = await waitForEvents(page, "lp", "message", 4);
     assert.deepEqual(msgs.map((m) => [m.data, m.id, m.lastEventId]), BC07_MESSAGES);
     const reqs = await waitForLog(api, "/long-poll", (es) => es.length >= 3);
+    // Cross-origin, a request with a cursor carries no validators.
     assert.deepEqual(reqs.slice(0, 3).map((r) => [cursorOf(r, o.cross), r.headers["if-none-match"], r.headers["if-modified-since"]]),
-      BC07_REQUESTS);
+      o.cross ? BC07_REQUESTS.map(([c, inm, ims]) => (c ? [c, undefined, undefined] : [c, inm, ims])) : BC07_REQUESTS);
     await page.done();
 
     // Separate run: an id with a NUL as the very first block sets nothing.
@@ -242,8 +249,10 @@ for (const name of ORIGINS) {
       // Percent-encoded UTF-8 in the query.
       assert.equal(reqs[5].query, "lastEventId=%E2%80%A6");
     }
-    // The ETag of the second answer goes back from the third request on.
-    assert.deepEqual(reqs.slice(0, 7).map((r) => r.headers["if-none-match"] ?? null), BC08_IF_NONE_MATCH);
+    // The ETag of the second answer goes back from the third request on
+    // (cross-origin only on the request without a cursor).
+    assert.deepEqual(reqs.slice(0, 7).map((r) => r.headers["if-none-match"] ?? null),
+      o.cross ? BC08_IF_NONE_MATCH.map((v, i) => (BC08_CURSORS[i] ? null : v)) : BC08_IF_NONE_MATCH);
     // The first answer ("retry: 200", no event, not held) is paced by the
     // backoff: floor max(100, retry 200) + base 100.
     assertDelay(gapAfter(reqs[0], reqs[1]), 300, "after the empty first answer", { slack: await lateness(page, "lp") });
@@ -282,3 +291,80 @@ for (const name of ORIGINS) {
     await page.done();
   });
 }
+
+test("cross-origin against a server with only `Access-Control-Allow-Origin: *` (no preflight support): every request is simple, every message arrives", async () => {
+  const { api } = env;
+  const http = await import("node:http");
+  const seen = [];
+  const proxy = http.createServer((req, res) => {
+    seen.push({ method: req.method, url: req.url, inm: req.headers["if-none-match"], ims: req.headers["if-modified-since"] });
+    if (req.method === "OPTIONS") { res.writeHead(405); res.end(); return; }
+    const up = http.request(api.url + req.url, { method: req.method, headers: { ...req.headers, host: new URL(api.url).host, origin: "" } }, (r) => {
+      const h = { ...r.headers };
+      for (const k of Object.keys(h)) if (k.startsWith("access-control")) delete h[k];
+      h["access-control-allow-origin"] = "*";
+      h["access-control-expose-headers"] = "ETag, Last-Modified, Retry-After";
+      res.writeHead(r.statusCode, h);
+      r.pipe(res);
+    });
+    up.on("error", () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise((r) => proxy.listen(0, "127.0.0.1", r));
+  try {
+    const base = `http://localhost:${proxy.address().port}`;
+    const page = await openPage(env, api.url);
+    await subscribe(page, "lp", `${base}/long-poll`, OPTS);
+    await waitForLog(api, "/long-poll", (es) => es.some(pending));
+    const ids = [];
+    for (let i = 1; i <= 3; i++) {
+      ids.push((await api.publish(`m${i}`)).id);
+      await waitForEvents(page, "lp", "message", i);
+    }
+    await waitForLog(api, "/long-poll", (es) => pending(es.at(-1)) && cursorOf(es.at(-1), true) === ids[2]);
+    const msgs = await events(page, "lp", "message");
+    assert.deepEqual(msgs.map((m) => [m.id, m.data]), ids.map((id, i) => [id, `m${i + 1}`]));
+    assert.deepEqual(await events(page, "lp", "error"), []);
+    assert.deepEqual(seen.filter((r) => r.method === "OPTIONS"), []);
+    assert.ok(seen.length >= 4, JSON.stringify(seen));
+    for (const r of seen.slice(1)) assert.deepEqual([r.inm, r.ims], [undefined, undefined], JSON.stringify(r));
+    await page.done();
+  } finally {
+    proxy.closeAllConnections?.();
+    await new Promise((r) => proxy.close(r));
+  }
+});
+
+test("long-poll and poll: `open` comes before the first answer's messages, and a message listener sees state `open`", async () => {
+  const { api } = env;
+  const first = (await api.publish("a")).id;
+  await api.publish("b");
+  const page = await openPage(env, api.url);
+  const cases = [
+    ["lp-sse", "/long-poll", { ...OPTS, lastEventId: first }],
+    ["lp-json", "/long-poll?format=json", { ...OPTS, lastEventId: first }],
+    ["poll", "/poll", { transports: ["poll"], seed: 5, lastEventId: first, interval: { initialMs: 5000 } }],
+  ];
+  await page.evaluate((cases) => {
+    window.order = {};
+    for (const [name, url, options] of cases) {
+      const sub = window.tidings.subscribe(url, options);
+      const seen = (window.order[name] = { sub, log: [] });
+      for (const t of ["open", "message", "statechange"]) {
+        sub.addEventListener(t, (e) => seen.log.push(
+          t === "message" ? `message ${e.data} (${sub.state})` : t === "statechange" ? `statechange ${e.state}` : "open"));
+      }
+    }
+  }, cases);
+  await page.waitForFunction(() => Object.values(window.order).every((s) => s.log.filter((l) => l.startsWith("message")).length >= 1),
+    null, { timeout: 5000, polling: 20 });
+  const logs = await page.evaluate(() => {
+    const out = {};
+    for (const [k, s] of Object.entries(window.order)) { out[k] = s.log.slice(); s.sub.close(); }
+    return out;
+  });
+  for (const [name] of cases) {
+    assert.deepEqual(logs[name].slice(0, 4), ["statechange connecting", "open", "statechange open", "message b (open)"], `${name}: ${JSON.stringify(logs[name])}`);
+  }
+  await page.done();
+});

@@ -281,3 +281,24 @@ test("same-origin: the interval follows the browser's own network report (headle
   [150, 300, 600].forEach((d, i) => assertDelay(gapAfter(reqs[i], reqs[i + 1]), d, `poll ${i + 1}`, { slack }));
   assert.deepEqual((await intervals(page, "p")).slice(0, 3), [150, 300, 600]);
 });
+
+test("same-origin, rtt 100 (the ×3 tier): a fixed interval and a server's X-Poll-Interval are not stretched", async () => {
+  const o = origin("same-origin");
+  const { api } = env;
+  await api.publish("tier");
+  const page = await openPage(env, o.page, { realNetworkInfo: true });
+  assert.equal(await page.evaluate(() => navigator.connection.rtt), 100);
+  await subscribe(page, "f", "/resource?k=fixed", { ...OPTS, interval: { mode: "fixed", initialMs: 300, minMs: 50, maxMs: 2000 } });
+  await subscribe(page, "h", "/poll?interval_s=1", { ...OPTS, interval: { initialMs: 50, minMs: 50, maxMs: 2000 } });
+  const fixed = await waitForLog(api, "/resource", (es) => es.length >= 4, 5000);
+  const hinted = await waitForLog(api, "/poll", (es) => es.length >= 4, 8000);
+  await close(page, "f");
+  await close(page, "h");
+  const slack = Math.max(await lateness(page, "f"), await lateness(page, "h"));
+  [300, 300, 300].forEach((d, i) => assertDelay(gapAfter(fixed[i], fixed[i + 1]), d, `fixed poll ${i + 1}`, { slack }));
+  [1000, 1000, 1000].forEach((d, i) => assertDelay(gapAfter(hinted[i], hinted[i + 1]), d, `hinted poll ${i + 1}`, { slack }));
+  // stats().currentIntervalMs, every distinct value: never a stretched one.
+  assert.deepEqual(await intervals(page, "f"), [300]);
+  assert.equal((await intervals(page, "h")).at(-1), 1000);
+  assert.ok((await intervals(page, "h")).every((v) => v <= 1000), JSON.stringify(await intervals(page, "h")));
+});

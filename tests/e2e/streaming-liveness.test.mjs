@@ -7,7 +7,8 @@
 // a stream trickled a byte at a time stays up and decodes UTF-8 split across
 // reads (BC-14 V2); a buffering proxy is caught by `firstEventTimeoutMs` and,
 // after `fallback.afterFailures` such opens, every stream is skipped for
-// `long-poll` (BC-15); `/_restart` drops every connection and the client comes
+// `long-poll` (BC-15; a native stream with no event is skipped for `fetch-sse`
+// first, which sees comments); `/_restart` drops every connection and the client comes
 // back after the fleet-spread delay with nothing lost or repeated.
 //
 // Delays are checked against engine-model.mjs (the engine's rule with the
@@ -115,7 +116,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
       test("BC-14 V1: comment-only heartbeats (bare ':' lines) keep fetch-sse alive: 1 request, 0 events, then the watchdog after they stop", async () => {
         await h.clearFaults(a);
         const writes = Array.from({ length: 15 }, (_, i) => ({ delay_ms: i === 0 ? 0 : 200, data: ":\n" }));
-        await h.faults(a, { path: "/sse", fault: { kind: "script", status: 200, content_type: "text/event-stream", writes, then: "hang" } });
+        await h.faults(a, { path: "/sse", times: null, fault: { kind: "script", status: 200, content_type: "text/event-stream", writes, then: "hang" } });
         const tag = await sub(a, { seed: 23, watchdog: { idleTimeoutMs: 600, firstEventTimeoutMs: 600 } });
         await opened(tag);
         await h.sleep(2700);
@@ -135,12 +136,13 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         assert.equal(entries.find((e) => e.query.includes(`case=${tag}`)).end, "dropped");
       });
     } else {
-      test("BC-14 V1 NATIVE: comments are invisible, named heartbeat events keep eventsource alive; no watchdog before the first event", async () => {
+      test("BC-14 V1 NATIVE: comments are invisible, named heartbeat events keep eventsource alive; no idle watchdog before the first event (only firstEventTimeoutMs, 15 s here)", async () => {
         // The real endpoint with a heartbeat (comment + `event: heartbeat`) every 200 ms.
         const tag = await sub(a, { seed: 23, watchdog: { idleTimeoutMs: 600 } }, "&heartbeat_ms=200");
         await opened(tag);
         // A stream that sends comments only: native EventSource sees nothing,
-        // so the engine runs no watchdog on it (it cannot tell quiet from dead).
+        // so the engine runs no idle watchdog on it (it cannot tell quiet from
+        // dead); only the first-event deadline (default 15 s) would end it.
         await h.clearFaults(a);
         const writes = Array.from({ length: 15 }, (_, i) => ({ delay_ms: i === 0 ? 0 : 200, data: ":\n" }));
         await h.faults(a, { path: "/sse", fault: { kind: "script", status: 200, content_type: "text/event-stream", writes, then: "hang" } });
@@ -238,17 +240,52 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         assert.deepEqual(msgs, [[id, "after", "long-poll"]]);
       });
     } else {
-      test("BC-15 NATIVE: a buffered stream opens and shows nothing; with no event ever seen the engine runs no watchdog (no reconnect)", async () => {
+      test("BC-15 NATIVE: a buffered stream opens and shows no event: aborted at firstEventTimeoutMs (buffered-stream); 2 such opens → fetch-sse, held too → long-poll", async () => {
         await h.clearFaults(a);
-        await h.faults(a, { path: "/sse", fault: { kind: "buffer" } });
-        const tag = await sub(a, { seed: 27, watchdog: { firstEventTimeoutMs: 500, idleTimeoutMs: 800 } });
-        await opened(tag);
-        await h.sleep(1500);
-        const entries = await caseLog(a, tag);
+        await h.faults(a, { path: "/sse", times: null, fault: { kind: "buffer" } });
+        const { id: before } = await a.publish("before");
+        const tag = await sub(a, {
+          seed: 27, urls: URLS, transports: ["eventsource", "fetch-sse", "long-poll"], lastEventId: before,
+          watchdog: { firstEventTimeoutMs: 500, idleTimeoutMs: 5000 }, fallback: { afterFailures: 2 },
+        });
+        await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "transportchange" && e.transport === "long-poll"), 10000, "long-poll");
+        await h.clearFaults(a);
+        const { id } = await a.publish("after");
+        await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "message"), 5000, "a message over long-poll");
+        await h.closeSub(page, tag);
+        const streams = await caseLog(a, tag);
+        assert.equal(streams.length, 4, streams.map(h.logBrief).join("\n"));
+        for (const s of streams) assert.deepEqual([s.fault.kind, s.end, s.bytes], ["buffer", "dropped", 0]);
+        const log = await h.events(page, tag);
+        const oe = log.filter((e) => (e.type === "open" && e.transport !== "long-poll") || e.type === "error");
+        assert.deepEqual(oe.map((e) => `${e.type} ${e.transport ?? e.code}`),
+          ["open eventsource", "error timeout", "open eventsource", "error timeout",
+            "open fetch-sse", "error timeout", "open fetch-sse", "error timeout"]);
+        for (let i = 0; i < 8; i += 2) await h.assertBetween(page, oe[i], oe[i + 1], 500, `first-event timeout ${i / 2 + 1}`);
+        const changes = log.filter((e) => e.type === "transportchange" && e.reason !== "start").map((e) => [e.previous, e.transport, e.reason]);
+        assert.deepEqual(changes, [["eventsource", "fetch-sse", "buffered-stream"], ["fetch-sse", "long-poll", "buffered-stream"]]);
+        const msgs = (await h.events(page, tag, "message")).map((e) => [e.id, e.data, e.transport]);
+        assert.deepEqual(msgs, [[id, "after", "long-poll"]]);
+      });
+
+      test("BC-15 NATIVE: a healthy server that only sends comments looks buffered to eventsource; fetch-sse sees the comments and stays", async () => {
+        await h.clearFaults(a);
+        const writes = Array.from({ length: 60 }, (_, i) => ({ delay_ms: i === 0 ? 0 : 200, data: ":\n" }));
+        await h.faults(a, { path: "/sse", times: null, fault: { kind: "script", status: 200, content_type: "text/event-stream", writes, then: "hang" } });
+        const tag = await sub(a, {
+          seed: 28, urls: URLS, transports: ["eventsource", "fetch-sse", "long-poll"],
+          watchdog: { firstEventTimeoutMs: 500, idleTimeoutMs: 1000 }, fallback: { afterFailures: 2 },
+        });
+        await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "open" && e.transport === "fetch-sse"), 10000, "fetch-sse open");
+        await h.sleep(3000);
         await h.closeSub(page, tag);
         await h.clearFaults(a);
-        assert.equal(entries.length, 1);
-        assert.deepEqual((await h.events(page, tag)).filter((e) => e.type !== "statechange" && e.reason !== "start").map(h.brief), ["open transport=eventsource"]);
+        const streams = await caseLog(a, tag);
+        assert.equal(streams.length, 3, streams.map(h.logBrief).join("\n"));
+        const log = await h.events(page, tag);
+        const changes = log.filter((e) => e.type === "transportchange" && e.reason !== "start").map((e) => [e.previous, e.transport, e.reason]);
+        assert.deepEqual(changes, [["eventsource", "fetch-sse", "buffered-stream"]]);
+        assert.deepEqual(log.filter((e) => e.type === "error").map((e) => e.code), ["timeout", "timeout"]);
       });
     }
   });

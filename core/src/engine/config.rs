@@ -262,6 +262,8 @@ pub struct Config {
     /// 500, cap 60 000, floor 1000, healthy after 10 000, attempts unlimited.
     pub backoff: BackoffConfig,
     /// JS `maxRetryAfterMs`: cap on any server-requested wait. Default 300 000.
+    /// The backoff delay (floor + jitter) is added after the cap (herd spreading),
+    /// so a total wait may exceed it by that much.
     pub max_retry_after_ms: u64,
     /// JS `breaker.*`: 5 consecutive failures, 30 000 ms cool-down.
     pub breaker: BreakerConfig,

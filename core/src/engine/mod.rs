@@ -457,6 +457,9 @@ impl Engine {
             self.mark_success(transport, true);
         }
         if parse {
+            if !transport.is_streaming() {
+                self.request_opened();
+            }
             let mut items = mem::take(&mut self.items);
             self.parser.feed(bytes, &mut items);
             self.take_items(&mut items);
@@ -494,6 +497,7 @@ impl Engine {
             self.advance(now);
             return;
         }
+        let first_event = !a.saw_event;
         a.saw_event = true;
         a.last_activity = now;
         let own_id = (last_event_id != a.native_last_event_id).then(|| String::from(last_event_id));
@@ -503,6 +507,10 @@ impl Engine {
         let opened = a.opened_at.is_some();
         if !opened {
             self.stream_opened(now);
+        }
+        if first_event {
+            // The selector's success: `open` alone may be a buffering proxy.
+            self.selector.on_success(TransportKind::EventSource, true);
         }
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
@@ -547,6 +555,7 @@ impl Engine {
         if polling_hint_ms.is_some() {
             a.hint_ms = polling_hint_ms;
         }
+        self.request_opened();
         for m in msgs {
             let len = u64::try_from(m.data.len()).unwrap_or(u64::MAX);
             self.stats.bytes = self.stats.bytes.saturating_add(len);
@@ -595,6 +604,7 @@ impl Engine {
         let unchanged = a.outcome == Some(Outcome::Unchanged);
         let len = u64::try_from(body.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
+        self.request_opened();
         if !unchanged {
             if let Some(id) = decode::nchan_message_id(&self.validators) {
                 // An nchan message: its id is an event id like the ones its
@@ -937,10 +947,24 @@ impl Engine {
         if transport == TransportKind::FetchSse {
             self.new_body();
         } else {
-            // `open` is all a native EventSource shows of a usable answer.
-            self.mark_success(transport, true);
+            // `open` is all a native EventSource shows of a usable answer; the
+            // selector waits for its first event (`handle_native_event`).
+            self.mark_answered();
         }
         self.set_state(State::Open, reason, None);
+    }
+
+    /// A request transport's usable body arrives: state `open` now, before
+    /// anything it delivers (the first answer's messages must not reach the
+    /// app while it is still `connecting`). `succeed_request` does the rest.
+    fn request_opened(&mut self) {
+        let Some(a) = self.attempt.as_ref() else {
+            return;
+        };
+        if !a.transport.is_streaming() && self.state != State::Open {
+            let reason = a.reason;
+            self.set_state(State::Open, reason, None);
+        }
     }
 
     /// A new SSE body starts: fresh parser buffers, the engine's cursor.

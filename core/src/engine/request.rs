@@ -20,6 +20,15 @@
 //! request, because Chromium (156, measured) does not use its preflight cache
 //! for a `no-store` request and Fetch makes every request carrying
 //! `If-None-Match` / `If-Modified-Since` `no-store`.
+//!
+//! The same holds for every cross-origin `long-poll` with a cursor: the
+//! cursor (in the query) already says where to resume, so only it is sent,
+//! no validators. Otherwise each request would need a preflight (the cursor
+//! changes the URL, so no preflight cache helps either), and a server that
+//! allows only `Access-Control-Allow-Origin: *` would refuse every request
+//! after the first. `poll` keeps its validators cross-origin (a 304 is its
+//! point): such a server must allow `If-None-Match` and `If-Modified-Since`
+//! in `Access-Control-Allow-Headers`.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -49,8 +58,10 @@ pub(crate) fn render(
     let base = config.url_for(transport);
     let in_query = cursor_in_query(transport, config.cross_origin.contains(transport));
     let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
-    let nchan_cursor =
-        request && !cursor.is_empty() && nchan_message_id(validators).as_deref() == Some(cursor);
+    let cursor_only = request
+        && !cursor.is_empty()
+        && ((transport == TransportKind::LongPoll && in_query)
+            || nchan_message_id(validators).as_deref() == Some(cursor));
     let url = with_query_param(
         base,
         &config.last_event_id_param,
@@ -66,7 +77,7 @@ pub(crate) fn render(
     if !in_query && !cursor.is_empty() {
         headers.push(field("Last-Event-ID", cursor));
     }
-    if request && !nchan_cursor {
+    if request && !cursor_only {
         for (name, value) in validators.request_headers() {
             headers.push(field(name, value));
         }
@@ -198,8 +209,13 @@ mod tests {
         let (_, h) = render(&config, TransportKind::Poll, "", &val);
         assert_eq!(h, [field("If-None-Match", "\"e\"")]);
         config.cross_origin = CrossOrigin::ALL;
+        // Cross-origin long-poll: the cursor alone, no validators (no preflight).
         let (url, h) = render(&config, TransportKind::LongPoll, "5", &val);
         assert_eq!(url, "/u?lastEventId=5");
+        assert_eq!(h, [field("Accept", ACCEPT_LONG_POLL)]);
+        // Without a cursor the validators are all it has.
+        let (url, h) = render(&config, TransportKind::LongPoll, "", &val);
+        assert_eq!(url, "/u");
         assert_eq!(
             h,
             [
@@ -207,6 +223,9 @@ mod tests {
                 field("If-None-Match", "\"e\"")
             ]
         );
+        // Poll keeps them: a 304 is its point.
+        let (_, h) = render(&config, TransportKind::Poll, "5", &val);
+        assert_eq!(h, [field("If-None-Match", "\"e\"")]);
     }
 
     #[test]

@@ -119,6 +119,9 @@ impl Engine {
         }
         let mut reason = f.reason;
         if let Some(w) = f.wait {
+            // `w.wait_ms` is already capped at `maxRetryAfterMs`; the backoff
+            // delay goes on top of the cap on purpose: a fleet told the same
+            // long wait must not come back in lockstep (README `maxRetryAfterMs`).
             delay = clamp_timer_ms(delay.saturating_add(w.wait_ms));
             reason = match w.source {
                 WaitSource::RetryAfter => Reason::RetryAfter,
@@ -199,9 +202,16 @@ impl Engine {
     /// a long-poll hold that timed out on the client is a success without
     /// proving the transport works.
     pub(crate) fn mark_success(&mut self, transport: TransportKind, answered: bool) {
-        self.server_answered |= answered;
-        self.breaker.record_success();
+        self.mark_answered();
         self.selector.on_success(transport, answered);
+    }
+
+    /// The server answered (a native `open`): close the breaker, allow a new
+    /// 401 refresh, but leave the selector's evidence alone: a buffering
+    /// proxy opens streams too, so for the selector only an event counts.
+    pub(crate) fn mark_answered(&mut self) {
+        self.server_answered = true;
+        self.breaker.record_success();
         self.auth_refreshed = false;
     }
 

@@ -12,6 +12,11 @@
 //!   evidence on a streaming transport, EVERY streaming transport is skipped
 //!   (the next allowed of `long-poll`, `poll`); after as many on `long-poll`,
 //!   `poll` is used. HTTP statuses are never evidence: the server answered.
+//!   One exception: `buffered-stream` evidence on `eventsource` skips only
+//!   `eventsource` (the next allowed transport, `fetch-sse` by default): a
+//!   native stream cannot see comments, so a healthy server that only sends
+//!   comments looks buffered to it; `fetch-sse` sees them and stays, while a
+//!   real buffering proxy holds `fetch-sse` too and moves it on to `long-poll`.
 //! - A transport that has delivered in this session ("proven") does not
 //!   collect `open-failed` evidence: a server restart that refuses a few
 //!   connections must not move a whole fleet off its streams for ten minutes
@@ -33,6 +38,8 @@ use crate::time::{Now, WallMs};
 enum Level {
     /// The preference list as allowed.
     Preferred,
+    /// `eventsource` skipped (it looked buffered).
+    NoNative,
     /// Streaming transports skipped.
     NoStreaming,
     /// Only `poll`.
@@ -103,6 +110,7 @@ impl Selector {
         };
         if let Some((transport, until)) = config.downgrade {
             let level = match transport {
+                TransportKind::FetchSse => Some(Level::NoNative),
                 TransportKind::LongPoll => Some(Level::NoStreaming),
                 TransportKind::Poll => Some(Level::PollOnly),
                 _ => None,
@@ -145,6 +153,10 @@ impl Selector {
         let allowed = self.allowed();
         match level {
             Level::Preferred => allowed.first().copied(),
+            Level::NoNative => allowed
+                .iter()
+                .copied()
+                .find(|&t| t != TransportKind::EventSource),
             Level::NoStreaming => allowed.iter().copied().find(|t| !t.is_streaming()),
             Level::PollOnly => allowed.iter().copied().find(|&t| t == TransportKind::Poll),
         }
@@ -241,8 +253,13 @@ impl Selector {
             return None;
         }
         let next = match (self.level, transport.is_streaming()) {
+            (Level::Preferred, true)
+                if transport == TransportKind::EventSource && reason == Reason::BufferedStream =>
+            {
+                Level::NoNative
+            }
             (_, true) => Level::NoStreaming,
-            (Level::Preferred | Level::NoStreaming, false)
+            (Level::Preferred | Level::NoNative | Level::NoStreaming, false)
                 if transport == TransportKind::LongPoll =>
             {
                 Level::PollOnly
@@ -382,7 +399,20 @@ mod tests {
         }
         s.on_failure(at(0), es, Some(Reason::BufferedStream));
         let c = s.on_failure(at(0), es, Some(Reason::BufferedStream));
+        // A silent native stream skips only itself: fetch-sse sees comments.
+        assert_eq!(c.map(|c| c.transport), Some(TransportKind::FetchSse));
+        assert_eq!(
+            s.downgrade(),
+            Some((TransportKind::FetchSse, WallMs(600_000)))
+        );
+        let fs = TransportKind::FetchSse;
+        s.on_failure(at(1), fs, Some(Reason::BufferedStream));
+        let c = s.on_failure(at(2), fs, Some(Reason::BufferedStream));
         assert_eq!(c.map(|c| c.transport), Some(TransportKind::LongPoll));
+        // A remembered fetch-sse downgrade seeds the same level.
+        let mut c = Config::new("/u");
+        c.downgrade = Some((fs, WallMs(1000)));
+        assert_eq!(selector(&c).current(), fs);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! | transport | before open / head | opened, nothing yet | after a byte / event |
 //! |---|---|---|---|
 //! | `fetch-sse` | connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
-//! | `eventsource` | connect: start + idle | none (comments are invisible: BC-14 V1) | idle: last event + idle |
+//! | `eventsource` | connect: start + idle | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
 //! | `poll` | request: last activity + idle | same | same |
 
@@ -55,7 +55,9 @@ pub(crate) fn deadline(
                 (a, b) => a.or(b),
             }
         }
-        (TransportKind::EventSource, Some(_)) if !attempt.saw_event => None,
+        (TransportKind::EventSource, Some(opened)) if !attempt.saw_event => {
+            first.map(|t| (opened.plus(t), Expiry::FirstByte))
+        }
         (_, Some(_)) => idle.map(|t| (last.plus(t), Expiry::Idle)),
     }
 }
@@ -132,7 +134,15 @@ mod tests {
     fn eventsource_waits_for_an_event() {
         let mut a = attempt(TransportKind::EventSource);
         a.opened_at = Some(MonoMs(1500));
-        assert_eq!(deadline(&a, &W, 0), None);
+        assert_eq!(
+            deadline(&a, &W, 0),
+            Some((MonoMs(16_500), Expiry::FirstByte))
+        );
+        let no_first = WatchdogConfig {
+            first_event_timeout_ms: 0,
+            ..W
+        };
+        assert_eq!(deadline(&a, &no_first, 0), None);
         a.saw_event = true;
         a.last_activity = Now::at(9000, 0);
         assert_eq!(deadline(&a, &W, 0), Some((MonoMs(54_000), Expiry::Idle)));

@@ -3,7 +3,8 @@
 //! It lives in `[min_ms, max_ms]` whatever happens: speeds up when answers
 //! change, slows down on 304/unchanged, obeys server hints (`X-Poll-Interval`,
 //! JSON `_polling.next_interval_ms`, SSE `retry:` as a floor) within the clamps,
-//! and stretches on slow networks. Numbers from DESIGN.md "Numbers from the
+//! and stretches on slow networks (adaptive modes only: a `fixed` interval and
+//! a server hint are never stretched). Numbers from DESIGN.md "Numbers from the
 //! design study": AIMD +1 s / halve; the change-rate window of 10 answers;
 //! network tiers ×1 / ×3 / ×6 / max.
 
@@ -27,7 +28,8 @@ pub enum IntervalMode {
     /// more than 70 % → 1 s, more than 30 % → 5 s, more than 10 % → 30 s, else
     /// 5 min (each clamped). Stays at the current interval until the window is full.
     RateWindow,
-    /// Never adapts to answers (server hints, floor and tier still apply).
+    /// Never adapts to answers nor to the network tier (server hints and the
+    /// floor still apply).
     Fixed,
 }
 
@@ -108,6 +110,8 @@ pub struct PollInterval {
     window_len: u8,
     floor_ms: u64,
     tier: NetworkTier,
+    /// `base_ms` is a server hint (until the next answer): not stretched.
+    hinted: bool,
 }
 
 impl PollInterval {
@@ -130,6 +134,7 @@ impl PollInterval {
             window_len: 0,
             floor_ms: 0,
             tier: NetworkTier::Fast,
+            hinted: false,
         }
     }
 
@@ -149,9 +154,16 @@ impl PollInterval {
     }
 
     /// The wait before the next poll, ms: `clamp(max(base · stretch, floor), min, max)`,
-    /// or `max_ms` on the worst tier.
+    /// or `max_ms` on the worst tier. No stretch (any tier) in the `fixed` mode
+    /// or when the interval is the server's hint: the tier only stretches what
+    /// the client chose itself.
     pub fn current_ms(&self) -> u64 {
-        let stretched = match self.tier.stretch() {
+        let stretch = if self.mode == IntervalMode::Fixed || self.hinted {
+            Some(1)
+        } else {
+            self.tier.stretch()
+        };
+        let stretched = match stretch {
             Some(f) => self.base_ms.saturating_mul(f),
             None => self.max_ms,
         };
@@ -161,6 +173,7 @@ impl PollInterval {
     /// One answer arrived: `changed` is false for 304 or an unchanged 200 (see
     /// `validators`), true otherwise. Call before applying that response's hint.
     pub fn record_answer(&mut self, changed: bool) {
+        self.hinted = false;
         self.window = (self.window << 1) | u16::from(changed);
         self.window_len = self.window_len.saturating_add(1).min(RATE_WINDOW_LEN);
         let b = self.base_ms;
@@ -188,8 +201,11 @@ impl PollInterval {
     /// `retry_after::poll_interval_hint_ms`, or `_polling.next_interval_ms`):
     /// becomes the interval, clamped into `[min_ms, max_ms]`; the adaptive modes
     /// continue from there. A server can slow clients down, never make them hammer.
+    /// Until the next answer it is the wait as is: the network tier does not
+    /// stretch the server's decision.
     pub fn apply_server_hint_ms(&mut self, hint_ms: u64) {
         self.base_ms = self.clamp(hint_ms);
+        self.hinted = true;
     }
 
     /// A lasting floor, ms (an SSE `retry:` seen in a long-poll or poll body);
