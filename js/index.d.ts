@@ -334,7 +334,8 @@ export interface Options<M = {}> {
   };
   /**
    * Cap on any server-requested wait (`Retry-After`, rate-limit reset), milliseconds; longer
-   * requests are clamped and reported. Default `300000` (5 min).
+   * requests are clamped and reported. The backoff delay (floor + jitter) is added after the
+   * cap, so clients told the same long wait do not all return at once. Default `300000` (5 min).
    */
   maxRetryAfterMs?: number;
   /** Circuit breaker. */
