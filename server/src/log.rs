@@ -30,7 +30,7 @@ pub const LOGGED_HEADERS: &[&str] = &[
 ];
 
 /// One request as recorded.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct LogEntry {
     /// Request id (also sent as the `X-Request-Id` response header).
     pub req: u64,
@@ -97,8 +97,12 @@ impl RequestLog {
     /// Applies `f` to the entry of request `req`, if it is still recorded.
     pub fn update<R>(&self, req: u64, f: impl FnOnce(&mut LogEntry) -> R) -> Option<R> {
         let mut g = lock(&self.entries);
-        // Entries are pushed in request-id order.
-        let i = g.binary_search_by_key(&req, |e| e.req).ok()?;
+        // Not a binary search: ids are taken before the entry is pushed, so
+        // two requests arriving together can be pushed out of id order, and a
+        // binary search then missed one (its status stayed null for good:
+        // the flaky "five answers each" poll test). The entry sought is
+        // nearly always among the last few.
+        let i = g.iter().rposition(|e| e.req == req)?;
         g.get_mut(i).map(f)
     }
 
@@ -342,4 +346,28 @@ pub async fn get_log(State(s): State<AppState>, Query(q): Query<LogQuery>) -> Re
 pub async fn clear_log(State(s): State<AppState>) -> Json<Value> {
     s.log.clear();
     Json(serde_json::json!({ "cleared": true }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two requests arriving together take ids 7 and 8 but can be pushed as
+    /// 8, 7: both must still get their status.
+    #[test]
+    fn update_finds_entries_pushed_out_of_id_order() {
+        let log = RequestLog::new(100, true);
+        for req in [1, 2, 3, 5, 4, 8, 7, 9] {
+            log.push(LogEntry {
+                req,
+                ..LogEntry::default()
+            });
+        }
+        for req in 1..=9 {
+            let found = log.update(req, |e| e.status = Some(304));
+            assert_eq!(found.is_some(), req != 6, "req {req}");
+        }
+        let statuses: Vec<_> = log.entries().iter().map(|e| e.status).collect();
+        assert_eq!(statuses, vec![Some(304); 8]);
+    }
 }
