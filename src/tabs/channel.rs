@@ -179,69 +179,20 @@ fn number(a: &Array, i: u32) -> Option<Option<u64>> {
     Some(Some(f as u64))
 }
 
-fn named<T: Copy>(all: &[T], name: Option<String>, as_str: fn(T) -> &'static str) -> Option<T> {
-    let name = name?;
-    all.iter().copied().find(|t| as_str(*t) == name)
-}
-
 fn transport(a: &Array, i: u32) -> Option<TransportKind> {
     TransportKind::from_name(&string(a, i)?)
 }
 
 fn state(a: &Array, i: u32) -> Option<State> {
-    const ALL: [State; 5] = [
-        State::Connecting,
-        State::Open,
-        State::Waiting,
-        State::Paused,
-        State::Closed,
-    ];
-    named(&ALL, string(a, i), State::as_str)
+    State::from_name(&string(a, i)?)
 }
 
 fn reason(a: &Array, i: u32) -> Option<Reason> {
-    use Reason::*;
-    const ALL: [Reason; 21] = [
-        Start,
-        Capability,
-        Backoff,
-        RetryAfter,
-        RateLimit,
-        ServerHint,
-        BreakerOpen,
-        BreakerProbe,
-        BufferedStream,
-        Stalled,
-        OpenFailed,
-        FailbackProbe,
-        Hidden,
-        Visible,
-        Offline,
-        Online,
-        Frozen,
-        Resumed,
-        PermanentError,
-        ClosedByUser,
-        Aborted,
-    ];
-    named(&ALL, string(a, i), Reason::as_str)
+    Reason::from_name(&string(a, i)?)
 }
 
 fn code(a: &Array, i: u32) -> Option<ErrorCode> {
-    use ErrorCode::*;
-    const ALL: [ErrorCode; 10] = [
-        InvalidUrl,
-        HttpStatus,
-        NoContent,
-        BadContentType,
-        NetworkOrCors,
-        Timeout,
-        TooLarge,
-        Parse,
-        Auth,
-        GaveUp,
-    ];
-    named(&ALL, string(a, i), ErrorCode::as_str)
+    ErrorCode::from_name(&string(a, i)?)
 }
 
 /// What `v` says, or `None` when it is not one of ours (or malformed).

@@ -144,6 +144,20 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, for [`State::from_name`].
+    pub const ALL: [State; 5] = [
+        State::Connecting,
+        State::Open,
+        State::Waiting,
+        State::Paused,
+        State::Closed,
+    ];
+
+    /// The state named by its JS name (exact match), else `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
     /// The JS name.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -204,6 +218,36 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason, for [`Reason::from_name`].
+    pub const ALL: [Reason; 21] = [
+        Reason::Start,
+        Reason::Capability,
+        Reason::Backoff,
+        Reason::RetryAfter,
+        Reason::RateLimit,
+        Reason::ServerHint,
+        Reason::BreakerOpen,
+        Reason::BreakerProbe,
+        Reason::BufferedStream,
+        Reason::Stalled,
+        Reason::OpenFailed,
+        Reason::FailbackProbe,
+        Reason::Hidden,
+        Reason::Visible,
+        Reason::Offline,
+        Reason::Online,
+        Reason::Frozen,
+        Reason::Resumed,
+        Reason::PermanentError,
+        Reason::ClosedByUser,
+        Reason::Aborted,
+    ];
+
+    /// The reason named by its JS name (exact match), else `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
     /// The JS name.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -261,6 +305,25 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code the engine emits, for [`ErrorCode::from_name`].
+    pub const ALL: [ErrorCode; 10] = [
+        ErrorCode::InvalidUrl,
+        ErrorCode::HttpStatus,
+        ErrorCode::NoContent,
+        ErrorCode::BadContentType,
+        ErrorCode::NetworkOrCors,
+        ErrorCode::Timeout,
+        ErrorCode::TooLarge,
+        ErrorCode::Parse,
+        ErrorCode::Auth,
+        ErrorCode::GaveUp,
+    ];
+
+    /// The code named by its JS name (exact match), else `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
     /// The JS name.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -368,5 +431,24 @@ mod tests {
         assert_eq!(states, "connecting, open, waiting, paused, closed");
         assert_eq!(ResetReason::Server.as_str(), "server");
         assert_eq!(ResetReason::Unresumable.as_str(), "unresumable");
+    }
+
+    /// `from_name` inverts `as_str` for every listed value, names are
+    /// distinct, and an unknown name is `None` (the crossTab channel decodes
+    /// posts with these).
+    #[test]
+    fn names_round_trip() {
+        for s in State::ALL {
+            assert_eq!(State::from_name(s.as_str()), Some(s));
+        }
+        for r in Reason::ALL {
+            assert_eq!(Reason::from_name(r.as_str()), Some(r));
+        }
+        for c in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_name(c.as_str()), Some(c));
+        }
+        assert_eq!(State::from_name("Open"), None);
+        assert_eq!(Reason::from_name(""), None);
+        assert_eq!(ErrorCode::from_name("headers"), None);
     }
 }
