@@ -440,18 +440,5 @@ fn push_i64(out: &mut String, n: i64) {
     if n < 0 {
         out.push('-');
     }
-    let mut m = n.unsigned_abs();
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-        if m == 0 {
-            break;
-        }
-    }
-    for &d in &digits[i..] {
-        out.push(char::from(d));
-    }
+    tidings_core::engine::push_decimal(out, n.unsigned_abs());
 }

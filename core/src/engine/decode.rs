@@ -138,8 +138,9 @@ pub(crate) fn nchan_message_id(v: &Validators) -> Option<String> {
     Some(id)
 }
 
-/// Append `n` in decimal (no `core::fmt` in the bundle).
-fn push_decimal(out: &mut String, n: u64) {
+/// Append `n` in decimal (no `core::fmt` in the bundle; the adapter uses it
+/// too).
+pub fn push_decimal(out: &mut String, n: u64) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut n = n;
