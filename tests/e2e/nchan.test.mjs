@@ -310,8 +310,10 @@ test("long-poll: idle holds end in 408 every second; no backoff, no error, no br
   assert.ok(stats.currentDelayMs <= 100, `currentDelayMs ${stats.currentDelayMs}`);
   // tidings' own requests: the logged ones minus the browser's resends, plus
   // the one held now (unless the held one is itself a resend).
+  // (A resend is told from the gap alone, ≤ 15 ms; on a loaded run one can
+  // take longer and count as tidings' own: one either way.)
   const own = gets.length - resends;
-  assert.ok(stats.requests === own || stats.requests === own + 1, `${stats.requests} requests, ${own} logged`);
+  assert.ok(Math.abs(stats.requests - own) <= 1, `${stats.requests} requests, ${own} logged`);
   assert.equal((await messagesOf(page, "lp")).length, 1);
   await page.closeAll();
 });
@@ -343,8 +345,10 @@ test("poll: an unchanged channel costs only 304s and the interval doubles up to 
     const want = expected[i - 1];
     assert.ok(wait >= want - 5 && wait <= want * 1.1 + 250, `poll ${i}: waited ${wait} ms, engine says ${want}`);
   }
+  // The stats are read after the log: one more 304 may have arrived since.
   const stats = await statsOf(page, "p");
-  assert.equal(stats.notModified, gets.length - 1);
+  assert.ok(stats.notModified === gets.length - 1 || stats.notModified === gets.length,
+    `notModified ${stats.notModified}, ${gets.length - 1} logged`);
   assert.equal(stats.currentIntervalMs, 800);
   const log = await logOf(page, "p");
   assert.deepEqual(log.filter((e) => e.type === "error"), []);
