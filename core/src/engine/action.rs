@@ -61,8 +61,8 @@ pub enum Action {
         transport: TransportKind,
         /// The one before (`None` at start).
         previous: Option<TransportKind>,
-        /// Why: `start`, `capability`, `open-failed`, `buffered-stream` or
-        /// `failback-probe`.
+        /// Why: `start`, `capability`, `open-failed`, `buffered-stream`,
+        /// `failback-probe` or `resume-ignored`.
         reason: Reason,
     },
     /// Something went wrong (JS `error`).
@@ -77,6 +77,9 @@ pub enum Action {
         /// `true` when the connection stopped for good (state `closed`).
         fatal: bool,
     },
+    /// A decision worth a line in the debug log (`debug: true`), not an event
+    /// for the app.
+    Note(Note),
     /// Nothing more to do now. Arm the single timer for `until` (monotonic;
     /// clamp the delay to 2^31−1 ms) and call
     /// [`Engine::handle_timer`](super::Engine::handle_timer) when it fires;
@@ -215,11 +218,15 @@ pub enum Reason {
     ClosedByUser,
     /// A request was aborted by something other than the engine.
     Aborted,
+    /// The server ignored the cursor in the query (`lastEventIdParam`) and
+    /// replayed events already delivered: moved to a transport that sends
+    /// `Last-Event-ID` ([`ErrorCode::ResumeIgnored`]).
+    ResumeIgnored,
 }
 
 impl Reason {
     /// Every reason, for [`Reason::from_name`].
-    pub const ALL: [Reason; 21] = [
+    pub const ALL: [Reason; 22] = [
         Reason::Start,
         Reason::Capability,
         Reason::Backoff,
@@ -241,6 +248,7 @@ impl Reason {
         Reason::PermanentError,
         Reason::ClosedByUser,
         Reason::Aborted,
+        Reason::ResumeIgnored,
     ];
 
     /// The reason named by its JS name (exact match), else `None`.
@@ -272,6 +280,7 @@ impl Reason {
             Reason::PermanentError => "permanent-error",
             Reason::ClosedByUser => "closed-by-user",
             Reason::Aborted => "aborted",
+            Reason::ResumeIgnored => "resume-ignored",
         }
     }
 }
@@ -302,11 +311,19 @@ pub enum ErrorCode {
     Auth,
     /// `backoff.maxAttempts` consecutive failures, or no usable transport. Fatal.
     GaveUp,
+    /// A resumed connection (one that carried the cursor in the query,
+    /// `lastEventIdParam`) replayed only events already delivered, from the
+    /// oldest remembered one on, in the order first seen: the server resumes
+    /// only from the `Last-Event-ID` header. Reported once per connection,
+    /// never fatal. With `retry_in_ms`, the connection moves to a transport
+    /// that sends the header (`fetch-sse` same-origin); without, none is
+    /// usable and it stays (replays are dropped as duplicates).
+    ResumeIgnored,
 }
 
 impl ErrorCode {
     /// Every code the engine emits, for [`ErrorCode::from_name`].
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 11] = [
         ErrorCode::InvalidUrl,
         ErrorCode::HttpStatus,
         ErrorCode::NoContent,
@@ -317,6 +334,7 @@ impl ErrorCode {
         ErrorCode::Parse,
         ErrorCode::Auth,
         ErrorCode::GaveUp,
+        ErrorCode::ResumeIgnored,
     ];
 
     /// The code named by its JS name (exact match), else `None`.
@@ -337,6 +355,29 @@ impl ErrorCode {
             ErrorCode::Parse => "parse",
             ErrorCode::Auth => "auth",
             ErrorCode::GaveUp => "gave-up",
+            ErrorCode::ResumeIgnored => "resume-ignored",
+        }
+    }
+}
+
+/// What [`Action::Note`] tells the debug log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Note {
+    /// An `eventsource` stream stayed silent past
+    /// `watchdog.firstEventTimeoutMs`, and no other transport is usable (by
+    /// options and capability): it is kept open, since a native
+    /// `EventSource` cannot see comments and a healthy server that only sends
+    /// comment heartbeats looks exactly like this; reconnecting could not
+    /// tell more. Noted once per connection; the idle watchdog runs once an
+    /// event arrives.
+    SilentStreamKept,
+}
+
+impl Note {
+    /// The name the debug log shows.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Note::SilentStreamKept => "silent-stream-kept",
         }
     }
 }
@@ -391,6 +432,7 @@ mod tests {
             Reason::PermanentError,
             Reason::ClosedByUser,
             Reason::Aborted,
+            Reason::ResumeIgnored,
         ]
         .map(Reason::as_str)
         .join(", ");
@@ -398,7 +440,8 @@ mod tests {
             reasons,
             "start, capability, backoff, retry-after, rate-limit, server-hint, breaker-open, \
              breaker-probe, buffered-stream, stalled, open-failed, failback-probe, hidden, \
-             visible, offline, online, frozen, resumed, permanent-error, closed-by-user, aborted"
+             visible, offline, online, frozen, resumed, permanent-error, closed-by-user, aborted, \
+             resume-ignored"
         );
         let codes = [
             ErrorCode::InvalidUrl,
@@ -411,13 +454,14 @@ mod tests {
             ErrorCode::Parse,
             ErrorCode::Auth,
             ErrorCode::GaveUp,
+            ErrorCode::ResumeIgnored,
         ]
         .map(ErrorCode::as_str)
         .join(", ");
         assert_eq!(
             codes,
             "invalid-url, http-status, no-content, bad-content-type, network-or-cors, timeout, \
-             too-large, parse, auth, gave-up"
+             too-large, parse, auth, gave-up, resume-ignored"
         );
         let states = [
             State::Connecting,

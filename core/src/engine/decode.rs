@@ -201,9 +201,12 @@ impl Engine {
             }
             return false;
         }
+        let position = self.replay_position(own_id.as_deref());
         if !self.dedupe.should_deliver(own_id.as_deref()) {
+            self.note_replay(position, true);
             return false;
         }
+        self.note_replay(position, false);
         if let Some(a) = self.attempt.as_mut() {
             a.delivered = a.delivered.saturating_add(1);
         }

@@ -102,6 +102,18 @@ pub enum TransportError {
     /// HTTP status is (the server answered). Only valid before the stream
     /// opened; after it, it counts as [`TransportError::Network`].
     ServerRefused,
+    /// The native `EventSource` fired `error` in `readyState` CONNECTING:
+    /// it was about to reestablish the connection (WHATWG HTML §9.2.3), which
+    /// it does when the body ended and on a network error it would retry; the
+    /// browser shows both alike. After the stream opened, the engine takes it
+    /// for the end of the stream (what [`Engine::handle_stream_end`] reports
+    /// for `fetch-sse`: no `network-or-cors` error; a real outage shows at the
+    /// reconnect, whose open fails); before, for a failed open
+    /// ([`TransportError::Network`]). readyState CLOSED (the browser failed
+    /// the connection) is [`TransportError::Network`].
+    ///
+    /// [`Engine::handle_stream_end`]: super::Engine::handle_stream_end
+    NativeReconnecting,
 }
 
 /// The browser's network information (`navigator.connection`), if any.

@@ -20,6 +20,8 @@
 //! - `decode`: status verdicts, body kinds, the event filter, deliveries;
 //! - `retry`: reconnect delays, the breaker, fatal stops;
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
+//! - `quiet`: a silent native stream with nowhere to go;
+//! - `replay`: a server that ignores the cursor in the query;
 //! - `stats`: the counters.
 
 mod action;
@@ -27,6 +29,8 @@ mod config;
 mod decode;
 mod input;
 mod lifecycle;
+mod quiet;
+mod replay;
 mod request;
 mod retry;
 mod selector;
@@ -39,7 +43,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::mem;
 
-pub use action::{Action, ErrorCode, Message, OpenRequest, Reason, ResetReason, State};
+pub use action::{Action, ErrorCode, Message, Note, OpenRequest, Reason, ResetReason, State};
 pub use config::{
     Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, TransportKind,
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
@@ -49,6 +53,7 @@ pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
+pub use replay::REPLAY_RUN;
 pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
 pub use retry::LONG_POLL_JITTER_MS;
 pub use stats::Stats;
@@ -147,6 +152,10 @@ pub struct Engine {
     unresumable: bool,
     /// Scratch buffer for parser output.
     items: Vec<SseItem>,
+    /// A kept silent native stream was noted in the debug log (`quiet`).
+    silence_noted: bool,
+    /// Ignored resumes (`replay`).
+    resume: replay::ResumeCheck,
 }
 
 impl Engine {
@@ -192,6 +201,8 @@ impl Engine {
             refresh_next: false,
             unresumable: false,
             items: Vec::new(),
+            silence_noted: false,
+            resume: replay::ResumeCheck::default(),
             config,
         }
     }
@@ -514,20 +525,22 @@ impl Engine {
         }
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
-        if let Some(own) = &own_id {
-            self.cursor.clone_from(own);
-        }
+        let before = own_id
+            .as_ref()
+            .map(|own| mem::replace(&mut self.cursor, own.clone()));
         let event = if event_type.is_empty() {
             "message"
         } else {
             event_type
         };
+        let dropped = self.dedupe.duplicates_dropped();
         self.offer_event(
             String::from(event),
             String::from(data),
             own_id,
             self.cursor.clone(),
         );
+        self.keep_cursor_on_replay(dropped, before);
         self.check_healthy(now);
         self.advance(now);
     }
@@ -559,16 +572,17 @@ impl Engine {
         for m in msgs {
             let len = u64::try_from(m.data.len()).unwrap_or(u64::MAX);
             self.stats.bytes = self.stats.bytes.saturating_add(len);
-            if let Some(own) = m.id.as_deref() {
-                if own != self.cursor {
-                    self.cursor = String::from(own);
-                }
-            }
+            let before =
+                m.id.as_deref()
+                    .filter(|own| *own != self.cursor)
+                    .map(|own| mem::replace(&mut self.cursor, String::from(own)));
             let event = match m.event {
                 Some(e) if !e.is_empty() => e,
                 _ => String::from("message"),
             };
+            let dropped = self.dedupe.duplicates_dropped();
             self.offer_event(event, m.data, m.id, self.cursor.clone());
+            self.keep_cursor_on_replay(dropped, before);
         }
         self.parser.set_last_event_id(&self.cursor);
         if let Some(a) = self.attempt.take() {
@@ -683,6 +697,10 @@ impl Engine {
                     &a,
                     Failure::new(ErrorCode::HttpStatus, Reason::Backoff),
                 );
+            }
+            // The browser shows a clean end and a retryable drop alike.
+            TransportError::NativeReconnecting if a.opened_at.is_some() => {
+                self.stream_ended(now, &a, None, Reason::Backoff);
             }
             _ if a.transport.is_streaming() && a.opened_at.is_some() => {
                 self.stream_ended(now, &a, Some(code), Reason::Backoff);
@@ -813,6 +831,7 @@ impl Engine {
             if self.closed || !self.started {
                 return;
             }
+            self.on_resume_ignored(now);
             if let Some(at) = self.pause_deadline() {
                 if at <= now.mono {
                     self.life.paused_hidden = true;
@@ -873,6 +892,9 @@ impl Engine {
 
     /// A watchdog of the live attempt expired.
     fn expire(&mut self, now: Now, kind: Expiry) {
+        if kind == Expiry::FirstByte && self.keep_silent_stream() {
+            return;
+        }
         let Some(a) = self.attempt.take() else { return };
         self.actions.push_back(Action::Abort(a.id));
         self.drop_body();
@@ -980,12 +1002,24 @@ impl Engine {
         }
     }
 
-    /// Deliver parsed SSE items.
+    /// Deliver parsed SSE items. A replayed duplicate does not move the
+    /// cursor back (`replay`): when the last event of the batch was one, the
+    /// parser's cursor returns to the one before the replay.
     fn take_items(&mut self, items: &mut Vec<SseItem>) {
+        let mut kept: Option<String> = None;
+        let mut replayed_tail: Option<String> = None;
         for item in items.drain(..) {
             match item {
                 SseItem::Event(ev) => {
+                    let dropped = self.dedupe.duplicates_dropped();
+                    let leid = ev.last_event_id.clone();
                     self.offer_event(ev.event, ev.data, ev.id, ev.last_event_id);
+                    if self.dedupe.duplicates_dropped() > dropped {
+                        replayed_tail = Some(leid);
+                    } else {
+                        replayed_tail = None;
+                        kept = Some(leid);
+                    }
                 }
                 SseItem::RetryMs(ms) => {
                     let ms = ms.min(self.config.max_retry_after_ms);
@@ -1000,8 +1034,26 @@ impl Engine {
                 }
                 SseItem::Comment => {}
                 SseItem::Skipped(s) => {
+                    replayed_tail = None;
                     self.offer_skipped(s.event.as_deref(), s.id, s.last_event_id);
                 }
+            }
+        }
+        if let Some(tail) = replayed_tail {
+            if self.parser.last_event_id() == tail {
+                let kept = kept.unwrap_or_else(|| self.cursor.clone());
+                self.parser.set_last_event_id(&kept);
+            }
+        }
+    }
+
+    /// After an event whose own id had moved the cursor from `before`: when
+    /// dedupe dropped it (the count passed `dropped`), it was a replay, and
+    /// the cursor goes back to `before`.
+    fn keep_cursor_on_replay(&mut self, dropped: u64, before: Option<String>) {
+        if let Some(before) = before {
+            if self.dedupe.duplicates_dropped() > dropped {
+                self.cursor = before;
             }
         }
     }
@@ -1074,6 +1126,7 @@ impl Engine {
         self.stats.current_delay_ms = 0;
         let probe = self.selector.probing();
         self.attempt = Some(Attempt::new(id, transport, reason, now, probe));
+        self.watch_replay();
         let request_cycle = !transport.is_streaming() && self.state == State::Open;
         if !request_cycle {
             self.set_state(State::Connecting, reason, None);

@@ -279,6 +279,59 @@ impl Selector {
     }
 }
 
+impl Selector {
+    /// Whether no transport but the current one is allowed (by options and
+    /// capability): then no evidence can move the connection anywhere.
+    pub fn alone(&self) -> bool {
+        self.allowed().iter().all(|&t| t == self.current)
+    }
+
+    /// The server ignores a cursor sent in the query: keep only the allowed
+    /// transports for which `sends_header` holds (they send `Last-Event-ID`)
+    /// and switch to the one the current level picks among them (the first,
+    /// if the level picks none), reason `resume-ignored`. The downgrade level
+    /// and its memory stay (a buffering proxy is still there); a failback
+    /// probe ends. `None`, changing nothing, when the current transport
+    /// already sends the header or no allowed one does.
+    pub fn resume_by_header(
+        &mut self,
+        sends_header: impl Fn(TransportKind) -> bool,
+    ) -> Option<Change> {
+        if sends_header(self.current) {
+            return None;
+        }
+        let mut kept = [TransportKind::Poll; 4];
+        let mut len = 0u8;
+        for &t in self.allowed() {
+            if sends_header(t) {
+                kept[usize::from(len)] = t;
+                len += 1;
+            }
+        }
+        if len == 0 {
+            return None;
+        }
+        let previous = self.current;
+        self.allowed = kept;
+        self.len = len;
+        self.probing = false;
+        self.strikes = 0;
+        let target = match self.target(self.level) {
+            Some(t) => t,
+            None => {
+                self.level = Level::Preferred;
+                kept[0]
+            }
+        };
+        self.current = target;
+        Some(Change {
+            transport: target,
+            previous,
+            reason: Reason::ResumeIgnored,
+        })
+    }
+}
+
 fn bit(t: TransportKind) -> u8 {
     1 << (t as u8)
 }
@@ -413,6 +466,37 @@ mod tests {
         let mut c = Config::new("/u");
         c.downgrade = Some((fs, WallMs(1000)));
         assert_eq!(selector(&c).current(), fs);
+    }
+
+    #[test]
+    fn alone_and_resume_by_header() {
+        let es = TransportKind::EventSource;
+        let fs = TransportKind::FetchSse;
+        let mut c = Config::new("/u");
+        assert!(!selector(&c).alone());
+        c.transports = vec![es];
+        assert!(selector(&c).alone());
+        // Only eventsource: nowhere to go.
+        assert_eq!(selector(&c).resume_by_header(|t| t != es), None);
+        c.transports = vec![es, fs, TransportKind::Poll];
+        let mut s = selector(&c);
+        // The current transport sends the header: nothing to do.
+        assert_eq!(s.resume_by_header(|_| true), None);
+        // No allowed transport sends it: nothing changes.
+        assert_eq!(s.resume_by_header(|_| false), None);
+        assert_eq!(s.current(), es);
+        let change = s.resume_by_header(|t| t == fs);
+        assert_eq!(
+            change,
+            Some(Change {
+                transport: fs,
+                previous: es,
+                reason: Reason::ResumeIgnored
+            })
+        );
+        assert_eq!((s.current(), s.downgrade(), s.alone()), (fs, None, true));
+        // eventsource is gone for good: no failback probe to it.
+        assert_eq!(s.before_attempt(at(10_000_000)), None);
     }
 
     #[test]

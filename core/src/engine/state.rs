@@ -6,6 +6,7 @@ use alloc::string::String;
 use super::action::Reason;
 use super::config::TransportKind;
 use super::input::AttemptId;
+use super::replay::ReplayWatch;
 use crate::policy::validators::Outcome;
 use crate::time::{MonoMs, Now, WallMs};
 
@@ -64,6 +65,12 @@ pub(crate) struct Attempt {
     /// A server interval hint from this response (X-Poll-Interval or
     /// `_polling.next_interval_ms`), ms.
     pub hint_ms: Option<u64>,
+    /// On `eventsource`: silent past the first-event deadline with no other
+    /// transport usable, and kept open (`quiet`).
+    pub silence_kept: bool,
+    /// Whether this attempt's leading events replay the remembered history
+    /// (`replay`).
+    pub replay: ReplayWatch,
 }
 
 impl Attempt {
@@ -91,6 +98,8 @@ impl Attempt {
             native_last_event_id: String::new(),
             failback_probe,
             hint_ms: None,
+            silence_kept: false,
+            replay: ReplayWatch::Off,
         }
     }
 

@@ -9,7 +9,7 @@
 //! | transport | before open / head | opened, nothing yet | after a byte / event |
 //! |---|---|---|---|
 //! | `fetch-sse` | connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
-//! | `eventsource` | connect: start + idle | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next) | idle: last event + idle |
+//! | `eventsource` | connect: start + idle | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
 //! | `poll` | request: last activity + idle | same | same |
 
@@ -55,6 +55,7 @@ pub(crate) fn deadline(
                 (a, b) => a.or(b),
             }
         }
+        (TransportKind::EventSource, Some(_)) if !attempt.saw_event && attempt.silence_kept => None,
         (TransportKind::EventSource, Some(opened)) if !attempt.saw_event => {
             first.map(|t| (opened.plus(t), Expiry::FirstByte))
         }
@@ -143,6 +144,8 @@ mod tests {
             ..W
         };
         assert_eq!(deadline(&a, &no_first, 0), None);
+        a.silence_kept = true;
+        assert_eq!(deadline(&a, &W, 0), None);
         a.saw_event = true;
         a.last_activity = Now::at(9000, 0);
         assert_eq!(deadline(&a, &W, 0), Some((MonoMs(54_000), Expiry::Idle)));

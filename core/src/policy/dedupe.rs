@@ -67,6 +67,13 @@ impl Dedupe {
         true
     }
 
+    /// Where `id` stands among the remembered ids, oldest first (the order
+    /// they were first delivered in), without deciding anything.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        let h = fnv1a(id);
+        self.order.iter().position(|(k, v)| *k == h && **v == *id)
+    }
+
     /// Duplicates dropped so far (for `stats()`).
     pub fn duplicates_dropped(&self) -> u64 {
         self.dropped
@@ -105,6 +112,10 @@ mod tests {
         assert!(d.should_deliver(Some("")));
         assert!(d.should_deliver(Some("")));
         assert_eq!((d.duplicates_dropped(), d.len()), (1, 2));
+        assert_eq!(
+            (d.position("1"), d.position("2"), d.position("3")),
+            (Some(0), Some(1), None)
+        );
     }
 
     #[test]

@@ -1,0 +1,37 @@
+//! A silent native stream with nowhere to go (issue 13 rule 6).
+//!
+//! A native `EventSource` cannot see comments, so a healthy server that only
+//! sends comment heartbeats (the most common SSE server) shows it no event,
+//! and the first-event deadline takes the stream for a buffering proxy. That
+//! is evidence only when another transport could do better: with `eventsource`
+//! the only usable transport (by options and capability, the selector knows),
+//! aborting it would reconnect the same quiet stream again and again (`make
+//! bench`'s idle row read 75 requests where a native `EventSource` makes 1).
+//! So then the stream is kept open at the deadline, the debug log says so
+//! once per connection ([`Note::SilentStreamKept`]), and the idle watchdog
+//! starts with the first event, as it always does on `eventsource`.
+
+use super::action::{Action, Note};
+use super::config::TransportKind;
+use super::Engine;
+
+impl Engine {
+    /// The first-event deadline of the live attempt expired: keep the stream
+    /// (and return `true`) when it is a native one with no other transport
+    /// usable.
+    pub(crate) fn keep_silent_stream(&mut self) -> bool {
+        let alone = self.selector.alone();
+        let Some(a) = self.attempt.as_mut() else {
+            return false;
+        };
+        if a.transport != TransportKind::EventSource || !alone {
+            return false;
+        }
+        a.silence_kept = true;
+        if !self.silence_noted {
+            self.silence_noted = true;
+            self.actions.push_back(Action::Note(Note::SilentStreamKept));
+        }
+        true
+    }
+}

@@ -1,0 +1,136 @@
+//! A server that resumes only from the `Last-Event-ID` header (issue 24
+//! rule 3).
+//!
+//! A re-created native `EventSource` can carry the cursor only in the query
+//! (`lastEventIdParam`), and so can every `fetch` transport cross-origin. A
+//! server that reads only the header replays from its start instead, dedupe
+//! drops every replayed event, and the subscription looks alive while it
+//! delivers nothing it did not already have. The engine notices it: an
+//! attempt that carried a cursor and whose leading events are ids already
+//! delivered, from the OLDEST one remembered on and in the order they were
+//! first seen, is such a replay once [`REPLAY_RUN`] of them arrived (or, with
+//! fewer remembered, the whole history, at least two). A server that resumes
+//! a little early (from a cursor it rounds down) replays the newest ids, not
+//! the oldest, and one that resumes correctly sends a new event first: both
+//! stop the watch. (Dedupe remembers a bounded number of ids: a server
+//! history longer than that is not recognised.)
+//!
+//! Then, once per connection, an `error` with code `resume-ignored`, and a
+//! move to a transport that sends the header, where one is usable (the
+//! selector keeps only those: `fetch-sse` same-origin by default), at once
+//! (`U[0, 100]` ms jitter, no failure counted); where none is, the error has
+//! no `retryInMs` and the connection stays (replays are dropped as
+//! duplicates, and the cursor never moves back to a replayed id).
+
+use core::mem;
+
+use super::action::{Action, ErrorCode, Reason};
+use super::request::cursor_in_query;
+use super::retry::LONG_POLL_JITTER_MS;
+use super::Engine;
+use crate::time::Now;
+
+/// Replayed ids in a row, oldest remembered first, that prove the server
+/// ignored the cursor.
+pub const REPLAY_RUN: usize = 3;
+
+/// The watch over one attempt's leading events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplayWatch {
+    /// Nothing to watch: no cursor was sent, or the events already told.
+    Off,
+    /// A cursor was sent; the first `run` events replayed the remembered ids
+    /// from the oldest on.
+    Watching { run: usize },
+}
+
+/// The connection's record of ignored resumes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ResumeCheck {
+    /// The error was reported (once per connection).
+    pub reported: bool,
+    /// A replay was recognised; [`Engine::on_resume_ignored`] acts on it once
+    /// the input's events are all processed.
+    pub pending: bool,
+}
+
+impl Engine {
+    /// A new attempt: watch its leading events when it carries a cursor.
+    pub(crate) fn watch_replay(&mut self) {
+        let resumed = !self.cursor.is_empty();
+        if let Some(a) = self.attempt.as_mut() {
+            if resumed {
+                a.replay = ReplayWatch::Watching { run: 0 };
+            }
+        }
+    }
+
+    /// Before dedupe decides on an event: where its own id stands in the
+    /// remembered order, when the live attempt is watched.
+    pub(crate) fn replay_position(&self, own_id: Option<&str>) -> Option<usize> {
+        let a = self.attempt.as_ref()?;
+        if a.replay == ReplayWatch::Off {
+            return None;
+        }
+        self.dedupe.position(own_id?)
+    }
+
+    /// After dedupe decided on an event (`duplicate`), with its `position`
+    /// from before: extend the run, stop the watch, or recognise the replay.
+    pub(crate) fn note_replay(&mut self, position: Option<usize>, duplicate: bool) {
+        let remembered = self.dedupe.len();
+        let Some(a) = self.attempt.as_mut() else {
+            return;
+        };
+        let ReplayWatch::Watching { run } = a.replay else {
+            return;
+        };
+        if !duplicate || position != Some(run) {
+            a.replay = ReplayWatch::Off;
+            return;
+        }
+        let run = run + 1;
+        if run >= REPLAY_RUN || (run >= 2 && run == remembered) {
+            a.replay = ReplayWatch::Off;
+            if !self.resume.reported {
+                self.resume.reported = true;
+                self.resume.pending = true;
+            }
+        } else {
+            a.replay = ReplayWatch::Watching { run };
+        }
+    }
+
+    /// Act on a recognised replay (called from `advance`): report it, and
+    /// move to a transport that sends `Last-Event-ID` when one is usable.
+    pub(crate) fn on_resume_ignored(&mut self, now: Now) {
+        if !mem::take(&mut self.resume.pending) {
+            return;
+        }
+        let cross = self.config.cross_origin;
+        let change = self
+            .selector
+            .resume_by_header(|t| !cursor_in_query(t, cross.contains(t)));
+        let Some(change) = change else {
+            self.actions.push_back(resume_error(None));
+            return;
+        };
+        if let Some(a) = self.attempt.take() {
+            self.actions.push_back(Action::Abort(a.id));
+        }
+        self.drop_body();
+        self.push_transport_change(change);
+        let delay = self.rng.below(LONG_POLL_JITTER_MS + 1);
+        self.actions.push_back(resume_error(Some(delay)));
+        self.schedule(now, delay, Reason::ResumeIgnored);
+    }
+}
+
+fn resume_error(retry_in_ms: Option<u64>) -> Action {
+    Action::Error {
+        code: ErrorCode::ResumeIgnored,
+        status: None,
+        retry_in_ms,
+        fatal: false,
+    }
+}

@@ -1,0 +1,348 @@
+//! The `eventsource` transport's liveness and resume rules, on virtual time:
+//! - issue 13 rule 6: a silent native stream with no other usable transport
+//!   is kept open at the first-event deadline (noted once), not recycled;
+//! - issue 24 rule 4: an `error` in readyState CONNECTING after `open` is the
+//!   end of the stream (as `fetch-sse`'s clean end), not `network-or-cors`;
+//! - issue 24 rule 3: a server that ignores the cursor in the query and
+//!   replays from its start is recognised (`resume-ignored`, once), the
+//!   connection moves to a transport that sends `Last-Event-ID`, and the
+//!   cursor never moves back to a replayed id.
+
+#[path = "engine_support.rs"]
+mod support;
+
+use support::*;
+use tidings_core::engine::{
+    Action, Capabilities, Config, CrossOrigin, ErrorCode, Note, Reason, ResponseHead, State,
+    TransportError, TransportKind,
+};
+
+fn native_only() -> Config {
+    let mut c = Config::new("/stream");
+    c.transports = vec![TransportKind::EventSource];
+    c.watchdog.first_event_timeout_ms = 1000;
+    c.watchdog.idle_timeout_ms = 3000;
+    c
+}
+
+fn aborts(sim: &Sim) -> Vec<u64> {
+    sim.find(|a| matches!(a, Action::Abort(_)).then_some(()))
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect()
+}
+
+fn notes(sim: &Sim) -> Vec<(u64, Note)> {
+    sim.find(|a| match a {
+        Action::Note(n) => Some(*n),
+        _ => None,
+    })
+}
+
+fn error_codes(sim: &Sim) -> Vec<(u64, ErrorCode, Option<u64>)> {
+    sim.find(|a| match a {
+        Action::Error {
+            code, retry_in_ms, ..
+        } => Some((*code, *retry_in_ms)),
+        _ => None,
+    })
+    .into_iter()
+    .map(|(t, (c, r))| (t, c, r))
+    .collect()
+}
+
+fn changes(sim: &Sim) -> Vec<(TransportKind, Option<TransportKind>, Reason)> {
+    sim.find(|a| match a {
+        Action::TransportChanged {
+            transport,
+            previous,
+            reason,
+        } => Some((*transport, *previous, *reason)),
+        _ => None,
+    })
+    .into_iter()
+    .map(|(_, c)| c)
+    .collect()
+}
+
+// ----- 13.6 ------------------------------------------------------------------
+
+/// Only `eventsource` usable: a comment-only stream stays open past 10 ×
+/// `firstEventTimeoutMs` (1 request, no abort, no error), the debug log gets
+/// one note at open + 1000 ms; once an event arrives the idle watchdog runs
+/// (abort at event + 3000 ms, `stalled`); the next silent stream is kept
+/// again without a second note.
+#[test]
+fn silent_native_stream_with_nowhere_to_go_is_kept() {
+    let mut sim = Sim::new(native_only(), 61);
+    let o = the_open(&sim.start());
+    sim.run_for(40);
+    sim.opened(o.id);
+    sim.run_for(10_000);
+    assert_eq!((sim.opens().len(), aborts(&sim)), (1, vec![]));
+    assert_eq!(notes(&sim), [(1040, Note::SilentStreamKept)]);
+    assert_eq!(error_codes(&sim), []);
+    assert_eq!(sim.engine.state(), State::Open);
+    assert_eq!(sim.wait, None);
+    // An event: the idle watchdog starts.
+    sim.native(o.id, "message", "a", "1");
+    sim.run_for(3500);
+    assert_eq!(aborts(&sim), [13_040]);
+    assert_eq!(
+        error_codes(&sim),
+        [(13_040, ErrorCode::Timeout, Some(1042))]
+    );
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=1");
+    sim.opened(o.id);
+    sim.run_for(20_000);
+    assert_eq!((sim.opens().len(), aborts(&sim).len()), (2, 1));
+    assert_eq!(notes(&sim).len(), 1);
+}
+
+/// The same silence where `fetch-sse` is usable is still evidence: aborted
+/// at `firstEventTimeoutMs` (`buffered-stream`), no note. And where the
+/// browser lacks streaming fetch and `long-poll`/`poll` are not wanted,
+/// `eventsource` is alone again: kept.
+#[test]
+fn silent_native_stream_moves_where_another_transport_is_usable() {
+    let mut c = native_only();
+    c.transports = vec![TransportKind::EventSource, TransportKind::FetchSse];
+    let mut sim = Sim::new(c.clone(), 62);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    sim.run_for(1500);
+    assert_eq!(aborts(&sim), [1000]);
+    assert_eq!(notes(&sim), []);
+    assert_eq!(error_codes(&sim)[0].1, ErrorCode::Timeout);
+
+    let caps = Capabilities {
+        fetch_streaming: false,
+        ..Capabilities::ALL
+    };
+    let mut sim = Sim::new(c, 62);
+    let o = the_open(&sim.start_with(caps));
+    sim.opened(o.id);
+    sim.run_for(5000);
+    assert_eq!((aborts(&sim), notes(&sim).len()), (vec![], 1));
+}
+
+// ----- 24.4 ------------------------------------------------------------------
+
+/// A native stream that delivered 2 events and ended (readyState
+/// CONNECTING): no error, the same reconnect as `fetch-sse`'s clean end
+/// (same seed, same delay), with the cursor.
+#[test]
+fn native_reconnecting_after_open_is_the_end_of_the_stream() {
+    let mut es = Sim::new(native_only(), 44);
+    let o = the_open(&es.start());
+    es.opened(o.id);
+    es.native(o.id, "message", "a", "1");
+    es.native(o.id, "message", "b", "2");
+    es.run_for(200);
+    let acts = es.error(o.id, TransportError::NativeReconnecting);
+    assert_eq!(errors(&acts), []);
+    let waiting = states(&acts);
+    let next = es.must_open(10_000);
+    assert_eq!(next.url, "/stream?lastEventId=2");
+
+    let mut c = native_only();
+    c.transports = vec![TransportKind::FetchSse];
+    let mut fs = Sim::new(c, 44);
+    let o = the_open(&fs.start());
+    fs.stream(o.id, b"id: 1\ndata: a\n\nid: 2\ndata: b\n\n");
+    fs.run_for(200);
+    let acts = fs.end(o.id);
+    assert_eq!(errors(&acts), []);
+    assert_eq!(states(&acts), waiting);
+    assert_eq!(fs.must_open(10_000).id, next.id);
+    assert_eq!(fs.last_open_at, es.last_open_at);
+
+    // What the adapter reported before: a network error after open.
+    let mut old = Sim::new(native_only(), 44);
+    let o = the_open(&old.start());
+    old.opened(o.id);
+    let acts = old.error(o.id, TransportError::Network);
+    assert_eq!(errors(&acts).len(), 1);
+}
+
+/// Before `open`, readyState CONNECTING is an open that failed, as before
+/// (`network-or-cors`, `open-failed` evidence: 2 of them skip the streams).
+#[test]
+fn native_reconnecting_before_open_is_a_failed_open() {
+    let mut sim = Sim::new(Config::new("/stream"), 45);
+    let o = the_open(&sim.start());
+    let acts = sim.error(o.id, TransportError::NativeReconnecting);
+    assert!(matches!(
+        errors(&acts)[..],
+        [Action::Error {
+            code: ErrorCode::NetworkOrCors,
+            fatal: false,
+            ..
+        }]
+    ));
+    let o = sim.must_open(10_000);
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.transport, TransportKind::LongPoll);
+}
+
+// ----- 24.3 ------------------------------------------------------------------
+
+/// History 1..4 on eventsource, a clean end, then a server that ignores
+/// `?lastEventId=4` replays 1, 2, 3: the cursor stays 4 throughout; after
+/// the third, one `resume-ignored` error (retry in U[0, 100] ms), eventsource
+/// aborted, `fetch-sse` (same-origin: the header) with `Last-Event-ID: 4`;
+/// event 5 delivered once; no second error on later drops.
+#[test]
+fn header_only_server_moves_eventsource_to_fetch_sse() {
+    let mut sim = Sim::new(Config::new("/stream"), 243);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    for (i, d) in ["a", "b", "c", "d"].iter().enumerate() {
+        sim.native(o.id, "message", d, &(i + 1).to_string());
+    }
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=4");
+    sim.opened(o.id);
+    sim.native(o.id, "message", "a", "1");
+    assert_eq!(sim.engine.last_event_id(), "4");
+    sim.native(o.id, "message", "b", "2");
+    assert_eq!(sim.engine.last_event_id(), "4");
+    assert_eq!(error_codes(&sim), []);
+    let t = sim.now.mono.0;
+    let acts = sim.native(o.id, "message", "c", "3");
+    assert_eq!(sim.engine.last_event_id(), "4");
+    assert_eq!(error_codes(&sim), [(t, ErrorCode::ResumeIgnored, Some(81))]);
+    assert!(acts.contains(&Action::Abort(o.id)));
+    assert_eq!(
+        changes(&sim)[1..],
+        [(
+            TransportKind::FetchSse,
+            Some(TransportKind::EventSource),
+            Reason::ResumeIgnored
+        )]
+    );
+    assert_eq!(
+        states(&acts),
+        [(State::Waiting, Reason::ResumeIgnored, Some(81))]
+    );
+    let o = sim.must_open(1000);
+    assert_eq!(sim.last_open_at, t + 81);
+    assert_eq!(
+        (o.transport, o.url.as_str(), header(&o, "Last-Event-ID")),
+        (TransportKind::FetchSse, "/stream", Some("4"))
+    );
+    sim.stream(o.id, b"id: 5\ndata: e\n\n");
+    assert_eq!(
+        data(&sim.log.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()),
+        ["a", "b", "c", "d", "e"]
+    );
+    // Later drops and replays never report it again, nor go back.
+    sim.end(o.id);
+    let o = sim.must_open(10_000);
+    sim.stream(
+        o.id,
+        b"id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\n",
+    );
+    assert_eq!(error_codes(&sim).len(), 1);
+    assert_eq!(sim.engine.last_event_id(), "5");
+    assert_eq!(changes(&sim).len(), 2);
+}
+
+/// A server that resumes from a cursor it rounds down (replays the newest
+/// ids, 4 and 5, then 6) is not flagged; the cursor stays 5 during the
+/// overlap. A replay out of the remembered order is not flagged either.
+#[test]
+fn early_resume_is_not_a_replay_from_the_start() {
+    let mut sim = Sim::new(Config::new("/stream"), 7);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    for i in 1..=5 {
+        sim.native(o.id, "message", "x", &i.to_string());
+    }
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    sim.opened(o.id);
+    sim.native(o.id, "message", "x", "4");
+    sim.native(o.id, "message", "x", "5");
+    assert_eq!(sim.engine.last_event_id(), "5");
+    sim.native(o.id, "message", "y", "6");
+    assert_eq!(sim.engine.last_event_id(), "6");
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    sim.opened(o.id);
+    for i in [2, 1, 3, 4] {
+        sim.native(o.id, "message", "x", &i.to_string());
+    }
+    assert_eq!((error_codes(&sim), changes(&sim).len()), (vec![], 1));
+    assert_eq!(sim.engine.last_event_id(), "6");
+}
+
+/// A short history replayed whole (2 ids) is recognised too; with only
+/// `eventsource` usable the error has no `retryInMs` and the stream stays
+/// (no abort, no switch): the new event after the replay is delivered, and
+/// a second replay is not reported again.
+#[test]
+fn whole_short_replay_with_nowhere_to_go_reports_and_stays() {
+    let mut sim = Sim::new(native_only(), 9);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    sim.native(o.id, "message", "a", "1");
+    sim.native(o.id, "message", "b", "2");
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    sim.opened(o.id);
+    sim.native(o.id, "message", "a", "1");
+    let t = sim.now.mono.0;
+    sim.native(o.id, "message", "b", "2");
+    assert_eq!(error_codes(&sim), [(t, ErrorCode::ResumeIgnored, None)]);
+    assert_eq!((aborts(&sim), changes(&sim).len()), (vec![], 1));
+    sim.native(o.id, "message", "c", "3");
+    assert_eq!(sim.engine.last_event_id(), "3");
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    sim.opened(o.id);
+    for (d, i) in [("a", "1"), ("b", "2"), ("c", "3")] {
+        sim.native(o.id, "message", d, i);
+    }
+    assert_eq!(error_codes(&sim).len(), 1);
+    assert_eq!(
+        sim.delivered()
+            .iter()
+            .map(|m| m.data.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
+}
+
+/// The parser path (`fetch-sse` cross-origin: the cursor in the query too,
+/// and no transport sends the header): the replay in one chunk is
+/// recognised, the cursor stays, and a new event in the same chunk after the
+/// replay moves it on.
+#[test]
+fn replay_in_a_fetch_sse_chunk_keeps_the_cursor() {
+    let mut c = fetch_sse_config();
+    c.cross_origin = CrossOrigin::ALL;
+    let mut sim = Sim::new(c, 3);
+    let o = the_open(&sim.start());
+    sim.stream(
+        o.id,
+        b"id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\n",
+    );
+    sim.end(o.id);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=3");
+    sim.head(o.id, ResponseHead::event_stream());
+    sim.bytes(o.id, b"id: 1\ndata: a\n\nid: 2\ndata: b\n\n");
+    assert_eq!(sim.engine.last_event_id(), "3");
+    assert_eq!(error_codes(&sim), []);
+    let t = sim.now.mono.0;
+    sim.bytes(o.id, b"id: 3\ndata: c\n\nid: 4\ndata: d\n\n");
+    assert_eq!(error_codes(&sim), [(t, ErrorCode::ResumeIgnored, None)]);
+    assert_eq!(sim.engine.last_event_id(), "4");
+    sim.end(o.id);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=4");
+}
