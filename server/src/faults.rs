@@ -175,6 +175,11 @@ pub enum Fault {
         #[serde(default)]
         ms: Option<u64>,
     },
+    /// Resume only from the `Last-Event-ID` header, as many hand-written
+    /// servers do: the cursor query parameters (`lastEventId`,
+    /// `last_event_id`) are ignored, and a request without the header
+    /// replays everything still buffered from the first event.
+    HeaderOnlyResume,
 }
 
 fn one() -> Option<u64> {
@@ -726,7 +731,43 @@ pub async fn middleware(State(s): State<AppState>, req: Request, next: Next) -> 
             let resp = next.run(req).await;
             map_body(resp, |body| trickle_body(body, ms, bytes, shutdown))
         }
+        Fault::HeaderOnlyResume => {
+            note(&req, applied);
+            next.run(header_only_resume(req)).await
+        }
     }
+}
+
+/// `req` without the cursor query parameters, and with `Last-Event-ID: 0`
+/// (replay from the first event) when it carried no such header.
+fn header_only_resume(mut req: Request) -> Request {
+    let uri = req.uri();
+    let kept: Vec<&str> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|pair| {
+            let key = pair.split_once('=').map_or(*pair, |(k, _)| k);
+            !pair.is_empty() && !crate::cursor::CURSOR_PARAMS.contains(&key)
+        })
+        .collect();
+    let path_and_query = if kept.is_empty() {
+        uri.path().to_string()
+    } else {
+        format!("{}?{}", uri.path(), kept.join("&"))
+    };
+    if let Ok(new_uri) = axum::http::Uri::try_from(path_and_query) {
+        *req.uri_mut() = new_uri;
+    }
+    let has_header = req
+        .headers()
+        .get("last-event-id")
+        .is_some_and(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace));
+    if !has_header {
+        req.headers_mut()
+            .insert("last-event-id", HeaderValue::from_static("0"));
+    }
+    req
 }
 
 fn add_headers(resp: &mut Response, headers: &BTreeMap<String, String>) {
@@ -943,6 +984,23 @@ mod tests {
                 "{b}"
             );
         }
+    }
+
+    #[test]
+    fn header_only_resume_drops_the_query_cursor() {
+        let req = |uri: &str, header: Option<&str>| {
+            let mut b = Request::builder().uri(uri);
+            if let Some(h) = header {
+                b = b.header("last-event-id", h);
+            }
+            b.body(Body::empty()).unwrap_or_default()
+        };
+        let out = header_only_resume(req("/sse?case=a&lastEventId=4&last_event_id=4&x=1", None));
+        assert_eq!(out.uri().to_string(), "/sse?case=a&x=1");
+        assert_eq!(out.headers()["last-event-id"], "0");
+        let out = header_only_resume(req("/sse?lastEventId=4", Some("3")));
+        assert_eq!(out.uri().to_string(), "/sse");
+        assert_eq!(out.headers()["last-event-id"], "3");
     }
 
     #[test]

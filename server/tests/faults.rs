@@ -467,3 +467,34 @@ async fn restart_503_mode_and_lost_state() {
     drop(r);
     srv.shutdown().await;
 }
+
+/// `header-only-resume`: the query cursor is ignored (a replay from the
+/// first event), the `Last-Event-ID` header is honoured; the log keeps the
+/// request as sent.
+#[tokio::test]
+async fn header_only_resume_ignores_the_query_cursor() {
+    let (srv, url) = start_faulted(
+        json!({"path": "/sse", "times": null, "fault": {"kind": "header-only-resume"}}),
+    )
+    .await;
+    publish_all(&url, &["a", "b", "c"]).await;
+    let mut r = open_sse(&url, "/sse?lastEventId=2", &[]).await;
+    let ids: Vec<String> = [
+        r.next_event().await.unwrap(),
+        r.next_event().await.unwrap(),
+        r.next_event().await.unwrap(),
+    ]
+    .iter()
+    .map(|b| b.id().unwrap_or("").to_string())
+    .collect();
+    assert_eq!(ids, ["1", "2", "3"]);
+    drop(r);
+    let mut r = open_sse(&url, "/sse?lastEventId=1", &[("Last-Event-ID", "2")]).await;
+    assert_eq!(r.next_event().await.unwrap().id(), Some("3"));
+    drop(r);
+    let log = log_for(&url, "/sse").await;
+    assert_eq!(log[0]["query"], "lastEventId=2");
+    assert!(log[0]["headers"].get("last-event-id").is_none());
+    assert_eq!(log[0]["fault"]["kind"], "header-only-resume");
+    srv.shutdown().await;
+}

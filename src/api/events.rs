@@ -128,7 +128,13 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             fatal,
         } => Some((
             "error",
-            error(code.as_str(), says(*code), *status, *retry_in_ms, *fatal),
+            error(
+                code.as_str(),
+                says(*code, retry_in_ms.is_some()),
+                *status,
+                *retry_in_ms,
+                *fatal,
+            ),
         )),
         Action::Reset { reason } => {
             let o = object("reset");
@@ -139,8 +145,10 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
     }
 }
 
-/// `error.message`: one short line per code.
-fn says(code: ErrorCode) -> &'static str {
+/// `error.message`: one short line per code (`retrying`: the error has a
+/// `retryInMs`, which for `resume-ignored` means "moving to a transport that
+/// sends the header").
+fn says(code: ErrorCode, retrying: bool) -> &'static str {
     match code {
         ErrorCode::InvalidUrl => "invalid url",
         ErrorCode::HttpStatus => "unusable HTTP status",
@@ -152,6 +160,14 @@ fn says(code: ErrorCode) -> &'static str {
         ErrorCode::Parse => "message data is not JSON",
         ErrorCode::Auth => "refused (401/403)",
         ErrorCode::GaveUp => "gave up: maxAttempts, or no usable transport",
+        ErrorCode::ResumeIgnored if retrying => {
+            "the server ignored the cursor in the query (lastEventIdParam) and replayed \
+             old events; switching to a transport that sends Last-Event-ID"
+        }
+        ErrorCode::ResumeIgnored => {
+            "the server ignored the cursor in the query (lastEventIdParam) and replayed \
+             old events; no usable transport sends Last-Event-ID: staying, replays are dropped"
+        }
     }
 }
 

@@ -4,7 +4,10 @@
 //! `what` is one of `open` (`{ attempt, transport, url, headers }`: the
 //! request as the engine asked for it, before the app's own headers are
 //! added), `abort` (`{ attempt }`), `deliver` (`{ id, event, lastEventId }`),
-//! `wait` (`{ delayMs }`: the one timer armed), `statechange`,
+//! `wait` (`{ delayMs }`: the one timer armed), `note` (`{ note }`: a
+//! decision with no event of its own, such as `silent-stream-kept`: an
+//! `eventsource` stream with nowhere else to go kept open past
+//! `watchdog.firstEventTimeoutMs`), `statechange`,
 //! `transportchange`, `error` and `reset` (the event objects listeners get,
 //! with `reason`, `delayMs`, `retryInMs`, `code`). `parse` errors are made by
 //! the API layer, which logs them as `error` through
@@ -53,6 +56,10 @@ pub fn log(action: &Action) {
             set(&o, "event", &JsValue::from_str(&m.event));
             set(&o, "lastEventId", &JsValue::from_str(&m.last_event_id));
             "deliver"
+        }
+        Action::Note(note) => {
+            set(&o, "note", &JsValue::from_str(note.as_str()));
+            "note"
         }
         Action::Wait { until: None } => return,
         Action::Wait { until: Some(t) } => {

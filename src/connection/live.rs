@@ -148,8 +148,8 @@ fn open_native(
                 }
             }
             // A network error, or a stream that ended: the engine decides.
-            eventsource::Fact::Error { .. } => feed(&conn, |e, now| {
-                e.handle_transport_error(now, id, TransportError::Network)
+            eventsource::Fact::Error { failed } => feed(&conn, |e, now| {
+                e.handle_transport_error(now, id, native_error(failed))
             }),
         }
     });
@@ -160,6 +160,18 @@ fn open_native(
         on_fact,
     )?;
     Ok(Live::Native(id, source, probe))
+}
+
+/// The fact of a native `error`: readyState CLOSED (`failed`: the browser
+/// failed the connection) is a network error; CONNECTING is the browser about
+/// to reestablish it, after the body ended or a network error it would retry
+/// (it shows both alike; the engine decides what that means).
+fn native_error(failed: bool) -> TransportError {
+    if failed {
+        TransportError::Network
+    } else {
+        TransportError::NativeReconnecting
+    }
 }
 
 /// The one `fetch` that learns the status and headers a failed native

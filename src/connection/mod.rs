@@ -267,6 +267,8 @@ fn drive(conn: &Rc<Connection>) {
                         drop(old);
                     }
                 }
+                // For the debug log only (logged above).
+                Action::Note(_) => {}
                 Action::Deliver(msg) => {
                     let transport = conn
                         .engine
