@@ -55,7 +55,7 @@ export type Reason =
   | "start" | "capability" | "backoff" | "retry-after" | "rate-limit" | "server-hint"
   | "breaker-open" | "breaker-probe" | "buffered-stream" | "stalled" | "open-failed"
   | "failback-probe" | "hidden" | "visible" | "offline" | "online" | "frozen" | "resumed"
-  | "permanent-error" | "closed-by-user" | "aborted";
+  | "permanent-error" | "closed-by-user" | "aborted" | "resume-ignored";
 
 /** The error codes, as a frozen object: `if (e.code === ErrorCode.Auth) …`. */
 export declare const ErrorCode: Readonly<{
@@ -93,6 +93,14 @@ export declare const ErrorCode: Readonly<{
   Auth: "auth";
   /** `backoff.maxAttempts` reached, or no usable transport (fatal). */
   GaveUp: "gave-up";
+  /**
+   * The server ignored the cursor in the `lastEventIdParam` query and replayed events already
+   * delivered (it resumes only from the `Last-Event-ID` header). Never fatal, once per
+   * subscription. With `retryInMs`, the subscription moves to a transport that sends the header
+   * (`fetch-sse` same-origin; a `transportchange` with reason `resume-ignored`); without, none is
+   * usable and it stays (replays are dropped as duplicates).
+   */
+  ResumeIgnored: "resume-ignored";
   /**
    * The `headers` function threw or its promise rejected, or it returned an invalid header name or
    * value (`cause`: what was thrown). Nothing was sent; retried with backoff (counted toward
@@ -287,7 +295,9 @@ export interface Options<M = {}> {
   /**
    * Log every decision of the engine with its reason on the console, as
    * `console.debug("[tidings]", what, details)`: `open` (`{ attempt, transport, url, headers }`),
-   * `abort`, `deliver` (`{ id, event, lastEventId }`, no data), `wait` (`{ delayMs }`), and the
+   * `abort`, `deliver` (`{ id, event, lastEventId }`, no data), `wait` (`{ delayMs }`), `note`
+   * (`{ note: "silent-stream-kept" }`: an `eventsource` stream with no other usable transport kept
+   * open past `watchdog.firstEventTimeoutMs`), and the
    * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` event objects.
    * Default `false`.
    */
@@ -308,7 +318,11 @@ export interface Options<M = {}> {
   maxMessageBytes?: number;
   /**
    * Query parameter carrying the cursor where a header is impossible or would force a CORS
-   * preflight (nchan: `"last_event_id"`). Default `"lastEventId"`.
+   * preflight (nchan: `"last_event_id"`). Default `"lastEventId"`. Server requirement: to resume
+   * `eventsource` (always) and cross-origin `fetch` transports, the server must read it, not only
+   * the `Last-Event-ID` header. A server that ignores it and replays from its start is recognised
+   * once (error `resume-ignored`), and the subscription moves to a transport that sends the
+   * header (`fetch-sse` same-origin) where one is usable.
    */
   lastEventIdParam?: string;
   /** Reconnect delay = floor + jitter(min(maxMs, baseMs · 2^attempts)). */
@@ -379,7 +393,9 @@ export interface Options<M = {}> {
     idleTimeoutMs?: number;
     /**
      * A stream that opened and delivered nothing this long (milliseconds) is evidence of a
-     * buffering proxy. Default `15000`.
+     * buffering proxy. On `eventsource` with no other usable transport (by `transports` and
+     * capability), it is no evidence: the stream is kept open (debug `note`
+     * `silent-stream-kept`). Default `15000`.
      */
     firstEventTimeoutMs?: number;
   };

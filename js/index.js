@@ -17,6 +17,7 @@ export const ErrorCode = /* @__PURE__ */ Object.freeze({
   Parse: "parse",
   Auth: "auth",
   GaveUp: "gave-up",
+  ResumeIgnored: "resume-ignored",
   Headers: "headers",
   NotInitialized: "not-initialized",
 });

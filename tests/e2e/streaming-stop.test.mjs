@@ -54,11 +54,11 @@ for (const transport of ["eventsource", "fetch-sse"]) {
       assert.equal(entries.length, count, entries.map(h.logBrief).join("\n"));
       assert.deepEqual(log.filter((e) => e.type === "message").map((e) => [e.data, e.id]), [["a", ""]]);
       // A native EventSource shows a clean end of the body and a dropped
-      // connection alike (`error`, readyState CONNECTING): the end is reported
-      // as a retryable network-or-cors error. fetch-sse sees the clean end.
-      const endError = transport === "eventsource" ? [["network-or-cors", false]] : [];
+      // connection alike (`error`, readyState CONNECTING): after `open` it is
+      // the end of the stream, as fetch-sse sees it, not a network-or-cors
+      // error (issue 24 rule 4).
       assert.deepEqual(log.filter((e) => e.type === "error").map((e) => [e.code, e.fatal]),
-        [...endError, ["no-content", true]]);
+        [["no-content", true]]);
       // The stream ended unhealthy (open < healthyAfterMs): a counted failure,
       // floor max(100, retry: 100) + U[0, 500].
       const m = new Model(4, BACKOFF);

@@ -1006,19 +1006,23 @@ impl Engine {
     /// cursor back (`replay`): when the last event of the batch was one, the
     /// parser's cursor returns to the one before the replay.
     fn take_items(&mut self, items: &mut Vec<SseItem>) {
+        // Reused buffers (no allocation per event on the hot path): the
+        // cursor after the last event, and after the last one not replayed.
+        let mut last = String::new();
         let mut kept: Option<String> = None;
-        let mut replayed_tail: Option<String> = None;
+        let mut replayed_tail = false;
         for item in items.drain(..) {
             match item {
                 SseItem::Event(ev) => {
                     let dropped = self.dedupe.duplicates_dropped();
-                    let leid = ev.last_event_id.clone();
+                    last.clone_from(&ev.last_event_id);
                     self.offer_event(ev.event, ev.data, ev.id, ev.last_event_id);
-                    if self.dedupe.duplicates_dropped() > dropped {
-                        replayed_tail = Some(leid);
-                    } else {
-                        replayed_tail = None;
-                        kept = Some(leid);
+                    replayed_tail = self.dedupe.duplicates_dropped() > dropped;
+                    if !replayed_tail {
+                        match kept.as_mut() {
+                            Some(k) => k.clone_from(&last),
+                            None => kept = Some(last.clone()),
+                        }
                     }
                 }
                 SseItem::RetryMs(ms) => {
@@ -1034,13 +1038,13 @@ impl Engine {
                 }
                 SseItem::Comment => {}
                 SseItem::Skipped(s) => {
-                    replayed_tail = None;
+                    replayed_tail = false;
                     self.offer_skipped(s.event.as_deref(), s.id, s.last_event_id);
                 }
             }
         }
-        if let Some(tail) = replayed_tail {
-            if self.parser.last_event_id() == tail {
+        if replayed_tail {
+            if self.parser.last_event_id() == last {
                 let kept = kept.unwrap_or_else(|| self.cursor.clone());
                 self.parser.set_last_event_id(&kept);
             }
