@@ -1043,11 +1043,9 @@ impl Engine {
                 }
             }
         }
-        if replayed_tail {
-            if self.parser.last_event_id() == last {
-                let kept = kept.unwrap_or_else(|| self.cursor.clone());
-                self.parser.set_last_event_id(&kept);
-            }
+        if replayed_tail && self.parser.last_event_id() == last {
+            let kept = kept.unwrap_or_else(|| self.cursor.clone());
+            self.parser.set_last_event_id(&kept);
         }
     }
 
