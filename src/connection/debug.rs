@@ -4,6 +4,9 @@
 //! `what` is one of `open` (`{ attempt, transport, url, headers }`: the
 //! request as the engine asked for it, before the app's own headers are
 //! added), `abort` (`{ attempt }`), `deliver` (`{ id, event, lastEventId }`),
+//! `ignore` (`{ id, event }`: a server event named like one of the
+//! subscription's own events, `open`, `error`, `statechange` or
+//! `transportchange`, dropped),
 //! `wait` (`{ delayMs }`: the one timer armed), `statechange`,
 //! `transportchange`, `error` and `reset` (the event objects listeners get,
 //! with `reason`, `delayMs`, `retryInMs`, `code`). `parse` errors are made by
@@ -53,6 +56,11 @@ pub fn log(action: &Action) {
             set(&o, "event", &JsValue::from_str(&m.event));
             set(&o, "lastEventId", &JsValue::from_str(&m.last_event_id));
             "deliver"
+        }
+        Action::Ignored { event, id } => {
+            set(&o, "id", &JsValue::from_str(id));
+            set(&o, "event", &JsValue::from_str(event));
+            "ignore"
         }
         Action::Wait { until: None } => return,
         Action::Wait { until: Some(t) } => {

@@ -47,7 +47,14 @@ pub fn connect(
     config.downgrade = super::live::stored_downgrade(&config.url);
     let mut native_events = config.events.clone();
     native_events.push(config.heartbeat_event.clone());
-    native_events.push(tidings_core::engine::RESET_EVENT.into());
+    // `reset` (a protocol event) and the other subscription event names: the
+    // engine must see them to act on `reset` and to drop the rest with a
+    // debug note. `open` and `error` have listeners of their own.
+    let own = tidings_core::engine::RESERVED_EVENTS.into_iter();
+    native_events.extend(
+        own.filter(|n| !matches!(*n, "open" | "error"))
+            .map(String::from),
+    );
     let adapter = AdapterOptions {
         with_credentials: options.with_credentials,
         native_events,
