@@ -4,6 +4,20 @@
 //! report what it tells us (open, each event, error with `readyState`) and close
 //! it on error, so reconnects happen under tidings' backoff with the cursor in
 //! the query (a new native instance cannot send `Last-Event-ID`).
+//!
+//! The server's `retry:` is therefore not honoured on this transport. No
+//! browser API exposes it: `EventSource` has only `url`, `withCredentials` and
+//! `readyState`, and a `retry:` line sets the instance's hidden reconnection
+//! time without dispatching anything (WHATWG HTML §9.2.6). Letting the browser
+//! reconnect on that clock instead would bypass `backoff.floorMs`, the cap,
+//! the pause while hidden or offline, and crossTab (and `retry: 0` would
+//! hammer), so reconnects wait tidings' backoff (issue 13 rule 4; documented
+//! in the README transport table).
+//!
+//! The server's `event: open` / `event: error` are dispatched to the same
+//! listeners as the browser's own `open` and `error`: the server's are a
+//! `MessageEvent` and are reported as events (the engine drops them), the
+//! browser's a plain `Event`.
 
 use std::rc::Rc;
 
