@@ -50,11 +50,9 @@ pub fn connect(
     // `reset` (a protocol event) and the other subscription event names: the
     // engine must see them to act on `reset` and to drop the rest with a
     // debug note. `open` and `error` have listeners of their own.
-    let own = tidings_core::engine::RESERVED_EVENTS.into_iter();
-    native_events.extend(
-        own.filter(|n| !matches!(*n, "open" | "error"))
-            .map(String::from),
-    );
+    for name in &tidings_core::engine::RESERVED_EVENTS[2..] {
+        native_events.push(String::from(*name));
+    }
     let adapter = AdapterOptions {
         with_credentials: options.with_credentials,
         native_events,

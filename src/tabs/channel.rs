@@ -215,10 +215,6 @@ pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
                 event: string(a, 4)?,
                 data: string(a, 5)?,
             };
-            // Never ours: the engine drops server events of these names.
-            if tidings_core::engine::RESERVED_EVENTS.contains(&msg.event.as_str()) {
-                return None;
-            }
             Notice::Message(msg, t.as_str())
         }
         "s" => {

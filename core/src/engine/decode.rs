@@ -35,7 +35,8 @@ pub const RESET_EVENT: &str = "reset";
 /// others are dropped and reported as [`Action::Ignored`] (issue 13 rule 1:
 /// sourcegraph PR #15620, a server `event: error` taken for a connection
 /// failure). The JS options refuse these names in `events` and
-/// `heartbeatEvent`.
+/// `heartbeatEvent`. `open` and `error` come first: a native `EventSource`
+/// has listeners of its own for them, the adapter listens for the rest.
 pub const RESERVED_EVENTS: [&str; 5] = ["open", "error", "statechange", "transportchange", "reset"];
 
 /// The verdict on a response head.
@@ -394,6 +395,12 @@ mod tests {
         let mut s = String::new();
         push_decimal(&mut s, u64::MAX);
         assert_eq!(s, "18446744073709551615");
+    }
+
+    #[test]
+    fn reserved_names_open_and_error_first() {
+        assert_eq!(RESERVED_EVENTS[..2], ["open", "error"]);
+        assert!(RESERVED_EVENTS.contains(&RESET_EVENT));
     }
 
     #[test]

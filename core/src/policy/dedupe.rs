@@ -74,10 +74,11 @@ impl Dedupe {
     /// resets the cursor, is always delivered and not remembered; the content
     /// is then not even hashed). An id among the last `capacity` delivered ones
     /// with the same [`content_hash`] is a repeat: dropped (counted), returns
-    /// `false`. With other content it is a new event that reuses the id: it
-    /// takes the id's place as the newest entry and returns `true`. A new id is
-    /// remembered, evicting the oldest when full, and returns `true`. A
-    /// repeat does not refresh its place in the order.
+    /// `false`. With other content it is a new event that reuses the id: its
+    /// content replaces the remembered one (same place in the order) and it
+    /// returns `true`. A new id is remembered, evicting the oldest when full,
+    /// and returns `true`. Neither a repeat nor a reissue refreshes the id's
+    /// place in the order.
     pub fn should_deliver(&mut self, own_id: Option<&str>, event: &str, data: &str) -> bool {
         match self.key(own_id) {
             Some(id) => self.check(id, content_hash(event, data)),
@@ -102,27 +103,24 @@ impl Dedupe {
 
     fn check(&mut self, id: &str, content: u64) -> bool {
         let h = fnv1a(FNV_OFFSET, id.as_bytes());
-        let pos = self
+        if let Some(e) = self
             .order
-            .iter()
-            .position(|(k, _, v)| *k == h && **v == *id);
-        let entry = match pos {
-            Some(i) if self.order[i].1 == content => {
+            .iter_mut()
+            .find(|(k, _, v)| *k == h && **v == *id)
+        {
+            if e.1 == content {
                 self.dropped = self.dropped.saturating_add(1);
                 return false;
             }
-            // Reissued with new content: reuse the entry (no allocation).
-            Some(i) => self.order.remove(i),
-            None => None,
-        };
-        let id = match entry {
-            Some((_, _, boxed)) => boxed,
-            None => Box::from(id),
-        };
+            // Reissued with new content: a replay now repeats this one. It
+            // keeps its place in the order (no allocation, no shifting).
+            e.1 = content;
+            return true;
+        }
         while self.order.len() >= self.capacity {
             self.order.pop_front();
         }
-        self.order.push_back((h, content, id));
+        self.order.push_back((h, content, Box::from(id)));
         true
     }
 
@@ -246,8 +244,8 @@ mod tests {
     }
 
     proptest! {
-        /// Matches a naive model: "among the last `cap` distinct delivered
-        /// ids, with the content it was last delivered with".
+        /// Matches a naive model: "among the last `cap` distinct ids
+        /// remembered, with the content it was last delivered with".
         #[test]
         fn matches_model(
             cap in 0usize..8,
@@ -262,10 +260,11 @@ mod tests {
                 let want = match &id {
                     Some(s) if cap > 0 => match model.iter().position(|(m, _)| m == s) {
                         Some(i) if model[i].1 == data => false,
-                        found => {
-                            if let Some(i) = found {
-                                model.remove(i);
-                            }
+                        Some(i) => {
+                            model[i].1 = data.clone();
+                            true
+                        }
+                        None => {
                             model.push((s.clone(), data.clone()));
                             if model.len() > cap { model.remove(0); }
                             true
