@@ -201,7 +201,10 @@ export interface Stats {
   reconnects: number;
   /** Conditional requests answered "nothing new" (304, or 200 with the same `ETag`). */
   notModified: number;
-  /** Messages dropped because their id was delivered recently. */
+  /**
+   * Messages dropped as repeats: an id among the last 256 delivered, with the same event type and
+   * data (an id reissued with new data, e.g. after a server restart, is a new message).
+   */
   duplicatesDropped: number;
   /** The delay before the next attempt as last scheduled, in milliseconds (0: none). */
   currentDelayMs: number;
@@ -274,7 +277,9 @@ export interface Options<M = {}> {
   /**
    * Named event types delivered besides `message`; the same filter on every transport. Names of
    * the subscription's own events (`open`, `error`, `statechange`, `transportchange`, `reset`) throw
-   * `invalid-option`; `"message"` is always delivered. Default `[]`.
+   * `invalid-option`; `"message"` is always delivered. A server event of one of those names is never
+   * a message nor a lifecycle event: `reset` asks the app to refetch (a `reset` event), the others
+   * are dropped (logged as `ignore` with `debug`) and the stream stays open. Default `[]`.
    */
   events?: readonly NoInfer<EventName<M>>[];
   /**
@@ -295,9 +300,10 @@ export interface Options<M = {}> {
   /**
    * Log every decision of the engine with its reason on the console, as
    * `console.debug("[tidings]", what, details)`: `open` (`{ attempt, transport, url, headers }`),
-   * `abort`, `deliver` (`{ id, event, lastEventId }`, no data), `wait` (`{ delayMs }`), `note`
-   * (`{ note: "silent-stream-kept" }`: an `eventsource` stream with no other usable transport kept
-   * open past `watchdog.firstEventTimeoutMs`), and the
+   * `abort`, `deliver` (`{ id, event, lastEventId }`, no data), `ignore` (`{ id, event }`: a
+   * server event named `open`, `error`, `statechange` or `transportchange`, dropped), `wait`
+   * (`{ delayMs }`), `note` (`{ note: "silent-stream-kept" }`: an `eventsource` stream with no
+   * other usable transport kept open past `watchdog.firstEventTimeoutMs`), and the
    * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` event objects.
    * Default `false`.
    */
@@ -335,7 +341,8 @@ export interface Options<M = {}> {
     maxMs?: number;
     /**
      * Least delay before any reconnect, milliseconds; the server's `retry:` raises it, never
-     * lowers it below this. At least `10`. Default `1000`.
+     * lowers it below this (not on `eventsource`: the browser hides `retry:`). At least `10`.
+     * Default `1000`.
      */
     floorMs?: number;
     /**

@@ -472,6 +472,11 @@ pub struct RestartSpec {
     /// server with in-memory state would (old cursors then get a reset).
     #[serde(default)]
     pub lose_state: bool,
+    /// With `lose_state`: `false` answers an old cursor (newer than anything
+    /// published since) with live events only instead of a reset, as a naive
+    /// server does; it then reissues ids 1, 2, … Default `true`.
+    #[serde(default)]
+    pub reset_old_cursors: Option<bool>,
 }
 
 /// `POST /_restart` with an optional JSON body (or query `ms`, `mode`,
@@ -501,10 +506,13 @@ pub async fn post_restart(
     if query_flag(&q, "lose_state") {
         spec.lose_state = true;
     }
+    if let Some(v) = q.get("reset_old_cursors") {
+        spec.reset_old_cursors = Some(v == "1" || v == "true");
+    }
     let ms = spec.ms.unwrap_or(1000);
     let mode = spec.mode.unwrap_or(RestartMode::Refuse);
     if spec.lose_state {
-        s.hub.forget_all();
+        s.hub.forget_all(spec.reset_old_cursors.unwrap_or(true));
     }
     let except = conn.map(|c| c.0.id).unwrap_or(0);
     let dropped = s.faults.restart(s.clock.ms() + ms, mode, except);

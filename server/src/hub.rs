@@ -211,6 +211,9 @@ struct Inner {
     buf: VecDeque<Arc<Event>>,
     last_id: u64,
     capacity: usize,
+    /// After `forget_all(false)`: a cursor newer than anything published is
+    /// served as "live only", not a reset (a naive restarted server).
+    future_is_live: bool,
 }
 
 /// Ring buffer + broadcast.
@@ -234,6 +237,7 @@ impl Hub {
                 buf: VecDeque::with_capacity(capacity.clamp(1, 1 << 16)),
                 last_id: 0,
                 capacity: capacity.max(1),
+                future_is_live: false,
             }),
             tx,
         }
@@ -286,10 +290,16 @@ impl Hub {
 
     /// Forgets every event and starts ids again from 1 (an emulated server
     /// restart that loses its state). Live receivers stay subscribed.
-    pub fn forget_all(&self) {
+    /// `reset_old_cursors`: a cursor newer than anything published since is
+    /// answered with a reset (it is from a previous run); without it, such a
+    /// cursor gets live events only, as a naive server with a fresh in-memory
+    /// counter does, which then reissues ids 1, 2, … to clients that saw the
+    /// old ones (n8n PR #33558).
+    pub fn forget_all(&self, reset_old_cursors: bool) {
         let mut g = lock(&self.inner);
         g.buf.clear();
         g.last_id = 0;
+        g.future_is_live = !reset_old_cursors;
     }
 
     fn replay_locked(g: &Inner, cursor: &Cursor) -> Replay {
@@ -310,7 +320,7 @@ impl Hub {
                 let c = *c;
                 if c > g.last_id {
                     // From the future, e.g. a previous server run.
-                    return reset;
+                    return if g.future_is_live { none } else { reset };
                 }
                 if c == g.last_id {
                     return none;
@@ -435,12 +445,31 @@ mod tests {
     #[test]
     fn forget_all_makes_old_cursors_reset() {
         let h = hub_with(10, 3);
-        h.forget_all();
+        h.forget_all(true);
         assert_eq!(
             h.replay(&Cursor::Id(3)).reset,
             Some(ResetReason::CursorTooOld)
         );
         assert_eq!(h.publish(None, "x".into()).id, 1);
+    }
+
+    #[test]
+    fn forget_all_without_reset_serves_old_cursors_live() {
+        let h = hub_with(10, 3);
+        h.forget_all(false);
+        let r = h.replay(&Cursor::Id(3));
+        assert_eq!((r.reset, r.events.len(), r.head), (None, 0, 0));
+        for _ in 0..4 {
+            h.publish(None, "new".into());
+        }
+        // Ids caught up with the old cursor: ordinary replay again.
+        assert_eq!(ids(&h.replay(&Cursor::Id(3))), vec![4]);
+        // A later restart with resets resets again.
+        h.forget_all(true);
+        assert_eq!(
+            h.replay(&Cursor::Id(3)).reset,
+            Some(ResetReason::CursorTooOld)
+        );
     }
 
     #[tokio::test]

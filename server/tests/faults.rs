@@ -498,3 +498,33 @@ async fn header_only_resume_ignores_the_query_cursor() {
     assert_eq!(log[0]["fault"]["kind"], "header-only-resume");
     srv.shutdown().await;
 }
+
+/// `reset_old_cursors: false`: a naive restarted server. The old cursor 3
+/// gets live events only, and ids 1, 2, … are reissued with new data.
+#[tokio::test]
+async fn lost_state_without_reset_reissues_ids() {
+    let (srv, url) = start().await;
+    publish_all(&url, &["a", "b", "c"]).await;
+    let r = request(Method::POST, &url, "/_restart", &[])
+        .json(&json!({"ms": 0, "lose_state": true, "reset_old_cursors": false}));
+    send_json(r).await;
+    let mut r = sse(&url, Some("3")).await;
+    assert_eq!(publish(&url, "x").await, "1");
+    let b = r.next_event().await.unwrap();
+    assert_eq!(
+        (b.id(), b.event(), b.data().as_str()),
+        (Some("1"), None, "x")
+    );
+    drop(r);
+    // The query form, and a later restart that resets old cursors again.
+    post(&url, "/_restart?ms=0&lose_state=1&reset_old_cursors=0").await;
+    let mut r = sse(&url, Some("5")).await;
+    assert_eq!(publish(&url, "y").await, "1");
+    assert_eq!(r.next_event().await.unwrap().data(), "y");
+    drop(r);
+    post(&url, "/_restart?ms=0&lose_state=1").await;
+    let mut r = sse(&url, Some("5")).await;
+    assert_eq!(r.next_event().await.unwrap().event(), Some("reset"));
+    drop(r);
+    srv.shutdown().await;
+}

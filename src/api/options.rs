@@ -89,8 +89,9 @@ impl Options {
 }
 
 /// The subscription's own event types: a message event (`events`) or the
-/// heartbeat event of one of these names could never be told apart.
-const RESERVED: [&str; 5] = ["open", "error", "statechange", "transportchange", "reset"];
+/// heartbeat event of one of these names could never be told apart (the
+/// engine's list: it drops server events of these names).
+const RESERVED: [&str; 5] = tidings_core::engine::RESERVED_EVENTS;
 
 fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     if let Some(i) = one_of(&get(v, "parse"), "parse", &["text", "json"])? {

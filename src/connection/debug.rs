@@ -4,6 +4,9 @@
 //! `what` is one of `open` (`{ attempt, transport, url, headers }`: the
 //! request as the engine asked for it, before the app's own headers are
 //! added), `abort` (`{ attempt }`), `deliver` (`{ id, event, lastEventId }`),
+//! `ignore` (`{ id, event }`: a server event named like one of the
+//! subscription's own events, `open`, `error`, `statechange` or
+//! `transportchange`, dropped),
 //! `wait` (`{ delayMs }`: the one timer armed), `note` (`{ note }`: a
 //! decision with no event of its own, such as `silent-stream-kept`: an
 //! `eventsource` stream with nowhere else to go kept open past
@@ -60,6 +63,11 @@ pub fn log(action: &Action) {
         Action::Note(note) => {
             set(&o, "note", &JsValue::from_str(note.as_str()));
             "note"
+        }
+        Action::Ignored { event, id } => {
+            set(&o, "id", &JsValue::from_str(id));
+            set(&o, "event", &JsValue::from_str(event));
+            "ignore"
         }
         Action::Wait { until: None } => return,
         Action::Wait { until: Some(t) } => {

@@ -278,6 +278,8 @@ fn drive(conn: &Rc<Connection>) {
                         .unwrap_or("");
                     push(conn, Notice::Message(msg, transport));
                 }
+                // For the debug log only (logged above): nothing to render.
+                Action::Ignored { .. } => {}
                 other => push(conn, Notice::Action(other)),
             }
         }

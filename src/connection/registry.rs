@@ -47,7 +47,12 @@ pub fn connect(
     config.downgrade = super::live::stored_downgrade(&config.url);
     let mut native_events = config.events.clone();
     native_events.push(config.heartbeat_event.clone());
-    native_events.push(tidings_core::engine::RESET_EVENT.into());
+    // `reset` (a protocol event) and the other subscription event names: the
+    // engine must see them to act on `reset` and to drop the rest with a
+    // debug note. `open` and `error` have listeners of their own.
+    for name in &tidings_core::engine::RESERVED_EVENTS[2..] {
+        native_events.push(String::from(*name));
+    }
     let adapter = AdapterOptions {
         with_credentials: options.with_credentials,
         native_events,

@@ -234,7 +234,11 @@ impl Tab {
         let mut m = self.mirror.borrow_mut();
         match notice {
             Notice::Message(msg, transport) => {
-                if !self.seen.borrow_mut().should_deliver(Some(&msg.id)) {
+                if !self
+                    .seen
+                    .borrow_mut()
+                    .should_deliver(Some(&msg.id), &msg.event, &msg.data)
+                {
                     return false;
                 }
                 m.last_event_id.clone_from(&msg.last_event_id);

@@ -4,6 +4,20 @@
 //! report what it tells us (open, each event, error with `readyState`) and close
 //! it on error, so reconnects happen under tidings' backoff with the cursor in
 //! the query (a new native instance cannot send `Last-Event-ID`).
+//!
+//! The server's `retry:` is therefore not honoured on this transport. No
+//! browser API exposes it: `EventSource` has only `url`, `withCredentials` and
+//! `readyState`, and a `retry:` line sets the instance's hidden reconnection
+//! time without dispatching anything (WHATWG HTML §9.2.6). Letting the browser
+//! reconnect on that clock instead would bypass `backoff.floorMs`, the cap,
+//! the pause while hidden or offline, and crossTab (and `retry: 0` would
+//! hammer), so reconnects wait tidings' backoff (issue 13 rule 4; documented
+//! in the README transport table).
+//!
+//! The server's `event: open` / `event: error` are dispatched to the same
+//! listeners as the browser's own `open` and `error`: the server's are a
+//! `MessageEvent` and are reported as events (the engine drops them), the
+//! browser's a plain `Event`.
 
 use std::rc::Rc;
 
@@ -14,7 +28,8 @@ use crate::guard::Listener;
 
 /// What a native EventSource reported.
 pub enum Fact {
-    /// `open` fired.
+    /// `open` fired as a plain `Event` (a server `event: open` is a
+    /// [`Fact::Event`]).
     Open,
     /// An event arrived: (type, data, lastEventId as the browser tracks it).
     Event {
@@ -25,7 +40,8 @@ pub enum Fact {
         /// The browser's last event ID string after this event.
         last_event_id: String,
     },
-    /// `error` fired. Whatever the `readyState`, the source is closed before
+    /// `error` fired as a plain `Event` (the browser's own failure; a server
+    /// `event: error` is an [`Fact::Event`]). Whatever the `readyState`, the source is closed before
     /// this is reported (the browser must not reconnect on its own clock: a
     /// stream that ended is reopened under tidings' backoff) and the engine
     /// decides.
@@ -59,11 +75,20 @@ impl NativeEventSource {
         let target: &web_sys::EventTarget = source.as_ref();
         let mut listeners = Vec::with_capacity(events.len() + 3);
 
+        // The server's `event: open` / `event: error` reach these listeners
+        // too, as a `MessageEvent`; the browser's own are a plain `Event`.
+        // The server's are events like any other (the engine drops them).
         let f = on_fact.clone();
-        listeners.push(Listener::new(target, "open", move |_| f(Fact::Open)));
+        listeners.push(Listener::new(target, "open", move |e| match message(&e) {
+            Some(fact) => f(fact),
+            None => f(Fact::Open),
+        }));
         let f = on_fact.clone();
         let es = source.clone();
-        listeners.push(Listener::new(target, "error", move |_| {
+        listeners.push(Listener::new(target, "error", move |e| {
+            if let Some(fact) = message(&e) {
+                return f(fact);
+            }
             let failed = es.ready_state() == EventSource::CLOSED;
             es.close();
             f(Fact::Error { failed })
@@ -72,12 +97,8 @@ impl NativeEventSource {
         for name in names {
             let f = on_fact.clone();
             listeners.push(Listener::new(target, name, move |e| {
-                if let Some(m) = e.dyn_ref::<MessageEvent>() {
-                    f(Fact::Event {
-                        event: m.type_(),
-                        data: m.data().as_string().unwrap_or_default(),
-                        last_event_id: m.last_event_id(),
-                    })
+                if let Some(fact) = message(&e) {
+                    f(fact)
                 }
             }));
         }
@@ -86,6 +107,16 @@ impl NativeEventSource {
             _listeners: listeners,
         })
     }
+}
+
+/// The fact for a server event (a `MessageEvent`); `None` for anything else.
+fn message(e: &web_sys::Event) -> Option<Fact> {
+    let m = e.dyn_ref::<MessageEvent>()?;
+    Some(Fact::Event {
+        event: m.type_(),
+        data: m.data().as_string().unwrap_or_default(),
+        last_event_id: m.last_event_id(),
+    })
 }
 
 impl Drop for NativeEventSource {

@@ -40,6 +40,19 @@ pub enum Action {
         /// The cursor after it.
         last_event_id: String,
     },
+    /// A server event whose type is one of the subscription's own event names
+    /// ([`RESERVED_EVENTS`](super::RESERVED_EVENTS) other than `reset`:
+    /// `open`, `error`, `statechange`, `transportchange`) was not delivered: it
+    /// is the server's data, and dispatched under that name it would pass for a
+    /// lifecycle signal (a server `event: error` read as a connection
+    /// failure). Nothing else happens: its id moved the cursor, the connection
+    /// goes on. For the debug log only (JS `debug: true` logs it as `ignore`).
+    Ignored {
+        /// The event type the server sent.
+        event: String,
+        /// Its own id, or `""` when its block set none.
+        id: String,
+    },
     /// The app should refetch its state: the server cannot fill the gap since
     /// the cursor.
     Reset {

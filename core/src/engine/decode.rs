@@ -29,6 +29,16 @@ use crate::policy::validators::Validators;
 /// The event type that makes the app refetch its state ([`Action::Reset`]).
 pub const RESET_EVENT: &str = "reset";
 
+/// The subscription's own event types (DESIGN.md "Events"). A server event of
+/// one of these types is never dispatched to the app as a message, whatever
+/// `events` lists: `reset` keeps its protocol meaning ([`Action::Reset`]), the
+/// others are dropped and reported as [`Action::Ignored`] (issue 13 rule 1:
+/// sourcegraph PR #15620, a server `event: error` taken for a connection
+/// failure). The JS options refuse these names in `events` and
+/// `heartbeatEvent`. `open` and `error` come first: a native `EventSource`
+/// has listeners of its own for them, the adapter listens for the rest.
+pub const RESERVED_EVENTS: [&str; 5] = ["open", "error", "statechange", "transportchange", "reset"];
+
 /// The verdict on a response head.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -183,8 +193,9 @@ impl Engine {
     /// the `events` filter applies; data larger than the limit
     /// (`sse_limits.max_event_data_bytes`: JSON messages and native
     /// `EventSource` events, whose bodies the browser decoded whole) is
-    /// skipped like an SSE event past it; dedupe (by the event's own id)
-    /// applies; the rest is delivered. Returns whether it was delivered.
+    /// skipped like an SSE event past it; dedupe (the event's own id with the
+    /// same type and data: see `policy::dedupe`) applies; the rest is
+    /// delivered. Returns whether it was delivered.
     pub(crate) fn offer_event(
         &mut self,
         event: String,
@@ -192,17 +203,17 @@ impl Engine {
         own_id: Option<String>,
         last_event_id: String,
     ) -> bool {
-        if !self.for_the_app(&event) {
+        if !self.for_the_app(&event, own_id.as_deref()) {
             return false;
         }
         if data.len() > self.config.sse_limits.max_event_data_bytes {
-            if self.dedupe.should_deliver(own_id.as_deref()) {
+            if self.dedupe.should_report_skipped(own_id.as_deref()) {
                 self.skip_message(own_id, last_event_id);
             }
             return false;
         }
         let position = self.replay_position(own_id.as_deref());
-        if !self.dedupe.should_deliver(own_id.as_deref()) {
+        if !self.dedupe.should_deliver(own_id.as_deref(), &event, &data) {
             self.note_replay(position, true);
             return false;
         }
@@ -220,9 +231,10 @@ impl Engine {
     }
 
     /// Whether an event of type `event` is for the app: not the heartbeat
-    /// (liveness only), not `reset` (raised as [`Action::Reset`] here), and
+    /// (liveness only), not `reset` (raised as [`Action::Reset`] here), not
+    /// another of [`RESERVED_EVENTS`] (reported as [`Action::Ignored`]), and
     /// `message` or one of `events`.
-    fn for_the_app(&mut self, event: &str) -> bool {
+    fn for_the_app(&mut self, event: &str, own_id: Option<&str>) -> bool {
         if self.config.heartbeat() == Some(event) {
             return false;
         }
@@ -230,6 +242,13 @@ impl Engine {
             self.dedupe.clear();
             self.actions.push_back(Action::Reset {
                 reason: ResetReason::Server,
+            });
+            return false;
+        }
+        if RESERVED_EVENTS.contains(&event) {
+            self.actions.push_back(Action::Ignored {
+                event: String::from(event),
+                id: String::from(own_id.unwrap_or_default()),
             });
             return false;
         }
@@ -246,10 +265,10 @@ impl Engine {
         own_id: Option<String>,
         last_event_id: String,
     ) {
-        if event.is_some_and(|e| !self.for_the_app(e)) {
+        if event.is_some_and(|e| !self.for_the_app(e, own_id.as_deref())) {
             return;
         }
-        if self.dedupe.should_deliver(own_id.as_deref()) {
+        if self.dedupe.should_report_skipped(own_id.as_deref()) {
             self.skip_message(own_id, last_event_id);
         }
     }
@@ -379,6 +398,12 @@ mod tests {
         let mut s = String::new();
         push_decimal(&mut s, u64::MAX);
         assert_eq!(s, "18446744073709551615");
+    }
+
+    #[test]
+    fn reserved_names_open_and_error_first() {
+        assert_eq!(RESERVED_EVENTS[..2], ["open", "error"]);
+        assert!(RESERVED_EVENTS.contains(&RESET_EVENT));
     }
 
     #[test]

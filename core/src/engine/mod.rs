@@ -48,7 +48,7 @@ pub use config::{
     Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, TransportKind,
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
-pub use decode::{push_decimal, RESET_EVENT};
+pub use decode::{push_decimal, RESERVED_EVENTS, RESET_EVENT};
 pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
