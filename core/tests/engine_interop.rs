@@ -233,3 +233,42 @@ fn eventsource_clean_end_keeps_the_cursor() {
     let o = sim.must_open(10_000);
     assert!(o.url.contains("lastEventId=2"), "{}", o.url);
 }
+
+/// Rule 1's price, with every default (seed 24): what detecting a buffering
+/// proxy costs now that the first-event deadline is 45 s. A proxy that holds
+/// only the first stream: the second `fetch-sse` request goes out at
+/// 46 384 ms. A proxy that holds every stream, default transport list: two
+/// silent `eventsource` opens move to `fetch-sse` (which sees comments), two
+/// silent `fetch-sse` opens move to `long-poll`, whose first request goes out
+/// at 187 499 ms (4 × 45 s + the waits; with the old 15 s deadline: 67 499 ms).
+#[test]
+fn rule1_cost_of_detecting_a_buffering_proxy() {
+    // Only the first stream is held.
+    let mut sim = Sim::new(fetch_sse_config(), 24);
+    let o = the_open(&sim.start());
+    sim.run_for(50);
+    sim.head(o.id, es_head(200));
+    let second = sim.must_open(120_000);
+    assert_eq!(second.transport, TransportKind::FetchSse);
+    assert_eq!(sim.last_open_at, 46_384);
+
+    // Every stream is held; the default preference list.
+    for (first_event_ms, want) in [(45_000, 187_499), (15_000, 67_499)] {
+        let mut c = Config::new("/stream");
+        c.watchdog.first_event_timeout_ms = first_event_ms;
+        let mut sim = Sim::new(c, 24);
+        let mut o = the_open(&sim.start());
+        while o.transport.is_streaming() {
+            sim.run_for(50);
+            if o.transport == TransportKind::EventSource {
+                sim.opened(o.id);
+            } else {
+                sim.head(o.id, es_head(200));
+            }
+            o = sim.must_open(300_000);
+        }
+        assert_eq!(o.transport, TransportKind::LongPoll);
+        assert_eq!(sim.opens().len(), 5, "{first_event_ms}");
+        assert_eq!(sim.last_open_at, want, "{first_event_ms}");
+    }
+}

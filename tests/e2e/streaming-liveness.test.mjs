@@ -136,13 +136,13 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         assert.equal(entries.find((e) => e.query.includes(`case=${tag}`)).end, "dropped");
       });
     } else {
-      test("BC-14 V1 NATIVE: comments are invisible, named heartbeat events keep eventsource alive; no idle watchdog before the first event (only firstEventTimeoutMs, 15 s here)", async () => {
+      test("BC-14 V1 NATIVE: comments are invisible, named heartbeat events keep eventsource alive; no idle watchdog before the first event (only firstEventTimeoutMs, 45 s here)", async () => {
         // The real endpoint with a heartbeat (comment + `event: heartbeat`) every 200 ms.
         const tag = await sub(a, { seed: 23, watchdog: { idleTimeoutMs: 600 } }, "&heartbeat_ms=200");
         await opened(tag);
         // A stream that sends comments only: native EventSource sees nothing,
         // so the engine runs no idle watchdog on it (it cannot tell quiet from
-        // dead); only the first-event deadline (default 15 s) would end it.
+        // dead); only the first-event deadline (default 45 s) would end it.
         await h.clearFaults(a);
         const writes = Array.from({ length: 15 }, (_, i) => ({ delay_ms: i === 0 ? 0 : 200, data: ":\n" }));
         await h.faults(a, { path: "/sse", fault: { kind: "script", status: 200, content_type: "text/event-stream", writes, then: "hang" } });
