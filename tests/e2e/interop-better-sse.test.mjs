@@ -61,7 +61,12 @@ async function startBetterSse({ keepAlive } = {}) {
     },
     /** End every open stream cleanly (a serverless time limit, a deploy). */
     endAll() {
-      for (const { res } of live) res.end();
+      // Out of `live` at once: better-sse learns of the end only at the
+      // response's `close`, and a push before that writes after the end.
+      for (const e of [...live]) {
+        live.delete(e);
+        e.res.end();
+      }
     },
     async stop() {
       for (const { res } of live) res.destroy();
