@@ -159,7 +159,7 @@ const scaled = (ms) => Math.round(ms / SCALE);
 const scaledTidings = {
   backoff: { floorMs: scaled(1000), baseMs: scaled(500), maxMs: scaled(60_000), healthyAfterMs: scaled(10_000) },
   interval: { initialMs: scaled(5000), minMs: scaled(1000), maxMs: scaled(300_000) },
-  watchdog: { idleTimeoutMs: scaled(45_000), firstEventTimeoutMs: scaled(15_000) },
+  watchdog: { idleTimeoutMs: scaled(45_000), firstEventTimeoutMs: scaled(45_000) },
   longPoll: { timeoutMs: scaled(35_000) },
   breaker: { cooldownMs: scaled(30_000) },
 };

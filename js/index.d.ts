@@ -347,7 +347,9 @@ export interface Options<M = {}> {
     floorMs?: number;
     /**
      * A stream open this long (milliseconds) with at least one byte, or any successful response
-     * of a request transport, resets the attempt count. Default `10000`.
+     * of a request transport, resets the attempt count. So does a stream of any length that
+     * ended cleanly after new events with ids (a server that ends every stream after a few
+     * events reconnects after the floor, never a growing backoff). Default `10000`.
      */
     healthyAfterMs?: number;
     /** Consecutive failed attempts before giving up (error `gave-up`). Default `Infinity`. */
@@ -399,10 +401,12 @@ export interface Options<M = {}> {
      */
     idleTimeoutMs?: number;
     /**
-     * A stream that opened and delivered nothing this long (milliseconds) is evidence of a
-     * buffering proxy. On `eventsource` with no other usable transport (by `transports` and
-     * capability), it is no evidence: the stream is kept open (debug `note`
-     * `silent-stream-kept`). Default `15000`.
+     * A stream that opened and delivered nothing this long (milliseconds; `fetch-sse`: no byte,
+     * comments count; `eventsource`: no message or `heartbeatEvent` event) is evidence of a
+     * buffering proxy. Default `45000`: three 15 s pings (axum `KeepAlive`, sse-starlette), so a
+     * quiet healthy server is never taken for a proxy. On `eventsource` with no other usable
+     * transport (by `transports` and capability), it is no evidence: the stream is kept open
+     * (debug `note` `silent-stream-kept`).
      */
     firstEventTimeoutMs?: number;
   };

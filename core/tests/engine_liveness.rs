@@ -171,7 +171,8 @@ fn bc15_body(from: u64, to: u64) -> Vec<u8> {
 
 /// BC-15: the proxy forwards headers at once but holds the body. Attempts 1
 /// and 2 each get headers and 0 bytes and are aborted at the first-event
-/// deadline (15 s after their head); then the transport changes to long-poll
+/// deadline (45 s after their head, the default since issue 24: three
+/// 15-second pings); then the transport changes to long-poll
 /// (reason `buffered-stream`) and events arrive with continuous ids, no gap,
 /// no duplicate (the long-poll server here also replays the cursor's own event,
 /// which dedupe drops). After `remember_ms` the preferred transport is probed,
@@ -186,11 +187,15 @@ fn bc15_buffering_proxy_moves_to_long_poll() {
         sim.run_for(50);
         sim.head(o.id, ResponseHead::event_stream());
         let head_at = sim.now.mono.0;
-        sim.run_for(15_000);
+        sim.run_for(45_000);
         aborted_at.push(aborts(&sim).last().copied().unwrap_or(0) - head_at);
         o = sim.must_open(120_000);
     }
-    assert_eq!(aborted_at, [15_000, 15_000]);
+    assert_eq!(aborted_at, [45_000, 45_000]);
+    // What detecting the proxy costs with the defaults: the first long-poll
+    // request goes out 93.1 s after the start (2 × (50 ms + 45 s) + 3044 ms
+    // of backoff, seed 15), where the old 15 s deadline cost 33.1 s.
+    assert_eq!(sim.last_open_at, 2 * (50 + 45_000) + 3044);
     let changes = sim.find(|a| match a {
         Action::TransportChanged {
             transport,
@@ -263,7 +268,7 @@ fn bc15_buffering_proxy_moves_to_long_poll() {
     if lp.transport == TransportKind::FetchSse {
         probed = Some(lp.id);
         sim.head(lp.id, ResponseHead::event_stream());
-        sim.run_for(15_000);
+        sim.run_for(45_000);
     }
     assert!(probed.is_some(), "probe");
     let tail: Vec<_> = changes_after(&sim, until.0 - WALL0);

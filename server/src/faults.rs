@@ -148,6 +148,20 @@ pub enum Fault {
         #[serde(default)]
         kb: Option<u64>,
     },
+    /// Ping as the common server libraries do instead of the endpoint's own
+    /// heartbeats: a comment `: ping` + CRLF CRLF every `ms` (sse-starlette's
+    /// wire format; axum `KeepAlive` and better-sse send a bare `:`), the
+    /// first one `ms` after the head. The endpoint's heartbeats and its
+    /// `retry:` block are dropped (so no byte comes before the first ping or
+    /// event), unless `retry: true` keeps the `retry:` block (better-sse).
+    /// `after_first_event: true` sends no ping before the first event.
+    Ping {
+        ms: u64,
+        #[serde(default)]
+        retry: bool,
+        #[serde(default)]
+        after_first_event: bool,
+    },
     /// Send the body `bytes` (default 1) bytes at a time, every `ms`.
     Trickle {
         ms: u64,
@@ -417,6 +431,7 @@ fn validate(f: &Fault) -> Result<(), String> {
             }
         }
         Fault::Trickle { bytes: 0, .. } => return Err("trickle: bytes must be > 0".into()),
+        Fault::Ping { ms: 0, .. } => return Err("ping: ms must be > 0".into()),
         _ => {}
     }
     Ok(())
@@ -734,6 +749,20 @@ pub async fn middleware(State(s): State<AppState>, req: Request, next: Next) -> 
             let resp = next.run(req).await;
             map_body(resp, |body| buffer_body(body, kb))
         }
+        Fault::Ping {
+            ms,
+            retry,
+            after_first_event,
+        } => {
+            note(&req, applied);
+            let resp = next.run(req).await;
+            let ping = PingSpec {
+                period: Duration::from_millis(ms),
+                retry,
+                after_first_event,
+            };
+            map_body(resp, |body| ping_body(body, ping, shutdown))
+        }
         Fault::Trickle { ms, bytes } => {
             note(&req, applied);
             let resp = next.run(req).await;
@@ -902,6 +931,84 @@ fn buffer_body(body: Body, kb: Option<u64>) -> Body {
     Body::from_stream(stream)
 }
 
+/// The comment a `ping` fault sends (sse-starlette's wire format).
+pub const PING: &[u8] = b": ping\r\n\r\n";
+
+#[derive(Debug, Clone, Copy)]
+struct PingSpec {
+    period: Duration,
+    retry: bool,
+    after_first_event: bool,
+}
+
+/// The endpoint's chunk without its heartbeats (and, in the first chunk,
+/// without its `retry:` block unless kept). `/sse` writes each heartbeat
+/// whole, and the `retry:` block only at the start of its first chunk.
+fn strip_own_pings(chunk: &[u8], first: bool, keep_retry: bool) -> Vec<u8> {
+    let mut rest = chunk;
+    if first && !keep_retry && rest.starts_with(b"retry:") {
+        if let Some(end) = rest.windows(2).position(|w| w == b"\n\n") {
+            rest = &rest[end + 2..];
+        }
+    }
+    let hb = crate::sse::HEARTBEAT.as_bytes();
+    let mut out = Vec::with_capacity(rest.len());
+    let mut i = 0;
+    while i < rest.len() {
+        if rest[i..].starts_with(hb) {
+            i += hb.len();
+        } else {
+            out.push(rest[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Replaces the endpoint's heartbeats by comment pings every `period`.
+fn ping_body(body: Body, ping: PingSpec, shutdown: CancellationToken) -> Body {
+    let stream = async_stream::stream! {
+        let mut data = body.into_data_stream();
+        let mut counter = SseCounter::default();
+        let mut first = true;
+        let start = tokio::time::Instant::now() + ping.period;
+        let mut next_ping = (!ping.after_first_event).then_some(start);
+        loop {
+            let chunk = tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => return,
+                _ = sleep_until_opt(next_ping) => {
+                    next_ping = Some(tokio::time::Instant::now() + ping.period);
+                    yield Ok::<Bytes, axum::Error>(Bytes::from_static(PING));
+                    continue;
+                }
+                c = data.next() => c,
+            };
+            match chunk {
+                Some(Ok(c)) => {
+                    let out = strip_own_pings(&c, first, ping.retry);
+                    first = false;
+                    if next_ping.is_none() {
+                        counter.count(&out);
+                        if counter.events > 0 {
+                            next_ping = Some(tokio::time::Instant::now() + ping.period);
+                        }
+                    }
+                    if !out.is_empty() {
+                        yield Ok(Bytes::from(out));
+                    }
+                }
+                Some(Err(e)) => {
+                    yield Err(e);
+                    return;
+                }
+                None => return,
+            }
+        }
+    };
+    Body::from_stream(stream)
+}
+
 /// Sends `step` bytes every `ms`.
 fn trickle_body(body: Body, ms: u64, step: usize, shutdown: CancellationToken) -> Body {
     let stream = async_stream::stream! {
@@ -1009,6 +1116,26 @@ mod tests {
         let out = header_only_resume(req("/sse?lastEventId=4", Some("3")));
         assert_eq!(out.uri().to_string(), "/sse");
         assert_eq!(out.headers()["last-event-id"], "3");
+    }
+
+    #[test]
+    fn strip_own_pings_keeps_events_only() {
+        let hb = crate::sse::HEARTBEAT;
+        let head = format!("retry: 1000\n\n{hb}id: 1\ndata: a\n\n");
+        assert_eq!(
+            strip_own_pings(head.as_bytes(), true, false),
+            b"id: 1\ndata: a\n\n"
+        );
+        assert_eq!(
+            strip_own_pings(head.as_bytes(), true, true),
+            b"retry: 1000\n\nid: 1\ndata: a\n\n"
+        );
+        assert!(strip_own_pings(hb.as_bytes(), false, false).is_empty());
+        // A later chunk's `retry:` text is data, never stripped.
+        assert_eq!(
+            strip_own_pings(b"retry: 5\n\n", false, false),
+            b"retry: 5\n\n"
+        );
     }
 
     #[test]

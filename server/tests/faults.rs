@@ -285,6 +285,59 @@ async fn buffer_holds_bytes_until_enough_accumulate() {
     stop.await.unwrap();
 }
 
+/// Reads raw chunks of `resp` for `span`, each with its arrival time.
+async fn chunks_for(resp: reqwest::Response, span: Duration) -> Vec<(Duration, String)> {
+    let t0 = Instant::now();
+    let mut stream = resp.bytes_stream();
+    let mut out = Vec::new();
+    while let Ok(Some(Ok(c))) = tokio::time::timeout_at(t0 + span, stream.next()).await {
+        out.push((t0.elapsed(), String::from_utf8_lossy(&c).into_owned()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn ping_replaces_heartbeats_by_comments_like_sse_starlette() {
+    let (srv, url) =
+        start_faulted(json!({"path": "/sse", "fault": {"kind": "ping", "ms": 150}})).await;
+    // The endpoint's own heartbeats every 20 ms and its `retry:` are dropped:
+    // nothing before the first ping, 150 ms after the head.
+    let resp = get(&url, "/sse?heartbeat_ms=20").await;
+    let got = chunks_for(resp, Duration::from_millis(520)).await;
+    let text: String = got.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(text, ": ping\r\n\r\n".repeat(3), "{got:?}");
+    assert!(got[0].0 >= Duration::from_millis(140), "{got:?}");
+    let log = log_for(&url, "/sse").await;
+    assert_eq!(log[0]["fault"]["kind"], "ping");
+    srv.shutdown().await;
+}
+
+#[tokio::test]
+async fn ping_after_first_event_keeping_retry_like_better_sse() {
+    let (srv, url) = start_faulted(json!({"path": "/sse", "times": null, "fault":
+        {"kind": "ping", "ms": 100, "retry": true, "after_first_event": true}}))
+    .await;
+    let resp = get(&url, "/sse?heartbeat_ms=20").await;
+    let url2 = url.clone();
+    let publisher = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        publish(&url2, "a").await;
+    });
+    let got = chunks_for(resp, Duration::from_millis(550)).await;
+    publisher.await.unwrap();
+    let text: String = got.iter().map(|(_, t)| t.as_str()).collect();
+    // `retry:` at once, then nothing until the event (300 ms), then pings.
+    assert!(
+        text.starts_with("retry: 1000\n\nid: 1\ndata: a\n\n: ping\r\n\r\n"),
+        "{got:?}"
+    );
+    assert!(!text.contains(": hb"), "{text}");
+    assert_eq!(got[0].1, "retry: 1000\n\n");
+    assert!(got[1].0 >= Duration::from_millis(280), "{got:?}");
+    assert!(matches!(text.matches(": ping").count(), 1..=3), "{text}");
+    srv.shutdown().await;
+}
+
 #[tokio::test]
 async fn trickle_sends_one_byte_at_a_time() {
     let (srv, url) =
@@ -400,6 +453,7 @@ async fn bad_rules_are_rejected() {
         json!({"path": "/sse", "fault": {"kind": "status", "status": 1000}}),
         json!({"path": "/sse", "fault": {"kind": "script", "writes": [{"base64": "***"}]}}),
         json!({"path": "/sse", "fault": {"kind": "status", "status": 503, "headers": {"bad name": "x"}}}),
+        json!({"path": "/sse", "fault": {"kind": "ping", "ms": 0}}),
     ] {
         let r = post_faults(&url, &bad).await;
         assert_eq!(r.status(), 400, "{bad}");

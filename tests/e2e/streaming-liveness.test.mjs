@@ -75,9 +75,14 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         // All three exactly once, in order; m3 came by replay on the new stream.
         const msgs = (await h.events(page, tag, "message")).map((e) => [e.id, e.data]);
         assert.deepEqual(msgs, ids.map((id, i) => [id, `m${i + 1}`]));
-        // Opened, delivered, ended before healthyAfterMs: a counted failure.
+        // Opened, delivered new events with ids, ended cleanly: healthy
+        // (issue 24 rule 2), the floor + U[0, max(floor, base)). A native
+        // EventSource shows the clean end as an error (a network failure for
+        // the engine): a counted failure, floor + U[0, base].
+        const m = new Model(21, BACKOFF);
+        const expected = transport === "fetch-sse" ? m.healthyEnd() : m.failure();
         await h.assertReconnect(page, { clock: page.clocks.get(srv), log, waiting: log.find((e) => e.state === "waiting"),
-          failedAt: first.end_ms, next: second, expected: new Model(21, BACKOFF).failure(), what: "reconnect after the close" });
+          failedAt: first.end_ms, next: second, expected, what: "reconnect after the close" });
         assert.equal(log.filter((e) => e.type === "open").length, 2);
       });
     }
@@ -136,13 +141,13 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         assert.equal(entries.find((e) => e.query.includes(`case=${tag}`)).end, "dropped");
       });
     } else {
-      test("BC-14 V1 NATIVE: comments are invisible, named heartbeat events keep eventsource alive; no idle watchdog before the first event (only firstEventTimeoutMs, 15 s here)", async () => {
+      test("BC-14 V1 NATIVE: comments are invisible, named heartbeat events keep eventsource alive; no idle watchdog before the first event (only firstEventTimeoutMs, 45 s here)", async () => {
         // The real endpoint with a heartbeat (comment + `event: heartbeat`) every 200 ms.
         const tag = await sub(a, { seed: 23, watchdog: { idleTimeoutMs: 600 } }, "&heartbeat_ms=200");
         await opened(tag);
         // A stream that sends comments only: native EventSource sees nothing,
         // so the engine runs no idle watchdog on it (it cannot tell quiet from
-        // dead); only the first-event deadline (default 15 s) would end it.
+        // dead); only the first-event deadline (default 45 s) would end it.
         await h.clearFaults(a);
         const writes = Array.from({ length: 15 }, (_, i) => ({ delay_ms: i === 0 ? 0 : 200, data: ":\n" }));
         await h.faults(a, { path: "/sse", fault: { kind: "script", status: 200, content_type: "text/event-stream", writes, then: "hang" } });

@@ -159,6 +159,9 @@ impl TransportUrls {
     }
 }
 
+/// Default `watchdog.first_event_timeout_ms`, ms (see [`WatchdogConfig`]).
+pub const DEFAULT_FIRST_EVENT_TIMEOUT_MS: u64 = 45_000;
+
 /// Stream liveness watchdogs (JS `watchdog.*`). A value of 0 disables that
 /// watchdog (BC-14 V4: 0 means disabled, not "default").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -170,9 +173,13 @@ pub struct WatchdogConfig {
     /// response head (or `open`) has not arrived, and the request deadline of a
     /// `poll` request. Default 45 000 (3 missed heartbeats of 15 s).
     pub idle_timeout_ms: u64,
-    /// A `fetch-sse` stream that opened and delivered no byte this long is
-    /// aborted with reason `buffered-stream` and counts as evidence of a
-    /// buffering proxy for the selector (BC-15). Default 15 000.
+    /// A stream that opened and delivered nothing this long (`fetch-sse`: no
+    /// byte, comments included; `eventsource`: no message or heartbeat event)
+    /// is aborted with reason `buffered-stream` and counts as evidence of a
+    /// buffering proxy for the selector (BC-15). Default 45 000: three times
+    /// the most common server ping (15 s: axum `KeepAlive`, sse-starlette,
+    /// warp), above the 30 s end of the usual 15–30 s range, so a healthy quiet
+    /// server is never taken for a proxy (issue 24; README "Defaults").
     pub first_event_timeout_ms: u64,
 }
 
@@ -180,7 +187,7 @@ impl Default for WatchdogConfig {
     fn default() -> Self {
         WatchdogConfig {
             idle_timeout_ms: 45_000,
-            first_event_timeout_ms: 15_000,
+            first_event_timeout_ms: DEFAULT_FIRST_EVENT_TIMEOUT_MS,
         }
     }
 }
@@ -407,7 +414,7 @@ mod tests {
         assert_eq!(c.last_event_id_param, "lastEventId");
         assert_eq!(c.max_retry_after_ms, 300_000);
         assert_eq!(c.watchdog.idle_timeout_ms, 45_000);
-        assert_eq!(c.watchdog.first_event_timeout_ms, 15_000);
+        assert_eq!(c.watchdog.first_event_timeout_ms, 45_000);
         assert_eq!(c.long_poll.timeout_ms, 35_000);
         assert_eq!(c.fallback.after_failures, 2);
         assert_eq!(c.fallback.remember_ms, 600_000);

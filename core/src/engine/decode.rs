@@ -252,7 +252,13 @@ impl Engine {
             });
             return false;
         }
-        wanted(&self.config.events, event)
+        let wanted = wanted(&self.config.events, event);
+        if !wanted {
+            if let Some(a) = self.attempt.as_mut() {
+                a.filtered = a.filtered.saturating_add(1);
+            }
+        }
+        wanted
     }
 
     /// An SSE event the parser skipped for its size: reported like a

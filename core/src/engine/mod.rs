@@ -726,7 +726,11 @@ impl Engine {
         }
         let Some(a) = self.attempt.take() else { return };
         self.drop_body();
-        self.sync_cursor();
+        if a.transport != TransportKind::EventSource {
+            // Native events move the cursor themselves; the parser never saw
+            // them, and its stale id must not overwrite theirs.
+            self.sync_cursor();
+        }
         if a.transport.is_streaming() {
             if a.opened_at.is_some() {
                 self.stream_ended(now, &a, None, Reason::Backoff);
@@ -935,11 +939,14 @@ impl Engine {
         }
     }
 
-    /// A stream that had opened ended (cleanly, by error, or stalled).
+    /// A stream that had opened ended (cleanly, by error, or stalled). It was
+    /// healthy when open `healthyAfterMs` with a byte, or when it ended
+    /// cleanly (`code` = `None`) after making progress (`retry::made_progress`).
     fn stream_ended(&mut self, now: Now, a: &Attempt, code: Option<ErrorCode>, reason: Reason) {
         self.note_stream_gap(a);
-        let healthy =
-            a.healthy_at(now.mono, self.backoff.config().healthy_after_ms) || a.healthy_seen;
+        let healthy = a.healthy_at(now.mono, self.backoff.config().healthy_after_ms)
+            || a.healthy_seen
+            || (code.is_none() && self.made_progress(a));
         let f = Failure {
             code,
             counts: !healthy,
@@ -1127,7 +1134,9 @@ impl Engine {
         }
         self.stats.current_delay_ms = 0;
         let probe = self.selector.probing();
-        self.attempt = Some(Attempt::new(id, transport, reason, now, probe));
+        let mut attempt = Attempt::new(id, transport, reason, now, probe);
+        attempt.cursor_at_start.clone_from(&self.cursor);
+        self.attempt = Some(attempt);
         self.watch_replay();
         let request_cycle = !transport.is_streaming() && self.state == State::Open;
         if !request_cycle {

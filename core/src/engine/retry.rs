@@ -8,7 +8,12 @@
 //!    poll interval for `poll` (a failing poller never polls faster than a
 //!    healthy one); `m` = 2 for a 429 without a hint; `k` counts consecutive
 //!    unhealthy attempts; `maxAttempts` reached → fatal `gave-up`.
-//! 2. After a healthy stream ends (server restart), the first reconnect waits
+//! 2. A stream is healthy when it was open `healthyAfterMs` with a byte, or
+//!    when it ended cleanly after making progress ([`Engine::made_progress`]:
+//!    a server that ends every stream after a few events, as serverless time
+//!    limits do, is reconnected after the floor like native `EventSource`
+//!    does, not after a growing backoff; issue 24 rule 2). After a healthy
+//!    stream ends (server restart, time limit), the first reconnect waits
 //!    `floor + U[0, max(floor, base))` instead: the "first connect of a fleet"
 //!    width of DESIGN.md ("Jitter width by purpose", ±100 %) and the BC-13
 //!    yardstick `R + U[0, R)`, so a restarted server sees its clients spread
@@ -194,10 +199,21 @@ impl Engine {
         });
     }
 
+    /// Whether the ended attempt `a` made progress: at least one fresh event
+    /// (delivered, skipped for its size, or left out by the `events` filter;
+    /// never a heartbeat, a reset or a duplicate) and the cursor moved to a new
+    /// non-empty id. Without ids a short stream proves nothing: a server that
+    /// accepts, sends a `goaway` event and hangs up (BC-11 B) keeps backing
+    /// off, and so does one that replays what was already delivered.
+    pub(crate) fn made_progress(&self, a: &Attempt) -> bool {
+        let fresh = a.delivered > 0 || a.filtered > 0;
+        fresh && !self.cursor.is_empty() && self.cursor != a.cursor_at_start
+    }
+
     /// The transport delivered: close the breaker, tell the selector, allow a
     /// new 401 refresh. The backoff count is NOT reset here: for a stream only
-    /// `healthyAfterMs` open with a byte does that (BC-11: not headers, not a
-    /// short connection that delivered events).
+    /// `healthyAfterMs` open with a byte, or a clean end after progress, does
+    /// that (BC-11: not headers, not a short connection that died at once).
     /// `answered`: the server itself answered (a response head, an `open`);
     /// a long-poll hold that timed out on the client is a success without
     /// proving the transport works.

@@ -50,6 +50,12 @@ pub(crate) struct Attempt {
     /// answer carrying only a skipped message is still news: the server did
     /// not hold, it answered with an event).
     pub delivered: u32,
+    /// Events of this attempt left out by the `events` filter: the server's
+    /// news, for other listeners (heartbeats, resets and duplicates are not).
+    pub filtered: u32,
+    /// The engine's cursor when this attempt started: a clean end after
+    /// fresh events that moved it is a stream that made progress.
+    pub cursor_at_start: String,
     /// The stream has already counted as healthy (open `healthyAfterMs` with
     /// a byte), and reset the backoff count.
     pub healthy_seen: bool,
@@ -93,6 +99,8 @@ impl Attempt {
             bytes: 0,
             last_activity: now,
             delivered: 0,
+            filtered: 0,
+            cursor_at_start: String::new(),
             healthy_seen: false,
             saw_event: false,
             native_last_event_id: String::new(),
