@@ -19,11 +19,13 @@
 //! - `request`: rendering the URL and request headers;
 //! - `decode`: status verdicts, body kinds, the event filter, deliveries;
 //! - `retry`: reconnect delays, the breaker, fatal stops;
+//! - `cursor_reset`: a 409 to a resume (the cursor is no longer valid);
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
 //! - `stats`: the counters.
 
 mod action;
 mod config;
+mod cursor_reset;
 mod decode;
 mod input;
 mod lifecycle;
@@ -44,13 +46,16 @@ pub use config::{
     Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, TransportKind,
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
+pub use cursor_reset::CURSOR_INVALID_STATUS;
 pub use decode::{push_decimal, RESET_EVENT};
 pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
-pub use retry::LONG_POLL_JITTER_MS;
+pub use retry::{
+    herd_spread_max_ms, LONG_POLL_JITTER_MS, RETRY_AFTER_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_MAX_MS,
+};
 pub use stats::Stats;
 
 use crate::policy::backoff::Backoff;
@@ -145,6 +150,9 @@ pub struct Engine {
     /// A stream delivered messages but left no cursor: raise
     /// `Reset { Unresumable }` before the next attempt.
     unresumable: bool,
+    /// A 409 reset the cursor and no request with a cursor was accepted
+    /// since: another 409 is fatal (see `cursor_reset`).
+    cursor_reset_pending: bool,
     /// Scratch buffer for parser output.
     items: Vec<SseItem>,
 }
@@ -191,6 +199,7 @@ impl Engine {
             auth_refreshed: false,
             refresh_next: false,
             unresumable: false,
+            cursor_reset_pending: false,
             items: Vec::new(),
             config,
         }
@@ -347,12 +356,22 @@ impl Engine {
         if transport == TransportKind::LongPoll {
             self.long_poll_timeouts = 0;
         }
+        if head.status == CURSOR_INVALID_STATUS && self.cursor_rejected(now) {
+            self.advance(now);
+            return;
+        }
         let mut verdict = decode::classify(transport, head.status, head.content_type.as_deref());
         if head.status == 410 && self.gone_is_transient(transport, held_ms) {
             verdict = Verdict::Retry {
                 server_hint: false,
                 step_multiplier: 1,
             };
+        }
+        if matches!(
+            verdict,
+            Verdict::OpenStream | Verdict::Body(_) | Verdict::NoNews
+        ) {
+            self.cursor_accepted();
         }
         match verdict {
             // A stream already counted as open (`handle_opened` came first)
@@ -586,6 +605,10 @@ impl Engine {
     /// transport's cursor). A 200 whose `ETag` weakly matches the previous one
     /// (with the same `Last-Modified`) delivers nothing.
     ///
+    /// On `long-poll`, an empty body (or only whitespace) is "no news", not a
+    /// message (see `decode::empty_long_poll_answer`); on `poll` it is an
+    /// empty resource, delivered.
+    ///
     /// An nchan message (a bare-digit `Etag` plus a `Last-Modified`) is an
     /// event instead: its id is nchan's `<Unix seconds>:<tag>` (the id its
     /// EventSource sends, which its `last_event_id` parameter takes back), it
@@ -601,7 +624,8 @@ impl Engine {
             self.advance(now);
             return;
         }
-        let unchanged = a.outcome == Some(Outcome::Unchanged);
+        let unchanged = a.outcome == Some(Outcome::Unchanged)
+            || decode::empty_long_poll_answer(a.transport, &body, &self.validators);
         let len = u64::try_from(body.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
         self.request_opened();
@@ -944,6 +968,7 @@ impl Engine {
         a.last_activity = now;
         let transport = a.transport;
         let reason = a.reason;
+        self.cursor_accepted();
         if transport == TransportKind::FetchSse {
             self.new_body();
         } else {
@@ -1073,7 +1098,9 @@ impl Engine {
         }
         self.stats.current_delay_ms = 0;
         let probe = self.selector.probing();
-        self.attempt = Some(Attempt::new(id, transport, reason, now, probe));
+        let mut attempt = Attempt::new(id, transport, reason, now, probe);
+        attempt.carried_cursor = self.request_carries_cursor(transport);
+        self.attempt = Some(attempt);
         let request_cycle = !transport.is_streaming() && self.state == State::Open;
         if !request_cycle {
             self.set_state(State::Connecting, reason, None);

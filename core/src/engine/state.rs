@@ -64,6 +64,9 @@ pub(crate) struct Attempt {
     /// A server interval hint from this response (X-Poll-Interval or
     /// `_polling.next_interval_ms`), ms.
     pub hint_ms: Option<u64>,
+    /// The request carried a cursor (event id or validators): a 409 to it
+    /// means the cursor is no longer valid (see `cursor_reset`).
+    pub carried_cursor: bool,
 }
 
 impl Attempt {
@@ -91,6 +94,7 @@ impl Attempt {
             native_last_event_id: String::new(),
             failback_probe,
             hint_ms: None,
+            carried_cursor: false,
         }
     }
 
