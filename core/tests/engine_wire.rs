@@ -180,6 +180,21 @@ fn no_news_is_paced_by_request_start() {
     assert!(waiting(&all(&sim)).is_empty());
 }
 
+/// The server's `retry:` raises the pace's floor: an empty event-stream
+/// answer carrying `retry: 2000` paces the next request 2000 ms after this
+/// one started (plus `U[0, 100]`).
+#[test]
+fn no_news_pace_honours_the_servers_retry() {
+    let mut sim = Sim::new(long_poll_config(), 64);
+    let o = the_open(&sim.start());
+    sim.run_for(20);
+    sim.head(o.id, es_head(200));
+    sim.bytes(o.id, b"retry: 2000\n\n");
+    sim.end(o.id);
+    sim.must_open(5_000);
+    assert!((2000..=2100).contains(&sim.last_open_at), "{}", sim.last_open_at);
+}
+
 /// `poll` still delivers an empty resource: it is news (the resource is
 /// empty now).
 #[test]

@@ -187,7 +187,8 @@ impl Engine {
     /// - `long-poll` news: at once (`U[0, 100]` ms jitter);
     /// - `long-poll` "no news" (204, 304, 408, an empty 200, a hold that timed
     ///   out, an answer of repeats): paced by the START of the request, at
-    ///   `max(now, started + backoff.floorMs) + U[0, 100]`. A held answer
+    ///   `max(now, started + floor) + U[0, 100]`, floor = `backoff.floorMs`
+    ///   raised by the server's `retry:`. A held answer
     ///   re-polls at once; a server that does not hold (or says "stop" with a
     ///   204 on a stream URL, BC-10 NATIVE caveat) gets at most one request
     ///   per floor, at a fixed pace: never the growing backoff, which
@@ -211,7 +212,10 @@ impl Engine {
             let pace = if news {
                 0
             } else {
-                let earliest = attempt.started.plus(self.backoff.config().floor_ms);
+                // `backoff.floorMs`, raised by the server's `retry:` (an
+                // interval floor left from a poll failure does not apply).
+                self.backoff.set_interval_floor_ms(None);
+                let earliest = attempt.started.plus(self.backoff.floor_ms());
                 earliest.since(now.mono)
             };
             clamp_timer_ms(pace.saturating_add(self.rng.below(LONG_POLL_JITTER_MS + 1)))
