@@ -192,7 +192,11 @@ fn no_news_pace_honours_the_servers_retry() {
     sim.bytes(o.id, b"retry: 2000\n\n");
     sim.end(o.id);
     sim.must_open(5_000);
-    assert!((2000..=2100).contains(&sim.last_open_at), "{}", sim.last_open_at);
+    assert!(
+        (2000..=2100).contains(&sim.last_open_at),
+        "{}",
+        sim.last_open_at
+    );
 }
 
 /// `poll` still delivers an empty resource: it is news (the resource is
