@@ -20,6 +20,7 @@
 
 use super::action::{Action, ResetReason};
 use super::config::TransportKind;
+use super::decode::Verdict;
 use super::retry::LONG_POLL_JITTER_MS;
 use super::state::Scheduled;
 use super::Engine;
@@ -36,6 +37,20 @@ impl Engine {
     pub(crate) fn request_carries_cursor(&self, transport: TransportKind) -> bool {
         let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
         !self.cursor.is_empty() || (request && !self.validators.is_empty())
+    }
+
+    /// What a response head with `status` and `verdict` says about the live
+    /// attempt's cursor: a usable answer accepts it ([`Engine::cursor_accepted`]);
+    /// a 409 may reject it ([`Engine::cursor_rejected`]). Returns `true` when
+    /// the head is handled (reset and restart scheduled).
+    pub(crate) fn cursor_verdict(&mut self, now: Now, status: u16, verdict: Verdict) -> bool {
+        if matches!(
+            verdict,
+            Verdict::OpenStream | Verdict::Body(_) | Verdict::NoNews
+        ) {
+            self.cursor_accepted();
+        }
+        status == CURSOR_INVALID_STATUS && self.cursor_rejected(now)
     }
 
     /// A 409 arrived for the live attempt: reset and restart without a

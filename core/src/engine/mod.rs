@@ -356,10 +356,6 @@ impl Engine {
         if transport == TransportKind::LongPoll {
             self.long_poll_timeouts = 0;
         }
-        if head.status == CURSOR_INVALID_STATUS && self.cursor_rejected(now) {
-            self.advance(now);
-            return;
-        }
         let mut verdict = decode::classify(transport, head.status, head.content_type.as_deref());
         if head.status == 410 && self.gone_is_transient(transport, held_ms) {
             verdict = Verdict::Retry {
@@ -367,11 +363,9 @@ impl Engine {
                 step_multiplier: 1,
             };
         }
-        if matches!(
-            verdict,
-            Verdict::OpenStream | Verdict::Body(_) | Verdict::NoNews
-        ) {
-            self.cursor_accepted();
+        if self.cursor_verdict(now, head.status, verdict) {
+            self.advance(now);
+            return;
         }
         match verdict {
             // A stream already counted as open (`handle_opened` came first)
