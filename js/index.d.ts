@@ -174,12 +174,15 @@ export interface TransportChangeEvent {
 }
 
 /**
- * `reset`: the server cannot fill the gap since the cursor (`"server"`), or a stream without ids
- * is reconnecting and messages may be lost (`"unresumable"`). The app should refetch its state.
+ * `reset`: the server cannot fill the gap since the cursor (`"server"`: it sent an event of type
+ * `reset`), a stream without ids is reconnecting and messages may be lost (`"unresumable"`), or
+ * the server answered `409 Conflict` to a request that resumed from a cursor (`"cursor-invalid"`,
+ * Electric's "must-refetch"): the cursor, the duplicate memory and the validators were forgotten
+ * and one request without a cursor follows at once. The app should refetch its state.
  */
 export interface ResetEvent {
   readonly type: "reset";
-  readonly reason: "server" | "unresumable";
+  readonly reason: "server" | "unresumable" | "cursor-invalid";
 }
 
 /** The events that are not messages. Their names cannot be used as message event names. */
@@ -357,8 +360,9 @@ export interface Options<M = {}> {
   };
   /**
    * Cap on any server-requested wait (`Retry-After`, rate-limit reset), milliseconds; longer
-   * requests are clamped and reported. The backoff delay (floor + jitter) is added after the
-   * cap, so clients told the same long wait do not all return at once. Default `300000` (5 min).
+   * requests are clamped. The wait is honoured as asked: `max(clamped wait, backoff.floorMs)`
+   * plus a herd spread `U[0, min(10 %, 1000 ms)]` (none with strategy `"none"`), not plus the
+   * exponential backoff term, and it does not open the circuit breaker. Default `300000` (5 min).
    */
   maxRetryAfterMs?: number;
   /** Circuit breaker. */

@@ -11,8 +11,29 @@ use crate::validators;
 pub const CURSOR_PARAMS: &[&str] = &["lastEventId", "last_event_id"];
 
 /// The `Last-Event-ID` header wins; else `?lastEventId=` / `?last_event_id=`.
-/// Absent or empty everywhere: no cursor.
+/// Absent or empty everywhere: no cursor, which means "live only", unless the
+/// query has `from_start=1`: then "from the start" (every buffered event, as
+/// a server that answers a request without an offset with the whole state,
+/// Electric's `offset=-1`).
 pub fn from_request(headers: &HeaderMap, query: &HashMap<String, String>) -> Cursor {
+    match given(headers, query) {
+        Cursor::None if query_flag(query, "from_start") => Cursor::Id(0),
+        c => c,
+    }
+}
+
+/// Whether the request carries a cursor anywhere a client puts one: a
+/// non-empty `Last-Event-ID` header, `lastEventId` / `last_event_id` query
+/// parameter, or the validators `If-None-Match` / `If-Modified-Since`
+/// (nchan-style resumes). For fault rules with `"when": "cursor"`.
+pub fn carries_cursor(headers: &HeaderMap, query: &HashMap<String, String>) -> bool {
+    !matches!(given(headers, query), Cursor::None)
+        || headers.contains_key("if-none-match")
+        || headers.contains_key("if-modified-since")
+}
+
+/// The cursor as the request gives it (no `from_start`).
+fn given(headers: &HeaderMap, query: &HashMap<String, String>) -> Cursor {
     if let Some(v) = headers.get("last-event-id") {
         let s = String::from_utf8_lossy(v.as_bytes());
         if !s.trim().is_empty() {
@@ -78,6 +99,27 @@ mod tests {
             from_request_or_etag(&HeaderMap::new(), &q(&[])),
             Cursor::None
         );
+    }
+
+    #[test]
+    fn from_start_only_without_a_cursor() {
+        let h = HeaderMap::new();
+        assert_eq!(from_request(&h, &q(&[("from_start", "1")])), Cursor::Id(0));
+        assert_eq!(
+            from_request(&h, &q(&[("from_start", "1"), ("lastEventId", "3")])),
+            Cursor::Id(3)
+        );
+        assert!(!carries_cursor(&h, &q(&[("from_start", "1")])));
+        assert!(carries_cursor(&h, &q(&[("last_event_id", "3")])));
+        let mut v = HeaderMap::new();
+        v.insert(
+            "if-none-match",
+            axum::http::HeaderValue::from_static("\"e\""),
+        );
+        assert!(carries_cursor(&v, &q(&[])));
+        let mut e = HeaderMap::new();
+        e.insert("last-event-id", axum::http::HeaderValue::from_static(" "));
+        assert!(!carries_cursor(&e, &q(&[("lastEventId", "")])));
     }
 
     #[test]

@@ -204,12 +204,38 @@ fn nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     Option::<u64>::deserialize(d)
 }
 
+/// Which requests a rule applies to besides its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum When {
+    /// Only requests that carry a cursor (`Last-Event-ID`, `lastEventId` /
+    /// `last_event_id`, `If-None-Match`, `If-Modified-Since`): a server that
+    /// answers 409 to a resume from a cursor it no longer knows.
+    Cursor,
+    /// Only requests without one.
+    NoCursor,
+}
+
+impl When {
+    fn matches(when: Option<When>, has_cursor: bool) -> bool {
+        match when {
+            None => true,
+            Some(When::Cursor) => has_cursor,
+            Some(When::NoCursor) => !has_cursor,
+        }
+    }
+}
+
 /// What `POST /_faults` takes (one rule or an array of them).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleSpec {
     /// Exact request path, or "*" for any path outside `/_…`.
     pub path: String,
+    /// `"cursor"` / `"no-cursor"`: only requests with / without a cursor
+    /// (absent = every request).
+    #[serde(default)]
+    pub when: Option<When>,
     /// Requests it applies to; absent = 1, null = until cleared.
     #[serde(default = "one", deserialize_with = "nullable")]
     pub times: Option<u64>,
@@ -221,6 +247,8 @@ pub struct RuleSpec {
 pub struct Rule {
     pub id: u64,
     pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<When>,
     /// Applications left (null = until cleared).
     pub remaining: Option<u64>,
     pub fault: Fault,
@@ -273,6 +301,7 @@ impl Faults {
         let rule = Rule {
             id: self.next_rule.fetch_add(1, Ordering::Relaxed),
             path: spec.path,
+            when: spec.when,
             remaining: spec.times,
             fault: spec.fault,
         };
@@ -294,13 +323,22 @@ impl Faults {
         before - g.len()
     }
 
-    /// Takes one application of the first rule matching `path`.
+    /// Takes one application of the first rule matching `path` (for a
+    /// request without a cursor).
     pub fn take(&self, path: &str) -> Option<(u64, Fault)> {
+        self.take_for(path, false)
+    }
+
+    /// Takes one application of the first rule matching `path` and, for
+    /// rules with a `when`, whether the request carries a cursor.
+    pub fn take_for(&self, path: &str, has_cursor: bool) -> Option<(u64, Fault)> {
         if path.starts_with("/_") {
             return None;
         }
         let mut g = lock(&self.rules);
-        let i = g.iter().position(|r| r.path == path || r.path == "*")?;
+        let i = g
+            .iter()
+            .position(|r| (r.path == path || r.path == "*") && When::matches(r.when, has_cursor))?;
         let rule = &mut g[i];
         let out = (rule.id, rule.fault.clone());
         if let Some(n) = rule.remaining.as_mut() {
@@ -578,7 +616,11 @@ pub async fn middleware(State(s): State<AppState>, req: Request, next: Next) -> 
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         return resp;
     }
-    let Some((rule, fault)) = s.faults.take(&path) else {
+    let query: HashMap<String, String> = Query::try_from_uri(req.uri())
+        .map(|q| q.0)
+        .unwrap_or_default();
+    let has_cursor = crate::cursor::carries_cursor(req.headers(), &query);
+    let Some((rule, fault)) = s.faults.take_for(&path, has_cursor) else {
         return next.run(req).await;
     };
     let mut applied = fault_json(rule, &path, &fault);
@@ -1074,6 +1116,30 @@ mod tests {
         assert!(f.take("/_log").is_none());
         assert_eq!(f.clear(None), 1);
         assert!(f.take("/poll").is_none());
+    }
+
+    #[test]
+    fn when_cursor_or_no_cursor() {
+        let f = Faults::default();
+        f.add(spec(json!({"path": "/lp", "when": "cursor", "times": null,
+            "fault": {"kind": "status", "status": 409}})));
+        f.add(spec(json!({"path": "/lp", "when": "no-cursor",
+            "fault": {"kind": "delay", "ms": 1}})));
+        assert!(matches!(
+            f.take_for("/lp", true),
+            Some((1, Fault::Status { status: 409, .. }))
+        ));
+        assert!(matches!(f.take_for("/lp", true), Some((1, _))));
+        assert!(matches!(
+            f.take_for("/lp", false),
+            Some((2, Fault::Delay { .. }))
+        ));
+        assert!(f.take_for("/lp", false).is_none());
+        assert!(f.take("/lp").is_none());
+        assert!(serde_json::from_value::<RuleSpec>(
+            json!({"path": "/lp", "when": "always", "fault": {"kind": "buffer"}})
+        )
+        .is_err());
     }
 
     #[test]

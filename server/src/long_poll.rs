@@ -11,6 +11,9 @@
 //! the reset (SSE: the `reset` event then an id-only block with the newest
 //! id; JSON: `{"id": "<newest>", "event": "reset", "data": "{...}"}`).
 //! `ETag` is `"<last id in the answer>"`, `Last-Modified` its time.
+//! `?empty=200` answers an empty hold with an empty 200 instead of 204
+//! (`&empty_type=` sets its `Content-Type`); `?from_start=1` makes "no
+//! cursor" mean every buffered event instead of "the next event".
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -72,10 +75,7 @@ pub async fn long_poll(
         return answer(s.hub.replay(&cursor), format);
     }
     if events.is_empty() {
-        let mut resp = StatusCode::NO_CONTENT.into_response();
-        resp.headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        return resp;
+        return no_news(&q);
     }
     let head = events.last().map(|e| e.id).unwrap_or(0);
     answer(
@@ -86,6 +86,27 @@ pub async fn long_poll(
         },
         format,
     )
+}
+
+/// The answer when the hold ends empty: 204, or with `?empty=200` a 200
+/// with an empty body (a server that says "no news" that way), whose
+/// `Content-Type` is `?empty_type=` when given (none otherwise).
+fn no_news(q: &HashMap<String, String>) -> Response {
+    let mut resp = if q.get("empty").is_some_and(|v| v == "200") {
+        let mut r = Response::new(axum::body::Body::empty());
+        if let Some(ct) = q
+            .get("empty_type")
+            .and_then(|t| HeaderValue::try_from(t.as_str()).ok())
+        {
+            r.headers_mut().insert(header::CONTENT_TYPE, ct);
+        }
+        r
+    } else {
+        StatusCode::NO_CONTENT.into_response()
+    };
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -582,3 +582,54 @@ async fn lost_state_without_reset_reissues_ids() {
     drop(r);
     srv.shutdown().await;
 }
+
+/// `"when": "cursor"`: the rule applies only to requests that resume from a
+/// cursor (header, query or validators); others reach the endpoint and do
+/// not use it up. `"no-cursor"` is the converse.
+#[tokio::test]
+async fn when_cursor_answers_409_only_to_a_resume() {
+    let (srv, url) = start_faulted(json!([
+        {"path": "/long-poll", "when": "cursor", "times": 3,
+         "fault": {"kind": "status", "status": 409}},
+        {"path": "/long-poll", "when": "no-cursor",
+         "fault": {"kind": "status", "status": 418}}
+    ]))
+    .await;
+    assert_eq!(get(&url, "/long-poll?hold_ms=0").await.status(), 418);
+    assert_eq!(get(&url, "/long-poll?hold_ms=0").await.status(), 204);
+    assert_eq!(
+        get(&url, "/long-poll?hold_ms=0&lastEventId=4")
+            .await
+            .status(),
+        409
+    );
+    let r = get_with(&url, "/long-poll?hold_ms=0", &[("Last-Event-ID", "4")]).await;
+    assert_eq!(r.status(), 409);
+    let r = get_with(&url, "/long-poll?hold_ms=0", &[("If-None-Match", "\"4\"")]).await;
+    assert_eq!(r.status(), 409);
+    let r = get_with(&url, "/long-poll?hold_ms=0", &[("If-None-Match", "\"0\"")]).await;
+    assert_ne!(r.status(), 409);
+    let faults: Vec<Value> = log_for(&url, "/long-poll")
+        .await
+        .into_iter()
+        .map(|e| e["fault"]["status"].clone())
+        .collect();
+    assert_eq!(
+        faults,
+        [
+            json!(418),
+            Value::Null,
+            json!(409),
+            json!(409),
+            json!(409),
+            Value::Null
+        ]
+    );
+    let bad = post_faults(
+        &url,
+        &json!({"path": "/sse", "when": "sometimes", "fault": {"kind": "buffer"}}),
+    )
+    .await;
+    assert_eq!(bad.status(), 400);
+    srv.shutdown().await;
+}

@@ -63,6 +63,42 @@ async fn long_poll_holds_then_204_or_answers_on_publish() {
     srv.shutdown().await;
 }
 
+/// `?empty=200`: an empty hold ends with an empty 200 (no content type, or
+/// `empty_type`) instead of 204. `?from_start=1`: no cursor means every
+/// buffered event; a cursor still wins.
+#[tokio::test]
+async fn long_poll_empty_200_and_from_start() {
+    let (srv, url) = start().await;
+    let r = get(&url, "/long-poll?hold_ms=0&empty=200").await;
+    assert_eq!(r.status(), 200);
+    assert!(!r.headers().contains_key("content-type"));
+    assert_eq!(r.text().await.unwrap(), "");
+    let r = get(
+        &url,
+        "/long-poll?hold_ms=0&empty=200&empty_type=application/json",
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    assert_eq!(r.text().await.unwrap(), "");
+    publish_all(&url, &["a", "b"]).await;
+    let r = get(&url, "/long-poll?hold_ms=0&from_start=1").await;
+    assert_eq!(
+        r.text().await.unwrap(),
+        "id: 1\ndata: a\n\nid: 2\ndata: b\n\n"
+    );
+    let r = get(&url, "/long-poll?hold_ms=0&from_start=1&lastEventId=1").await;
+    assert_eq!(r.text().await.unwrap(), "id: 2\ndata: b\n\n");
+    let r = get(
+        &url,
+        "/long-poll?hold_ms=0&from_start=1&lastEventId=2&empty=200",
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), "");
+    srv.shutdown().await;
+}
+
 #[tokio::test]
 async fn long_poll_default_hold_comes_from_the_server_option() {
     let (srv, url) = start_with(|c| c.hold_ms = 150).await;

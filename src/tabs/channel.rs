@@ -244,11 +244,7 @@ pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
             retry_in_ms: number(a, 4)?,
         }),
         "r" => Notice::Action(Action::Reset {
-            reason: match string(a, 1)?.as_str() {
-                "server" => ResetReason::Server,
-                "unresumable" => ResetReason::Unresumable,
-                _ => return None,
-            },
+            reason: ResetReason::from_name(&string(a, 1)?)?,
         }),
         _ => return None,
     };

@@ -31,7 +31,8 @@ export const BACKOFF_DEFAULTS = { floorMs: 1000, baseMs: 500, maxMs: 60000 };
  * The engine's retry delays for one connection (full jitter, the default):
  * after a counted failure `floor + U[0, min(cap, base·m·2^k)]`; after a
  * healthy stream ends, one draw for the plain backoff (discarded) then
- * `floor + U[0, max(floor, base))`; a server wait is added on top.
+ * `floor + U[0, max(floor, base))`; after a server-requested wait `w` (issue 13 rule 3):
+ * `max(w, floor) + U[0, min(max(w, floor) / 10, 1000)]`, k grows, no backoff draw.
  */
 export class Model {
   constructor(seed, backoff = {}) {
@@ -41,11 +42,19 @@ export class Model {
     this.serverRetryMs = 0;
   }
   floor() { return Math.max(this.b.floorMs, this.serverRetryMs); }
-  /** A counted failure (open failed, status retry, unhealthy stream end). */
-  failure({ waitMs = 0, multiplier = 1 } = {}) {
+  /**
+   * A counted failure (open failed, status retry, unhealthy stream end). `waitMs`: the
+   * server-requested wait (Retry-After, rate-limit reset) when the answer had one, already
+   * clamped; `undefined` when it had none.
+   */
+  failure({ waitMs, multiplier = 1 } = {}) {
     const k = this.k++;
+    if (waitMs !== undefined) {
+      const asked = Math.max(waitMs, this.floor());
+      return asked + this.rng.between(0, Math.min(Math.floor(asked / 10), 1000));
+    }
     const d = Math.min(this.b.maxMs, this.b.baseMs * multiplier * 2 ** k);
-    return this.floor() + this.rng.between(0, d) + waitMs;
+    return this.floor() + this.rng.between(0, d);
   }
   /** A stream that had been healthy ended (k resets first). */
   healthyEnd() {

@@ -141,19 +141,69 @@ for (const name of ORIGINS) {
     assert.deepEqual(rec.filter((e) => e.type === "statechange").map((e) => [e.state, e.reason]), [["connecting", "start"], ["open", "start"]]);
     await close(page, "lp");
 
-    // Contrast: a server that answers 204 at once does not hold (answered
-    // within backoff.floorMs, 250 here so a slow loopback still counts as
-    // "at once"), so its empty answers are paced by the backoff (floor 250 +
-    // 100 · 2^k, k growing): 350, 450, 650 ms.
+    // Contrast: a server that answers 204 at once does not hold; its "no
+    // news" is paced by the request START: one request per floor (250 here)
+    // plus U[0, 100], a fixed pace (issue 13 rule 2; it used to grow with the
+    // backoff: 350, 450, 650 ms, …).
     await reset(api);
     await subscribe(page, "fast", o.base + "/long-poll", {
       ...OPTS, urls: { "long-poll": o.base + "/long-poll?hold_ms=0" }, seed: 6,
       backoff: { strategy: "none", floorMs: 250, baseMs: 100 },
     });
-    const fast = await waitForLog(api, "/long-poll", (es) => es.length >= 4, 6000);
-    assert.deepEqual(fast.slice(0, 3).map((e) => e.status), [204, 204, 204]);
+    const fast = await waitForLog(api, "/long-poll", (es) => es.length >= 6, 6000);
+    assert.deepEqual(fast.slice(0, 5).map((e) => e.status), [204, 204, 204, 204, 204]);
+    await close(page, "fast");
     const fastSlack = await lateness(page, "fast");
-    [350, 450, 650].forEach((d, k) => assertDelay(gapAfter(fast[k], fast[k + 1]), d, `unheld 204 #${k}`, { slack: fastSlack }));
+    const starts = await fetchStarts(page, "/long-poll?hold_ms=0");
+    for (let k = 0; k < 5; k++) {
+      const gap = Math.round(starts[k + 1] - starts[k]);
+      assert.ok(gap >= 250 - 2 && gap <= 250 + 100 + 60 + fastSlack,
+        `unheld 204 #${k}: start to start ${gap} ms (want 250 + U[0, 100], + 60 ms + ${fastSlack} ms lateness)`);
+    }
+    await page.done();
+  });
+
+  test(`${name}: a server that answers an empty 200 at once (no hold): no message, no error, one request per floor, and news published meanwhile arrives within about one floor`, async () => {
+    const o = origin(name);
+    const { api } = env;
+    const { id: before } = await api.publish("before");
+    const page = await openPage(env, o.page);
+    const FLOOR = 300;
+    const types = ["", "&empty_type=application/json", "&empty_type=text/event-stream", "&empty_type=text/plain"];
+    for (const [i, t] of types.entries()) {
+      const name = `e${i}`;
+      const part = `/long-poll?hold_ms=0&empty=200${t}&sub=${name}`;
+      await subscribe(page, name, o.base + "/long-poll", {
+        ...OPTS, urls: { "long-poll": o.base + part }, lastEventId: before,
+        backoff: { strategy: "none", floorMs: FLOOR, baseMs: 100 },
+      });
+    }
+    // A window of 8 floors for every subscription at once.
+    const t0 = await page.evaluate(() => performance.now());
+    await sleep(8 * FLOOR);
+    const { id } = await api.publish("news");
+    const published = await page.evaluate(() => performance.now());
+    for (const [i, t] of types.entries()) {
+      const name = `e${i}`;
+      const [msg] = await waitForEvents(page, name, "message", 1, 4000);
+      assert.deepEqual([msg.id, msg.data], [id, "news"], name);
+      const slack = await lateness(page, name);
+      // At most one floor + jitter after the publication (+ page and loopback slack).
+      assert.ok(msg.t - published <= FLOOR + 100 + 150 + slack,
+        `${name} (${t || "no content type"}): news arrived ${Math.round(msg.t - published)} ms after publication (+ ${slack} ms lateness)`);
+      await close(page, name);
+      const starts = (await fetchStarts(page, `&sub=${name}`)).filter((s) => s >= t0 && s < published);
+      const gaps = starts.slice(1).map((s, k) => Math.round(s - starts[k]));
+      // Never faster than one per floor (a loop would send hundreds), never
+      // growing like a backoff (which would reach 650, 1050, 1850 ms).
+      assert.ok(gaps.length >= 5 && gaps.every((g) => g >= FLOOR - 2 && g <= FLOOR + 100 + 60 + slack),
+        `${name}: start-to-start gaps ${JSON.stringify(gaps)} (want ${FLOOR} + U[0, 100], + 60 ms + ${slack} ms lateness)`);
+      assert.ok(starts.length <= Math.ceil((published - t0) / FLOOR) + 1,
+        `${name}: ${starts.length} requests in ${Math.round(published - t0)} ms`);
+      const recorded = await events(page, name);
+      assert.deepEqual(recorded.filter((e) => e.type === "error" || e.type === "reset" || e.state === "waiting"), [], name);
+      assert.deepEqual(recorded.filter((e) => e.type === "message").map((e) => e.data), ["news"], name);
+    }
     await page.done();
   });
 
@@ -182,7 +232,7 @@ for (const name of ORIGINS) {
     assert.ok(reqs.slice(0, 3).every((r) => r.status === null || r.status === 0), JSON.stringify(reqs.map(brief)));
   });
 
-  test(`${name}: 503 with Retry-After on a long-poll waits Retry-After plus the backoff, then resumes with the cursor`, async () => {
+  test(`${name}: 503 with Retry-After on a long-poll waits Retry-After as asked (no backoff term), then resumes with the cursor`, async () => {
     const o = origin(name);
     const { api } = env;
     const { id } = await api.publish("before");
@@ -192,19 +242,50 @@ for (const name of ORIGINS) {
     const [msg] = await waitForEvents(page, "lp", "message", 1, 4000);
     assert.deepEqual([msg.id, msg.data], [id, "before"]);
     const [err] = await events(page, "lp", "error");
-    // 1000 ms asked + backoff (k = 0): floor 100 + base 100.
-    assert.deepEqual([err.code, err.status, err.retryInMs, err.fatal], ["http-status", 503, 1200, false]);
+    // 1000 ms as asked: max(1000, floor 100), no backoff term, and no
+    // spread with strategy "none" (issue 13 rule 3; it used to be 1200).
+    assert.deepEqual([err.code, err.status, err.retryInMs, err.fatal], ["http-status", 503, 1000, false]);
     const states = await events(page, "lp", "statechange");
     const waiting = states.filter((e) => e.state === "waiting");
-    assert.deepEqual(waiting.map((e) => [e.reason, e.delayMs]), [["retry-after", 1200]]);
+    assert.deepEqual(waiting.map((e) => [e.reason, e.delayMs]), [["retry-after", 1000]]);
     // The wait as the page timed it (503 read → next request started) ...
     const next = states.find((e) => e.state === "connecting" && e.t > waiting[0].t);
-    assertDelay(next.t - waiting[0].t, 1200, "Retry-After: 1 (page clock)", { below: 20, slack: await lateness(page, "lp") });
+    assertDelay(next.t - waiting[0].t, 1000, "Retry-After: 1 (page clock)", { below: 20, slack: await lateness(page, "lp") });
     // ... and never earlier than asked as the server saw it.
     const reqs = await gets(api, "/long-poll");
     assert.equal(reqs[0].status, 503);
-    assert.ok(gapAfter(reqs[0], reqs[1]) >= 1200 - 2, `server saw the retry ${gapAfter(reqs[0], reqs[1])} ms after the 503`);
+    assert.ok(gapAfter(reqs[0], reqs[1]) >= 1000 - 2, `server saw the retry ${gapAfter(reqs[0], reqs[1])} ms after the 503`);
     assert.equal(cursorOf(reqs[1], o.cross), String(Number(id) - 1));
+    await page.done();
+  });
+
+  test(`${name}: a 409 to a resume (Electric's must-refetch) is a reset (cursor-invalid), then everything from the start without a cursor`, async () => {
+    const o = origin(name);
+    const { api } = env;
+    const { id } = await api.publish("r1");
+    const page = await openPage(env, o.page);
+    await fault(api, { path: "/long-poll", when: "cursor", fault: { kind: "status", status: 409 } });
+    await subscribe(page, "lp", o.base + "/long-poll?from_start=1", { ...OPTS, lastEventId: id });
+    // From the start: every buffered event from id 1 to the one published
+    // above (the `events` filter drops other tests' named events).
+    await page.waitForFunction((id) => window.subs.lp.rec.some((e) => e.id === id), id, { timeout: 5000, polling: 20 });
+    const msgs = await events(page, "lp", "message");
+    assert.equal(msgs[0].id, "1");
+    assert.ok(msgs.every((m, i) => i === 0 || Number(m.id) > Number(msgs[i - 1].id)), JSON.stringify(msgs.map((m) => m.id)));
+    assert.deepEqual([msgs.at(-1).id, msgs.at(-1).data], [id, "r1"]);
+    const n = msgs.length;
+    const rec = await events(page, "lp");
+    const resets = rec.filter((e) => e.type === "reset");
+    assert.deepEqual(resets.map((e) => e.reason), ["cursor-invalid"]);
+    assert.ok(rec.indexOf(resets[0]) < rec.indexOf(rec.find((e) => e.type === "message")));
+    assert.deepEqual(rec.filter((e) => e.type === "error"), []);
+    // Resumes normally from the replay's last id.
+    const next = await api.publish("r2");
+    const after = await waitForEvents(page, "lp", "message", n + 1, 5000);
+    assert.deepEqual([after.at(-1).id, after.at(-1).data], [next.id, "r2"]);
+    const reqs = await gets(api, "/long-poll");
+    assert.deepEqual(reqs.slice(0, 3).map((r) => [r.status, cursorOf(r, o.cross)]),
+      [[409, id], [200, undefined], [200, id]]);
     await page.done();
   });
 
@@ -253,9 +334,14 @@ for (const name of ORIGINS) {
     // (cross-origin only on the request without a cursor).
     assert.deepEqual(reqs.slice(0, 7).map((r) => r.headers["if-none-match"] ?? null),
       o.cross ? BC08_IF_NONE_MATCH.map((v, i) => (BC08_CURSORS[i] ? null : v)) : BC08_IF_NONE_MATCH);
-    // The first answer ("retry: 200", no event, not held) is paced by the
-    // backoff: floor max(100, retry 200) + base 100.
-    assertDelay(gapAfter(reqs[0], reqs[1]), 300, "after the empty first answer", { slack: await lateness(page, "lp") });
+    // The first answer ("retry: 200", no event, not held) is "no news",
+    // paced by the request start: floor max(100, retry 200) + U[0, 100]
+    // after the first request started (issue 13 rule 2).
+    const starts = await fetchStarts(page, "/long-poll");
+    const slack = await lateness(page, "lp");
+    const gap = Math.round(starts[1] - starts[0]);
+    assert.ok(gap >= 200 - 2 && gap <= 200 + 100 + 60 + slack,
+      `after the empty first answer: start to start ${gap} ms (want 200 + U[0, 100], + 60 ms + ${slack} ms lateness)`);
     await page.done();
   });
 

@@ -85,7 +85,9 @@ export async function main(signal: AbortSignal) {
     void p;
   });
   sub.addEventListener("reset", (e) => {
-    if (e.reason === "server" || e.reason === "unresumable") void 0;
+    if (e.reason === "server" || e.reason === "unresumable" || e.reason === "cursor-invalid") void 0;
+    // @ts-expect-error: not a reset reason
+    if (e.reason === "must-refetch") void 0;
   });
   // @ts-expect-error: an open event has no data
   sub.addEventListener("open", (e) => e.data);

@@ -405,15 +405,33 @@ pub enum ResetReason {
     /// reconnected: nothing tells the server where to resume, so messages sent
     /// in between may be lost (BC-18 NOREPLAY). Raised once per reconnect.
     Unresumable,
+    /// The server answered `409 Conflict` to a request that resumed from a
+    /// cursor (Electric's "must-refetch"): the cursor is no longer valid. The
+    /// cursor, the dedupe memory and the validators are forgotten and one
+    /// request without a cursor follows at once (see `engine::cursor_reset`).
+    CursorInvalid,
 }
 
 impl ResetReason {
-    /// `"server"` or `"unresumable"`.
+    /// Every reset reason, in documentation order.
+    pub const ALL: [ResetReason; 3] = [
+        ResetReason::Server,
+        ResetReason::Unresumable,
+        ResetReason::CursorInvalid,
+    ];
+
+    /// `"server"`, `"unresumable"` or `"cursor-invalid"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             ResetReason::Server => "server",
             ResetReason::Unresumable => "unresumable",
+            ResetReason::CursorInvalid => "cursor-invalid",
         }
+    }
+
+    /// The reason named `name` (the inverse of [`ResetReason::as_str`]).
+    pub fn from_name(name: &str) -> Option<ResetReason> {
+        ResetReason::ALL.into_iter().find(|r| r.as_str() == name)
     }
 }
 
@@ -488,6 +506,7 @@ mod tests {
         assert_eq!(states, "connecting, open, waiting, paused, closed");
         assert_eq!(ResetReason::Server.as_str(), "server");
         assert_eq!(ResetReason::Unresumable.as_str(), "unresumable");
+        assert_eq!(ResetReason::CursorInvalid.as_str(), "cursor-invalid");
     }
 
     /// `from_name` inverts `as_str` for every listed value, names are
@@ -504,6 +523,10 @@ mod tests {
         for c in ErrorCode::ALL {
             assert_eq!(ErrorCode::from_name(c.as_str()), Some(c));
         }
+        for r in ResetReason::ALL {
+            assert_eq!(ResetReason::from_name(r.as_str()), Some(r));
+        }
+        assert_eq!(ResetReason::from_name("must-refetch"), None);
         assert_eq!(State::from_name("Open"), None);
         assert_eq!(Reason::from_name(""), None);
         assert_eq!(ErrorCode::from_name("headers"), None);

@@ -268,9 +268,10 @@ pub struct Config {
     /// JS `backoff.*`: the reconnect delay policy. Defaults: full jitter, base
     /// 500, cap 60 000, floor 1000, healthy after 10 000, attempts unlimited.
     pub backoff: BackoffConfig,
-    /// JS `maxRetryAfterMs`: cap on any server-requested wait. Default 300 000.
-    /// The backoff delay (floor + jitter) is added after the cap (herd spreading),
-    /// so a total wait may exceed it by that much.
+    /// JS `maxRetryAfterMs`: cap on any server-requested wait, ms. Default
+    /// 300 000. The wait is `max(clamped wait, floor)` plus a herd spread of
+    /// at most `min(10 %, 1000 ms)`, not plus the backoff term (see
+    /// `engine::retry`, rule 3), so a total wait exceeds the cap by ≤ 1 s.
     pub max_retry_after_ms: u64,
     /// JS `breaker.*`: 5 consecutive failures, 30 000 ms cool-down.
     pub breaker: BreakerConfig,

@@ -148,6 +148,24 @@ pub(crate) fn nchan_message_id(v: &Validators) -> Option<String> {
     Some(id)
 }
 
+/// Whether a raw `body` answering `transport` is a long-poll's "no news": a
+/// 200 whose body is empty or only ASCII whitespace (whatever its content
+/// type: an empty JSON or event-stream body carries no message either). A
+/// server that does not hold answers this way when nothing happened; it is
+/// neither a message with empty data nor a failure, and the cursor stays
+/// (the pacing is `Engine::succeed_request`'s). An nchan message keeps its
+/// id even with empty data, so it stays an event. On `poll` an empty
+/// resource is news (the resource is empty now).
+pub(crate) fn empty_long_poll_answer(
+    transport: TransportKind,
+    body: &str,
+    validators: &Validators,
+) -> bool {
+    transport == TransportKind::LongPoll
+        && body.bytes().all(|b| b.is_ascii_whitespace())
+        && nchan_message_id(validators).is_none()
+}
+
 /// Append `n` in decimal (no `core::fmt` in the bundle; the adapter uses it
 /// too).
 pub fn push_decimal(out: &mut String, n: u64) {

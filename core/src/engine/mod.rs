@@ -19,6 +19,7 @@
 //! - `request`: rendering the URL and request headers;
 //! - `decode`: status verdicts, body kinds, the event filter, deliveries;
 //! - `retry`: reconnect delays, the breaker, fatal stops;
+//! - `cursor_reset`: a 409 to a resume (the cursor is no longer valid);
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
 //! - `quiet`: a silent native stream with nowhere to go;
 //! - `replay`: a server that ignores the cursor in the query;
@@ -26,6 +27,7 @@
 
 mod action;
 mod config;
+mod cursor_reset;
 mod decode;
 mod input;
 mod lifecycle;
@@ -48,6 +50,7 @@ pub use config::{
     Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, TransportKind,
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
+pub use cursor_reset::CURSOR_INVALID_STATUS;
 pub use decode::{push_decimal, RESERVED_EVENTS, RESET_EVENT};
 pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
@@ -55,7 +58,9 @@ pub use input::{
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use replay::REPLAY_RUN;
 pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
-pub use retry::LONG_POLL_JITTER_MS;
+pub use retry::{
+    herd_spread_max_ms, LONG_POLL_JITTER_MS, RETRY_AFTER_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_MAX_MS,
+};
 pub use stats::Stats;
 
 use crate::policy::backoff::Backoff;
@@ -150,6 +155,9 @@ pub struct Engine {
     /// A stream delivered messages but left no cursor: raise
     /// `Reset { Unresumable }` before the next attempt.
     unresumable: bool,
+    /// A 409 reset the cursor and no request with a cursor was accepted
+    /// since: another 409 is fatal (see `cursor_reset`).
+    cursor_reset_pending: bool,
     /// Scratch buffer for parser output.
     items: Vec<SseItem>,
     /// A kept silent native stream was noted in the debug log (`quiet`).
@@ -200,6 +208,7 @@ impl Engine {
             auth_refreshed: false,
             refresh_next: false,
             unresumable: false,
+            cursor_reset_pending: false,
             items: Vec::new(),
             silence_noted: false,
             resume: replay::ResumeCheck::default(),
@@ -364,6 +373,10 @@ impl Engine {
                 server_hint: false,
                 step_multiplier: 1,
             };
+        }
+        if self.cursor_verdict(now, head.status, verdict) {
+            self.advance(now);
+            return;
         }
         match verdict {
             // A stream already counted as open (`handle_opened` came first)
@@ -600,6 +613,10 @@ impl Engine {
     /// transport's cursor). A 200 whose `ETag` weakly matches the previous one
     /// (with the same `Last-Modified`) delivers nothing.
     ///
+    /// On `long-poll`, an empty body (or only whitespace) is "no news", not a
+    /// message (see `decode::empty_long_poll_answer`); on `poll` it is an
+    /// empty resource, delivered.
+    ///
     /// An nchan message (a bare-digit `Etag` plus a `Last-Modified`) is an
     /// event instead: its id is nchan's `<Unix seconds>:<tag>` (the id its
     /// EventSource sends, which its `last_event_id` parameter takes back), it
@@ -615,7 +632,8 @@ impl Engine {
             self.advance(now);
             return;
         }
-        let unchanged = a.outcome == Some(Outcome::Unchanged);
+        let unchanged = a.outcome == Some(Outcome::Unchanged)
+            || decode::empty_long_poll_answer(a.transport, &body, &self.validators);
         let len = u64::try_from(body.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
         self.request_opened();
@@ -973,6 +991,7 @@ impl Engine {
         a.last_activity = now;
         let transport = a.transport;
         let reason = a.reason;
+        self.cursor_accepted();
         if transport == TransportKind::FetchSse {
             self.new_body();
         } else {
@@ -1136,6 +1155,7 @@ impl Engine {
         let probe = self.selector.probing();
         let mut attempt = Attempt::new(id, transport, reason, now, probe);
         attempt.cursor_at_start.clone_from(&self.cursor);
+        attempt.carried_cursor = self.request_carries_cursor(transport);
         self.attempt = Some(attempt);
         self.watch_replay();
         let request_cycle = !transport.is_streaming() && self.state == State::Open;

@@ -20,12 +20,19 @@
 //!    over a whole floor, not crowded into its first half. (Strategy `none`
 //!    keeps the plain delay.)
 //! 3. A server-requested wait `w` (Retry-After, else RateLimit-Reset, else
-//!    X-RateLimit-Reset; on 429/503; clamped to `maxRetryAfterMs`) is ADDED:
-//!    `delay = w + d`. The sum never comes earlier than the server asked, never
-//!    skips the backoff floor (a date already past gives `w = 0`, not 0 delay),
-//!    and keeps the backoff jitter: a fleet that all read `Retry-After: 30` at
-//!    the same moment does not return in the same millisecond, as it would with
-//!    `max(w, d)`. The cost is at most `floor + step` of extra wait.
+//!    X-RateLimit-Reset; on 429/503; clamped to `maxRetryAfterMs`) is honoured
+//!    as asked: `delay = max(w, floor) + U[0, min(max(w, floor) / 10, 1000)]`,
+//!    NOT plus the exponential term (which grew a 3 s wait to 5 s and put a
+//!    clamped one 5 s over the clamp). Never earlier than asked, never below
+//!    the floor (a date already past gives `w = 0`, i.e. the floor). The
+//!    spread is for the herd: a fleet told the same HTTP-date, or the same
+//!    delta at the same moment, comes back over 10 % of the wait instead of
+//!    in one millisecond (peak ≈ N / spread), and the 1 s ceiling keeps a long
+//!    wait "as asked" (a clamped 300 s wait ends within 301 s). Strategy
+//!    `none` adds no spread. The failure still counts for `k` (the next
+//!    unhinted retry backs off further, `maxAttempts` applies) but NOT for
+//!    the circuit breaker: the server is pacing its own load, and a 30 s
+//!    cool-down must not override its "come back in 3 s".
 //! 4. A counted failure goes to the circuit breaker; when it opens, the wait
 //!    becomes its cool-down (never shorter than `delay`), reason `breaker-open`.
 
@@ -33,12 +40,26 @@ use super::action::{Action, ErrorCode, Reason, State};
 use super::config::TransportKind;
 use super::state::{Attempt, Scheduled};
 use super::Engine;
-use crate::policy::backoff::Strategy;
+use crate::policy::backoff::{GaveUp, Strategy};
 use crate::policy::retry_after::{ServerWait, WaitSource};
 use crate::time::{clamp_timer_ms, Now};
 
 /// Jitter before the next long-poll request after an answer, ms: `U[0, 100]`.
 pub const LONG_POLL_JITTER_MS: u64 = 100;
+
+/// Ceiling of the herd spread added to a server-requested wait, ms (module
+/// doc, rule 3): `U[0, min(wait / RETRY_AFTER_SPREAD_DIVISOR, this)]`.
+pub const RETRY_AFTER_SPREAD_MAX_MS: u64 = 1000;
+
+/// The herd spread after a server-requested wait is at most this fraction
+/// (1 / n) of the wait: 10 %.
+pub const RETRY_AFTER_SPREAD_DIVISOR: u64 = 10;
+
+/// The widest herd spread for a server-requested wait of `wait_ms`, ms:
+/// `min(wait_ms / 10, 1000)`.
+pub fn herd_spread_max_ms(wait_ms: u64) -> u64 {
+    (wait_ms / RETRY_AFTER_SPREAD_DIVISOR).min(RETRY_AFTER_SPREAD_MAX_MS)
+}
 
 /// How an attempt failed.
 #[derive(Clone, Copy, Debug)]
@@ -99,41 +120,31 @@ impl Engine {
                 return;
             }
         }
+        let hinted = f.wait.is_some();
         if f.healthy {
             self.backoff.record_healthy();
             self.breaker.record_success();
-        } else if !f.counts {
+        } else if !f.counts || hinted {
             self.release_probe(now);
         }
         let floor = (attempt.transport == TransportKind::Poll).then(|| self.interval.current_ms());
         self.backoff.set_interval_floor_ms(floor);
-        let mut delay = match self
-            .backoff
-            .next_delay_scaled_ms(&mut self.rng, f.step_multiplier)
-        {
-            Ok(d) => d,
-            Err(_) => {
-                self.fatal(ErrorCode::GaveUp, f.status, Reason::PermanentError);
-                return;
-            }
+        let delay = match f.wait {
+            Some(w) => self.server_wait_delay_ms(w.wait_ms),
+            None => self.backoff_delay_ms(&f),
         };
-        if f.healthy && self.backoff.config().strategy != Strategy::None {
-            let floor = self.backoff.floor_ms();
-            let width = floor.max(self.backoff.config().base_ms);
-            delay = clamp_timer_ms(floor.saturating_add(self.rng.below(width)));
-        }
-        let mut reason = f.reason;
-        if let Some(w) = f.wait {
-            // `w.wait_ms` is already capped at `maxRetryAfterMs`; the backoff
-            // delay goes on top of the cap on purpose: a fleet told the same
-            // long wait must not come back in lockstep (README `maxRetryAfterMs`).
-            delay = clamp_timer_ms(delay.saturating_add(w.wait_ms));
-            reason = match w.source {
-                WaitSource::RetryAfter => Reason::RetryAfter,
-                WaitSource::RateLimitReset => Reason::RateLimit,
-            };
-        }
-        if f.counts {
+        let Ok(mut delay) = delay else {
+            self.fatal(ErrorCode::GaveUp, f.status, Reason::PermanentError);
+            return;
+        };
+        let mut reason = match f.wait.map(|w| w.source) {
+            Some(WaitSource::RetryAfter) => Reason::RetryAfter,
+            Some(WaitSource::RateLimitReset) => Reason::RateLimit,
+            None => f.reason,
+        };
+        // A hinted answer is the server pacing its own load: its wait, not
+        // the breaker's cool-down, says when to come back.
+        if f.counts && !hinted {
             if let Some(until) = self.breaker.record_failure(now.mono, delay, &mut self.rng) {
                 delay = until.since(now.mono);
                 reason = Reason::BreakerOpen;
@@ -143,26 +154,53 @@ impl Engine {
         self.schedule(now, delay, reason);
     }
 
-    /// A request transport's answer is complete: a success. `news`: it
-    /// delivered something. Schedules the next request:
+    /// The backoff delay after an unhinted failure (rule 1 of the module
+    /// doc; rule 2 after a healthy stream).
+    fn backoff_delay_ms(&mut self, f: &Failure) -> Result<u64, GaveUp> {
+        let delay = self
+            .backoff
+            .next_delay_scaled_ms(&mut self.rng, f.step_multiplier)?;
+        if f.healthy && self.backoff.config().strategy != Strategy::None {
+            let floor = self.backoff.floor_ms();
+            let width = floor.max(self.backoff.config().base_ms);
+            return Ok(clamp_timer_ms(floor.saturating_add(self.rng.below(width))));
+        }
+        Ok(delay)
+    }
+
+    /// The delay after a server-requested wait `wait_ms` (already clamped to
+    /// `maxRetryAfterMs`), rule 3 of the module doc: `max(wait, floor)` plus
+    /// the herd spread `U[0, min(that / 10, 1000)]` (none for strategy
+    /// `none`). The failure still counts for `k` (and `maxAttempts`).
+    fn server_wait_delay_ms(&mut self, wait_ms: u64) -> Result<u64, GaveUp> {
+        self.backoff.record_failure()?;
+        let asked = wait_ms.max(self.backoff.floor_ms());
+        let spread = if self.backoff.config().strategy == Strategy::None {
+            0
+        } else {
+            self.rng.below(herd_spread_max_ms(asked).saturating_add(1))
+        };
+        Ok(clamp_timer_ms(asked.saturating_add(spread)))
+    }
+
+    /// A request transport's answer is complete: a success (never a
+    /// failure: `k` resets, no error). `news`: it delivered something.
+    /// Schedules the next request:
     /// - `poll`: after the interval (slower after "unchanged", faster after
     ///   news, set by a server hint within bounds);
-    /// - `long-poll`: at once (`U[0, 100]` ms jitter), or after a clamped
-    ///   server hint. An empty answer that came back faster than
-    ///   `backoff.floorMs` was not held: the server does not hold (or says
-    ///   "stop" with a 204 on a stream URL, BC-10 NATIVE caveat), so it is
-    ///   paced by the backoff like an unhealthy attempt (k grows, no breaker
-    ///   failure) instead of looping at once.
+    /// - `long-poll` with a server hint: after the clamped hint;
+    /// - `long-poll` news: at once (`U[0, 100]` ms jitter);
+    /// - `long-poll` "no news" (204, 304, 408, an empty 200, a hold that timed
+    ///   out, an answer of repeats): paced by the START of the request, at
+    ///   `max(now, started + floor) + U[0, 100]`, floor = `backoff.floorMs`
+    ///   raised by the server's `retry:`. A held answer
+    ///   re-polls at once; a server that does not hold (or says "stop" with a
+    ///   204 on a stream URL, BC-10 NATIVE caveat) gets at most one request
+    ///   per floor, at a fixed pace: never the growing backoff, which
+    ///   delayed news published meanwhile by tens of seconds
+    ///   (durable-streams PR #55, etcd #2053).
     pub(crate) fn succeed_request(&mut self, now: Now, attempt: &Attempt, news: bool) {
-        let held = now.mono.since(attempt.started);
-        let fast_empty = attempt.transport == TransportKind::LongPoll
-            && !news
-            && attempt.hint_ms.is_none()
-            && held < self.backoff.config().floor_ms;
-        if !fast_empty {
-            // Any successful response of a request transport resets the count.
-            self.backoff.record_healthy();
-        }
+        self.backoff.record_healthy();
         self.mark_success(attempt.transport, attempt.status.is_some());
         if self.state != State::Open {
             self.set_state(State::Open, attempt.reason, None);
@@ -175,17 +213,17 @@ impl Engine {
             self.interval.current_ms()
         } else if let Some(hint) = attempt.hint_ms {
             hint.clamp(self.interval.min_ms(), self.interval.max_ms())
-        } else if fast_empty {
-            self.backoff.set_interval_floor_ms(None);
-            match self.backoff.next_delay_ms(&mut self.rng) {
-                Ok(d) => d,
-                Err(_) => {
-                    self.fatal(ErrorCode::GaveUp, attempt.status, Reason::PermanentError);
-                    return;
-                }
-            }
         } else {
-            self.rng.below(LONG_POLL_JITTER_MS + 1)
+            let pace = if news {
+                0
+            } else {
+                // `backoff.floorMs`, raised by the server's `retry:` (an
+                // interval floor left from a poll failure does not apply).
+                self.backoff.set_interval_floor_ms(None);
+                let earliest = attempt.started.plus(self.backoff.floor_ms());
+                earliest.since(now.mono)
+            };
+            clamp_timer_ms(pace.saturating_add(self.rng.below(LONG_POLL_JITTER_MS + 1)))
         };
         let reason = if attempt.hint_ms.is_some() {
             Reason::ServerHint

@@ -77,6 +77,9 @@ pub(crate) struct Attempt {
     /// Whether this attempt's leading events replay the remembered history
     /// (`replay`).
     pub replay: ReplayWatch,
+    /// The request carried a cursor (event id or validators): a 409 to it
+    /// means the cursor is no longer valid (see `cursor_reset`).
+    pub carried_cursor: bool,
 }
 
 impl Attempt {
@@ -108,6 +111,7 @@ impl Attempt {
             hint_ms: None,
             silence_kept: false,
             replay: ReplayWatch::Off,
+            carried_cursor: false,
         }
     }
 

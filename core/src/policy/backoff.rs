@@ -146,6 +146,23 @@ impl Backoff {
         self.prev_step_ms = self.config.base_ms;
     }
 
+    /// One more failed attempt whose delay the caller takes from elsewhere (a
+    /// server-requested wait, see `engine::retry`): `k` grows as for any
+    /// failure, so the next unhinted retry backs off further, but no delay is
+    /// computed and no random number is drawn.
+    ///
+    /// # Errors
+    /// [`GaveUp`] once `max_attempts` consecutive failures are counted.
+    pub fn record_failure(&mut self) -> Result<(), GaveUp> {
+        self.attempts = self.attempts.saturating_add(1);
+        match self.config.max_attempts {
+            Some(max) if self.attempts >= max => Err(GaveUp {
+                attempts: self.attempts,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// One more failed attempt: the delay before the next one, ms, in
     /// `[floor, floor + max_ms]` clamped to `MAX_TIMER_MS`. Same as
     /// [`Backoff::next_delay_scaled_ms`] with multiplier 1.
@@ -230,6 +247,24 @@ mod tests {
         assert_eq!(c.strategy, Strategy::FullJitter);
         assert_eq!((c.base_ms, c.max_ms, c.floor_ms), (500, 60_000, 1000));
         assert_eq!((c.healthy_after_ms, c.max_attempts), (10_000, None));
+    }
+
+    /// A failure whose delay came from the server counts for `k` and for
+    /// `max_attempts`, without drawing a random number.
+    #[test]
+    fn record_failure_grows_k_and_gives_up() {
+        let mut b = Backoff::new(BackoffConfig {
+            max_attempts: Some(3),
+            ..cfg(Strategy::None)
+        });
+        assert_eq!(b.record_failure(), Ok(()));
+        assert_eq!(b.record_failure(), Ok(()));
+        assert_eq!(b.attempts(), 2);
+        let mut rng = Rng::new(1);
+        assert_eq!(b.next_delay_ms(&mut rng), Err(GaveUp { attempts: 3 }));
+        let mut b = Backoff::new(cfg(Strategy::None));
+        b.record_failure().ok();
+        assert_eq!(b.next_delay_ms(&mut rng), Ok(2000));
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! A wait is measured against the response's `Date` header when it has a valid
 //! one (RFC 9110 §6.6.1: the origin's clock), because client clocks are wrong;
 //! only without it does the client's wall clock serve. A date already past means
-//! "no extra wait" (0), never "skip the backoff floor": the caller adds this wait
-//! on top of, or takes the max with, its backoff floor. Garbage is ignored.
+//! "no extra wait" (0), never "skip the backoff floor": the engine waits
+//! `max(this wait, its backoff floor)` plus a small herd spread (see
+//! `engine::retry`). Garbage is ignored.
 
 use super::headers::HeaderLookup;
 use super::http_date::parse_http_date_near;
