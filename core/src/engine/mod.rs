@@ -958,12 +958,14 @@ impl Engine {
     }
 
     /// A stream that had opened ended (cleanly, by error, or stalled). It was
-    /// healthy when open `healthyAfterMs` with a byte, or when it ended
-    /// cleanly (`code` = `None`) after making progress (`retry::made_progress`).
+    /// healthy when open `healthyAfterMs` with a byte (or kept silent that
+    /// long, `quiet`), or when it ended cleanly (`code` = `None`) after making
+    /// progress (`retry::made_progress`).
     fn stream_ended(&mut self, now: Now, a: &Attempt, code: Option<ErrorCode>, reason: Reason) {
         self.note_stream_gap(a);
         let healthy = a.healthy_at(now.mono, self.backoff.config().healthy_after_ms)
             || a.healthy_seen
+            || self.kept_silent_healthy(a, now.mono)
             || (code.is_none() && self.made_progress(a));
         let f = Failure {
             code,

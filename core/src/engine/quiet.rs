@@ -10,10 +10,18 @@
 //! So then the stream is kept open at the deadline, the debug log says so
 //! once per connection ([`Note::SilentStreamKept`]), and the idle watchdog
 //! starts with the first event, as it always does on `eventsource`.
+//!
+//! A kept stream the server later closes ended healthy once it was open
+//! `backoff.healthyAfterMs`: it was kept because the server is presumed
+//! alive (it shows the browser nothing, so "a byte or an event" cannot be
+//! asked of it), and counting each close as a failure would grow the backoff
+//! step and give up after `backoff.maxAttempts` hour-long streams.
 
 use super::action::{Action, Note};
 use super::config::TransportKind;
+use super::state::Attempt;
 use super::Engine;
+use crate::time::MonoMs;
 
 impl Engine {
     /// The first-event deadline of the live attempt expired: keep the stream
@@ -33,5 +41,12 @@ impl Engine {
             self.actions.push_back(Action::Note(Note::SilentStreamKept));
         }
         true
+    }
+
+    /// Whether `a`, ending at `now`, is a kept silent stream open at least
+    /// `backoff.healthyAfterMs`: healthy without a byte or an event.
+    pub(crate) fn kept_silent_healthy(&self, a: &Attempt, now: MonoMs) -> bool {
+        let after = self.backoff.config().healthy_after_ms;
+        a.silence_kept && a.opened_at.is_some_and(|at| now.since(at) >= after)
     }
 }
