@@ -55,11 +55,17 @@ pub(crate) struct ResumeCheck {
 }
 
 impl Engine {
-    /// A new attempt: watch its leading events when it carries a cursor.
+    /// A new attempt: watch its leading events when it carries a cursor in
+    /// the query (`request::cursor_in_query`, the rule rendering uses). A
+    /// request that sent `Last-Event-ID` is not watched: the header is the
+    /// form every SSE server reads, and an endpoint that answers it with the
+    /// same list (a `poll` of "the recent events") is not ignoring a resume
+    /// the engine could send better; dedupe drops the repeats.
     pub(crate) fn watch_replay(&mut self) {
+        let cross = self.config.cross_origin;
         let resumed = !self.cursor.is_empty();
         if let Some(a) = self.attempt.as_mut() {
-            if resumed {
+            if resumed && cursor_in_query(a.transport, cross.contains(a.transport)) {
                 a.replay = ReplayWatch::Watching { run: 0 };
             }
         }
