@@ -1031,49 +1031,52 @@ impl Engine {
     }
 
     /// Deliver parsed SSE items. A replayed duplicate does not move the
-    /// cursor back (`replay`): when the last event of the batch was one, the
-    /// parser's cursor returns to the one before the replay.
+    /// cursor back, whatever the chunk boundaries (`replay::BatchCursor`).
     fn take_items(&mut self, items: &mut Vec<SseItem>) {
-        // Reused buffers (no allocation per event on the hot path): the
-        // cursor after the last event, and after the last one not replayed.
+        let mut batch = replay::BatchCursor::default();
+        // Reused buffer (no allocation per event on the hot path).
         let mut last = String::new();
-        let mut kept: Option<String> = None;
-        let mut replayed_tail = false;
         for item in items.drain(..) {
             match item {
-                SseItem::Event(ev) => {
+                SseItem::Event(mut ev) => {
+                    let rewritten =
+                        batch.inherit(&mut ev.last_event_id, ev.id.is_some(), &self.cursor);
                     let dropped = self.dedupe.duplicates_dropped();
                     last.clone_from(&ev.last_event_id);
                     self.offer_event(ev.event, ev.data, ev.id, ev.last_event_id);
-                    replayed_tail = self.dedupe.duplicates_dropped() > dropped;
-                    if !replayed_tail {
-                        match kept.as_mut() {
-                            Some(k) => k.clone_from(&last),
-                            None => kept = Some(last.clone()),
-                        }
-                    }
+                    let replayed = self.dedupe.duplicates_dropped() > dropped;
+                    batch.after(&last, replayed, rewritten);
                 }
-                SseItem::RetryMs(ms) => {
-                    let ms = ms.min(self.config.max_retry_after_ms);
-                    self.backoff.set_server_retry_ms(ms);
-                    let is_poll = self
-                        .attempt
-                        .as_ref()
-                        .is_some_and(|a| a.transport == TransportKind::Poll);
-                    if is_poll {
-                        self.interval.set_floor_ms(Some(ms));
-                    }
-                }
+                SseItem::RetryMs(ms) => self.take_retry(ms),
                 SseItem::Comment => {}
-                SseItem::Skipped(s) => {
-                    replayed_tail = false;
+                SseItem::Skipped(mut s) => {
+                    let rewritten =
+                        batch.inherit(&mut s.last_event_id, s.id.is_some(), &self.cursor);
+                    let dropped = self.dedupe.duplicates_dropped();
+                    last.clone_from(&s.last_event_id);
                     self.offer_skipped(s.event.as_deref(), s.id, s.last_event_id);
+                    let replayed = self.dedupe.duplicates_dropped() > dropped;
+                    batch.after(&last, replayed, rewritten);
                 }
             }
         }
-        if replayed_tail && self.parser.last_event_id() == last {
-            let kept = kept.unwrap_or_else(|| self.cursor.clone());
+        if let Some(kept) = batch.restore(self.parser.last_event_id(), &self.cursor) {
+            let kept = String::from(kept);
             self.parser.set_last_event_id(&kept);
+        }
+    }
+
+    /// An SSE `retry:` field: the server's reconnection time (capped), and on
+    /// `poll` the interval's floor.
+    fn take_retry(&mut self, ms: u64) {
+        let ms = ms.min(self.config.max_retry_after_ms);
+        self.backoff.set_server_retry_ms(ms);
+        let is_poll = self
+            .attempt
+            .as_ref()
+            .is_some_and(|a| a.transport == TransportKind::Poll);
+        if is_poll {
+            self.interval.set_floor_ms(Some(ms));
         }
     }
 

@@ -22,6 +22,7 @@
 //! no `retryInMs` and the connection stays (replays are dropped as
 //! duplicates, and the cursor never moves back to a replayed id).
 
+use alloc::string::String;
 use core::mem;
 
 use super::action::{Action, ErrorCode, Reason};
@@ -129,6 +130,70 @@ impl Engine {
         let delay = self.rng.below(LONG_POLL_JITTER_MS + 1);
         self.actions.push_back(resume_error(Some(delay)));
         self.schedule(now, delay, Reason::ResumeIgnored);
+    }
+}
+
+/// The cursor through one batch of parsed SSE items, around replayed events
+/// (`Engine::take_items`). The parser gives each event the id in force at its
+/// blank line, so after a replayed event, an id-less event would carry the
+/// replayed id, and the cursor would move back to it or not depending on
+/// where the chunk ended. Instead, once an event is dropped as a replay,
+/// id-less events that carry its id take the cursor kept before it, and the
+/// parser's id returns to that cursor at the end of the batch, unless an
+/// event with a new id of its own (or an id-only block) came after.
+#[derive(Debug, Default)]
+pub(crate) struct BatchCursor {
+    /// The cursor after the last event not dropped as a replay (`None`: the
+    /// engine's cursor from before the batch).
+    kept: Option<String>,
+    /// The id of the replayed event the parser's id stands on, if any.
+    replayed: Option<String>,
+}
+
+impl BatchCursor {
+    /// Before an event is offered: an id-less event (`has_own_id` false)
+    /// carrying the replayed id gets the kept cursor (`cursor` when none
+    /// was kept in this batch). Returns whether `last_event_id` was rewritten.
+    pub fn inherit(&self, last_event_id: &mut String, has_own_id: bool, cursor: &str) -> bool {
+        if has_own_id || self.replayed.as_deref() != Some(last_event_id.as_str()) {
+            return false;
+        }
+        last_event_id.clear();
+        last_event_id.push_str(self.kept.as_deref().unwrap_or(cursor));
+        true
+    }
+
+    /// After an event whose (possibly rewritten) cursor is `last_event_id`
+    /// was offered: `replayed` (dropped as a duplicate) stands the parser on
+    /// its id; any other event keeps its cursor, and ends the replay unless
+    /// it inherited the kept cursor.
+    pub fn after(&mut self, last_event_id: &str, replayed: bool, rewritten: bool) {
+        if replayed {
+            set(&mut self.replayed, last_event_id);
+            return;
+        }
+        set(&mut self.kept, last_event_id);
+        if !rewritten {
+            self.replayed = None;
+        }
+    }
+
+    /// At the end of the batch: the id the parser should carry on from, when
+    /// it still stands on a replayed id (`parser_id`).
+    pub fn restore<'a>(&'a self, parser_id: &str, cursor: &'a str) -> Option<&'a str> {
+        (self.replayed.as_deref() == Some(parser_id))
+            .then(|| self.kept.as_deref().unwrap_or(cursor))
+    }
+}
+
+/// `slot = Some(value)`, reusing its buffer.
+fn set(slot: &mut Option<String>, value: &str) {
+    match slot {
+        Some(s) => {
+            s.clear();
+            s.push_str(value);
+        }
+        None => *slot = Some(String::from(value)),
     }
 }
 
