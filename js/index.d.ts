@@ -206,7 +206,8 @@ export interface Stats {
   notModified: number;
   /**
    * Messages dropped as repeats: an id among the last 256 delivered, with the same event type and
-   * data (an id reissued with new data, e.g. after a server restart, is a new message).
+   * data (an id reissued with new data, e.g. after a server restart, is a new message). Also counts
+   * repeats of events never delivered (left out by `events`, reserved names, the heartbeat).
    */
   duplicatesDropped: number;
   /** The delay before the next attempt as last scheduled, in milliseconds (0: none). */

@@ -23,6 +23,7 @@ use super::action::{Action, ErrorCode, Message, ResetReason};
 use super::config::TransportKind;
 use super::state::BodyKind;
 use super::Engine;
+use crate::policy::dedupe::{content_hash, SKIPPED_CONTENT};
 use crate::policy::http_date::parse_http_date;
 use crate::policy::validators::Validators;
 
@@ -38,6 +39,21 @@ pub const RESET_EVENT: &str = "reset";
 /// `heartbeatEvent`. `open` and `error` come first: a native `EventSource`
 /// has listeners of its own for them, the adapter listens for the rest.
 pub const RESERVED_EVENTS: [&str; 5] = ["open", "error", "statechange", "transportchange", "reset"];
+
+/// Who an event is for ([`Engine::audience`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Audience {
+    /// Delivered (dedupe and the size limit permitting).
+    App,
+    /// The heartbeat event: liveness only.
+    Heartbeat,
+    /// `reset`: [`Action::Reset`].
+    Reset,
+    /// Another reserved name: [`Action::Ignored`].
+    Reserved,
+    /// Left out by the `events` filter.
+    Filtered,
+}
 
 /// The verdict on a response head.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,7 +229,9 @@ impl Engine {
     /// `EventSource` events, whose bodies the browser decoded whole) is
     /// skipped like an SSE event past it; dedupe (the event's own id with the
     /// same type and data: see `policy::dedupe`) applies; the rest is
-    /// delivered. Returns whether it was delivered.
+    /// delivered. Returns whether it was delivered. An event not for the app
+    /// goes through dedupe too ([`Engine::offer_unwanted`]): a repeat is
+    /// counted as a dropped duplicate, so the caller keeps the cursor.
     pub(crate) fn offer_event(
         &mut self,
         event: String,
@@ -221,8 +239,17 @@ impl Engine {
         own_id: Option<String>,
         last_event_id: String,
     ) -> bool {
-        if !self.for_the_app(&event, own_id.as_deref()) {
-            return false;
+        match self.audience(&event) {
+            Audience::App => {}
+            Audience::Reset => {
+                self.server_reset();
+                return false;
+            }
+            other => {
+                let content = content_hash(&event, &data);
+                self.offer_unwanted(other, &event, own_id.as_deref(), content);
+                return false;
+            }
         }
         if data.len() > self.config.sse_limits.max_event_data_bytes {
             if self.dedupe.should_report_skipped(own_id.as_deref()) {
@@ -248,35 +275,64 @@ impl Engine {
         true
     }
 
-    /// Whether an event of type `event` is for the app: not the heartbeat
-    /// (liveness only), not `reset` (raised as [`Action::Reset`] here), not
-    /// another of [`RESERVED_EVENTS`] (reported as [`Action::Ignored`]), and
-    /// `message` or one of `events`.
-    fn for_the_app(&mut self, event: &str, own_id: Option<&str>) -> bool {
+    /// Who an event of type `event` is for: not the app when it is the
+    /// heartbeat (liveness only), `reset` (raised as [`Action::Reset`]),
+    /// another of [`RESERVED_EVENTS`] (reported as [`Action::Ignored`]), or
+    /// neither `message` nor one of `events`.
+    fn audience(&self, event: &str) -> Audience {
         if self.config.heartbeat() == Some(event) {
-            return false;
+            Audience::Heartbeat
+        } else if event == RESET_EVENT {
+            Audience::Reset
+        } else if RESERVED_EVENTS.contains(&event) {
+            Audience::Reserved
+        } else if wanted(&self.config.events, event) {
+            Audience::App
+        } else {
+            Audience::Filtered
         }
-        if event == RESET_EVENT {
-            self.dedupe.clear();
-            self.actions.push_back(Action::Reset {
-                reason: ResetReason::Server,
-            });
-            return false;
+    }
+
+    /// A server `reset` event: the server's history restarted.
+    fn server_reset(&mut self) {
+        self.dedupe.clear();
+        self.actions.push_back(Action::Reset {
+            reason: ResetReason::Server,
+        });
+    }
+
+    /// An event not for the app (`who`: heartbeat, reserved or filtered) with
+    /// its `content` hash: a repeat of one seen before (same id and content,
+    /// see `Dedupe::is_new_undelivered`) is a replay: not reported, not
+    /// counted as `filtered` (the server's news). One with an id of its own
+    /// is remembered, and extends or stops the replay watch like any event
+    /// (an id-less one, like a comment, leaves the watch alone).
+    fn offer_unwanted(&mut self, who: Audience, event: &str, own_id: Option<&str>, content: u64) {
+        let Some(id) = own_id.filter(|id| !id.is_empty()) else {
+            self.report_unwanted(who, event, "");
+            return;
+        };
+        let position = self.replay_position(Some(id));
+        let new = self.dedupe.is_new_undelivered(Some(id), content);
+        self.note_replay(position, !new);
+        if new {
+            self.report_unwanted(who, event, id);
         }
-        if RESERVED_EVENTS.contains(&event) {
+    }
+
+    /// A new event not for the app: a reserved name is reported, one left
+    /// out by the filter is the server's news (`made_progress`).
+    fn report_unwanted(&mut self, who: Audience, event: &str, id: &str) {
+        if who == Audience::Reserved {
             self.actions.push_back(Action::Ignored {
                 event: String::from(event),
-                id: String::from(own_id.unwrap_or_default()),
+                id: String::from(id),
             });
-            return false;
-        }
-        let wanted = wanted(&self.config.events, event);
-        if !wanted {
+        } else if who == Audience::Filtered {
             if let Some(a) = self.attempt.as_mut() {
                 a.filtered = a.filtered.saturating_add(1);
             }
         }
-        wanted
     }
 
     /// An SSE event the parser skipped for its size: reported like a
@@ -289,8 +345,14 @@ impl Engine {
         own_id: Option<String>,
         last_event_id: String,
     ) {
-        if event.is_some_and(|e| !self.for_the_app(e, own_id.as_deref())) {
-            return;
+        let who = event.map_or(Audience::App, |e| self.audience(e));
+        match who {
+            Audience::App => {}
+            Audience::Reset => return self.server_reset(),
+            other => {
+                let event = event.unwrap_or_default();
+                return self.offer_unwanted(other, event, own_id.as_deref(), SKIPPED_CONTENT);
+            }
         }
         if self.dedupe.should_report_skipped(own_id.as_deref()) {
             self.skip_message(own_id, last_event_id);

@@ -13,7 +13,9 @@ pub struct Stats {
     /// Answers that said "nothing new" to a conditional request: 304, and 200
     /// whose `ETag` weakly matches the previous one.
     pub not_modified: u64,
-    /// Messages dropped because their own id was delivered recently.
+    /// Messages dropped because their own id was delivered recently with the
+    /// same content, and repeats of events never delivered (filtered,
+    /// reserved names, the heartbeat: `Dedupe::is_new_undelivered`).
     pub duplicates_dropped: u64,
     /// The delay before the next attempt as last scheduled, ms (0 when the
     /// next attempt went out at once or none is scheduled).

@@ -57,7 +57,7 @@ pub fn content_hash(event: &str, data: &str) -> u64 {
 /// The content of a message skipped for its size: its data was dropped as it
 /// arrived (or is not hashed: it is over the limit), so a skipped id repeats
 /// only a skipped id.
-const SKIPPED_CONTENT: u64 = 0xFE;
+pub(crate) const SKIPPED_CONTENT: u64 = 0xFE;
 
 impl Dedupe {
     /// Remember up to `capacity` ids (0 disables dedupe: everything is delivered).
@@ -96,6 +96,33 @@ impl Dedupe {
         }
     }
 
+    /// For an event the app never gets (left out by the `events` filter, a
+    /// reserved name, the heartbeat): whether it is new, so that a replay of
+    /// it neither moves the cursor back nor counts as the server's news. Its
+    /// `own_id` (rules of [`Dedupe::should_deliver`]) remembered with the same
+    /// `content` ([`content_hash`]) is a repeat: counted as dropped, returns
+    /// `false`. A remembered id with other content is new, and the remembered
+    /// content stays (a heartbeat carrying the last message's id must not
+    /// make a replay of that message look new). An unknown id is new and
+    /// remembered, evicting the oldest when full.
+    pub fn is_new_undelivered(&mut self, own_id: Option<&str>, content: u64) -> bool {
+        let Some(id) = self.key(own_id) else {
+            return true;
+        };
+        let h = fnv1a(FNV_OFFSET, id.as_bytes());
+        match self.order.iter().find(|(k, _, v)| *k == h && **v == *id) {
+            Some(e) if e.1 == content => {
+                self.dropped = self.dropped.saturating_add(1);
+                false
+            }
+            Some(_) => true,
+            None => {
+                self.remember(h, content, id);
+                true
+            }
+        }
+    }
+
     /// The id to remember, if dedupe applies to it.
     fn key<'a>(&self, own_id: Option<&'a str>) -> Option<&'a str> {
         own_id.filter(|id| !id.is_empty() && self.capacity > 0)
@@ -117,11 +144,16 @@ impl Dedupe {
             e.1 = content;
             return true;
         }
+        self.remember(h, content, id);
+        true
+    }
+
+    /// Remember a new id (hash `h`), evicting the oldest when full.
+    fn remember(&mut self, h: u64, content: u64, id: &str) {
         while self.order.len() >= self.capacity {
             self.order.pop_front();
         }
         self.order.push_back((h, content, Box::from(id)));
-        true
     }
 
     /// Where `id` stands among the remembered ids, oldest first (the order
@@ -158,6 +190,23 @@ impl Dedupe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn undelivered_repeats_are_dropped_and_never_replace_content() {
+        let mut d = Dedupe::new(4);
+        let ping = content_hash("ping", "");
+        assert!(d.should_deliver(Some("5"), "message", "m"));
+        // Same id, other content: new, and message 5's content stays.
+        assert!(d.is_new_undelivered(Some("5"), ping));
+        assert!(!d.should_deliver(Some("5"), "message", "m"));
+        // An unknown id is remembered: its repeat is a duplicate.
+        let news = content_hash("news", "n");
+        assert!(d.is_new_undelivered(Some("6"), news));
+        assert!(!d.is_new_undelivered(Some("6"), news));
+        assert_eq!((d.len(), d.duplicates_dropped()), (2, 2));
+        assert!(d.is_new_undelivered(None, news));
+        assert!(d.is_new_undelivered(Some(""), news));
+    }
     use proptest::prelude::{prop_assert, prop_assert_eq, proptest};
 
     /// `should_deliver` for a `message` whose data is its id (a true replay).
