@@ -77,10 +77,10 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         assert.deepEqual(msgs, ids.map((id, i) => [id, `m${i + 1}`]));
         // Opened, delivered new events with ids, ended cleanly: healthy
         // (issue 24 rule 2), the floor + U[0, max(floor, base)). A native
-        // EventSource shows the clean end as an error (a network failure for
-        // the engine): a counted failure, floor + U[0, base].
+        // EventSource's error in readyState CONNECTING after `open` is that
+        // clean end too (issue 24 rule 4), so both transports agree.
         const m = new Model(21, BACKOFF);
-        const expected = transport === "fetch-sse" ? m.healthyEnd() : m.failure();
+        const expected = m.healthyEnd();
         await h.assertReconnect(page, { clock: page.clocks.get(srv), log, waiting: log.find((e) => e.state === "waiting"),
           failedAt: first.end_ms, next: second, expected, what: "reconnect after the close" });
         assert.equal(log.filter((e) => e.type === "open").length, 2);
