@@ -43,9 +43,10 @@ browser-tests:
 # lifecycle and the package entry landed (README "Size"), to 56320 when
 # subscribe() started checking every option and URL up front and listeners got
 # EventTarget semantics (+2.4 KB gzip), and to 66560 when `crossTab`
-# (src/tabs/: Web Locks + BroadcastChannel, +7.3 KB gzip) landed. The 13 KB
-# goal is open work.
-SIZE_CEILING ?= 66560
+# (src/tabs/: Web Locks + BroadcastChannel, +7.3 KB gzip) landed, and to 69632
+# when the wire rules and server interop of issues 13 and 24 landed (+2.9 KB
+# gzip: 68 728, README "Size"). The 13 KB goal is open work (issue 19).
+SIZE_CEILING ?= 69632
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh
