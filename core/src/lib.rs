@@ -84,3 +84,4 @@ pub mod policy;
 pub mod rng;
 pub mod sse;
 pub mod time;
+pub mod upstream;

@@ -40,8 +40,9 @@ use super::action::{Action, ErrorCode, Reason, State};
 use super::config::TransportKind;
 use super::state::{Attempt, Scheduled};
 use super::Engine;
-use crate::policy::backoff::{GaveUp, Strategy};
+use crate::policy::backoff::{Backoff, GaveUp, Strategy};
 use crate::policy::retry_after::{ServerWait, WaitSource};
+use crate::rng::Rng;
 use crate::time::{clamp_timer_ms, Now};
 
 /// Jitter before the next long-poll request after an answer, ms: `U[0, 100]`.
@@ -59,6 +60,30 @@ pub const RETRY_AFTER_SPREAD_DIVISOR: u64 = 10;
 /// `min(wait_ms / 10, 1000)`.
 pub fn herd_spread_max_ms(wait_ms: u64) -> u64 {
     (wait_ms / RETRY_AFTER_SPREAD_DIVISOR).min(RETRY_AFTER_SPREAD_MAX_MS)
+}
+
+/// The delay after a server-requested wait `wait_ms` (already clamped to
+/// `maxRetryAfterMs`), rule 3 of the module doc: `max(wait, floor)` plus the
+/// herd spread `U[0, herd_spread_max_ms(that)]` (none for strategy `none`),
+/// ms, clamped to `MAX_TIMER_MS`. The failure still counts for `k` (and
+/// `maxAttempts`). Shared by the connection engine and the upstream sender
+/// (`crate::upstream`), so both honour a server's wait the same way.
+///
+/// # Errors
+/// [`GaveUp`] once `max_attempts` consecutive failures are counted.
+pub fn server_wait_delay_ms(
+    backoff: &mut Backoff,
+    rng: &mut Rng,
+    wait_ms: u64,
+) -> Result<u64, GaveUp> {
+    backoff.record_failure()?;
+    let asked = wait_ms.max(backoff.floor_ms());
+    let spread = if backoff.config().strategy == Strategy::None {
+        0
+    } else {
+        rng.below(herd_spread_max_ms(asked).saturating_add(1))
+    };
+    Ok(clamp_timer_ms(asked.saturating_add(spread)))
 }
 
 /// How an attempt failed.
@@ -168,19 +193,10 @@ impl Engine {
         Ok(delay)
     }
 
-    /// The delay after a server-requested wait `wait_ms` (already clamped to
-    /// `maxRetryAfterMs`), rule 3 of the module doc: `max(wait, floor)` plus
-    /// the herd spread `U[0, min(that / 10, 1000)]` (none for strategy
-    /// `none`). The failure still counts for `k` (and `maxAttempts`).
+    /// The delay after a server-requested wait `wait_ms` (rule 3 of the
+    /// module doc; see [`server_wait_delay_ms`]).
     fn server_wait_delay_ms(&mut self, wait_ms: u64) -> Result<u64, GaveUp> {
-        self.backoff.record_failure()?;
-        let asked = wait_ms.max(self.backoff.floor_ms());
-        let spread = if self.backoff.config().strategy == Strategy::None {
-            0
-        } else {
-            self.rng.below(herd_spread_max_ms(asked).saturating_add(1))
-        };
-        Ok(clamp_timer_ms(asked.saturating_add(spread)))
+        server_wait_delay_ms(&mut self.backoff, &mut self.rng, wait_ms)
     }
 
     /// A request transport's answer is complete: a success (never a

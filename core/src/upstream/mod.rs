@@ -1,0 +1,53 @@
+//! Upstream: requests the client sends to the server (issue 14, `send`).
+//!
+//! [`Sender`] is the sans-IO machine of ONE send: one request that takes
+//! effect once, because every attempt carries the same idempotency key
+//! (draft-ietf-httpapi-idempotency-key-header-07). Same contract as the
+//! connection [`Engine`](crate::engine::Engine): every input takes a
+//! [`Now`](crate::time::Now) (both clocks), the machine never reads a clock or
+//! an ambient RNG (its [`Rng`](crate::rng::Rng) is seeded), and after every
+//! input the adapter drains [`Sender::poll`] until [`SendAction::Wait`].
+//!
+//! ## The drive loop
+//! `handle_start` → `Issue { attempt, headers }`: the adapter `fetch`es the
+//! caller's URL and body with those headers added and reports
+//! `handle_response(attempt, head)` or `handle_error(attempt, _)`; it reports
+//! `online`/`offline` and the caller's abort; it arms one timer from `Wait`.
+//! `Abort { attempt }`: abort that fetch. `Settle(outcome)`: resolve or
+//! reject the promise (abort any fetch still running); nothing follows.
+//!
+//! ## Rules (issue 14)
+//! - Transient: a network error, a timeout (per attempt, `timeout_ms`), 5xx,
+//!   408, 425, 429, and 409 (the first request with this key is still in
+//!   flight, draft §2.7) → retry after the connection engine's backoff
+//!   (full jitter, floor 1 s; 429 without a hint doubles the step), or after
+//!   the server's wait (`Retry-After` delta-seconds or HTTP-date against the
+//!   response's `Date`, else `RateLimit-Reset`, clamped to
+//!   `max_retry_after_ms`) as asked + the herd spread `U[0, min(w/10, 1 s)]`
+//!   ([`server_wait_delay_ms`](crate::engine::server_wait_delay_ms)). Any
+//!   transient status may carry the wait (the engine reads it on 429/503).
+//! - Permanent: every other 4xx (400; 401/403 → `auth`; 422 "key reused with
+//!   another payload", draft §2.7) → settle `Err` at once.
+//! - 2xx/3xx → settle `Ok`.
+//! - Offline: no attempt until online, then one prompt attempt (`U[0, 250)`
+//!   ms, as the engine resumes), never earlier than a server's wait.
+//! - Abort → settle `Aborted`, no `Issue` after it.
+//! - `max_attempts` failed attempts → `gave-up`; the deadline passing, or a
+//!   retry that could only start after it → `timeout`.
+//! - Never two attempts in flight; `Settle` exactly once; every input after
+//!   it is ignored; facts about other attempts are ignored.
+//!
+//! [`Ordered`] keeps `ordered: true` sends one at a time per URL.
+
+mod config;
+mod key;
+mod ordered;
+mod sender;
+
+pub use config::{
+    SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS, DEFAULT_METHOD,
+    DEFAULT_SEND_TIMEOUT_MS,
+};
+pub use key::{IdempotencyKey, KeyError};
+pub use ordered::Ordered;
+pub use sender::{classify_status, Issue, Outcome, SendAction, Sender, StatusClass};

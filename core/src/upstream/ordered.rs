@@ -1,0 +1,82 @@
+//! [`Ordered`]: `ordered: true` sends, one at a time per URL, in call order.
+//!
+//! The rule for the adapter: keep one `Ordered` per URL; `push` each ordered
+//! send's id when it is called and start its [`Sender`](super::Sender) only
+//! when `push` (or a later `remove`) says so; `remove` its id when it settles
+//! (whatever the outcome: a failed send does not block the ones after it; the
+//! app sees its rejection) or when it is aborted while still queued. So the
+//! server receives attempt 1 of send n+1 only after send n has settled, and
+//! sends never overtake each other. Sans-IO: ids in, ids out.
+
+use alloc::collections::VecDeque;
+
+/// A FIFO of send ids for one URL; only the head may be in progress.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ordered<T> {
+    queue: VecDeque<T>,
+}
+
+impl<T: PartialEq> Ordered<T> {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Ordered {
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Append `id`; `true` when it is the head and may start now.
+    pub fn push(&mut self, id: T) -> bool {
+        self.queue.push_back(id);
+        self.queue.len() == 1
+    }
+
+    /// `id` settled (or was aborted while queued): forget it. Returns the id
+    /// that may start now when the head changed, else `None` (also for an
+    /// unknown id).
+    pub fn remove(&mut self, id: &T) -> Option<&T> {
+        let index = self.queue.iter().position(|x| x == id)?;
+        self.queue.remove(index);
+        if index == 0 {
+            self.queue.front()
+        } else {
+            None
+        }
+    }
+
+    /// The send in progress, if any.
+    pub fn head(&self) -> Option<&T> {
+        self.queue.front()
+    }
+
+    /// Sends queued, the head included.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admits_in_call_order_one_at_a_time() {
+        let mut q = Ordered::new();
+        assert!(q.push(1));
+        assert!(!q.push(2));
+        assert!(!q.push(3));
+        // 3 aborted while queued: the head is unchanged.
+        assert_eq!(q.remove(&3), None);
+        assert_eq!(q.remove(&1), Some(&2));
+        assert_eq!(q.remove(&9), None);
+        assert_eq!(q.remove(&2), None);
+        assert!(q.is_empty());
+        assert!(q.push(4));
+        assert_eq!(q.head(), Some(&4));
+        assert_eq!(q.len(), 1);
+    }
+}
