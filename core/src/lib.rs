@@ -7,6 +7,10 @@
 //! decisions are return values. It is `no_std` + `alloc`, so it runs natively in
 //! tests and benchmarks and inside the wasm bundle unchanged.
 //!
+//! The upstream direction (issue 14: `send`, one request that takes effect
+//! once) has its own machine under the same contract:
+//! [`upstream::Sender`], reusing the engine's backoff and `Retry-After`.
+//!
 //! ## The drive loop
 //!
 //! An adapter owns one [`engine::Engine`] per connection and one timer. It

@@ -604,6 +604,51 @@ impl Checker {
     }
 }
 
+/// Feed one input; `false` when it is not an input (time only moves).
+fn feed(s: &mut Sender, c: &mut Checker, now: &mut u64, wait: Option<MonoMs>, i: Input) -> bool {
+    let t = |now: u64| Now::at(now, WALL0 + (now as i64));
+    match i {
+        Input::Start => {
+            c.started = true;
+            s.handle_start(t(*now));
+        }
+        Input::Response {
+            attempt,
+            status,
+            retry_after,
+        } => {
+            let mut h = head(status);
+            if let Some(r) = retry_after {
+                h = h.with_header("Retry-After", &r.to_string());
+            }
+            if c.live == Some(u32::from(attempt)) {
+                c.live = None;
+            }
+            s.handle_response(t(*now), u32::from(attempt), &h);
+        }
+        Input::Error { attempt } => {
+            if c.live == Some(u32::from(attempt)) {
+                c.live = None;
+            }
+            s.handle_error(t(*now), u32::from(attempt), TransportError::Network);
+        }
+        Input::Timer => {
+            *now = (*now).max(wait.map_or(*now, |w| w.0));
+            s.handle_timer(t(*now));
+        }
+        Input::Online(on) => {
+            c.online = on;
+            s.handle_online(t(*now), on);
+        }
+        Input::Abort => s.handle_abort(t(*now)),
+        Input::Advance(ms) => {
+            *now += u64::from(ms);
+            return false;
+        }
+    }
+    true
+}
+
 fn drive(config: SendConfig, inputs: Vec<Input>, seed: u64) -> Result<(), TestCaseError> {
     let key = IdempotencyKey::new("k").map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
     let mut s = Sender::new(config, &key, seed);
@@ -616,56 +661,21 @@ fn drive(config: SendConfig, inputs: Vec<Input>, seed: u64) -> Result<(), TestCa
         online: true,
         started: false,
     };
-    let t = |now: u64| Now::at(now, WALL0 + (now as i64));
     for i in inputs.into_iter().chain([Input::Abort]) {
-        match i {
-            Input::Start => {
-                c.started = true;
-                s.handle_start(t(now));
-            }
-            Input::Response {
-                attempt,
-                status,
-                retry_after,
-            } => {
-                let mut h = head(status);
-                if let Some(r) = retry_after {
-                    h = h.with_header("Retry-After", &r.to_string());
-                }
-                let answered = c.live == Some(u32::from(attempt));
-                s.handle_response(t(now), u32::from(attempt), &h);
-                if answered {
-                    c.live = None;
-                }
-            }
-            Input::Error { attempt } => {
-                if c.live == Some(u32::from(attempt)) {
-                    c.live = None;
-                }
-                s.handle_error(t(now), u32::from(attempt), TransportError::Network);
-            }
-            Input::Timer => {
-                now = now.max(wait.map_or(now, |w| w.0));
-                s.handle_timer(t(now));
-            }
-            Input::Online(on) => {
-                c.online = on;
-                s.handle_online(t(now), on);
-            }
-            Input::Abort => s.handle_abort(t(now)),
-            Input::Advance(ms) => {
-                now += u64::from(ms);
-                continue; // not an input: nothing to drain
-            }
+        if !feed(&mut s, &mut c, &mut now, wait, i) {
+            continue;
         }
+        let mut waited = false;
         for _ in 0..20 {
             let a = s.poll();
             c.see(now, &a)?;
             if let SendAction::Wait { until } = a {
                 wait = until;
+                waited = true;
                 break;
             }
         }
+        prop_assert!(waited, "no Wait after 20 actions");
     }
     prop_assert_eq!(c.settles, 1, "exactly one Settle");
     prop_assert!(s.is_settled());
