@@ -1288,6 +1288,32 @@ mod tests {
     }
 
     #[test]
+    fn drop_response_numbers_its_requests() {
+        let f = Faults::default();
+        f.add(spec(json!({"path": "/send", "times": null,
+            "fault": {"kind": "drop-response", "every": 3}})));
+        let nths: Vec<u64> = (0..4)
+            .filter_map(|_| f.take_nth("/send", false).map(|t| t.2))
+            .collect();
+        assert_eq!(nths, [1, 2, 3, 4]);
+        assert_eq!(f.list()[0].taken, 4);
+        let every: Vec<bool> = (1..=6).map(|n| drops_nth(n, Some(3), None, 0)).collect();
+        assert_eq!(every, [false, false, true, false, false, true]);
+        assert!((1..=5).all(|n| drops_nth(n, None, None, 0)));
+        assert!(!(1..=100).any(|n| drops_nth(n, None, Some(0.0), 9)));
+        assert!((1..=100).all(|n| drops_nth(n, None, Some(1.0), 9)));
+        // Seeded: the same numbers every run, about the asked share.
+        let pick = |seed| -> Vec<u64> {
+            (1..=1000)
+                .filter(|&n| drops_nth(n, None, Some(0.2), seed))
+                .collect()
+        };
+        assert_eq!(pick(7), pick(7));
+        assert_ne!(pick(7), pick(8));
+        assert!((150..=250).contains(&pick(7).len()), "{}", pick(7).len());
+    }
+
+    #[test]
     fn restart_window() {
         let f = Faults::default();
         let mut rx = f.subscribe_restart();
