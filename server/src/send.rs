@@ -63,9 +63,11 @@ struct Answer {
 
 #[derive(Debug)]
 enum Entry {
-    /// Being applied (held by `?delay_ms=`): a repeat gets 409.
+    /// Being applied (held by `?delay_ms=` until `done_ms`, ms since server
+    /// start): a repeat gets 409.
     InFlight {
         body: Bytes,
+        done_ms: u64,
     },
     Done {
         body: Bytes,
@@ -76,7 +78,7 @@ enum Entry {
 impl Entry {
     fn body(&self) -> &Bytes {
         match self {
-            Entry::InFlight { body } | Entry::Done { body, .. } => body,
+            Entry::InFlight { body, .. } | Entry::Done { body, .. } => body,
         }
     }
 }
@@ -103,20 +105,30 @@ enum Verdict {
     /// New key: marked in flight; apply it.
     Apply,
     Replay(Answer),
-    InFlight,
+    /// The first is still being applied, for about `left_ms` more.
+    InFlight {
+        left_ms: u64,
+    },
     DifferentBody,
 }
 
 impl SendStore {
-    fn check(&self, key: &str, body: &Bytes) -> Verdict {
+    /// Looks `key` up at `now_ms`; a new key is marked in flight until
+    /// `now_ms + delay_ms`.
+    fn check(&self, key: &str, body: &Bytes, now_ms: u64, delay_ms: u64) -> Verdict {
         let mut g = lock(&self.inner);
         match g.keys.get(key) {
             Some(e) if e.body() != body => Verdict::DifferentBody,
-            Some(Entry::InFlight { .. }) => Verdict::InFlight,
+            Some(Entry::InFlight { done_ms, .. }) => Verdict::InFlight {
+                left_ms: done_ms.saturating_sub(now_ms),
+            },
             Some(Entry::Done { answer, .. }) => Verdict::Replay(answer.clone()),
             None => {
-                g.keys
-                    .insert(key.to_string(), Entry::InFlight { body: body.clone() });
+                let entry = Entry::InFlight {
+                    body: body.clone(),
+                    done_ms: now_ms + delay_ms,
+                };
+                g.keys.insert(key.to_string(), entry);
                 Verdict::Apply
             }
         }
@@ -281,12 +293,9 @@ pub async fn send(
         Ok(k) => k,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    let mut resp = match s.sends.check(&key, &body) {
+    let mut resp = match s.sends.check(&key, &body, s.clock.ms(), delay_ms) {
         Verdict::Replay(a) => answer_response(&a, true),
-        Verdict::InFlight => error(
-            StatusCode::CONFLICT,
-            format!("the first request with key {key:?} is still being applied"),
-        ),
+        Verdict::InFlight { left_ms } => in_flight(&key, left_ms),
         Verdict::DifferentBody => error(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!("key {key:?} was used with a different body"),
@@ -300,6 +309,17 @@ pub async fn send(
         resp.headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
+    resp
+}
+
+/// 409 for a repeat of a key still being applied, with `Retry-After`: the
+/// seconds left of the hold, rounded up, at least 1.
+fn in_flight(key: &str, left_ms: u64) -> Response {
+    let msg = format!("the first request with key {key:?} is still being applied");
+    let mut resp = error(StatusCode::CONFLICT, msg);
+    let secs = left_ms.div_ceil(1000).max(1);
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     resp
 }
 
@@ -376,23 +396,26 @@ mod tests {
     fn store_applies_once_replays_and_refuses() {
         let st = SendStore::default();
         let a = Bytes::from_static(b"a");
-        assert!(matches!(st.check("k", &a), Verdict::Apply));
-        assert!(matches!(st.check("k", &a), Verdict::InFlight));
+        assert!(matches!(st.check("k", &a, 100, 2500), Verdict::Apply));
         assert!(matches!(
-            st.check("k", &Bytes::from_static(b"b")),
+            st.check("k", &a, 600, 0),
+            Verdict::InFlight { left_ms: 2000 }
+        ));
+        assert!(matches!(
+            st.check("k", &Bytes::from_static(b"b"), 600, 0),
             Verdict::DifferentBody
         ));
         let first = st.apply("k", a.clone(), 5);
         assert_eq!(first.status, StatusCode::CREATED);
         assert_eq!(first.body, r#"{"key":"k","seq":1}"#);
-        match st.check("k", &a) {
+        match st.check("k", &a, 700, 0) {
             Verdict::Replay(r) => assert_eq!(r.body, first.body),
             v => panic!("{v:?}"),
         }
         assert_eq!(st.applied().len(), 1);
-        assert!(matches!(st.check("j", &a), Verdict::Apply));
+        assert!(matches!(st.check("j", &a, 0, 0), Verdict::Apply));
         st.abandon("j");
-        assert!(matches!(st.check("j", &a), Verdict::Apply));
+        assert!(matches!(st.check("j", &a, 0, 0), Verdict::Apply));
         assert_eq!(st.counts(), (2, 1));
         assert_eq!(st.clear(), 1);
         assert_eq!(st.counts(), (0, 0));

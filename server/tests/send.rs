@@ -102,6 +102,8 @@ async fn a_repeat_while_the_first_is_applied_gets_409_then_the_replay() {
     // Wait until the first is in flight (the store says so), not a sleep.
     wait_for(&url, |v| v["in_flight"] == 1).await;
     let r = send_keyed(&url, "/send", Some("k"), "a").await.unwrap();
+    // At most 800 ms of the hold are left: one second, rounded up.
+    assert_eq!(r.headers()["retry-after"], "1");
     let (status, replayed, body) = answer(r).await;
     assert_eq!((status, replayed), (409, None));
     assert!(body["error"]
