@@ -19,7 +19,8 @@ use crate::config::Config;
 use crate::faults::{self, Faults};
 use crate::hub::Hub;
 use crate::log::RequestLog;
-use crate::{cors, log, long_poll, poll, publish, sse};
+use crate::send::SendStore;
+use crate::{cors, log, long_poll, poll, publish, send, sse};
 
 /// Everything the handlers share.
 #[derive(Debug)]
@@ -29,6 +30,8 @@ pub struct Shared {
     pub log: RequestLog,
     pub faults: Faults,
     pub clock: Clock,
+    /// `POST /send`'s idempotency store; kept across `/_restart`.
+    pub sends: SendStore,
     /// Wall time of the start (`Last-Modified` of `/resource` before the
     /// first publish).
     pub started: SystemTime,
@@ -49,6 +52,7 @@ impl Shared {
             log: RequestLog::new(cfg.log_capacity, cfg.quiet),
             faults: Faults::default(),
             clock: Clock::start(),
+            sends: SendStore::default(),
             started: wall_now(),
             shutdown: CancellationToken::new(),
             next_req: AtomicU64::new(1),
@@ -82,6 +86,9 @@ pub fn router(s: AppState) -> Router {
         .route("/long-poll", get(long_poll::long_poll))
         .route("/poll", get(poll::poll))
         .route("/resource", get(poll::resource))
+        .route("/send", post(send::send))
+        .route("/_send", get(send::get_applied))
+        .route("/_send/clear", post(send::clear))
         .route("/_log", get(log::get_log))
         .route("/_log/clear", post(log::clear_log))
         .route(

@@ -16,6 +16,10 @@ pub const ALLOW_HEADERS: &[&str] = &[
     "content-type",
     "cache-control",
     "x-requested-with",
+    // `POST /send`'s key headers (draft-ietf-httpapi-idempotency-key-header;
+    // not CORS-safelisted, so a cross-origin send is preflighted).
+    "idempotency-key",
+    "x-idempotency-key",
 ];
 
 /// Response headers a cross-origin client may read.
@@ -28,6 +32,7 @@ pub const EXPOSE_HEADERS: &[&str] = &[
     "ratelimit-reset",
     "x-ratelimit-reset",
     "x-request-id",
+    "idempotent-replayed",
 ];
 
 pub const MAX_AGE_S: u64 = 600;

@@ -194,6 +194,45 @@ pub enum Fault {
     /// `last_event_id`) are ignored, and a request without the header
     /// replays everything still buffered from the first event.
     HeaderOnlyResume,
+    /// Lets the endpoint answer (so a `POST /send` is applied), then closes
+    /// the connection without sending a byte of the answer: the client sees
+    /// a network error. `every: N` drops only the Nth, 2Nth, … request that
+    /// takes the rule; `probability` (0..=1) drops each with that chance,
+    /// decided by a hash of `seed` and the request's number, so the same
+    /// requests are dropped on every run. Neither: every request it takes.
+    DropResponse {
+        #[serde(default)]
+        every: Option<u64>,
+        #[serde(default)]
+        probability: Option<f64>,
+        #[serde(default)]
+        seed: u64,
+    },
+}
+
+/// Response extension set by a `drop-response` fault: the connection is
+/// closed instead of sending this response (see `serve.rs`).
+#[derive(Debug, Clone, Copy)]
+pub struct DropConnection;
+
+/// Whether a `drop-response` rule drops its `n`th request (from 1).
+pub fn drops_nth(n: u64, every: Option<u64>, probability: Option<f64>, seed: u64) -> bool {
+    match (every, probability) {
+        (Some(every), _) => every > 0 && n % every == 0,
+        (None, Some(p)) => unit_hash(seed, n) < p,
+        (None, None) => true,
+    }
+}
+
+/// The `n`th output of a SplitMix64 stream seeded with `seed`, as a number
+/// in [0, 1).
+fn unit_hash(seed: u64, n: u64) -> f64 {
+    const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut z = seed.wrapping_add(n.wrapping_mul(GAMMA));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn one() -> Option<u64> {
@@ -251,6 +290,8 @@ pub struct Rule {
     pub when: Option<When>,
     /// Applications left (null = until cleared).
     pub remaining: Option<u64>,
+    /// Requests that took it so far (numbers them for `drop-response`).
+    pub taken: u64,
     pub fault: Fault,
 }
 
@@ -303,6 +344,7 @@ impl Faults {
             path: spec.path,
             when: spec.when,
             remaining: spec.times,
+            taken: 0,
             fault: spec.fault,
         };
         if rule.remaining != Some(0) {
@@ -332,6 +374,12 @@ impl Faults {
     /// Takes one application of the first rule matching `path` and, for
     /// rules with a `when`, whether the request carries a cursor.
     pub fn take_for(&self, path: &str, has_cursor: bool) -> Option<(u64, Fault)> {
+        self.take_nth(path, has_cursor).map(|(id, f, _)| (id, f))
+    }
+
+    /// As [`Faults::take_for`], also returning which application of the
+    /// rule this is (from 1).
+    pub fn take_nth(&self, path: &str, has_cursor: bool) -> Option<(u64, Fault, u64)> {
         if path.starts_with("/_") {
             return None;
         }
@@ -340,7 +388,8 @@ impl Faults {
             .iter()
             .position(|r| (r.path == path || r.path == "*") && When::matches(r.when, has_cursor))?;
         let rule = &mut g[i];
-        let out = (rule.id, rule.fault.clone());
+        rule.taken += 1;
+        let out = (rule.id, rule.fault.clone(), rule.taken);
         if let Some(n) = rule.remaining.as_mut() {
             *n = n.saturating_sub(1);
             if *n == 0 {
@@ -470,9 +519,23 @@ fn validate(f: &Fault) -> Result<(), String> {
         }
         Fault::Trickle { bytes: 0, .. } => return Err("trickle: bytes must be > 0".into()),
         Fault::Ping { ms: 0, .. } => return Err("ping: ms must be > 0".into()),
+        Fault::DropResponse {
+            every, probability, ..
+        } => validate_drop(*every, *probability)?,
         _ => {}
     }
     Ok(())
+}
+
+fn validate_drop(every: Option<u64>, probability: Option<f64>) -> Result<(), String> {
+    match (every, probability) {
+        (Some(_), Some(_)) => Err("drop-response: every or probability, not both".into()),
+        (Some(0), None) => Err("drop-response: every must be > 0".into()),
+        (None, Some(p)) if !(0.0..=1.0).contains(&p) => {
+            Err("drop-response: probability must lie in 0..=1".into())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn write_bytes(w: &Write) -> Result<Bytes, String> {
@@ -620,7 +683,7 @@ pub async fn middleware(State(s): State<AppState>, req: Request, next: Next) -> 
         .map(|q| q.0)
         .unwrap_or_default();
     let has_cursor = crate::cursor::carries_cursor(req.headers(), &query);
-    let Some((rule, fault)) = s.faults.take_for(&path, has_cursor) else {
+    let Some((rule, fault, nth)) = s.faults.take_nth(&path, has_cursor) else {
         return next.run(req).await;
     };
     let mut applied = fault_json(rule, &path, &fault);
@@ -813,6 +876,26 @@ pub async fn middleware(State(s): State<AppState>, req: Request, next: Next) -> 
         Fault::HeaderOnlyResume => {
             note(&req, applied);
             next.run(header_only_resume(req)).await
+        }
+        Fault::DropResponse {
+            every,
+            probability,
+            seed,
+        } => {
+            let cut = drops_nth(nth, every, probability, seed);
+            if let Value::Object(m) = &mut applied {
+                m.insert("n".into(), json!(nth));
+                m.insert(
+                    "result".into(),
+                    json!(if cut { "dropped" } else { "passed" }),
+                );
+            }
+            note(&req, applied);
+            let mut resp = next.run(req).await;
+            if cut {
+                resp.extensions_mut().insert(DropConnection);
+            }
+            resp
         }
     }
 }
@@ -1202,6 +1285,32 @@ mod tests {
             strip_own_pings(b"retry: 5\n\n", false, false),
             b"retry: 5\n\n"
         );
+    }
+
+    #[test]
+    fn drop_response_numbers_its_requests() {
+        let f = Faults::default();
+        f.add(spec(json!({"path": "/send", "times": null,
+            "fault": {"kind": "drop-response", "every": 3}})));
+        let nths: Vec<u64> = (0..4)
+            .filter_map(|_| f.take_nth("/send", false).map(|t| t.2))
+            .collect();
+        assert_eq!(nths, [1, 2, 3, 4]);
+        assert_eq!(f.list()[0].taken, 4);
+        let every: Vec<bool> = (1..=6).map(|n| drops_nth(n, Some(3), None, 0)).collect();
+        assert_eq!(every, [false, false, true, false, false, true]);
+        assert!((1..=5).all(|n| drops_nth(n, None, None, 0)));
+        assert!(!(1..=100).any(|n| drops_nth(n, None, Some(0.0), 9)));
+        assert!((1..=100).all(|n| drops_nth(n, None, Some(1.0), 9)));
+        // Seeded: the same numbers every run, about the asked share.
+        let pick = |seed| -> Vec<u64> {
+            (1..=1000)
+                .filter(|&n| drops_nth(n, None, Some(0.2), seed))
+                .collect()
+        };
+        assert_eq!(pick(7), pick(7));
+        assert_ne!(pick(7), pick(8));
+        assert!((150..=250).contains(&pick(7).len()), "{}", pick(7).len());
     }
 
     #[test]

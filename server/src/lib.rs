@@ -1,7 +1,7 @@
 //! tidings-server: the reference server for tidings (demo and tests).
 //!
 //! Endpoints: `GET /sse`, `GET /long-poll`, `GET /poll`, `GET /resource`,
-//! `POST /publish`, `GET /_log`, `POST /_log/clear`, `/_faults`,
+//! `POST /publish`, `POST /send` (idempotency store), `GET /_send`, `GET /_log`, `POST /_log/clear`, `/_faults`,
 //! `POST /_restart`, static `www/` at `/` and the npm package at `/pkg/`. See the README of
 //! this crate for the request and response shapes.
 
@@ -17,6 +17,7 @@ pub mod log;
 pub mod long_poll;
 pub mod poll;
 pub mod publish;
+pub mod send;
 pub mod serve;
 pub mod sse;
 pub mod validators;

@@ -246,7 +246,12 @@ pub async fn middleware(State(s): State<AppState>, mut req: Request, next: Next)
     let mut resp = next.run(req).await;
     pending.armed = false;
 
-    let status = resp.status().as_u16();
+    // A dropped answer is logged as none (status 0), as a refused request.
+    let dropped = resp
+        .extensions()
+        .get::<crate::faults::DropConnection>()
+        .is_some();
+    let status = if dropped { 0 } else { resp.status().as_u16() };
     let no_date = resp.extensions().get::<NoDate>().is_some();
     if !no_date && !resp.headers().contains_key(header::DATE) {
         if let Ok(v) = HeaderValue::from_str(&http_date(wall_now())) {

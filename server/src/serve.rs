@@ -17,7 +17,7 @@ use tower::ServiceExt;
 
 use crate::app::{self, AppState, Shared};
 use crate::config::Config;
-use crate::faults::RestartMode;
+use crate::faults::{DropConnection, RestartMode};
 
 /// How long in-flight responses may take to finish after shutdown starts.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(1000);
@@ -116,6 +116,11 @@ async fn serve_conn(tcp: TcpStream, info: ConnInfo, router: Router, s: AppState)
                 .oneshot(req.map(Body::new))
                 .await
                 .unwrap_or_else(|e: Infallible| match e {});
+            // A `drop-response` fault: the endpoint has run, its answer is
+            // never sent (hyper closes the connection on a service error).
+            if resp.extensions().get::<DropConnection>().is_some() {
+                return Err(std::io::Error::other("fault: response dropped"));
+            }
             Ok::<_, std::io::Error>(resp)
         }
     });
