@@ -274,3 +274,39 @@ fn replays_from_sse_to_json_are_dropped() {
     assert_eq!(data(&acts), ["c"]);
     assert_eq!(sim.engine.stats().duplicates_dropped, 1);
 }
+
+/// A JSON message id holding U+0000, CR or LF is no cursor: an SSE `id:`
+/// line with NUL is ignored (WHATWG HTML §9.2.6) and CR/LF end the line, so
+/// no event stream can carry one, and a `Last-Event-ID` header or query that
+/// held it would make the browser refuse every later request (the
+/// subscription dead behind endless `network-or-cors`). The message is
+/// delivered without an own id; the cursor and the next request keep the
+/// last usable id.
+#[test]
+fn json_ids_that_no_header_can_carry_are_ignored() {
+    let mut sim = Sim::new(config(TransportKind::LongPoll), 5);
+    let o = the_open(&sim.start());
+    sim.head(
+        o.id,
+        ResponseHead::new(200).with_content_type("application/json"),
+    );
+    let msgs = vec![
+        msg(Some("1"), None, "one"),
+        msg(Some("a\u{0}b"), None, "nul"),
+        msg(Some("c\nd"), None, "lf"),
+        msg(Some("e\rf"), None, "cr"),
+    ];
+    let acts = sim.messages(o.id, msgs, None);
+    assert_eq!(data(&acts), ["one", "nul", "lf", "cr"]);
+    let ids: Vec<String> = acts
+        .iter()
+        .filter_map(|a| match a {
+            Action::Deliver(m) => Some(m.id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["1", "", "", ""]);
+    assert_eq!(sim.engine.last_event_id(), "1");
+    let next = sim.must_open(5_000);
+    assert_eq!(header(&next, "Last-Event-ID"), Some("1"));
+}

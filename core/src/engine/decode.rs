@@ -140,6 +140,16 @@ pub(crate) fn body_kind(content_type: Option<&str>) -> BodyKind {
     }
 }
 
+/// Whether a message id decoded from a JSON body can be a cursor: not one
+/// holding U+0000, CR or LF. No event stream can carry such an id (an `id:`
+/// line with NUL is ignored, WHATWG HTML §9.2.6; CR and LF end the line), and
+/// a `Last-Event-ID` header holding one makes the browser refuse the request,
+/// so taking it as the cursor would leave the subscription failing forever.
+/// Such a message is delivered without an own id.
+pub(crate) fn is_usable_event_id(id: &str) -> bool {
+    !id.bytes().any(|b| matches!(b, 0 | b'\r' | b'\n'))
+}
+
 /// The `events` filter: `message` and the listed names.
 pub(crate) fn wanted(events: &[String], event: &str) -> bool {
     event == "message" || events.iter().any(|e| e == event)

@@ -561,7 +561,10 @@ impl Engine {
 
     /// A JSON body of `long-poll` / `poll`, decoded by the adapter: the whole
     /// answer (the request is complete). Each message's own id moves the
-    /// cursor and feeds dedupe; `polling_hint_ms` is `_polling.next_interval_ms`.
+    /// cursor and feeds dedupe, unless it holds U+0000, CR or LF (no header
+    /// could carry it: the message is delivered without an id, see
+    /// `decode::is_usable_event_id`); `polling_hint_ms` is
+    /// `_polling.next_interval_ms`.
     pub fn handle_messages(
         &mut self,
         now: Now,
@@ -586,16 +589,17 @@ impl Engine {
         for m in msgs {
             let len = u64::try_from(m.data.len()).unwrap_or(u64::MAX);
             self.stats.bytes = self.stats.bytes.saturating_add(len);
-            let before =
-                m.id.as_deref()
-                    .filter(|own| *own != self.cursor)
-                    .map(|own| mem::replace(&mut self.cursor, String::from(own)));
+            let own_id = m.id.filter(|id| decode::is_usable_event_id(id));
+            let before = own_id
+                .as_deref()
+                .filter(|own| *own != self.cursor)
+                .map(|own| mem::replace(&mut self.cursor, String::from(own)));
             let event = match m.event {
                 Some(e) if !e.is_empty() => e,
                 _ => String::from("message"),
             };
             let dropped = self.dedupe.duplicates_dropped();
-            self.offer_event(event, m.data, m.id, self.cursor.clone());
+            self.offer_event(event, m.data, own_id, self.cursor.clone());
             self.keep_cursor_on_replay(dropped, before);
         }
         self.parser.set_last_event_id(&self.cursor);
