@@ -25,13 +25,6 @@ fn native_only() -> Config {
     c
 }
 
-fn aborts(sim: &Sim) -> Vec<u64> {
-    sim.find(|a| matches!(a, Action::Abort(_)).then_some(()))
-        .into_iter()
-        .map(|(t, _)| t)
-        .collect()
-}
-
 fn notes(sim: &Sim) -> Vec<(u64, Note)> {
     sim.find(|a| match a {
         Action::Note(n) => Some(*n),

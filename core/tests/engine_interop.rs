@@ -10,13 +10,6 @@ mod support;
 use support::*;
 use tidings_core::engine::{Action, Config, Reason, State, TransportError, TransportKind};
 
-fn aborts(sim: &Sim) -> Vec<u64> {
-    sim.find(|a| matches!(a, Action::Abort(_)).then_some(()))
-        .into_iter()
-        .map(|(t, _)| t)
-        .collect()
-}
-
 fn only(transport: TransportKind) -> Config {
     let mut c = Config::new("/stream");
     c.transports = vec![transport];

@@ -19,13 +19,6 @@ fn bc14_config(transport: TransportKind) -> Config {
     c
 }
 
-fn aborts(sim: &Sim) -> Vec<u64> {
-    sim.find(|a| matches!(a, Action::Abort(_)).then_some(()))
-        .into_iter()
-        .map(|(t, _)| t)
-        .collect()
-}
-
 /// V1 FSSE: bare `:` comment lines every 10 s are liveness (bytes count).
 #[test]
 fn bc14_v1_fetch_comments_keep_alive() {

@@ -12,14 +12,6 @@ use tidings_core::engine::{
     Action, Config, ErrorCode, Reason, ResponseHead, State, TransportError, TransportKind,
 };
 
-fn waiting(actions: &[Action]) -> Vec<(Reason, u64)> {
-    states(actions)
-        .into_iter()
-        .filter(|s| s.0 == State::Waiting)
-        .map(|s| (s.1, s.2.unwrap_or(0)))
-        .collect()
-}
-
 /// A server restart: a healthy stream (60 s, `retry: 1000`, ids) is reset;
 /// the first reconnect comes within [1000, 2000) ms (the server's `retry:`
 /// floor plus the fleet-wide spread); refused connections back off and do

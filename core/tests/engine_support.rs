@@ -329,3 +329,20 @@ impl Sim {
         }
     }
 }
+
+/// The times of every `Abort` recorded so far.
+pub fn aborts(sim: &Sim) -> Vec<u64> {
+    sim.find(|a| matches!(a, Action::Abort(_)).then_some(()))
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// The `waiting` states among `actions`: (reason, delay ms; 0 when absent).
+pub fn waiting(actions: &[Action]) -> Vec<(Reason, u64)> {
+    states(actions)
+        .into_iter()
+        .filter(|s| s.0 == State::Waiting)
+        .map(|s| (s.1, s.2.unwrap_or(0)))
+        .collect()
+}

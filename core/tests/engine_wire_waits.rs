@@ -26,14 +26,6 @@ fn all(sim: &Sim) -> Vec<Action> {
     sim.log.iter().map(|(_, a)| a.clone()).collect()
 }
 
-fn waiting(actions: &[Action]) -> Vec<(Reason, u64)> {
-    states(actions)
-        .into_iter()
-        .filter(|s| s.0 == State::Waiting)
-        .map(|s| (s.1, s.2.unwrap_or(0)))
-        .collect()
-}
-
 fn resets(actions: &[Action]) -> Vec<ResetReason> {
     actions
         .iter()
