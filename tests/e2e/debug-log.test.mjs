@@ -15,21 +15,7 @@ before(async () => {
   browser = await launchBrowser();
   srv = await startServer(["--quiet"]);
   page = await h.blankPage(browser, srv.url);
-  page.on("console", async (m) => {
-    if (m.type() !== "debug" || !m.text().startsWith("[tidings]")) return;
-    // The slot is taken in console order; its fields are read afterwards
-    // (asynchronously: handlers of later lines may finish first).
-    const slot = {};
-    logs.push(slot);
-    // Own properties, so an Error (the `error` event object) keeps its fields.
-    try {
-      const args = await Promise.all(m.args().map((a) =>
-        a.evaluate((o) => (o && typeof o === "object" ? { ...o } : o))));
-      Object.assign(slot, { what: args[1], ...args[2] });
-    } catch {
-      slot.what = "(page closed)"; // the page went away while the line was read
-    }
-  });
+  h.recordDebugLog(page, logs);
 });
 after(async () => {
   await page?.closeAll();

@@ -275,3 +275,22 @@ export async function assertReconnect(page, { clock, log, waiting, failedAt, nex
   assert.ok(early >= expected - 5, msg);
   assert.ok(dispatch >= -Math.ceil(clock.err) - 5 && dispatch <= 1500, msg);
 }
+
+/** Record every `[tidings]` console.debug line of `page` (the `debug` option) into `logs`, as
+ * `{ what, ...details }`. A slot is taken in console order and filled when its arguments are read
+ * (asynchronously: handlers of later lines may finish first); own properties are copied, so an
+ * Error (the `error` event object) keeps its fields. */
+export function recordDebugLog(page, logs) {
+  page.on("console", async (m) => {
+    if (m.type() !== "debug" || !m.text().startsWith("[tidings]")) return;
+    const slot = {};
+    logs.push(slot);
+    try {
+      const args = await Promise.all(m.args().map((a) =>
+        a.evaluate((o) => (o && typeof o === "object" ? { ...o } : o))));
+      Object.assign(slot, { what: args[1], ...args[2] });
+    } catch {
+      slot.what = "(page closed)"; // the page went away while the line was read
+    }
+  });
+}

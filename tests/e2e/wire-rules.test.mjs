@@ -20,18 +20,7 @@ before(async () => {
   browser = await launchBrowser();
   server = await startServer(["--quiet", "--retry-ms", "100"]);
   page = await h.blankPage(browser, server.url);
-  page.on("console", async (m) => {
-    if (m.type() !== "debug" || !m.text().startsWith("[tidings]")) return;
-    const slot = {};
-    logs.push(slot);
-    try {
-      const args = await Promise.all(m.args().map((a) =>
-        a.evaluate((o) => (o && typeof o === "object" ? { ...o } : o))));
-      Object.assign(slot, { what: args[1], ...args[2] });
-    } catch {
-      slot.what = "(page closed)";
-    }
-  });
+  h.recordDebugLog(page, logs);
 });
 after(async () => { await page?.closeAll(); await browser?.close(); await server?.stop(); });
 
