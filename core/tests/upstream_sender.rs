@@ -514,6 +514,26 @@ fn ordered_sends_one_at_a_time() {
     assert_eq!(issued(&b.start()).len(), 1);
 }
 
+/// The app's `headers` failed before attempt 2 went out: settle at once with
+/// the attempts issued, no retry; a report about another attempt is ignored.
+#[test]
+fn headers_failure_settles_at_once() {
+    let mut sim = Sim::new(SendConfig::default());
+    sim.start();
+    sim.respond(10, head(503));
+    let out = sim.fire();
+    assert_eq!(issued(&out)[0].attempt, 2);
+    sim.s.handle_headers_failed(sim.t(), 1);
+    assert_eq!(sim.drain(), []);
+    sim.s.handle_headers_failed(sim.t(), 2);
+    assert_eq!(
+        sim.drain(),
+        [SendAction::Settle(Outcome::HeadersFailed { attempts: 2 })]
+    );
+    assert_eq!(sim.wait, None);
+    assert_eq!(sim.settles().len(), 1);
+}
+
 /// Random inputs drive the machine.
 #[derive(Clone, Debug)]
 enum Input {
@@ -529,6 +549,9 @@ enum Input {
     Timer,
     Online(bool),
     Abort,
+    HeadersFailed {
+        attempt: u8,
+    },
     Advance(u32),
 }
 
@@ -556,6 +579,7 @@ fn input() -> impl Strategy<Value = Input> {
         4 => Just(Input::Timer),
         2 => any::<bool>().prop_map(Input::Online),
         1 => Just(Input::Abort),
+        1 => (0u8..6).prop_map(|attempt| Input::HeadersFailed { attempt }),
         3 => any::<u32>().prop_map(Input::Advance),
     ]
 }
@@ -641,6 +665,12 @@ fn feed(s: &mut Sender, c: &mut Checker, now: &mut u64, wait: Option<MonoMs>, i:
             s.handle_online(t(*now), on);
         }
         Input::Abort => s.handle_abort(t(*now)),
+        Input::HeadersFailed { attempt } => {
+            if c.live == Some(u32::from(attempt)) {
+                c.live = None;
+            }
+            s.handle_headers_failed(t(*now), u32::from(attempt));
+        }
         Input::Advance(ms) => {
             *now += u64::from(ms);
             return false;

@@ -32,15 +32,20 @@
 //! - Offline: no attempt until online, then one prompt attempt (`U[0, 250)`
 //!   ms, as the engine resumes), never earlier than a server's wait.
 //! - Abort → settle `Aborted`, no `Issue` after it.
+//! - The app's `headers` failed for an attempt (its function threw, its
+//!   promise rejected, an invalid header): settle `HeadersFailed` at once;
+//!   nothing was sent, and a retry would call the same broken code.
 //! - `max_attempts` failed attempts → `gave-up`; the deadline passing, or a
 //!   retry that could only start after it → `timeout`.
 //! - Never two attempts in flight; `Settle` exactly once; every input after
 //!   it is ignored; facts about other attempts are ignored.
 //!
-//! [`Ordered`] keeps `ordered: true` sends one at a time per URL.
+//! [`Ordered`] keeps `ordered: true` sends one at a time per URL;
+//! [`keepalive_handoff`] decides which pending sends survive `pagehide`.
 
 mod config;
 mod key;
+mod keepalive;
 mod ordered;
 mod sender;
 
@@ -48,6 +53,7 @@ pub use config::{
     SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS, DEFAULT_METHOD,
     DEFAULT_SEND_TIMEOUT_MS,
 };
+pub use keepalive::{keepalive_handoff, PendingSend, KEEPALIVE_BUDGET_BYTES};
 pub use key::{IdempotencyKey, KeyError};
 pub use ordered::Ordered;
 pub use sender::{classify_status, Issue, Outcome, SendAction, Sender, StatusClass};

@@ -52,6 +52,12 @@ pub enum Outcome {
     },
     /// `handle_abort`: nothing more is sent (JS: reject with `AbortError`).
     Aborted,
+    /// `handle_headers_failed`: the app's `headers` failed before attempt
+    /// `attempts` went out (JS: reject with code `headers` and the cause).
+    HeadersFailed {
+        /// Attempts issued, the one that was never sent included.
+        attempts: u32,
+    },
 }
 
 /// What the adapter does next ([`Sender::poll`]).
@@ -266,6 +272,18 @@ impl Sender {
             }
         }
         self.advance(now);
+    }
+
+    /// The app's `headers` failed before `attempt` was sent (its function
+    /// threw or its promise rejected, or a name or value is invalid):
+    /// settle `HeadersFailed` at once. Nothing reached the server, and a
+    /// retry would run the same failing code; the app sees its own error.
+    pub fn handle_headers_failed(&mut self, now: Now, attempt: u32) {
+        if self.begin(now).is_none() || self.take_live(attempt).is_none() {
+            return;
+        }
+        let attempts = self.attempts;
+        self.settle(Outcome::HeadersFailed { attempts });
     }
 
     /// The caller aborted (`signal`): abort the live attempt, settle
