@@ -1,8 +1,9 @@
 // tidings — the package entry, over the wasm-bindgen glue (./tidings.js).
 // Only what wasm-bindgen cannot express: init() taking a URL/Response/bytes
-// directly, [Symbol.asyncIterator], [Symbol.dispose], and keeping a live
-// subscription reachable. It counts in the size budget: keep it tiny.
-import load, { subscribe as open, Subscription } from "./tidings.js";
+// directly, [Symbol.asyncIterator], [Symbol.dispose], keeping a live
+// subscription reachable, and send() rejecting instead of throwing. It
+// counts in the size budget: keep it tiny.
+import load, { subscribe as open, send as post, Subscription } from "./tidings.js";
 
 /** The contract's error codes (`error.code`). */
 export const ErrorCode = /* @__PURE__ */ Object.freeze({
@@ -39,6 +40,17 @@ const stop = (sub) => {
   live.delete(sub);
   r?.e.forEach((f) => f());
 };
+
+// A promise, never a throw: a bad URL, body or option (checked before
+// anything is sent) rejects as every other failure does.
+export function send(url, body, options) {
+  try {
+    if (!ready) throw Object.assign(Error("call init() before send()"), { code: "not-initialized" });
+    return post(url, body, options);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
 
 export function subscribe(url, options) {
   // Before init() the glue would throw a TypeError about __wbindgen_malloc.

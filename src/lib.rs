@@ -12,6 +12,7 @@
 //! - `tabs/`: `crossTab`, one connection shared by every tab (Web Locks +
 //!   `BroadcastChannel`).
 //! - `api/`: the `#[wasm_bindgen]` exports, behind the default `js` feature.
+//! - `upstream/`: `send()`, behind the default `send` feature.
 //!
 //! Everything that touches JS is compiled for `wasm32` only; on other targets
 //! the crate re-exports the engine so `cargo test` works natively.
@@ -35,6 +36,8 @@ mod lifecycle;
 mod tabs;
 #[cfg(target_arch = "wasm32")]
 mod transport;
+#[cfg(all(target_arch = "wasm32", feature = "send"))]
+mod upstream;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod api;

@@ -27,6 +27,8 @@ pub const LOGGED_HEADERS: &[&str] = &[
     "authorization",
     "access-control-request-method",
     "access-control-request-headers",
+    "idempotency-key",
+    "x-idempotency-key",
 ];
 
 /// One request as recorded.

@@ -212,6 +212,16 @@ async fn key_header_names_the_header_the_key_comes_in() {
         .await
         .unwrap();
     assert_eq!(answer(r).await, (201, None, json!({"seq": 1, "key": "k"})));
+    // The log records both key headers as sent (the e2e tests read them).
+    let log = send_json(request(Method::GET, &url, "/_log?path=/send", &[])).await;
+    let headers: Vec<&Value> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["headers"])
+        .collect();
+    assert_eq!(headers[0]["idempotency-key"], "\"k\"");
+    assert_eq!(headers[1]["x-idempotency-key"], "\"k\"");
     srv.shutdown().await;
 }
 

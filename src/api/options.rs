@@ -242,6 +242,18 @@ thread_local! {
     static THREW: Cell<Option<JsValue>> = const { Cell::new(None) };
 }
 
+/// Run `read` (reads of app options with [`get`]); a getter that threw
+/// during it comes first as `invalid-option` `(a getter threw)` with the
+/// `cause`, as in [`Options::from_js`] (used by `send`).
+pub(crate) fn checked<T>(read: impl FnOnce() -> Result<T, JsValue>) -> Result<T, JsValue> {
+    THREW.with(Cell::take);
+    let result = read();
+    if let Some(cause) = THREW.with(Cell::take) {
+        return Err(with_cause(invalid("(a getter threw)"), &cause));
+    }
+    result
+}
+
 /// `o[key]`; `undefined` when `o` is not an object or the getter throws
 /// (what it threw is kept in [`THREW`] for `from_js` to report).
 pub(crate) fn get(o: &JsValue, key: &str) -> JsValue {
@@ -258,27 +270,27 @@ pub(crate) fn get(o: &JsValue, key: &str) -> JsValue {
 }
 
 /// `e` with its `cause` set.
-fn with_cause(e: JsValue, cause: &JsValue) -> JsValue {
+pub(crate) fn with_cause(e: JsValue, cause: &JsValue) -> JsValue {
     crate::js::set(e.unchecked_ref(), "cause", cause);
     e
 }
 
 /// An `Error` with `code: "invalid-option"` and the message
 /// `invalid option: <name>` (the README's options table says why).
-fn invalid(name: &str) -> JsValue {
+pub(crate) fn invalid(name: &str) -> JsValue {
     let mut message = String::from("invalid option: ");
     message.push_str(name);
     super::error("invalid-option", &message)
 }
 
-fn absent(v: &JsValue) -> bool {
+pub(crate) fn absent(v: &JsValue) -> bool {
     v.is_undefined() || v.is_null()
 }
 
 /// `signal`: absent, or an `AbortSignal`. Checked by shape (`aborted` and
 /// `addEventListener`) rather than `instanceof`, so a signal from another
 /// realm (an iframe) works as it does with `fetch`.
-fn signal(s: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
+pub(crate) fn signal(s: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
     if absent(s) {
         return Ok(None);
     }
@@ -332,7 +344,7 @@ fn events(v: &JsValue) -> Result<Vec<String>, JsValue> {
 /// whose every entry is a valid header (checked now, with the browser's own
 /// `Headers`, so a bad static value throws here instead of failing every
 /// request).
-fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
+pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
     if absent(&h) {
         return Ok(None);
     }
@@ -352,7 +364,7 @@ fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
 
 /// `o[key]` when it is absent (`undefined`/`null`: the default) or an
 /// object; anything else is `invalid-option` for `key`.
-fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+pub(crate) fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     let g = get(o, key);
     if absent(&g) || g.is_object() {
         Ok(g)
@@ -362,7 +374,7 @@ fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
 }
 
 /// `o[key]`: absent (`None`), a boolean, or `invalid-option`.
-fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
+pub(crate) fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
         return Ok(None);
@@ -371,7 +383,7 @@ fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
 }
 
 /// `o[key]`: absent (`None`), a string, or `invalid-option`.
-fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+pub(crate) fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
         return Ok(None);
@@ -381,7 +393,7 @@ fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
 
 /// `v`: absent (`None`), the index of one of `names`, or `invalid-option`
 /// (`name`): a typo in a mode must not quietly pick the default.
-fn one_of(v: &JsValue, name: &str, names: &[&str]) -> Result<Option<usize>, JsValue> {
+pub(crate) fn one_of(v: &JsValue, name: &str, names: &[&str]) -> Result<Option<usize>, JsValue> {
     if absent(v) {
         return Ok(None);
     }
@@ -398,7 +410,7 @@ fn ms(o: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
     ms_in(o, key, "")
 }
 
-fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, JsValue> {
+pub(crate) fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
         return Ok(None);
@@ -416,7 +428,7 @@ fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, JsValue> {
     }
 }
 
-fn set_ms<T: From<u64>>(field: &mut T, o: &JsValue, key: &str, group: &str) -> Result<(), JsValue> {
+pub(crate) fn set_ms<T: From<u64>>(field: &mut T, o: &JsValue, key: &str, group: &str) -> Result<(), JsValue> {
     if let Some(n) = ms_in(o, key, group)? {
         *field = n.into();
     }
@@ -425,7 +437,7 @@ fn set_ms<T: From<u64>>(field: &mut T, o: &JsValue, key: &str, group: &str) -> R
 
 /// `o[key]`: absent (`None`), a number ≥ 0 (truncated; `Infinity`:
 /// `Some(None)`, no limit), or `invalid-option` (`name`).
-fn count(o: &JsValue, key: &str, name: &str) -> Result<Option<Option<u32>>, JsValue> {
+pub(crate) fn count(o: &JsValue, key: &str, name: &str) -> Result<Option<Option<u32>>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
         return Ok(None);

@@ -199,7 +199,8 @@ pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> 
     Ok(())
 }
 
-fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
+/// `fetch(url, init)` on the global scope (window or worker).
+pub(crate) fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
     // `fetch` on the global scope, so it also works in workers.
     let global = js_sys::global();
     match global.dyn_ref::<web_sys::Window>() {

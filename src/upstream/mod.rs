@@ -1,0 +1,120 @@
+//! `send(url, body, options)`: one upstream request that takes effect once
+//! (issue 14), behind the default `send` feature.
+//!
+//! ```js
+//! import init, { send } from "tidings";
+//! await init();
+//! const r = await send("/send", JSON.stringify({ text: "hi" }), {
+//!   headers: { "Content-Type": "application/json" },
+//! });
+//! console.log(r.status, r.body, r.attempts, r.replayed);
+//! ```
+//!
+//! The decisions (retry or not, when, the key's header, which sends survive
+//! `pagehide`) are `tidings_core::upstream`'s. This folder only reports facts
+//! and carries out actions:
+//! - `options.rs`: the options and the body, checked before anything starts;
+//! - `request.rs`: one attempt, a `fetch` owned by an `AbortController` guard;
+//! - `task.rs`: one send's drive loop (machine, attempt, timer, `signal`);
+//! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
+//!   `pagehide` listeners.
+
+mod options;
+mod page;
+mod request;
+mod task;
+
+use tidings_core::upstream::{IdempotencyKey, Sender};
+use wasm_bindgen::prelude::*;
+
+use options::SendOptions;
+
+/// Send `body` to `url` once: every attempt carries the same idempotency key
+/// (`options.idempotencyKey`, else one generated now), transient failures
+/// are retried after the core's backoff, permanent ones reject at once.
+///
+/// Returns a `Promise` of `{ status, headers, body, attempts, replayed }`.
+/// It rejects with an `Error` with `code` (`invalid-url`, `invalid-option`,
+/// `http-status`, `auth`, `gave-up`, `timeout`, `headers`), `status` (when an
+/// answer caused it) and `attempts`; with the signal's reason (an
+/// `AbortError` `DOMException`) on abort. Throws (the package entry turns it
+/// into a rejection) only for a bad URL, body or option: nothing was sent.
+#[wasm_bindgen(js_name = send)]
+pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::Promise, JsValue> {
+    let url = match url.is_string() || url.is_object() {
+        true => crate::js::to_string(&url).ok(),
+        false => None,
+    };
+    let url = crate::api::resolve_url(&url.unwrap_or_default())?;
+    let body = options::body(&body)?;
+    let has_body = !body.value.is_undefined();
+    let o = SendOptions::from_js(&options, has_body)?;
+    let key = match o.key {
+        Some(k) => k,
+        None => new_key()?,
+    };
+    let req = request::Request {
+        url,
+        body: body.value,
+        app_headers: o.headers,
+        credentials: o.credentials,
+    };
+    let sender = Sender::new(o.config, &key, random_seed());
+    let (signal, ordered, bytes) = (o.signal, o.ordered, body.bytes);
+    let mut settle = None;
+    let promise = js_sys::Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
+    let Some(settle) = settle else {
+        return Err(JsValue::UNDEFINED);
+    };
+    let t = task::Task::new(sender, req, bytes, ordered, signal, settle);
+    let now = page::add(&t);
+    task::watch(&t, page::is_online());
+    if now {
+        task::feed(&t, |s, now| s.handle_start(now));
+    }
+    Ok(promise)
+}
+
+/// A fresh key for one send: `crypto.randomUUID()` where the page is a
+/// secure context (the only place it exists), else a version 4 UUID from
+/// `crypto.getRandomValues` (RFC 9562 §5.4). Both are printable ASCII, so
+/// always a valid [`IdempotencyKey`].
+fn new_key() -> Result<IdempotencyKey, JsValue> {
+    let crypto = crate::api::options::get(&js_sys::global(), "crypto");
+    let f = crate::api::options::get(&crypto, "randomUUID");
+    let uuid = match f.dyn_ref::<js_sys::Function>() {
+        Some(f) => f.call0(&crypto)?.as_string(),
+        None => None,
+    };
+    let uuid = match uuid {
+        Some(u) => u,
+        None => uuid_v4()?,
+    };
+    IdempotencyKey::new(&uuid).map_err(|_| JsValue::from_str("bad random key"))
+}
+
+/// A version 4 UUID from 16 random bytes (`getrandom`: `crypto.getRandomValues`).
+fn uuid_v4() -> Result<String, JsValue> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|_| JsValue::from_str("no crypto.getRandomValues"))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(36);
+    for (i, byte) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push(char::from(HEX[usize::from(byte >> 4)]));
+        s.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    Ok(s)
+}
+
+/// 64 random bits for the jitter PRNG (`crypto.getRandomValues`); a
+/// constant when unavailable (jitter still spreads by send).
+fn random_seed() -> u64 {
+    let mut b = [0u8; 8];
+    let _ = getrandom::fill(&mut b);
+    u64::from_le_bytes(b)
+}

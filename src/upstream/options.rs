@@ -1,0 +1,190 @@
+//! `send()` options and body as the app passes them (JS names), turned into
+//! the core's [`SendConfig`] and what the adapter keeps. Read and checked
+//! before anything starts, with the same rules and helpers as `subscribe()`
+//! (`api/options.rs`): `undefined`/`null` give the default, unknown keys are
+//! ignored, a known key with a wrong value rejects with `invalid-option`
+//! (message `invalid option: <name>`), a getter that throws too.
+
+use tidings_core::policy::backoff::Strategy;
+use tidings_core::upstream::{IdempotencyKey, SendConfig};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::api::options::{
+    absent, checked, checked_headers, count, flag, get, group, invalid, ms_in, one_of, set_ms,
+    signal, text,
+};
+
+/// What the adapter keeps besides the core's [`SendConfig`].
+pub struct SendOptions {
+    /// The core's configuration (method, header name, attempts, timeouts,
+    /// backoff).
+    pub config: SendConfig,
+    /// `idempotencyKey`, else one generated for this send.
+    pub key: Option<IdempotencyKey>,
+    /// `headers`: an object, or `(ctx) => object | Promise<object>` called
+    /// before every attempt with `{ url, attempt }`.
+    pub headers: Option<JsValue>,
+    /// `credentials: true`: `credentials: "include"` (cookies cross-origin);
+    /// default `false` (`"same-origin"`), as `withCredentials`.
+    pub credentials: bool,
+    /// `signal`: aborting rejects the send with the signal's reason.
+    pub signal: Option<web_sys::AbortSignal>,
+    /// `ordered`: one at a time per URL, in call order. Default `false`.
+    pub ordered: bool,
+}
+
+/// The body, snapshotted so every attempt sends the same bytes.
+pub struct Body {
+    /// What `fetch` gets (`undefined` for no body).
+    pub value: JsValue,
+    /// Its size on the wire in bytes; `None` when unknown before sending
+    /// (`FormData`: its multipart encoding is the browser's).
+    pub bytes: Option<u64>,
+}
+
+impl SendOptions {
+    /// Read and check `v`; no side effect, so a rejection leaves nothing.
+    pub fn from_js(v: &JsValue, has_body: bool) -> Result<SendOptions, JsValue> {
+        checked(|| read(v, has_body))
+    }
+}
+
+fn read(v: &JsValue, has_body: bool) -> Result<SendOptions, JsValue> {
+    let mut c = SendConfig::default();
+    if let Some(m) = text(v, "method")? {
+        c.method = method(&m, has_body)?;
+    }
+    if let Some(h) = text(v, "idempotencyHeader")? {
+        if !is_token(&h) {
+            return Err(invalid("idempotencyHeader"));
+        }
+        c.idempotency_header = h;
+    }
+    if let Some(n) = count(v, "maxAttempts", "maxAttempts")? {
+        c.max_attempts = match n {
+            Some(0) => return Err(invalid("maxAttempts")),
+            Some(n) => n,
+            None => u32::MAX,
+        };
+    }
+    set_ms(&mut c.timeout_ms, v, "timeoutMs", "")?;
+    c.deadline_ms = ms_in(v, "deadlineMs", "")?;
+    set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "")?;
+    backoff(&mut c, v)?;
+    let key = match text(v, "idempotencyKey")? {
+        Some(k) => Some(IdempotencyKey::new(&k).map_err(|_| invalid("idempotencyKey"))?),
+        None => None,
+    };
+    Ok(SendOptions {
+        config: c,
+        key,
+        headers: checked_headers(get(v, "headers"))?,
+        credentials: flag(v, "credentials")?.unwrap_or(false),
+        signal: signal(&get(v, "signal"))?,
+        ordered: flag(v, "ordered")?.unwrap_or(false),
+    })
+}
+
+/// `backoff`: `strategy`, `baseMs`, `maxMs`, `floorMs`, as for `subscribe`.
+fn backoff(c: &mut SendConfig, v: &JsValue) -> Result<(), JsValue> {
+    let b = group(v, "backoff")?;
+    if let Some(i) = one_of(
+        &get(&b, "strategy"),
+        "backoff.strategy",
+        &["full-jitter", "equal-jitter", "decorrelated", "none"],
+    )? {
+        c.backoff.strategy = [
+            Strategy::FullJitter,
+            Strategy::EqualJitter,
+            Strategy::Decorrelated,
+            Strategy::None,
+        ][i];
+    }
+    set_ms(&mut c.backoff.base_ms, &b, "baseMs", "backoff")?;
+    set_ms(&mut c.backoff.max_ms, &b, "maxMs", "backoff")?;
+    set_ms(&mut c.backoff.floor_ms, &b, "floorMs", "backoff")?;
+    Ok(())
+}
+
+/// `method`: an HTTP token (RFC 9110 §9.1), not one `fetch` forbids
+/// (`CONNECT`, `TRACE`, `TRACK`), and not `GET`/`HEAD` with a body (`fetch`
+/// throws a `TypeError` for each). The standard methods are upper-cased as
+/// `fetch` normalizes them.
+fn method(m: &str, has_body: bool) -> Result<String, JsValue> {
+    let upper = m.to_ascii_uppercase();
+    let forbidden = ["CONNECT", "TRACE", "TRACK"].contains(&upper.as_str());
+    let bodiless = has_body && (upper == "GET" || upper == "HEAD");
+    if !is_token(m) || forbidden || bodiless {
+        return Err(invalid("method"));
+    }
+    let standard = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"].contains(&upper.as_str());
+    Ok(if standard { upper } else { m.into() })
+}
+
+/// An RFC 9110 token (§5.6.2): a header name or a method.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The body: `undefined`/`null` (none), a string, an `ArrayBuffer` or a view
+/// of one (copied now, so a later change of the caller's buffer cannot make
+/// a retry differ from the first attempt: the server would answer 422), a
+/// `Blob` (immutable), `URLSearchParams` (copied) or `FormData` (sent as
+/// is; its size is unknown, so it never goes out at `pagehide`). Anything
+/// else (a `ReadableStream` cannot be sent twice) is `invalid-option` `body`.
+pub fn body(v: &JsValue) -> Result<Body, JsValue> {
+    if absent(v) {
+        return Ok(Body {
+            value: JsValue::UNDEFINED,
+            bytes: Some(0),
+        });
+    }
+    if let Some(s) = v.as_string() {
+        return Ok(Body {
+            value: v.clone(),
+            bytes: Some(s.len() as u64),
+        });
+    }
+    if v.is_instance_of::<js_sys::ArrayBuffer>() || js_sys::ArrayBuffer::is_view(v) {
+        let bytes = bytes_of(v);
+        let len = bytes.length();
+        return Ok(Body {
+            value: bytes.slice(0, len).into(),
+            bytes: Some(u64::from(len)),
+        });
+    }
+    if let Some(b) = v.dyn_ref::<web_sys::Blob>() {
+        return Ok(Body {
+            value: v.clone(),
+            bytes: Some(b.size() as u64),
+        });
+    }
+    if let Some(p) = v.dyn_ref::<web_sys::UrlSearchParams>() {
+        let text = String::from(p.to_string());
+        let copy = web_sys::UrlSearchParams::new_with_str(&text)?;
+        return Ok(Body {
+            value: copy.into(),
+            bytes: Some(text.len() as u64),
+        });
+    }
+    if v.is_instance_of::<web_sys::FormData>() {
+        return Ok(Body {
+            value: v.clone(),
+            bytes: None,
+        });
+    }
+    Err(invalid("body"))
+}
+
+/// The bytes an `ArrayBuffer` or a view (typed array, `DataView`) covers.
+fn bytes_of(v: &JsValue) -> js_sys::Uint8Array {
+    if js_sys::ArrayBuffer::is_view(v) {
+        let buffer = get(v, "buffer");
+        let offset = get(v, "byteOffset").as_f64().unwrap_or(0.0) as u32;
+        let len = get(v, "byteLength").as_f64().unwrap_or(0.0) as u32;
+        return js_sys::Uint8Array::new_with_byte_offset_and_length(&buffer, offset, len);
+    }
+    js_sys::Uint8Array::new(v)
+}

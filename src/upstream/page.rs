@@ -1,0 +1,152 @@
+//! The sends of this page: who is pending (in call order), the `ordered`
+//! queue of each URL, and the page listeners every pending send needs:
+//! `online`/`offline` (reported to each machine) and `pagehide` (the
+//! keepalive hand-off, decided by the core's `keepalive_handoff`). The
+//! listeners exist while a send is pending and are removed when the last
+//! one settles.
+//!
+//! `pagehide` (HTML "unloading documents"; `unload` is never used, so the page
+//! stays eligible for the back-forward cache): every pending send the core
+//! picks is re-issued at once with `fetch(…, { keepalive: true })`, the same
+//! key and the headers its last attempt sent. The promises stay pending: if
+//! the page is gone they never settle (nothing is left to run them); if it
+//! was only put in the back-forward cache (`persisted`) and comes back, every
+//! send goes on where it was, and its next attempt gets the server's replay
+//! of whatever the keepalive copy applied (the same key: applied once).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tidings_core::upstream::{keepalive_handoff, Ordered, PendingSend, KEEPALIVE_BUDGET_BYTES};
+use wasm_bindgen::JsCast;
+
+use super::task::{self, Task};
+use crate::guard::Listener;
+
+#[derive(Default)]
+struct Page {
+    /// Pending sends, in call order.
+    tasks: Vec<Rc<Task>>,
+    /// `ordered` sends per URL, by task address.
+    ordered: Vec<(String, Ordered<usize>)>,
+    listeners: Vec<Listener>,
+}
+
+thread_local! {
+    static PAGE: RefCell<Page> = RefCell::new(Page::default());
+}
+
+fn id(task: &Task) -> usize {
+    task as *const Task as usize
+}
+
+/// Register `task`; `true` when it may start now (not queued behind an
+/// earlier `ordered` send of its URL).
+pub fn add(task: &Rc<Task>) -> bool {
+    PAGE.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.listeners.is_empty() {
+            p.listeners = listen();
+        }
+        p.tasks.push(Rc::clone(task));
+        if !task.ordered {
+            return true;
+        }
+        let url = &task.req.url;
+        let i = match p.ordered.iter().position(|(u, _)| u == url) {
+            Some(i) => i,
+            None => {
+                p.ordered.push((url.clone(), Ordered::new()));
+                p.ordered.len() - 1
+            }
+        };
+        p.ordered[i].1.push(id(task))
+    })
+}
+
+/// `task` settled: forget it, start the next `ordered` send of its URL, and
+/// remove the page listeners when nothing is pending.
+pub fn forget(task: &Task) {
+    let (next, idle) = PAGE.with(|p| {
+        let mut p = p.borrow_mut();
+        p.tasks.retain(|t| id(t) != id(task));
+        let mut next = None;
+        if let Some(i) = p.ordered.iter().position(|(u, _)| *u == task.req.url) {
+            let head = p.ordered[i].1.remove(&id(task)).copied();
+            next = head.and_then(|h| p.tasks.iter().find(|t| id(t) == h).cloned());
+            if p.ordered[i].1.is_empty() {
+                p.ordered.swap_remove(i);
+            }
+        }
+        let idle = match p.tasks.is_empty() {
+            true => std::mem::take(&mut p.listeners),
+            false => Vec::new(),
+        };
+        (next, idle)
+    });
+    // Dropped outside the borrow (one of them may be the running listener).
+    drop(idle);
+    if let Some(next) = next {
+        task::feed(&next, |s, now| s.handle_start(now));
+    }
+}
+
+/// The pending sends, in call order (cloned: feeding one may settle it).
+fn pending() -> Vec<Rc<Task>> {
+    PAGE.with(|p| p.borrow().tasks.clone())
+}
+
+fn listen() -> Vec<Listener> {
+    let global: web_sys::EventTarget = js_sys::global().unchecked_into();
+    let mut out = vec![
+        Listener::new(&global, "online", |_| online(true)),
+        Listener::new(&global, "offline", |_| online(false)),
+    ];
+    if web_sys::window().is_some() {
+        out.push(Listener::new(&global, "pagehide", |_| pagehide()));
+    }
+    out
+}
+
+fn online(on: bool) {
+    for t in pending() {
+        task::feed(&t, |s, now| s.handle_online(now, on));
+    }
+}
+
+/// Whether the page is online now (`navigator.onLine`; `true` when unknown).
+pub fn is_online() -> bool {
+    let nav = crate::api::options::get(&js_sys::global(), "navigator");
+    crate::api::options::get(&nav, "onLine")
+        .as_bool()
+        .unwrap_or(true)
+}
+
+/// The keepalive hand-off: the core picks, the adapter re-issues.
+fn pagehide() {
+    let tasks: Vec<Rc<Task>> = pending().into_iter().filter(|t| !t.is_settled()).collect();
+    let facts: Vec<PendingSend> = tasks
+        .iter()
+        .map(|t| PendingSend {
+            // Never sent (queued, or offline since the call): no headers to
+            // reuse, so it is not handed over.
+            body_bytes: t.sent.borrow().as_ref().and(t.body_bytes),
+            queued_behind: t.ordered && !is_head(t),
+        })
+        .collect();
+    let verdicts = keepalive_handoff(&facts, KEEPALIVE_BUDGET_BYTES);
+    for (t, go) in tasks.iter().zip(verdicts) {
+        if let (true, Some((method, headers))) = (go, t.sent.borrow().as_ref()) {
+            super::request::keepalive(&t.req, method, headers);
+        }
+    }
+}
+
+fn is_head(task: &Task) -> bool {
+    PAGE.with(|p| {
+        p.borrow()
+            .ordered
+            .iter()
+            .any(|(_, q)| q.head() == Some(&id(task)))
+    })
+}

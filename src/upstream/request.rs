@@ -1,0 +1,190 @@
+//! One attempt of a send: a `fetch` owned by an [`Attempt`] guard (aborted
+//! through its `AbortController` on drop). It reports one [`Reply`] and
+//! decides nothing: the whole answer (head and body text) is read before it
+//! is reported, so an answer cut off mid-body is a network error (retried;
+//! the server replays the stored answer) rather than a result without its
+//! body.
+
+use std::rc::Rc;
+
+use tidings_core::engine::ResponseHead;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, Headers, RequestInit, Response};
+
+use crate::transport::fetch::{add_object, fetch, latin1_bytes};
+
+/// The response headers the core reads for a retry (`Retry-After` against
+/// `Date`, rate-limit reset), lower-case. Cross-origin JS sees them only when
+/// the server exposes them.
+const WANTED: [&str; 4] = ["retry-after", "date", "ratelimit-reset", "x-ratelimit-reset"];
+
+/// What a send carries on every attempt.
+pub struct Request {
+    /// The resolved URL.
+    pub url: String,
+    /// The body snapshot (`undefined` for none).
+    pub body: JsValue,
+    /// The app's `headers`: an object or a function.
+    pub app_headers: Option<JsValue>,
+    /// `credentials: "include"` instead of `"same-origin"`.
+    pub credentials: bool,
+}
+
+/// The answer to an attempt, body read.
+pub struct Answer {
+    /// What the core needs: status and the [`WANTED`] headers.
+    pub head: ResponseHead,
+    /// The browser's `Headers` of the response (handed to the app).
+    pub headers: Headers,
+    /// The body as text (a JS string).
+    pub body: JsValue,
+}
+
+/// What an attempt reported.
+pub enum Reply {
+    /// A whole answer.
+    Answer(Answer),
+    /// The app's `headers` failed (what it threw, or the `TypeError` of an
+    /// invalid header); nothing was sent.
+    HeadersFailed(JsValue),
+    /// `fetch` rejected (network, CORS, or an abort) or the body broke off.
+    Failed,
+}
+
+/// A live attempt; dropping it aborts the request.
+pub struct Attempt {
+    controller: AbortController,
+}
+
+impl Drop for Attempt {
+    fn drop(&mut self) {
+        self.controller.abort();
+    }
+}
+
+/// Start attempt `attempt` of `req` with `method` and the core's `extra`
+/// headers (the idempotency key: set last, so the app's headers cannot
+/// replace it). `on_reply` runs once, from the browser's task queue (never
+/// from here), unless the attempt was aborted first; `on_sent` gets the
+/// headers just before the request goes out (reused at `pagehide`).
+pub fn start(
+    req: &Rc<Request>,
+    method: &str,
+    attempt: u32,
+    extra: &[(String, String)],
+    on_sent: impl FnOnce(&Headers) + 'static,
+    on_reply: impl FnOnce(Reply) + 'static,
+) -> Result<Attempt, JsValue> {
+    let controller = AbortController::new()?;
+    let signal = controller.signal();
+    let init = RequestInit::new();
+    init.set_method(method);
+    init.set_cache(web_sys::RequestCache::NoStore);
+    init.set_credentials(credentials(req.credentials));
+    init.set_signal(Some(&signal));
+    if !req.body.is_undefined() {
+        init.set_body(&req.body);
+    }
+    let req = Rc::clone(req);
+    let extra = extra.to_vec();
+    wasm_bindgen_futures::spawn_local(async move {
+        // The app's function runs here, from the task queue, never while the
+        // send's machine is borrowed.
+        let headers = match app_headers(&req, attempt).await {
+            Ok(h) => h,
+            Err(e) => {
+                if !signal.aborted() {
+                    on_reply(Reply::HeadersFailed(e));
+                }
+                return;
+            }
+        };
+        if signal.aborted() {
+            return;
+        }
+        for (name, value) in &extra {
+            let _ = headers.set(name, &latin1_bytes(value));
+        }
+        init.set_headers(&headers);
+        let promise = fetch(&req.url, &init);
+        on_sent(&headers);
+        let reply = match answer(promise).await {
+            Ok(a) => Reply::Answer(a),
+            Err(_) => Reply::Failed,
+        };
+        if !signal.aborted() {
+            on_reply(reply);
+        }
+    });
+    Ok(Attempt { controller })
+}
+
+/// Re-issue a send with `keepalive: true` at `pagehide`, with the headers
+/// its last attempt sent (the app's function is not called again: its
+/// promise could not settle before the page goes). Fire and forget: the
+/// answer, if the page lives on (back-forward cache), is not read; the
+/// send's own next attempt gets the server's replay.
+pub fn keepalive(req: &Request, method: &str, headers: &Headers) {
+    let init = RequestInit::new();
+    init.set_method(method);
+    // `RequestInit.keepalive` (no web-sys setter in this version).
+    crate::js::set(&init, "keepalive", &JsValue::TRUE);
+    init.set_cache(web_sys::RequestCache::NoStore);
+    init.set_credentials(credentials(req.credentials));
+    init.set_headers(headers);
+    if !req.body.is_undefined() {
+        init.set_body(&req.body);
+    }
+    // Over the budget or offline, the promise rejects: nothing to do.
+    let p = fetch(&req.url, &init);
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = JsFuture::from(p).await;
+    });
+}
+
+fn credentials(include: bool) -> web_sys::RequestCredentials {
+    match include {
+        true => web_sys::RequestCredentials::Include,
+        false => web_sys::RequestCredentials::SameOrigin,
+    }
+}
+
+/// A fresh `Headers` with the app's headers: the object, or what its
+/// function returned (or resolved to) when called with `{ url, attempt }`.
+async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
+    let headers = Headers::new()?;
+    let Some(h) = &req.app_headers else {
+        return Ok(headers);
+    };
+    let value = match h.dyn_ref::<js_sys::Function>() {
+        Some(f) => {
+            let ctx = js_sys::Object::new();
+            crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
+            crate::js::set(&ctx, "attempt", &JsValue::from_f64(f64::from(attempt)));
+            let v = f.call1(&JsValue::NULL, &ctx)?;
+            JsFuture::from(js_sys::Promise::resolve(&v)).await?
+        }
+        None => h.clone(),
+    };
+    add_object(&headers, &value)?;
+    Ok(headers)
+}
+
+/// Await the response and its whole body.
+async fn answer(promise: js_sys::Promise) -> Result<Answer, JsValue> {
+    let response: Response = JsFuture::from(promise).await?.dyn_into()?;
+    let headers = response.headers();
+    let mut head = ResponseHead::new(response.status());
+    for name in WANTED {
+        if let Ok(Some(v)) = headers.get(name) {
+            head.headers.push((name.to_string(), v));
+        }
+    }
+    let body = JsFuture::from(response.text()?).await?;
+    Ok(Answer {
+        head,
+        headers,
+        body,
+    })
+}

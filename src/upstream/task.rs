@@ -1,0 +1,273 @@
+//! The drive loop of one send: its [`Sender`] machine, its live attempt, its
+//! one timer, its `signal` listener and its promise. Facts go in through
+//! [`feed`]; the actions are drained while the machine is borrowed and
+//! carried out after the borrow ends, so nothing the actions trigger (a
+//! `signal` aborted from the app's `headers` function, the next `ordered`
+//! send starting) can find the machine borrowed. Every decision is the
+//! machine's.
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+
+use tidings_core::engine::TransportError;
+use tidings_core::time::Now;
+use tidings_core::upstream::{Issue, Outcome, SendAction, Sender};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::Headers;
+
+use super::request::{self, Answer, Attempt, Reply, Request};
+use crate::clock;
+use crate::guard::{Listener, Timer};
+
+/// One send from call to settle.
+pub struct Task {
+    sender: RefCell<Sender>,
+    /// URL, body, app headers, credentials: the same on every attempt.
+    pub req: Rc<Request>,
+    /// The body's size on the wire (`None`: unknown), for `pagehide`.
+    pub body_bytes: Option<u64>,
+    /// `ordered: true`: queued per URL (`page.rs`).
+    pub ordered: bool,
+    attempt: RefCell<Option<Attempt>>,
+    timer: RefCell<Option<Timer>>,
+    /// The answer of the live attempt, kept until the machine settles on it.
+    answer: RefCell<Option<Answer>>,
+    /// What the app's `headers` threw (`HeadersFailed`).
+    cause: RefCell<Option<JsValue>>,
+    /// Method and headers of the last attempt sent, for `pagehide`.
+    pub sent: RefCell<Option<(String, Headers)>>,
+    signal: Option<web_sys::AbortSignal>,
+    abort_listener: RefCell<Option<Listener>>,
+    settled: Cell<bool>,
+    resolve: js_sys::Function,
+    reject: js_sys::Function,
+}
+
+impl Task {
+    /// A send not started yet; its promise's `resolve` and `reject`.
+    pub fn new(
+        sender: Sender,
+        req: Request,
+        body_bytes: Option<u64>,
+        ordered: bool,
+        signal: Option<web_sys::AbortSignal>,
+        settle: (js_sys::Function, js_sys::Function),
+    ) -> Rc<Task> {
+        Rc::new(Task {
+            sender: RefCell::new(sender),
+            req: Rc::new(req),
+            body_bytes,
+            ordered,
+            attempt: RefCell::new(None),
+            timer: RefCell::new(None),
+            answer: RefCell::new(None),
+            cause: RefCell::new(None),
+            sent: RefCell::new(None),
+            signal,
+            abort_listener: RefCell::new(None),
+            settled: Cell::new(false),
+            resolve: settle.0,
+            reject: settle.1,
+        })
+    }
+
+    /// Whether the promise has settled.
+    pub fn is_settled(&self) -> bool {
+        self.settled.get()
+    }
+}
+
+/// Watch the caller's `signal` and report the page's connectivity; an
+/// already aborted signal settles at once, before anything is sent.
+pub fn watch(task: &Rc<Task>, online: bool) {
+    if !online {
+        feed(task, |s, now| s.handle_online(now, false));
+    }
+    let Some(signal) = &task.signal else { return };
+    if signal.aborted() {
+        feed(task, |s, now| s.handle_abort(now));
+        return;
+    }
+    let weak = Rc::downgrade(task);
+    let listener = Listener::new(signal.as_ref(), "abort", move |_| {
+        if let Some(task) = weak.upgrade() {
+            feed(&task, |s, now| s.handle_abort(now));
+        }
+    });
+    *task.abort_listener.borrow_mut() = Some(listener);
+}
+
+/// Feed one fact to the machine (both clocks read now), then carry out
+/// every action it drained. Nothing after the send settled.
+pub fn feed(task: &Rc<Task>, fact: impl FnOnce(&mut Sender, Now)) {
+    if task.is_settled() {
+        return;
+    }
+    let now = clock::now();
+    let mut actions = Vec::new();
+    {
+        let mut sender = task.sender.borrow_mut();
+        fact(&mut sender, now);
+        loop {
+            match sender.poll() {
+                SendAction::Wait { until } => {
+                    actions.push(SendAction::Wait { until });
+                    break;
+                }
+                a => actions.push(a),
+            }
+        }
+    }
+    for action in actions {
+        match action {
+            SendAction::Issue(issue) => issue_attempt(task, issue),
+            SendAction::Abort { .. } => drop(task.attempt.borrow_mut().take()),
+            SendAction::Settle(outcome) => settle(task, outcome),
+            SendAction::Wait { until } => {
+                let timer = until.map(|t| {
+                    let weak = Rc::downgrade(task);
+                    Timer::new(t.since(now.mono), move || on_timer(&weak))
+                });
+                // The replaced timer is dropped after the borrow ends.
+                let old = std::mem::replace(&mut *task.timer.borrow_mut(), timer);
+                drop(old);
+            }
+        }
+    }
+}
+
+fn on_timer(weak: &Weak<Task>) {
+    if let Some(task) = weak.upgrade() {
+        let fired = task.timer.borrow_mut().take();
+        drop(fired);
+        feed(&task, |s, now| s.handle_timer(now));
+    }
+}
+
+/// Carry out `Issue`: start the fetch; its reply is fed back as a fact.
+fn issue_attempt(task: &Rc<Task>, issue: Issue) {
+    let weak = Rc::downgrade(task);
+    let sent_to = Rc::downgrade(task);
+    let n = issue.attempt;
+    let method = issue.method.clone();
+    let on_sent = move |headers: &Headers| {
+        if let Some(task) = sent_to.upgrade() {
+            *task.sent.borrow_mut() = Some((method, headers.clone()));
+        }
+    };
+    let started = request::start(&task.req, &issue.method, n, &issue.headers, on_sent, move |reply| {
+        let Some(task) = weak.upgrade() else { return };
+        match reply {
+            Reply::Answer(answer) => {
+                let head = answer.head.clone();
+                *task.answer.borrow_mut() = Some(answer);
+                feed(&task, |s, now| s.handle_response(now, n, &head));
+            }
+            Reply::HeadersFailed(cause) => {
+                *task.cause.borrow_mut() = Some(cause);
+                feed(&task, |s, now| s.handle_headers_failed(now, n));
+            }
+            Reply::Failed => {
+                feed(&task, |s, now| {
+                    s.handle_error(now, n, TransportError::NetworkOrCors)
+                });
+            }
+        }
+    });
+    match started {
+        Ok(attempt) => *task.attempt.borrow_mut() = Some(attempt),
+        // No `AbortController` (a very old browser): a failed attempt, fed
+        // from the task queue as every reply is.
+        Err(_) => {
+            let weak = Rc::downgrade(task);
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Some(task) = weak.upgrade() {
+                    feed(&task, |s, now| s.handle_error(now, n, TransportError::Network));
+                }
+            });
+        }
+    }
+}
+
+/// Settle the promise once: drop the attempt, the timer and the listener,
+/// free the send's place (the next `ordered` send may start), then resolve
+/// or reject (no app code runs synchronously from either).
+fn settle(task: &Rc<Task>, outcome: Outcome) {
+    task.settled.set(true);
+    let dropped = (
+        task.attempt.borrow_mut().take(),
+        task.timer.borrow_mut().take(),
+        task.abort_listener.borrow_mut().take(),
+    );
+    drop(dropped);
+    super::page::forget(task);
+    let (ok, value) = match outcome {
+        Outcome::Ok { status, attempts } => (true, result(task, status, attempts)),
+        Outcome::Err {
+            code,
+            status,
+            attempts,
+        } => (false, error(code.as_str(), status, attempts)),
+        Outcome::HeadersFailed { attempts } => {
+            let e = error("headers", None, attempts);
+            if let Some(cause) = task.cause.borrow_mut().take() {
+                crate::js::set(e.unchecked_ref(), "cause", &cause);
+            }
+            (false, e)
+        }
+        Outcome::Aborted => (false, abort_reason(task.signal.as_ref())),
+    };
+    let f = if ok { &task.resolve } else { &task.reject };
+    let _ = f.call1(&JsValue::UNDEFINED, &value);
+}
+
+/// `SendResult`: `{ status, headers, body, attempts, replayed }`.
+fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
+    let o = js_sys::Object::new();
+    crate::js::set(&o, "status", &JsValue::from_f64(f64::from(status)));
+    crate::js::set(&o, "attempts", &JsValue::from_f64(f64::from(attempts)));
+    let answer = task.answer.borrow_mut().take();
+    // The machine settles `Ok` only on an answer it was fed, so `answer`
+    // is there; the fallback keeps a broken invariant from panicking.
+    let (headers, body) = match answer {
+        Some(a) => (Some(a.headers), a.body),
+        None => (Headers::new().ok(), JsValue::from_str("")),
+    };
+    let replayed = headers
+        .as_ref()
+        .and_then(|h| h.get("idempotent-replayed").ok().flatten());
+    let replayed = replayed.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    crate::js::set(&o, "replayed", &JsValue::from_bool(replayed));
+    let headers = headers.map_or(JsValue::UNDEFINED, JsValue::from);
+    crate::js::set(&o, "headers", &headers);
+    crate::js::set(&o, "body", &body);
+    o.into()
+}
+
+/// The package's error: an `Error` with `code`, `status` (when an answer
+/// caused it) and `attempts`.
+fn error(code: &str, status: Option<u16>, attempts: u32) -> JsValue {
+    let mut message = String::from("send failed: ");
+    message.push_str(code);
+    let e = crate::api::error(code, &message);
+    let o: &js_sys::Object = e.unchecked_ref();
+    if let Some(s) = status {
+        crate::js::set(o, "status", &JsValue::from_f64(f64::from(s)));
+    }
+    crate::js::set(o, "attempts", &JsValue::from_f64(f64::from(attempts)));
+    e
+}
+
+/// What `fetch` rejects with on abort: the signal's `reason` (an
+/// `AbortError` `DOMException` unless the app gave its own), else a new
+/// `AbortError`.
+fn abort_reason(signal: Option<&web_sys::AbortSignal>) -> JsValue {
+    let reason = signal.map_or(JsValue::UNDEFINED, |s| {
+        crate::api::options::get(s.as_ref(), "reason")
+    });
+    if !reason.is_undefined() {
+        return reason;
+    }
+    web_sys::DomException::new_with_message_and_name("the send was aborted", "AbortError")
+        .map_or(JsValue::UNDEFINED, JsValue::from)
+}

@@ -1,0 +1,309 @@
+// send() (issue 14) in headless Chromium against the reference server's
+// POST /send (an idempotency store: key → first answer, replayed; 409 in
+// flight; 422 for another body) and its faults. The package entry
+// (/pkg/index.js) is loaded, as an app would.
+//
+// Every send goes to `/send?close=1`: Chromium re-sends a POST by itself when
+// a reused keep-alive connection closes before any byte of the answer
+// (server/README.md, drop-response), which would hide a dropped response from
+// the client; a fresh connection per request makes each drop a network error.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser } from "./harness.mjs";
+import { faults, clearFaults, clearLog, restart, requests, waitRequests, sleep } from "./tidings-page.mjs";
+
+let server, browser;
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => { await browser?.close(); await server?.stop(); });
+
+/** A fresh context and page on the server's origin with `window.t` = the package. */
+async function page() {
+  const context = await browser.newContext();
+  const p = await context.newPage();
+  p.errors = [];
+  p.on("pageerror", (e) => p.errors.push(e.message));
+  await p.goto(`${server.url}/_faults`);
+  await p.evaluate(async () => {
+    window.t = await import("/pkg/index.js");
+    await window.t.default();
+    // Sends by name: { settled: n, value | error } (settled counts calls of
+    // either callback: it must end at exactly 1).
+    window.sends = {};
+    window.track = (name, promise) => {
+      const s = (window.sends[name] = { settled: 0 });
+      promise.then(
+        (r) => { s.settled++; s.value = { status: r.status, body: r.body, attempts: r.attempts, replayed: r.replayed, replayedHeader: r.headers.get("idempotent-replayed") }; },
+        (e) => { s.settled++; s.error = { name: e.name, code: e.code, status: e.status, attempts: e.attempts, message: e.message, cause: String(e.cause) }; },
+      );
+    };
+  });
+  p.context_ = context;
+  return p;
+}
+
+async function applied() {
+  return (await (await fetch(`${server.url}/_send`)).json()).applied;
+}
+async function clearSends() {
+  await fetch(`${server.url}/_send/clear`, { method: "POST" });
+  await clearFaults(server);
+  await clearLog(server);
+}
+const settled = (p, name, timeout = 10_000) =>
+  p.waitForFunction((n) => window.sends[n]?.settled >= 1, name, { timeout }).then(() => p.evaluate((n) => window.sends[n], name));
+const tag = () => `t${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+const FAST = { backoff: { floorMs: 50, baseMs: 100, maxMs: 1000 } };
+
+test("chaos: 1,000 sends while 20 % of answers are dropped after the apply and the server restarts twice → each applied exactly once, every promise settled once with the server's answer, ordered sends in call order", async () => {
+  await clearSends();
+  const p = await page();
+  await faults(server, { path: "/send", times: null, fault: { kind: "drop-response", probability: 0.2, seed: 7 } });
+  const N = 1000, ORDERED = 50;
+  const started = Date.now();
+  await p.evaluate(({ N, ORDERED, FAST }) => {
+    const options = { ...FAST, maxAttempts: Infinity, timeoutMs: 20_000 };
+    for (let i = 0; i < N; i++) window.track(`c${i}`, window.t.send("/send?close=1", `c-${i}`, options));
+    // Its own URL string, so its own queue.
+    for (let i = 0; i < ORDERED; i++) window.track(`o${i}`, window.t.send("/send?close=1&q=o", `o-${i}`, { ...options, ordered: true }));
+  }, { N, ORDERED, FAST });
+  // Two restarts (connections cut, 300 ms of refused requests) while sends run.
+  for (const at of [N * 0.3, N * 0.7]) {
+    for (let i = 0; (await applied()).length < at; i++) {
+      assert.ok(i < 2000, "the sends stalled before the restart");
+      await sleep(20);
+    }
+    await restart(server, { ms: 300 });
+  }
+  await p.waitForFunction((n) => Object.values(window.sends).filter((s) => s.settled).length === n, N + ORDERED, { timeout: 90_000, polling: 200 });
+  const took = Date.now() - started;
+  const sends = await p.evaluate(() => window.sends);
+  const list = await applied();
+  const { rules } = await (await fetch(`${server.url}/_faults`)).json();
+  await clearFaults(server);
+
+  // Every promise settled exactly once, fulfilled with a 201.
+  const rejected = Object.entries(sends).filter(([, s]) => s.error);
+  assert.deepEqual(rejected.slice(0, 3), [], "no send rejected");
+  for (const [name, s] of Object.entries(sends)) assert.equal(s.settled, 1, name);
+  // Each key applied exactly once, each body once.
+  assert.equal(list.length, N + ORDERED, "applied count");
+  assert.equal(new Set(list.map((a) => a.key)).size, N + ORDERED, "distinct keys");
+  assert.equal(new Set(list.map((a) => a.body)).size, N + ORDERED, "distinct bodies");
+  // The answer of each promise is the server's answer for its own body.
+  const byKey = new Map(list.map((a) => [a.key, a]));
+  let replayed = 0, attempts = 0;
+  for (const [name, s] of Object.entries(sends)) {
+    const answer = JSON.parse(s.value.body);
+    const a = byKey.get(answer.key);
+    assert.ok(a, `${name}: its key was applied`);
+    assert.equal(a.body, `${name[0]}-${name.slice(1)}`, `${name}: its own body`);
+    assert.equal(a.seq, answer.seq, `${name}: the stored answer`);
+    assert.equal(s.value.status, 201);
+    assert.equal(s.value.replayed, s.value.replayedHeader === "true");
+    replayed += s.value.replayed;
+    attempts += s.value.attempts;
+  }
+  // Ordered sends applied in call order.
+  const ordered = list.filter((a) => a.body.startsWith("o-")).map((a) => a.body);
+  assert.deepEqual(ordered, Array.from({ length: ORDERED }, (_, i) => `o-${i}`));
+  const drop = rules.find((r) => r.fault.kind === "drop-response");
+  // Each drop is answered by a replay on the retry (about 20 % of the sends;
+  // a margin): a client that did not retry with the same key would show none.
+  assert.ok(replayed >= 50, `replayed answers: ${replayed}`);
+  assert.equal(p.errors.length, 0, p.errors.join("\n"));
+  console.log(`chaos: ${N + ORDERED} sends in ${took} ms, ${attempts} attempts, ${replayed} answers replayed, drop rule taken ${JSON.stringify(drop ?? rules)}`);
+  await p.context_.close();
+});
+
+test("a permanent 422 (the key reused with another body) rejects at once with code, status and attempts", async () => {
+  await clearSends();
+  const p = await page();
+  const key = tag();
+  await p.evaluate((key) => window.track("a", window.t.send("/send?close=1", "first", { idempotencyKey: key })), key);
+  assert.equal((await settled(p, "a")).value.status, 201);
+  await p.evaluate((key) => window.track("b", window.t.send("/send?close=1", "other", { idempotencyKey: key, ...{ backoff: { floorMs: 50 } } })), key);
+  const b = await settled(p, "b");
+  assert.deepEqual(
+    { code: b.error.code, status: b.error.status, attempts: b.error.attempts },
+    { code: "http-status", status: 422, attempts: 1 },
+  );
+  const reqs = await requests(server, "/send");
+  assert.equal(reqs.length, 2, "no retry of a 422");
+  assert.deepEqual(reqs.map((r) => r.headers["idempotency-key"]), [`"${key}"`, `"${key}"`]);
+  await p.context_.close();
+});
+
+test("the generated key: a UUID as an sf-string, the same on every attempt; a dropped answer is replayed", async () => {
+  await clearSends();
+  const p = await page();
+  await faults(server, { path: "/send", times: 1, fault: { kind: "drop-response" } });
+  await faults(server, { path: "/send", times: 1, fault: { kind: "status", status: 503, retry_after: 1 } });
+  // Cut the page's idle keep-alive connections (from loading it), so the
+  // first attempt goes on a fresh one and its drop reaches the client
+  // instead of being re-sent by Chromium itself (server/README.md).
+  await restart(server, { ms: 0 });
+  await p.evaluate((FAST) => window.track("k", window.t.send("/send?close=1", "x", FAST)), FAST);
+  const k = await settled(p, "k");
+  assert.equal(k.value.status, 201);
+  assert.equal(k.value.attempts, 3);
+  assert.equal(k.value.replayed, true);
+  const reqs = (await requests(server, "/send")).filter((r) => r.method === "POST");
+  assert.equal(reqs.length, 3);
+  const keys = new Set(reqs.map((r) => r.headers["idempotency-key"]));
+  assert.equal(keys.size, 1, "one key on every attempt");
+  assert.match([...keys][0], /^"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"$/);
+  // Retry-After: 1 was obeyed (as asked, plus at most 100 ms of spread).
+  assert.ok(reqs[2].t_ms - reqs[1].t_ms >= 950, `waited ${reqs[2].t_ms - reqs[1].t_ms} ms`);
+  assert.equal((await applied()).length, 1);
+  await p.context_.close();
+});
+
+test("abort: rejects with the AbortError, nothing more is sent; an aborted signal sends nothing", async () => {
+  await clearSends();
+  const p = await page();
+  await faults(server, { path: "/send", times: null, fault: { kind: "status", status: 503 } });
+  await p.evaluate((FAST) => {
+    window.ac = new AbortController();
+    window.track("a", window.t.send("/send?close=1", "x", { ...FAST, backoff: { floorMs: 100, baseMs: 10 }, maxAttempts: Infinity, signal: window.ac.signal }));
+  }, FAST);
+  await waitRequests(server, "/send", (e) => e.length >= 2, 5000, "two attempts");
+  await p.evaluate(() => window.ac.abort());
+  const a = await settled(p, "a");
+  assert.equal(a.error.name, "AbortError");
+  const n = (await requests(server, "/send")).length;
+  // At most one retry every ~110 ms while it ran: 1 s would show ~9 more.
+  await sleep(1000);
+  assert.equal((await requests(server, "/send")).length, n, "no request after the abort");
+
+  await p.evaluate(() => {
+    const ac = new AbortController();
+    ac.abort();
+    window.track("b", window.t.send("/send?close=1&q=b", "y", { signal: ac.signal }));
+  });
+  const b = await settled(p, "b");
+  assert.equal(b.error.name, "AbortError");
+  assert.equal((await requests(server, "/send")).filter((r) => (r.query ?? "").includes("q=b")).length, 0);
+  await clearFaults(server);
+  await p.context_.close();
+});
+
+test("offline: no attempt until online, then one", async () => {
+  await clearSends();
+  const p = await page();
+  await p.context_.setOffline(true);
+  await p.evaluate(() => window.track("o", window.t.send("/send?close=1", "offline", { backoff: { floorMs: 50 } })));
+  await sleep(800);
+  assert.equal((await requests(server, "/send")).length, 0, "nothing sent while offline");
+  assert.equal(await p.evaluate(() => window.sends.o.settled), 0);
+  await p.context_.setOffline(false);
+  const o = await settled(p, "o");
+  assert.equal(o.value.status, 201);
+  assert.equal(o.value.attempts, 1);
+  assert.equal((await applied()).length, 1);
+  await p.context_.close();
+});
+
+test("idempotencyHeader: X-Idempotency-Key carries the given key; without it that server answers 400 (permanent)", async () => {
+  await clearSends();
+  const p = await page();
+  const path = "/send?close=1&key_header=X-Idempotency-Key";
+  await p.evaluate((path) => {
+    window.track("x", window.t.send(path, "x", { idempotencyHeader: "X-Idempotency-Key", idempotencyKey: "order-1 \"a\\b\"" }));
+    window.track("d", window.t.send(path, "d"));
+  }, path);
+  const x = await settled(p, "x");
+  assert.equal(x.value.status, 201);
+  assert.equal(JSON.parse(x.value.body).key, "order-1 \"a\\b\"");
+  const d = await settled(p, "d");
+  assert.deepEqual([d.error.code, d.error.status, d.error.attempts], ["http-status", 400, 1]);
+  const reqs = await requests(server, "/send");
+  const sent = reqs.map((r) => r.headers["x-idempotency-key"]).filter(Boolean);
+  assert.deepEqual(sent, ['"order-1 \\"a\\\\b\\""']);
+  await p.context_.close();
+});
+
+test("options are checked before anything is sent: invalid-option / invalid-url rejections", async () => {
+  await clearSends();
+  const p = await page();
+  const got = await p.evaluate(async () => {
+    const bad = [
+      ["/send", "x", { method: "GET" }],
+      ["/send", "x", { method: "TRACE" }],
+      ["/send", "x", { maxAttempts: 0 }],
+      ["/send", "x", { timeoutMs: -1 }],
+      ["/send", "x", { idempotencyKey: "é" }],
+      ["/send", "x", { idempotencyKey: "" }],
+      ["/send", "x", { idempotencyHeader: "Bad Header" }],
+      ["/send", "x", { headers: 5 }],
+      ["/send", "x", { signal: {} }],
+      ["/send", "x", { ordered: "yes" }],
+      ["/send", new ReadableStream(), {}],
+      ["ftp://x/", "x", {}],
+    ];
+    const out = [];
+    for (const [url, body, o] of bad) {
+      try { await window.t.send(url, body, o); out.push("resolved"); } catch (e) { out.push(`${e.code}: ${e.message}`); }
+    }
+    return out;
+  });
+  assert.deepEqual(got, [
+    "invalid-option: invalid option: method",
+    "invalid-option: invalid option: method",
+    "invalid-option: invalid option: maxAttempts",
+    "invalid-option: invalid option: timeoutMs",
+    "invalid-option: invalid option: idempotencyKey",
+    "invalid-option: invalid option: idempotencyKey",
+    "invalid-option: invalid option: idempotencyHeader",
+    "invalid-option: invalid option: headers",
+    "invalid-option: invalid option: signal",
+    "invalid-option: invalid option: ordered",
+    "invalid-option: invalid option: body",
+    "invalid-url: url must be relative, or http: or https: with a host",
+  ]);
+  assert.equal((await requests(server, "/send")).length, 0);
+  await p.context_.close();
+});
+
+test("headers: a function gets { url, attempt } before each attempt; one that throws rejects with code headers and its cause, nothing sent", async () => {
+  await clearSends();
+  const p = await page();
+  await faults(server, { path: "/send", times: 1, fault: { kind: "status", status: 500 } });
+  await p.evaluate((FAST) => {
+    window.ctxs = [];
+    window.track("h", window.t.send("/send?close=1", "h", { ...FAST, headers: async (ctx) => { window.ctxs.push(ctx.attempt); return { Authorization: `Bearer t${ctx.attempt}` }; } }));
+    window.track("e", window.t.send("/send?close=1&q=e", "e", { headers: () => { throw new Error("no token"); } }));
+  }, FAST);
+  const h = await settled(p, "h");
+  assert.equal(h.value.attempts, 2);
+  assert.deepEqual(await p.evaluate(() => window.ctxs), [1, 2]);
+  const e = await settled(p, "e");
+  assert.deepEqual([e.error.code, e.error.attempts, e.error.cause], ["headers", 1, "Error: no token"]);
+  const reqs = await requests(server, "/send");
+  assert.deepEqual(reqs.map((r) => r.headers.authorization), ["Bearer t1", "Bearer t2"]);
+  await p.context_.close();
+});
+
+test("pagehide: a pending send that fits the 64 KiB keepalive budget is re-sent with keepalive and applied once; one that does not fit is abandoned", async () => {
+  await clearSends();
+  const p = await page();
+  // Both sends' first attempts get 503 + Retry-After: 60: pending, waiting.
+  await faults(server, { path: "/send", times: 2, fault: { kind: "status", status: 503, retry_after: 60 } });
+  await p.evaluate(() => {
+    window.track("small", window.t.send("/send?close=1&q=small", "small body"));
+    window.track("big", window.t.send("/send?close=1&q=big", "b".repeat(70 * 1024)));
+  });
+  await waitRequests(server, "/send", (e) => e.filter((r) => r.status === 503).length === 2, 5000, "two 503s");
+  await p.goto(`${server.url}/_faults?left=1`);
+  const reqs = await waitRequests(server, "/send", (e) => e.length >= 3, 5000, "the keepalive copy");
+  await sleep(500); // room for a wrong copy of the big one to arrive
+  const after = await requests(server, "/send");
+  assert.equal(after.length, 3, JSON.stringify(after.map((r) => r.query)));
+  assert.ok(reqs[2].query.includes("q=small"));
+  assert.equal(reqs[2].headers["idempotency-key"], reqs.find((r) => r.query.includes("q=small")).headers["idempotency-key"]);
+  const list = await applied();
+  assert.deepEqual(list.map((a) => a.body), ["small body"]);
+  await p.context_.close();
+});
