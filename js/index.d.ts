@@ -536,3 +536,107 @@ export function subscribe<M extends EventMap<M, string> = {}>(
 ): Subscription<M, string>;
 /** Options whose `parse` is not known statically (a variable typed `Options`): data is `unknown`. */
 export function subscribe(url: string | URL, options?: Options): Subscription<{}, unknown>;
+
+/** `headers` of {@link send} as a function: runs before every attempt. */
+export interface SendHeadersContext {
+  /** The request URL (absolute). */
+  url: string;
+  /** The attempt the headers are for: 1, 2, … */
+  attempt: number;
+}
+
+/**
+ * What {@link send} takes as the body. Sent unchanged on every attempt: an `ArrayBuffer`, a view
+ * and `URLSearchParams` are copied at the call. A `ReadableStream` cannot be sent twice and is
+ * refused; `FormData` is sent as it is (do not change it while the send is pending) and, its size
+ * being unknown, is never re-sent at `pagehide`.
+ */
+export type SendBody = string | Blob | ArrayBuffer | ArrayBufferView | URLSearchParams | FormData | null;
+
+/** {@link send} options. Every duration is in milliseconds and says so in its name. */
+export interface SendOptions {
+  /** The request method. Default `"POST"`. `GET`/`HEAD` with a body, `CONNECT`, `TRACE`, `TRACK` and non-token names are `invalid-option`. */
+  method?: string;
+  /**
+   * Extra request headers: an object, or a function called before every attempt (may return a
+   * promise). If it throws or rejects, or returns an invalid header, the send rejects at once
+   * with code `headers` (`cause`: what it threw); nothing is sent. The idempotency header is set
+   * after these and cannot be replaced by them.
+   */
+  headers?: HeaderValues | ((ctx: SendHeadersContext) => HeaderValues | Promise<HeaderValues>);
+  /** `true`: cookies and credentials cross-origin (`credentials: "include"`), as `withCredentials`. Default `false`. */
+  credentials?: boolean;
+  /**
+   * The idempotency key: non-empty printable ASCII (U+0020–U+007E), else `invalid-option`. Default:
+   * generated once for this send (`crypto.randomUUID()` in a secure context, else a version 4 UUID
+   * from `crypto.getRandomValues`) and reused on every attempt. Sent as an RFC 8941 sf-string:
+   * `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`.
+   */
+  idempotencyKey?: string;
+  /** The key's header name (an HTTP token). Default `"Idempotency-Key"`; some servers use `"X-Idempotency-Key"`. */
+  idempotencyHeader?: string;
+  /** Attempts before rejecting with `gave-up`, counting the first (≥ 1; `Infinity`: no limit). Default `5`. */
+  maxAttempts?: number;
+  /** An attempt without an answer this long is aborted and retried (`timeout`); `0`: none. Default `30000`. */
+  timeoutMs?: number;
+  /** Overall: when it passes (or a retry could only start after it) the send rejects with `timeout`. Default none. */
+  deadlineMs?: number;
+  /** Aborting rejects the send with the signal's `reason` (an `AbortError` `DOMException`) and sends nothing more. */
+  signal?: AbortSignal;
+  /**
+   * `true`: one at a time per URL, in call order (the next starts when the previous one settled,
+   * whatever its outcome). Default `false`.
+   */
+  ordered?: boolean;
+  /** Retry delays, as for {@link subscribe}: full jitter, `baseMs` 500, `maxMs` 60000, `floorMs` 1000. */
+  backoff?: {
+    strategy?: "full-jitter" | "equal-jitter" | "decorrelated" | "none";
+    baseMs?: number;
+    maxMs?: number;
+    floorMs?: number;
+  };
+  /** Cap on a server-requested wait (`Retry-After`, rate-limit reset). Default `300000`. */
+  maxRetryAfterMs?: number;
+}
+
+/** What {@link send} resolves with: the server's answer (2xx or 3xx). */
+export interface SendResult {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The response headers (cross-origin: only those the server exposes). */
+  readonly headers: Headers;
+  /** The response body as text. */
+  readonly body: string;
+  /** Attempts made, this one included. */
+  readonly attempts: number;
+  /** The server answered with its stored answer to this key (`Idempotent-Replayed: true`). */
+  readonly replayed: boolean;
+}
+
+/** Why {@link send} rejected (an abort rejects with the signal's reason instead). */
+export interface SendError extends Error {
+  /**
+   * `http-status` (a permanent answer: 4xx other than 401/403/408/409/425/429, e.g. 422 "key
+   * reused with another body"), `auth` (401/403), `gave-up` (`maxAttempts` transient failures),
+   * `timeout` (`deadlineMs`), `headers` (the `headers` function failed), `invalid-url`,
+   * `invalid-option`, `not-initialized`.
+   */
+  readonly code: ErrorCode;
+  /** The status of the last answer, when an answer caused it. */
+  readonly status?: number;
+  /** Attempts made (absent for `invalid-*` and `not-initialized`: nothing was sent). */
+  readonly attempts?: number;
+  /** With code `headers`: what the `headers` function threw or rejected with. */
+  readonly cause?: unknown;
+}
+
+/**
+ * Send `body` to `url` so that it takes effect once: every attempt carries the same idempotency
+ * key; network errors, timeouts, 5xx, 408, 409 (the first request with this key is still in
+ * flight), 425 and 429 are retried after full-jitter backoff or the server's `Retry-After`;
+ * other 4xx reject at once; while offline nothing is sent until `online`. Never throws: a bad
+ * URL, body or option rejects (`invalid-url`, `invalid-option`) before anything is sent. Call
+ * {@link init} first. Sends still pending at `pagehide` are re-sent with `keepalive` when they
+ * fit the 64 KiB budget (README "Upstream: `send`").
+ */
+export function send(url: string | URL, body?: SendBody, options?: SendOptions): Promise<SendResult>;

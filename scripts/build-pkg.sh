@@ -13,6 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-pkg}
+# FEATURES=js: a build without `send` (the default features are js + send),
+# to measure what a subscribe-only Rust app gets (README "Size"). The package
+# entry js/index.js imports `send`, so only the default build is a package.
+FEATURE_ARGS=()
+if [ -n "${FEATURES:-}" ]; then FEATURE_ARGS=(--no-default-features --features "$FEATURES"); fi
 PROFILE=wasm-release
 TARGET=wasm32-unknown-unknown
 
@@ -25,12 +30,12 @@ if rustup run nightly rustc --version >/dev/null 2>&1 \
   # Together −1.4 KB raw, −0.5 KB gzip (make size, 2026-11-29).
   RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none" \
     cargo +nightly build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" \
-    -Zbuild-std=std,panic_abort -q
+    -Zbuild-std=std,panic_abort -q ${FEATURE_ARGS[@]+"${FEATURE_ARGS[@]}"}
   echo nightly > "$TDIR/route"
 else
   echo "build-pkg: WARNING no nightly toolchain with rust-src; building on stable (larger wasm)"
   TDIR=target/wasm-stable
-  cargo build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" -q
+  cargo build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" -q ${FEATURE_ARGS[@]+"${FEATURE_ARGS[@]}"}
   echo stable > "$TDIR/route"
 fi
 WASM="$TDIR/$TARGET/$PROFILE/tidings.wasm"

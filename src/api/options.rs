@@ -256,6 +256,7 @@ pub(crate) fn checked<T>(read: impl FnOnce() -> Result<T, JsValue>) -> Result<T,
 
 /// `o[key]`; `undefined` when `o` is not an object or the getter throws
 /// (what it threw is kept in [`THREW`] for `from_js` to report).
+#[inline(never)]
 pub(crate) fn get(o: &JsValue, key: &str) -> JsValue {
     if !o.is_object() {
         return JsValue::UNDEFINED;
@@ -277,6 +278,7 @@ pub(crate) fn with_cause(e: JsValue, cause: &JsValue) -> JsValue {
 
 /// An `Error` with `code: "invalid-option"` and the message
 /// `invalid option: <name>` (the README's options table says why).
+#[inline(never)]
 pub(crate) fn invalid(name: &str) -> JsValue {
     let mut message = String::from("invalid option: ");
     message.push_str(name);
@@ -290,6 +292,7 @@ pub(crate) fn absent(v: &JsValue) -> bool {
 /// `signal`: absent, or an `AbortSignal`. Checked by shape (`aborted` and
 /// `addEventListener`) rather than `instanceof`, so a signal from another
 /// realm (an iframe) works as it does with `fetch`.
+#[inline(never)]
 pub(crate) fn signal(s: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
     if absent(s) {
         return Ok(None);
@@ -344,6 +347,7 @@ fn events(v: &JsValue) -> Result<Vec<String>, JsValue> {
 /// whose every entry is a valid header (checked now, with the browser's own
 /// `Headers`, so a bad static value throws here instead of failing every
 /// request).
+#[inline(never)]
 pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
     if absent(&h) {
         return Ok(None);
@@ -364,6 +368,7 @@ pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
 
 /// `o[key]` when it is absent (`undefined`/`null`: the default) or an
 /// object; anything else is `invalid-option` for `key`.
+#[inline(never)]
 pub(crate) fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     let g = get(o, key);
     if absent(&g) || g.is_object() {
@@ -374,6 +379,7 @@ pub(crate) fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
 }
 
 /// `o[key]`: absent (`None`), a boolean, or `invalid-option`.
+#[inline(never)]
 pub(crate) fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
@@ -383,6 +389,7 @@ pub(crate) fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
 }
 
 /// `o[key]`: absent (`None`), a string, or `invalid-option`.
+#[inline(never)]
 pub(crate) fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
@@ -393,6 +400,7 @@ pub(crate) fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
 
 /// `v`: absent (`None`), the index of one of `names`, or `invalid-option`
 /// (`name`): a typo in a mode must not quietly pick the default.
+#[inline(never)]
 pub(crate) fn one_of(v: &JsValue, name: &str, names: &[&str]) -> Result<Option<usize>, JsValue> {
     if absent(v) {
         return Ok(None);
@@ -410,6 +418,7 @@ fn ms(o: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
     ms_in(o, key, "")
 }
 
+#[inline(never)]
 pub(crate) fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
@@ -428,7 +437,12 @@ pub(crate) fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, 
     }
 }
 
-pub(crate) fn set_ms<T: From<u64>>(field: &mut T, o: &JsValue, key: &str, group: &str) -> Result<(), JsValue> {
+pub(crate) fn set_ms<T: From<u64>>(
+    field: &mut T,
+    o: &JsValue,
+    key: &str,
+    group: &str,
+) -> Result<(), JsValue> {
     if let Some(n) = ms_in(o, key, group)? {
         *field = n.into();
     }
@@ -437,6 +451,7 @@ pub(crate) fn set_ms<T: From<u64>>(field: &mut T, o: &JsValue, key: &str, group:
 
 /// `o[key]`: absent (`None`), a number ≥ 0 (truncated; `Infinity`:
 /// `Some(None)`, no limit), or `invalid-option` (`name`).
+#[inline(never)]
 pub(crate) fn count(o: &JsValue, key: &str, name: &str) -> Result<Option<Option<u32>>, JsValue> {
     let v = get(o, key);
     if absent(&v) {

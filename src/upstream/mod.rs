@@ -70,7 +70,7 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
     let now = page::add(&t);
     task::watch(&t, page::is_online());
     if now {
-        task::feed(&t, |s, now| s.handle_start(now));
+        task::feed(&t, task::Fact::Start);
     }
     Ok(promise)
 }

@@ -20,7 +20,7 @@ use std::rc::Rc;
 use tidings_core::upstream::{keepalive_handoff, Ordered, PendingSend, KEEPALIVE_BUDGET_BYTES};
 use wasm_bindgen::JsCast;
 
-use super::task::{self, Task};
+use super::task::{self, Fact, Task};
 use crate::guard::Listener;
 
 #[derive(Default)]
@@ -87,7 +87,7 @@ pub fn forget(task: &Task) {
     // Dropped outside the borrow (one of them may be the running listener).
     drop(idle);
     if let Some(next) = next {
-        task::feed(&next, |s, now| s.handle_start(now));
+        task::feed(&next, Fact::Start);
     }
 }
 
@@ -110,7 +110,7 @@ fn listen() -> Vec<Listener> {
 
 fn online(on: bool) {
     for t in pending() {
-        task::feed(&t, |s, now| s.handle_online(now, on));
+        task::feed(&t, Fact::Online(on));
     }
 }
 

@@ -17,7 +17,12 @@ use crate::transport::fetch::{add_object, fetch, latin1_bytes};
 /// The response headers the core reads for a retry (`Retry-After` against
 /// `Date`, rate-limit reset), lower-case. Cross-origin JS sees them only when
 /// the server exposes them.
-const WANTED: [&str; 4] = ["retry-after", "date", "ratelimit-reset", "x-ratelimit-reset"];
+const WANTED: [&str; 4] = [
+    "retry-after",
+    "date",
+    "ratelimit-reset",
+    "x-ratelimit-reset",
+];
 
 /// What a send carries on every attempt.
 pub struct Request {

@@ -9,7 +9,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use tidings_core::engine::TransportError;
+use tidings_core::engine::{ResponseHead, TransportError};
 use tidings_core::time::Now;
 use tidings_core::upstream::{Issue, Outcome, SendAction, Sender};
 use wasm_bindgen::{JsCast, JsValue};
@@ -81,25 +81,58 @@ impl Task {
 /// already aborted signal settles at once, before anything is sent.
 pub fn watch(task: &Rc<Task>, online: bool) {
     if !online {
-        feed(task, |s, now| s.handle_online(now, false));
+        feed(task, Fact::Online(false));
     }
     let Some(signal) = &task.signal else { return };
     if signal.aborted() {
-        feed(task, |s, now| s.handle_abort(now));
+        feed(task, Fact::Abort);
         return;
     }
     let weak = Rc::downgrade(task);
     let listener = Listener::new(signal.as_ref(), "abort", move |_| {
         if let Some(task) = weak.upgrade() {
-            feed(&task, |s, now| s.handle_abort(now));
+            feed(&task, Fact::Abort);
         }
     });
     *task.abort_listener.borrow_mut() = Some(listener);
 }
 
+/// A fact for the machine (one `Sender::handle_*` each). An enum rather
+/// than a closure, so [`feed`] exists once in the bundle instead of once
+/// per caller (README "Size").
+pub enum Fact {
+    /// `handle_start`.
+    Start,
+    /// `handle_response` of an attempt.
+    Response(u32, ResponseHead),
+    /// `handle_error` of an attempt.
+    Error(u32, TransportError),
+    /// `handle_headers_failed` of an attempt.
+    HeadersFailed(u32),
+    /// `handle_timer`.
+    Timer,
+    /// `handle_online`.
+    Online(bool),
+    /// `handle_abort`.
+    Abort,
+}
+
+fn apply(s: &mut Sender, now: Now, fact: Fact) {
+    match fact {
+        Fact::Start => s.handle_start(now),
+        Fact::Response(n, head) => s.handle_response(now, n, &head),
+        Fact::Error(n, e) => s.handle_error(now, n, e),
+        Fact::HeadersFailed(n) => s.handle_headers_failed(now, n),
+        Fact::Timer => s.handle_timer(now),
+        Fact::Online(on) => s.handle_online(now, on),
+        Fact::Abort => s.handle_abort(now),
+    }
+}
+
 /// Feed one fact to the machine (both clocks read now), then carry out
 /// every action it drained. Nothing after the send settled.
-pub fn feed(task: &Rc<Task>, fact: impl FnOnce(&mut Sender, Now)) {
+#[inline(never)]
+pub fn feed(task: &Rc<Task>, fact: Fact) {
     if task.is_settled() {
         return;
     }
@@ -107,7 +140,7 @@ pub fn feed(task: &Rc<Task>, fact: impl FnOnce(&mut Sender, Now)) {
     let mut actions = Vec::new();
     {
         let mut sender = task.sender.borrow_mut();
-        fact(&mut sender, now);
+        apply(&mut sender, now, fact);
         loop {
             match sender.poll() {
                 SendAction::Wait { until } => {
@@ -140,7 +173,7 @@ fn on_timer(weak: &Weak<Task>) {
     if let Some(task) = weak.upgrade() {
         let fired = task.timer.borrow_mut().take();
         drop(fired);
-        feed(&task, |s, now| s.handle_timer(now));
+        feed(&task, Fact::Timer);
     }
 }
 
@@ -155,25 +188,30 @@ fn issue_attempt(task: &Rc<Task>, issue: Issue) {
             *task.sent.borrow_mut() = Some((method, headers.clone()));
         }
     };
-    let started = request::start(&task.req, &issue.method, n, &issue.headers, on_sent, move |reply| {
-        let Some(task) = weak.upgrade() else { return };
-        match reply {
-            Reply::Answer(answer) => {
-                let head = answer.head.clone();
-                *task.answer.borrow_mut() = Some(answer);
-                feed(&task, |s, now| s.handle_response(now, n, &head));
+    let started = request::start(
+        &task.req,
+        &issue.method,
+        n,
+        &issue.headers,
+        on_sent,
+        move |reply| {
+            let Some(task) = weak.upgrade() else { return };
+            match reply {
+                Reply::Answer(answer) => {
+                    let head = answer.head.clone();
+                    *task.answer.borrow_mut() = Some(answer);
+                    feed(&task, Fact::Response(n, head));
+                }
+                Reply::HeadersFailed(cause) => {
+                    *task.cause.borrow_mut() = Some(cause);
+                    feed(&task, Fact::HeadersFailed(n));
+                }
+                Reply::Failed => {
+                    feed(&task, Fact::Error(n, TransportError::NetworkOrCors));
+                }
             }
-            Reply::HeadersFailed(cause) => {
-                *task.cause.borrow_mut() = Some(cause);
-                feed(&task, |s, now| s.handle_headers_failed(now, n));
-            }
-            Reply::Failed => {
-                feed(&task, |s, now| {
-                    s.handle_error(now, n, TransportError::NetworkOrCors)
-                });
-            }
-        }
-    });
+        },
+    );
     match started {
         Ok(attempt) => *task.attempt.borrow_mut() = Some(attempt),
         // No `AbortController` (a very old browser): a failed attempt, fed
@@ -182,7 +220,7 @@ fn issue_attempt(task: &Rc<Task>, issue: Issue) {
             let weak = Rc::downgrade(task);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(task) = weak.upgrade() {
-                    feed(&task, |s, now| s.handle_error(now, n, TransportError::Network));
+                    feed(&task, Fact::Error(n, TransportError::Network));
                 }
             });
         }

@@ -44,8 +44,8 @@
 //! [`keepalive_handoff`] decides which pending sends survive `pagehide`.
 
 mod config;
-mod key;
 mod keepalive;
+mod key;
 mod ordered;
 mod sender;
 
