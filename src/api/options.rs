@@ -22,7 +22,7 @@
 use std::cell::Cell;
 
 use tidings_core::engine::{Config, TransportKind};
-use tidings_core::policy::backoff::Strategy;
+use tidings_core::policy::backoff::{BackoffConfig, Strategy};
 use tidings_core::policy::interval::IntervalMode;
 use tidings_core::sse::SseLimits;
 use wasm_bindgen::{JsCast, JsValue};
@@ -165,22 +165,7 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
         set_ms(&mut c.pause_when_hidden, &p, "afterMs", "pauseWhenHidden")?;
     }
 
-    let b = group(v, "backoff")?;
-    if let Some(i) = one_of(
-        &get(&b, "strategy"),
-        "backoff.strategy",
-        &["full-jitter", "equal-jitter", "decorrelated", "none"],
-    )? {
-        c.backoff.strategy = [
-            Strategy::FullJitter,
-            Strategy::EqualJitter,
-            Strategy::Decorrelated,
-            Strategy::None,
-        ][i];
-    }
-    set_ms(&mut c.backoff.base_ms, &b, "baseMs", "backoff")?;
-    set_ms(&mut c.backoff.max_ms, &b, "maxMs", "backoff")?;
-    set_ms(&mut c.backoff.floor_ms, &b, "floorMs", "backoff")?;
+    let b = backoff(&mut c.backoff, v)?;
     set_ms(
         &mut c.backoff.healthy_after_ms,
         &b,
@@ -235,6 +220,28 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
     Ok(())
 }
 
+/// `backoff`: `strategy`, `baseMs`, `maxMs`, `floorMs` into `into` (shared
+/// by `subscribe` and `send`); returns the group for the caller's own keys.
+pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> Result<JsValue, JsValue> {
+    let b = group(v, "backoff")?;
+    if let Some(i) = one_of(
+        &get(&b, "strategy"),
+        "backoff.strategy",
+        &["full-jitter", "equal-jitter", "decorrelated", "none"],
+    )? {
+        into.strategy = [
+            Strategy::FullJitter,
+            Strategy::EqualJitter,
+            Strategy::Decorrelated,
+            Strategy::None,
+        ][i];
+    }
+    set_ms(&mut into.base_ms, &b, "baseMs", "backoff")?;
+    set_ms(&mut into.max_ms, &b, "maxMs", "backoff")?;
+    set_ms(&mut into.floor_ms, &b, "floorMs", "backoff")?;
+    Ok(b)
+}
+
 thread_local! {
     /// What the first getter that threw while reading options threw. One
     /// check after reading instead of an error branch per option keeps the
@@ -245,6 +252,7 @@ thread_local! {
 /// Run `read` (reads of app options with [`get`]); a getter that threw
 /// during it comes first as `invalid-option` `(a getter threw)` with the
 /// `cause`, as in [`Options::from_js`] (used by `send`).
+#[cfg(feature = "send")]
 pub(crate) fn checked<T>(read: impl FnOnce() -> Result<T, JsValue>) -> Result<T, JsValue> {
     THREW.with(Cell::take);
     let result = read();
@@ -256,7 +264,6 @@ pub(crate) fn checked<T>(read: impl FnOnce() -> Result<T, JsValue>) -> Result<T,
 
 /// `o[key]`; `undefined` when `o` is not an object or the getter throws
 /// (what it threw is kept in [`THREW`] for `from_js` to report).
-#[inline(never)]
 pub(crate) fn get(o: &JsValue, key: &str) -> JsValue {
     if !o.is_object() {
         return JsValue::UNDEFINED;
@@ -278,7 +285,6 @@ pub(crate) fn with_cause(e: JsValue, cause: &JsValue) -> JsValue {
 
 /// An `Error` with `code: "invalid-option"` and the message
 /// `invalid option: <name>` (the README's options table says why).
-#[inline(never)]
 pub(crate) fn invalid(name: &str) -> JsValue {
     let mut message = String::from("invalid option: ");
     message.push_str(name);
@@ -292,7 +298,6 @@ pub(crate) fn absent(v: &JsValue) -> bool {
 /// `signal`: absent, or an `AbortSignal`. Checked by shape (`aborted` and
 /// `addEventListener`) rather than `instanceof`, so a signal from another
 /// realm (an iframe) works as it does with `fetch`.
-#[inline(never)]
 pub(crate) fn signal(s: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
     if absent(s) {
         return Ok(None);
@@ -347,7 +352,6 @@ fn events(v: &JsValue) -> Result<Vec<String>, JsValue> {
 /// whose every entry is a valid header (checked now, with the browser's own
 /// `Headers`, so a bad static value throws here instead of failing every
 /// request).
-#[inline(never)]
 pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
     if absent(&h) {
         return Ok(None);
@@ -368,7 +372,6 @@ pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
 
 /// `o[key]` when it is absent (`undefined`/`null`: the default) or an
 /// object; anything else is `invalid-option` for `key`.
-#[inline(never)]
 pub(crate) fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     let g = get(o, key);
     if absent(&g) || g.is_object() {
@@ -379,7 +382,6 @@ pub(crate) fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
 }
 
 /// `o[key]`: absent (`None`), a boolean, or `invalid-option`.
-#[inline(never)]
 pub(crate) fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
@@ -389,7 +391,6 @@ pub(crate) fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
 }
 
 /// `o[key]`: absent (`None`), a string, or `invalid-option`.
-#[inline(never)]
 pub(crate) fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
@@ -400,7 +401,6 @@ pub(crate) fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
 
 /// `v`: absent (`None`), the index of one of `names`, or `invalid-option`
 /// (`name`): a typo in a mode must not quietly pick the default.
-#[inline(never)]
 pub(crate) fn one_of(v: &JsValue, name: &str, names: &[&str]) -> Result<Option<usize>, JsValue> {
     if absent(v) {
         return Ok(None);
@@ -418,7 +418,6 @@ fn ms(o: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
     ms_in(o, key, "")
 }
 
-#[inline(never)]
 pub(crate) fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
@@ -451,7 +450,6 @@ pub(crate) fn set_ms<T: From<u64>>(
 
 /// `o[key]`: absent (`None`), a number ≥ 0 (truncated; `Infinity`:
 /// `Some(None)`, no limit), or `invalid-option` (`name`).
-#[inline(never)]
 pub(crate) fn count(o: &JsValue, key: &str, name: &str) -> Result<Option<Option<u32>>, JsValue> {
     let v = get(o, key);
     if absent(&v) {

@@ -5,13 +5,12 @@
 //! ignored, a known key with a wrong value rejects with `invalid-option`
 //! (message `invalid option: <name>`), a getter that throws too.
 
-use tidings_core::policy::backoff::Strategy;
 use tidings_core::upstream::{IdempotencyKey, SendConfig};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::api::options::{
-    absent, checked, checked_headers, count, flag, get, group, invalid, ms_in, one_of, set_ms,
-    signal, text,
+    absent, backoff, checked, checked_headers, count, flag, get, invalid, ms_in, set_ms, signal,
+    text,
 };
 
 /// What the adapter keeps besides the core's [`SendConfig`].
@@ -70,7 +69,7 @@ fn read(v: &JsValue, has_body: bool) -> Result<SendOptions, JsValue> {
     set_ms(&mut c.timeout_ms, v, "timeoutMs", "")?;
     c.deadline_ms = ms_in(v, "deadlineMs", "")?;
     set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "")?;
-    backoff(&mut c, v)?;
+    backoff(&mut c.backoff, v)?;
     let key = match text(v, "idempotencyKey")? {
         Some(k) => Some(IdempotencyKey::new(&k).map_err(|_| invalid("idempotencyKey"))?),
         None => None,
@@ -83,27 +82,6 @@ fn read(v: &JsValue, has_body: bool) -> Result<SendOptions, JsValue> {
         signal: signal(&get(v, "signal"))?,
         ordered: flag(v, "ordered")?.unwrap_or(false),
     })
-}
-
-/// `backoff`: `strategy`, `baseMs`, `maxMs`, `floorMs`, as for `subscribe`.
-fn backoff(c: &mut SendConfig, v: &JsValue) -> Result<(), JsValue> {
-    let b = group(v, "backoff")?;
-    if let Some(i) = one_of(
-        &get(&b, "strategy"),
-        "backoff.strategy",
-        &["full-jitter", "equal-jitter", "decorrelated", "none"],
-    )? {
-        c.backoff.strategy = [
-            Strategy::FullJitter,
-            Strategy::EqualJitter,
-            Strategy::Decorrelated,
-            Strategy::None,
-        ][i];
-    }
-    set_ms(&mut c.backoff.base_ms, &b, "baseMs", "backoff")?;
-    set_ms(&mut c.backoff.max_ms, &b, "maxMs", "backoff")?;
-    set_ms(&mut c.backoff.floor_ms, &b, "floorMs", "backoff")?;
-    Ok(())
 }
 
 /// `method`: an HTTP token (RFC 9110 §9.1), not one `fetch` forbids

@@ -12,9 +12,10 @@ import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
 import { faults, clearFaults, clearLog, restart, requests, waitRequests, sleep } from "./tidings-page.mjs";
 
+const PAGES = new URL("./pages/", import.meta.url).pathname;
 let server, browser;
 before(async () => {
-  server = await startServer();
+  server = await startServer(["--www", PAGES]);
   browser = await launchBrowser();
 });
 after(async () => { await browser?.close(); await server?.stop(); });
@@ -306,4 +307,37 @@ test("pagehide: a pending send that fits the 64 KiB keepalive budget is re-sent 
   const list = await applied();
   assert.deepEqual(list.map((a) => a.body), ["small body"]);
   await p.context_.close();
+});
+
+test("pagehide with persisted (back-forward cache): the keepalive copy is applied; back on the page the send goes on and settles with the server's replay", async () => {
+  const b = await launchBrowser({ ignoreDefaultArgs: ["--disable-back-forward-cache"] });
+  try {
+    await clearSends();
+    const p = await b.newPage();
+    await p.goto(`${server.url}/blank.html`);
+    await p.evaluate(async () => {
+      window.t = await import("/pkg/index.js");
+      await window.t.default();
+      window.addEventListener("pagehide", (e) => { window.hidden = e.persisted; });
+      window.addEventListener("pageshow", (e) => { window.shown = e.persisted; });
+    });
+    await faults(server, { path: "/send", times: 1, fault: { kind: "status", status: 503, retry_after: 2 } });
+    await p.evaluate(() => {
+      window.r = window.t.send("/send?close=1", "bf").then(
+        (r) => ({ status: r.status, attempts: r.attempts, replayed: r.replayed }),
+        (e) => ({ error: e.code }));
+    });
+    await waitRequests(server, "/send", (e) => e.length === 1 && e[0].status === 503, 5000, "the 503");
+    await p.goto(`${server.url}/other.html`);
+    const copy = await waitRequests(server, "/send", (e) => e.length === 2 && e[1].status === 201, 5000, "the keepalive copy");
+    assert.equal(copy[1].headers["idempotency-key"], copy[0].headers["idempotency-key"]);
+    assert.deepEqual((await applied()).map((a) => a.body), ["bf"]);
+    await p.goBack({ waitUntil: "commit" });
+    await p.waitForFunction(() => window.shown !== undefined, null, { timeout: 5000 });
+    assert.deepEqual(await p.evaluate(() => [window.hidden, window.shown]), [true, true], "left for and restored from the back-forward cache");
+    assert.deepEqual(await p.evaluate(() => window.r), { status: 201, attempts: 2, replayed: true });
+    assert.deepEqual((await applied()).map((a) => a.body), ["bf"], "applied once");
+  } finally {
+    await b.close();
+  }
 });
