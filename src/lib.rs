@@ -37,7 +37,7 @@ mod tabs;
 #[cfg(target_arch = "wasm32")]
 mod transport;
 #[cfg(all(target_arch = "wasm32", feature = "send"))]
-mod upstream;
+pub mod upstream;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod api;

@@ -75,6 +75,12 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
     Ok(promise)
 }
 
+/// [`send_js`] for Rust callers: the same checks and the same `Promise`
+/// (await it with `wasm_bindgen_futures::JsFuture`).
+pub fn send(url: &str, body: JsValue, options: JsValue) -> Result<js_sys::Promise, JsValue> {
+    send_js(JsValue::from_str(url), body, options)
+}
+
 /// A fresh key for one send: `crypto.randomUUID()` where the page is a
 /// secure context (the only place it exists), else a version 4 UUID from
 /// `crypto.getRandomValues` (RFC 9562 §5.4). Both are printable ASCII, so
