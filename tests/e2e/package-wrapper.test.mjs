@@ -265,3 +265,21 @@ test("subscribe() before init() has resolved throws `not-initialized` (not a Typ
   assert.deepEqual(p.errors, []);
   await p.close();
 });
+
+test("send() before init() has resolved rejects `not-initialized` (never throws); after, it works", async () => {
+  const p = await page({ init: false });
+  const got = await p.evaluate(async () => {
+    const { default: init, send } = window.t;
+    const attempt = async () => {
+      let promise;
+      try { promise = send("/send?close=1", "x"); } catch (e) { return ["threw", e.code]; }
+      try { const r = await promise; return r.status; } catch (e) { return [e.constructor.name, e.code, e.message]; }
+    };
+    const before = await attempt();
+    await init();
+    return { before, after: await attempt() };
+  });
+  assert.deepEqual(got, { before: ["Error", "not-initialized", "call init() before send()"], after: 201 });
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
