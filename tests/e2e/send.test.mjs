@@ -7,7 +7,7 @@
 // a reused keep-alive connection closes before any byte of the answer
 // (server/README.md, drop-response), which would hide a dropped response from
 // the client; a fresh connection per request makes each drop a network error.
-import { test, before, after } from "node:test";
+import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
 import { faults, clearFaults, clearLog, restart, requests, waitRequests, sleep } from "./tidings-page.mjs";
@@ -19,10 +19,28 @@ before(async () => {
   browser = await launchBrowser();
 });
 after(async () => { await browser?.close(); await server?.stop(); });
+// A failed test must not leave its sends running into the next one.
+const contexts = [];
+afterEach(async () => { await Promise.all(contexts.splice(0).map((c) => c.close().catch(() => {}))); });
+
+/**
+ * `f()` again after a network error: `/_restart` cuts every connection but
+ * the caller's, this process's idle keep-alive ones included, and a request
+ * sent on one before the close is noticed fails without reaching the server.
+ */
+async function retrying(f) {
+  for (let i = 0; ; i++) {
+    try { return await f(); } catch (e) {
+      if (i >= 3 || !(e instanceof TypeError)) throw e;
+      await sleep(50);
+    }
+  }
+}
 
 /** A fresh context and page on the server's origin with `window.t` = the package. */
 async function page() {
   const context = await browser.newContext();
+  contexts.push(context);
   const p = await context.newPage();
   p.errors = [];
   p.on("pageerror", (e) => p.errors.push(e.message));
@@ -46,12 +64,12 @@ async function page() {
 }
 
 async function applied() {
-  return (await (await fetch(`${server.url}/_send`)).json()).applied;
+  return retrying(async () => (await (await fetch(`${server.url}/_send`)).json()).applied);
 }
 async function clearSends() {
-  await fetch(`${server.url}/_send/clear`, { method: "POST" });
-  await clearFaults(server);
-  await clearLog(server);
+  await retrying(() => fetch(`${server.url}/_send/clear`, { method: "POST" }));
+  await retrying(() => clearFaults(server));
+  await retrying(() => clearLog(server));
 }
 const settled = (p, name, timeout = 10_000) =>
   p.waitForFunction((n) => window.sends[n]?.settled >= 1, name, { timeout }).then(() => p.evaluate((n) => window.sends[n], name));
@@ -76,14 +94,14 @@ test("chaos: 1,000 sends while 20 % of answers are dropped after the apply and t
       assert.ok(i < 2000, "the sends stalled before the restart");
       await sleep(20);
     }
-    await restart(server, { ms: 300 });
+    await retrying(() => restart(server, { ms: 300 }));
   }
   await p.waitForFunction((n) => Object.values(window.sends).filter((s) => s.settled).length === n, N + ORDERED, { timeout: 90_000, polling: 200 });
   const took = Date.now() - started;
   const sends = await p.evaluate(() => window.sends);
   const list = await applied();
-  const { rules } = await (await fetch(`${server.url}/_faults`)).json();
-  await clearFaults(server);
+  const { rules } = await retrying(async () => (await fetch(`${server.url}/_faults`)).json());
+  await retrying(() => clearFaults(server));
 
   // Every promise settled exactly once, fulfilled with a 201.
   const rejected = Object.entries(sends).filter(([, s]) => s.error);
@@ -148,10 +166,10 @@ test("the generated key: a UUID as an sf-string, the same on every attempt; a dr
   await restart(server, { ms: 0 });
   await p.evaluate((FAST) => window.track("k", window.t.send("/send?close=1", "x", FAST)), FAST);
   const k = await settled(p, "k");
+  const reqs = await retrying(() => requests(server, "/send"));
   assert.equal(k.value.status, 201);
   assert.equal(k.value.attempts, 3);
   assert.equal(k.value.replayed, true);
-  const reqs = (await requests(server, "/send")).filter((r) => r.method === "POST");
   assert.equal(reqs.length, 3);
   const keys = new Set(reqs.map((r) => r.headers["idempotency-key"]));
   assert.equal(keys.size, 1, "one key on every attempt");
@@ -340,4 +358,22 @@ test("pagehide with persisted (back-forward cache): the keepalive copy is applie
   } finally {
     await b.close();
   }
+});
+
+test("without crypto.randomUUID (not a secure context) the key is a v4 UUID from crypto.getRandomValues, one per send", async () => {
+  await clearSends();
+  const p = await page();
+  await p.evaluate(() => {
+    delete Crypto.prototype.randomUUID;
+    window.track("a", window.t.send("/send?close=1", "a"));
+    window.track("b", window.t.send("/send?close=1", "b"));
+  });
+  assert.equal((await settled(p, "a")).value.status, 201);
+  assert.equal((await settled(p, "b")).value.status, 201);
+  const keys = (await requests(server, "/send")).map((r) => r.headers["idempotency-key"]);
+  assert.equal(keys.length, 2);
+  assert.notEqual(keys[0], keys[1]);
+  for (const k of keys) assert.match(k, /^"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"$/);
+  assert.equal(await p.evaluate(() => typeof crypto.randomUUID), "undefined");
+  await p.context_.close();
 });
