@@ -125,8 +125,11 @@ impl Profile {
     /// The leader's engine emits `notice` (cursor `cursor`); returns whether
     /// its own subscriptions heard it.
     pub fn emit(&mut self, i: usize, notice: Relay, cursor: &str) -> bool {
-        let n = self.now();
-        let told = self.tabs[i].m.handle_own(n, &notice, cursor);
+        let m = &mut self.tabs[i].m;
+        let told = match &notice {
+            Relay::Message(msg, t) => m.handle_own_message(msg, *t, cursor),
+            Relay::Action(a) => m.handle_own_action(a, cursor),
+        };
         if told {
             self.tabs[i].told.push(notice);
         }

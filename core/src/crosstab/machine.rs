@@ -4,7 +4,7 @@ use alloc::collections::VecDeque;
 use alloc::string::String;
 
 use super::{Mirror, Relay, Support, TabAction, Wire, SEEN_IDS, STEAL_AFTER_MS, STEAL_JITTER_MS};
-use crate::engine::{Action, Reason, ResetReason, State};
+use crate::engine::{Action, Message, Reason, ResetReason, State, TransportKind};
 use crate::policy::dedupe::Dedupe;
 use crate::rng::Rng;
 use crate::time::{MonoMs, Now};
@@ -281,28 +281,48 @@ impl CrossTab {
         self.role = Role::Solo;
     }
 
-    /// A notice of this tab's own engine, with its cursor `cursor`. A leader
-    /// relays it (`Post`) and remembers its last transport and state for
-    /// newcomers. Returns whether this tab's subscriptions hear it (`false`:
-    /// a message already delivered here).
-    pub fn handle_own(&mut self, now: Now, notice: &Relay, cursor: &str) -> bool {
-        if !self.begin(now) || self.role != Role::Leader {
+    /// A message this tab's own engine delivers, carried by `transport`,
+    /// with the engine's cursor `cursor`. Returns whether this tab's
+    /// subscriptions hear it (`false`: a message already delivered here, by
+    /// the other leader of a steal). No clock: it schedules nothing, and it
+    /// runs once per message on the hot path. Only a leader does any work
+    /// (relays it, remembers its id); a solo tab or a follower returns `true`.
+    pub fn handle_own_message(
+        &mut self,
+        msg: &Message,
+        transport: Option<TransportKind>,
+        cursor: &str,
+    ) -> bool {
+        if self.role != Role::Leader || self.closed {
             return true;
         }
-        self.own_cursor.clear();
-        self.own_cursor.push_str(cursor);
-        let fresh = self.note(notice, cursor);
-        if let Relay::Action(a @ (Action::State { .. } | Action::TransportChanged { .. })) = notice
-        {
-            let slot = match a {
+        self.own(Relay::Message(msg.clone(), transport), cursor)
+    }
+
+    /// Another notice of this tab's own engine (a state or transport change,
+    /// an error, a reset), as [`CrossTab::handle_own_message`]. A leader also
+    /// remembers its last transport change and state for newcomers.
+    pub fn handle_own_action(&mut self, action: &Action, cursor: &str) -> bool {
+        if self.role != Role::Leader || self.closed {
+            return true;
+        }
+        if let Action::State { .. } | Action::TransportChanged { .. } = action {
+            let slot = match action {
                 Action::State { .. } => &mut self.last_s,
                 _ => &mut self.last_t,
             };
-            *slot = Some(a.clone());
+            *slot = Some(action.clone());
         }
-        if relayable(notice) {
+        self.own(Relay::Action(action.clone()), cursor)
+    }
+
+    fn own(&mut self, notice: Relay, cursor: &str) -> bool {
+        self.own_cursor.clear();
+        self.own_cursor.push_str(cursor);
+        let fresh = self.note(&notice, cursor);
+        if relayable(&notice) {
             self.push(TabAction::Post(Wire::Notice {
-                notice: notice.clone(),
+                notice,
                 cursor: cursor.into(),
                 sync: false,
             }));

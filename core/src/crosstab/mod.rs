@@ -18,9 +18,9 @@
 //! - [`CrossTab::handle_wire`]: a [`Wire`] message another tab posted,
 //!   decoded by the adapter (a malformed or foreign post never reaches the
 //!   machine: the decoder drops it).
-//! - [`CrossTab::handle_own`]: a notice of this tab's own engine (the leader's,
-//!   or a solo tab's), with the engine's cursor; returns whether this tab's
-//!   subscriptions hear it.
+//! - [`CrossTab::handle_own_message`], [`CrossTab::handle_own_action`]: a
+//!   notice of this tab's own engine (the leader's, or a solo tab's), with
+//!   the engine's cursor; returns whether this tab's subscriptions hear it.
 //! - Page: [`CrossTab::handle_visibility`], [`CrossTab::handle_frozen`],
 //!   [`CrossTab::handle_page_hide`], [`CrossTab::handle_page_show`] (with
 //!   `persisted`), [`CrossTab::handle_timer`], [`CrossTab::handle_close`].

@@ -1,0 +1,187 @@
+//! The connection's side of cross-tab coordination: it feeds the coordinator
+//! ([`CrossTab`], in `tidings-core`) its facts — lock granted, stolen or
+//! failed, a decoded channel message, the steal timer — and renders its
+//! actions with the guards of `src/tabs/`. It decides nothing. A connection
+//! that is not shared across tabs has a solo coordinator, which only says
+//! `Run` once.
+
+use std::rc::Rc;
+
+use tidings_core::crosstab::{CrossTab, Relay, Support, TabAction};
+use tidings_core::time::{MonoMs, Now};
+
+use super::{Connection, Notice};
+use crate::clock;
+use crate::guard::Timer;
+use crate::tabs::channel::{self, Channel};
+use crate::tabs::leader::Lock;
+
+/// The browser resources of one coordinator, each a guard.
+pub(crate) struct TabIo {
+    /// The lock's and the channel's name; `None`: not shared across tabs.
+    name: Option<String>,
+    channel: Option<Channel>,
+    lock: Option<Lock>,
+    timer: Option<(MonoMs, Timer)>,
+}
+
+impl TabIo {
+    pub(crate) fn new(name: Option<String>) -> TabIo {
+        TabIo {
+            name,
+            channel: None,
+            lock: None,
+            timer: None,
+        }
+    }
+}
+
+/// Start the coordinator: open the channel where this tab can coordinate,
+/// then tell the machine what it has.
+pub(super) fn start(conn: &Rc<Connection>) {
+    let shared = conn.tab_io.borrow().name.is_some();
+    let (locks, has_bc) = if shared {
+        crate::tabs::supported()
+    } else {
+        (false, false)
+    };
+    let channel = locks && has_bc && open_channel(conn);
+    feed(conn, |t, now| {
+        t.handle_start(now, Support { locks, channel })
+    });
+}
+
+/// Give the coordinator one fact (with both clocks read now), then render
+/// its actions.
+pub(crate) fn feed(conn: &Rc<Connection>, f: impl FnOnce(&mut CrossTab, Now)) {
+    f(&mut conn.tabs.borrow_mut(), clock::now());
+    drain(conn);
+}
+
+/// Render the coordinator's actions until `Wait`. The borrow of the machine
+/// ends with each `poll`: rendering may tell subscribers (user JS).
+pub(super) fn drain(conn: &Rc<Connection>) {
+    loop {
+        let action = conn.tabs.borrow_mut().poll();
+        match action {
+            TabAction::Wait { until } => {
+                arm_timer(conn, until);
+                return;
+            }
+            TabAction::Post(wire) => {
+                let io = conn.tab_io.borrow();
+                if let (Some(ch), Some(a)) = (io.channel.as_ref(), channel::encode(&wire)) {
+                    ch.post(&a);
+                }
+            }
+            TabAction::RequestLock { steal } => request_lock(conn, steal),
+            TabAction::DropLock => {
+                let old = conn.tab_io.borrow_mut().lock.take();
+                drop(old);
+            }
+            TabAction::OpenChannel => {
+                open_channel(conn);
+            }
+            TabAction::CloseChannel => {
+                let old = conn.tab_io.borrow_mut().channel.take();
+                // Dropped on the next microtask: this may run inside the
+                // channel's own listener.
+                wasm_bindgen_futures::spawn_local(async move { drop(old) });
+            }
+            TabAction::Run { cursor } => super::restart(conn, cursor),
+            TabAction::Halt => super::halt(conn),
+            TabAction::Tell(relay) => super::tell(conn, notice(relay)),
+        }
+    }
+}
+
+fn notice(relay: Relay) -> Notice {
+    match relay {
+        Relay::Message(m, t) => Notice::Message(m, t.map_or("", |t| t.as_str())),
+        Relay::Action(a) => Notice::Action(a),
+    }
+}
+
+/// Open the channel; `false` when it cannot be opened.
+fn open_channel(conn: &Rc<Connection>) -> bool {
+    let Some(name) = conn.tab_io.borrow().name.clone() else {
+        return false;
+    };
+    let weak = Rc::downgrade(conn);
+    let ch = Channel::open(&name, move |v| {
+        let Some(conn) = weak.upgrade() else { return };
+        if let Some(wire) = channel::decode(&v) {
+            feed(&conn, |t, now| t.handle_wire(now, wire));
+        }
+    });
+    let opened = ch.is_some();
+    let old = std::mem::replace(&mut conn.tab_io.borrow_mut().channel, ch);
+    drop(old);
+    opened
+}
+
+/// Request the lock (replacing the old request or hold, dropped after the
+/// new one is made). A request that throws is the machine's
+/// `handle_lock_failed`.
+fn request_lock(conn: &Rc<Connection>, steal: bool) {
+    let Some(name) = conn.tab_io.borrow().name.clone() else {
+        return;
+    };
+    let (g, l) = (Rc::downgrade(conn), Rc::downgrade(conn));
+    let lock = Lock::request(
+        &name,
+        steal,
+        move || {
+            if let Some(conn) = g.upgrade() {
+                feed(&conn, |t, now| t.handle_lock_granted(now));
+            }
+        },
+        move |held| {
+            if let Some(conn) = l.upgrade() {
+                feed(&conn, |t, now| {
+                    if held {
+                        t.handle_lock_stolen(now)
+                    } else {
+                        t.handle_lock_failed(now)
+                    }
+                });
+            }
+        },
+    );
+    let failed = lock.is_none();
+    let old = std::mem::replace(&mut conn.tab_io.borrow_mut().lock, lock);
+    drop(old);
+    if failed {
+        // Queued behind the actions being drained.
+        conn.tabs.borrow_mut().handle_lock_failed(clock::now());
+    }
+}
+
+/// The coordinator's one timer (the steal delay).
+fn arm_timer(conn: &Rc<Connection>, until: Option<MonoMs>) {
+    let same = conn.tab_io.borrow().timer.as_ref().map(|(t, _)| *t) == until;
+    if same {
+        return;
+    }
+    let timer = until.map(|t| {
+        let weak = Rc::downgrade(conn);
+        let timer = Timer::new(t.since(clock::now().mono), move || {
+            if let Some(conn) = weak.upgrade() {
+                let fired = conn.tab_io.borrow_mut().timer.take();
+                drop(fired);
+                feed(&conn, |t, now| t.handle_timer(now));
+            }
+        });
+        (t, timer)
+    });
+    let old = std::mem::replace(&mut conn.tab_io.borrow_mut().timer, timer);
+    drop(old);
+}
+
+/// Close: the coordinator says `bye` if it leads, drops its lock and channel;
+/// the timer goes.
+pub(super) fn close(conn: &Rc<Connection>) {
+    feed(conn, |t, now| t.handle_close(now));
+    let io = std::mem::replace(&mut *conn.tab_io.borrow_mut(), TabIo::new(None));
+    drop(io);
+}
