@@ -74,6 +74,15 @@ pub fn state(state: State, reason: Reason) -> Relay {
     })
 }
 
+impl Default for Profile {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// An input for one tab's machine.
+type Input = Box<dyn FnOnce(&mut CrossTab, Now)>;
+
 impl Profile {
     pub fn new() -> Profile {
         Profile {
@@ -228,7 +237,7 @@ impl Profile {
             let Some(t) = self.tasks.pop_front() else {
                 return;
             };
-            let (i, f): (usize, Box<dyn FnOnce(&mut CrossTab, Now)>) = match t {
+            let (i, f): (usize, Input) = match t {
                 Task::Granted(i) => (i, Box::new(|m, n| m.handle_lock_granted(n))),
                 Task::Stolen(i) => (i, Box::new(|m, n| m.handle_lock_stolen(n))),
                 Task::Failed(i) => (i, Box::new(|m, n| m.handle_lock_failed(n))),
