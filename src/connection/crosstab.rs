@@ -8,6 +8,7 @@
 use std::rc::Rc;
 
 use tidings_core::crosstab::{CrossTab, Relay, Support, TabAction};
+use tidings_core::engine::TransportKind;
 use tidings_core::time::{MonoMs, Now};
 
 use super::{Connection, Notice};
@@ -58,6 +59,21 @@ pub(crate) fn feed(conn: &Rc<Connection>, f: impl FnOnce(&mut CrossTab, Now)) {
     drain(conn);
 }
 
+/// A notice of this tab's engine, with the engine's cursor: whether this
+/// tab's subscriptions hear it (a leader also relays it: render with
+/// [`drain`]).
+pub(super) fn own(conn: &Connection, notice: &Notice) -> bool {
+    let e = conn.engine.borrow();
+    let mut tabs = conn.tabs.borrow_mut();
+    match notice {
+        Notice::Message(m, t) => {
+            tabs.handle_own_message(m, TransportKind::from_name(t), e.last_event_id())
+        }
+        Notice::Action(a) => tabs.handle_own_action(a, e.last_event_id()),
+        Notice::HeadersFailed(_) => true,
+    }
+}
+
 /// Render the coordinator's actions until `Wait`. The borrow of the machine
 /// ends with each `poll`: rendering may tell subscribers (user JS).
 pub(super) fn drain(conn: &Rc<Connection>) {
@@ -83,10 +99,11 @@ pub(super) fn drain(conn: &Rc<Connection>) {
                 open_channel(conn);
             }
             TabAction::CloseChannel => {
+                // Safe inside the channel's own listener (a subscription
+                // closed by a listener of a relayed notice): wasm-bindgen
+                // frees a closure that is running when its call returns.
                 let old = conn.tab_io.borrow_mut().channel.take();
-                // Dropped on the next microtask: this may run inside the
-                // channel's own listener.
-                wasm_bindgen_futures::spawn_local(async move { drop(old) });
+                drop(old);
             }
             TabAction::Run { cursor } => super::restart(conn, cursor),
             TabAction::Halt => super::halt(conn),

@@ -204,10 +204,16 @@ fn run(conn: &Rc<Connection>) {
 /// is aborted, the timer goes, and an engine that is not started replaces
 /// the running one.
 fn halt(conn: &Rc<Connection>) {
-    halt_with(conn, Engine::new(conn.config.clone(), conn.seed));
+    halt_with(conn, None);
 }
 
-fn halt_with(conn: &Rc<Connection>, engine: Engine) {
+/// [`halt`], the new engine starting from `cursor` when given.
+fn halt_with(conn: &Rc<Connection>, cursor: Option<String>) {
+    let mut config = conn.config.clone();
+    if let Some(c) = cursor {
+        config.last_event_id = c;
+    }
+    let engine = Engine::new(config, conn.seed);
     let live = conn.live.borrow_mut().take();
     let timer = conn.timer.borrow_mut().take();
     let old = std::mem::replace(&mut *conn.engine.borrow_mut(), engine);
@@ -219,9 +225,7 @@ fn restart(conn: &Rc<Connection>, cursor: String) {
     if conn.closed.get() {
         return;
     }
-    let mut config = conn.config.clone();
-    config.last_event_id = cursor;
-    halt_with(conn, Engine::new(config, conn.seed));
+    halt_with(conn, Some(cursor));
     run(conn);
 }
 
@@ -298,25 +302,17 @@ fn drive(conn: &Rc<Connection>) {
                 // For the debug log only (logged above).
                 Action::Note(_) => {}
                 Action::Deliver(msg) => {
-                    let (fresh, transport) = {
-                        let e = conn.engine.borrow();
-                        let t = e.transport();
-                        let mut tabs = conn.tabs.borrow_mut();
-                        (tabs.handle_own_message(&msg, t, e.last_event_id()), t)
-                    };
-                    let transport = transport.map(|t| t.as_str()).unwrap_or("");
-                    push(conn, fresh, Notice::Message(msg, transport));
+                    let transport = conn
+                        .engine
+                        .borrow()
+                        .transport()
+                        .map(|t| t.as_str())
+                        .unwrap_or("");
+                    push(conn, Notice::Message(msg, transport));
                 }
                 // For the debug log only (logged above): nothing to render.
                 Action::Ignored { .. } => {}
-                other => {
-                    let fresh = {
-                        let e = conn.engine.borrow();
-                        let mut tabs = conn.tabs.borrow_mut();
-                        tabs.handle_own_action(&other, e.last_event_id())
-                    };
-                    push(conn, fresh, Notice::Action(other));
-                }
+                other => push(conn, Notice::Action(other)),
             }
         }
         // Tell subscribers, one notice at a time, with no borrow held.
@@ -344,9 +340,10 @@ fn drive(conn: &Rc<Connection>) {
 }
 
 /// Queue an engine notice for subscribers, after the coordinator's actions
-/// for it (a leader relays it to the other tabs); `fresh`: the coordinator's
-/// answer (`false`: a message this tab already delivered).
-fn push(conn: &Rc<Connection>, fresh: bool, notice: Notice) {
+/// for it (a leader relays it to the other tabs); not when the coordinator
+/// says this tab already delivered it.
+fn push(conn: &Rc<Connection>, notice: Notice) {
+    let fresh = crosstab::own(conn, &notice);
     crosstab::drain(conn);
     if fresh {
         conn.outbox.borrow_mut().push_back(notice);

@@ -12,15 +12,13 @@ use crate::lifecycle::PageFact;
 
 /// One page fact, to both machines.
 pub(super) fn fact(conn: &Rc<Connection>, fact: PageFact) {
-    match fact {
-        PageFact::Hidden(h) => crosstab::feed(conn, |t, now| t.handle_visibility(now, h)),
-        PageFact::Frozen(f) => crosstab::feed(conn, |t, now| t.handle_frozen(now, f)),
-        PageFact::PageHide => crosstab::feed(conn, |t, now| t.handle_page_hide(now)),
-        PageFact::PageShow { persisted } => {
-            crosstab::feed(conn, |t, now| t.handle_page_show(now, persisted))
-        }
+    crosstab::feed(conn, |t, now| match fact {
+        PageFact::Hidden(h) => t.handle_visibility(now, h),
+        PageFact::Frozen(f) => t.handle_frozen(now, f),
+        PageFact::PageHide => t.handle_page_hide(now),
+        PageFact::PageShow { persisted } => t.handle_page_show(now, persisted),
         PageFact::Online(_) | PageFact::Network(_) => {}
-    }
+    });
     feed(conn, |e, now| to_engine(e, now, fact));
 }
 

@@ -306,27 +306,26 @@ impl CrossTab {
         if self.role != Role::Leader || self.closed {
             return true;
         }
-        if let Action::State { .. } | Action::TransportChanged { .. } = action {
-            let slot = match action {
-                Action::State { .. } => &mut self.last_s,
-                _ => &mut self.last_t,
-            };
-            *slot = Some(action.clone());
+        let Some(a) = relayed(action) else {
+            return true;
+        };
+        match a {
+            Action::State { .. } => self.last_s = relayed(&a),
+            Action::TransportChanged { .. } => self.last_t = relayed(&a),
+            _ => {}
         }
-        self.own(Relay::Action(action.clone()), cursor)
+        self.own(Relay::Action(a), cursor)
     }
 
     fn own(&mut self, notice: Relay, cursor: &str) -> bool {
         self.own_cursor.clear();
         self.own_cursor.push_str(cursor);
         let fresh = self.note(&notice, cursor);
-        if relayable(&notice) {
-            self.push(TabAction::Post(Wire::Notice {
-                notice,
-                cursor: cursor.into(),
-                sync: false,
-            }));
-        }
+        self.push(TabAction::Post(Wire::Notice {
+            notice,
+            cursor: cursor.into(),
+            sync: false,
+        }));
         fresh
     }
 
@@ -371,11 +370,11 @@ impl CrossTab {
         if self.role != Role::Leader {
             return;
         }
-        for a in [self.last_t.clone(), self.last_s.clone()]
-            .into_iter()
-            .flatten()
-        {
-            self.push(TabAction::Post(Wire::Notice {
+        for a in [&self.last_t, &self.last_s] {
+            let Some(a) = a.as_ref().and_then(relayed) else {
+                continue;
+            };
+            self.actions.push_back(TabAction::Post(Wire::Notice {
                 notice: Relay::Action(a),
                 cursor: self.own_cursor.clone(),
                 sync: true,
@@ -387,9 +386,11 @@ impl CrossTab {
     fn on_notice(&mut self, notice: Relay, cursor: &str, sync: bool) {
         // A leader tells its own state; a message from a second leader (the
         // moment a steal overlaps) is still news when this tab has not seen it.
-        if !relayable(&notice)
-            || (self.role == Role::Leader && !matches!(notice, Relay::Message(..)))
-        {
+        let relayable = match &notice {
+            Relay::Message(..) => true,
+            Relay::Action(a) => self.role != Role::Leader && relayed(a).is_some(),
+        };
+        if !relayable {
             return;
         }
         let is_state = matches!(notice, Relay::Action(Action::State { .. }));
@@ -489,18 +490,42 @@ impl CrossTab {
     }
 }
 
-/// What travels between tabs: messages, states, transport changes, errors and
-/// resets (a `Skipped` notice or a request action never does, and a forged
-/// one is ignored).
-fn relayable(notice: &Relay) -> bool {
-    matches!(
-        notice,
-        Relay::Message(..)
-            | Relay::Action(
-                Action::State { .. }
-                    | Action::TransportChanged { .. }
-                    | Action::Error { .. }
-                    | Action::Reset { .. }
-            )
-    )
+/// The copy of `a` that travels between tabs: states, transport changes,
+/// errors and resets (a `Skipped` notice or a request action never does, and
+/// a forged one is ignored). Field by field: they are all `Copy`, and a
+/// derived clone of the whole `Action` would carry every variant's code.
+fn relayed(a: &Action) -> Option<Action> {
+    Some(match *a {
+        Action::State {
+            state,
+            reason,
+            delay_ms,
+        } => Action::State {
+            state,
+            reason,
+            delay_ms,
+        },
+        Action::TransportChanged {
+            transport,
+            previous,
+            reason,
+        } => Action::TransportChanged {
+            transport,
+            previous,
+            reason,
+        },
+        Action::Error {
+            code,
+            status,
+            retry_in_ms,
+            fatal,
+        } => Action::Error {
+            code,
+            status,
+            retry_in_ms,
+            fatal,
+        },
+        Action::Reset { reason } => Action::Reset { reason },
+        _ => return None,
+    })
 }
