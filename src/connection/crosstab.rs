@@ -15,7 +15,7 @@ use super::{Connection, Notice};
 use crate::clock;
 use crate::guard::Timer;
 use crate::tabs::channel::{self, Channel};
-use crate::tabs::leader::Lock;
+use crate::tabs::leader::{Lock, LockEvent};
 
 /// The browser resources of one coordinator, each a guard.
 pub(crate) struct TabIo {
@@ -144,27 +144,16 @@ fn request_lock(conn: &Rc<Connection>, steal: bool) {
     let Some(name) = conn.tab_io.borrow().name.clone() else {
         return;
     };
-    let (g, l) = (Rc::downgrade(conn), Rc::downgrade(conn));
-    let lock = Lock::request(
-        &name,
-        steal,
-        move || {
-            if let Some(conn) = g.upgrade() {
-                feed(&conn, |t, now| t.handle_lock_granted(now));
-            }
-        },
-        move |held| {
-            if let Some(conn) = l.upgrade() {
-                feed(&conn, |t, now| {
-                    if held {
-                        t.handle_lock_stolen(now)
-                    } else {
-                        t.handle_lock_failed(now)
-                    }
-                });
-            }
-        },
-    );
+    let weak = Rc::downgrade(conn);
+    let lock = Lock::request(&name, steal, move |event| {
+        if let Some(conn) = weak.upgrade() {
+            feed(&conn, |t, now| match event {
+                LockEvent::Granted => t.handle_lock_granted(now),
+                LockEvent::Stolen => t.handle_lock_stolen(now),
+                LockEvent::Failed => t.handle_lock_failed(now),
+            });
+        }
+    });
     let failed = lock.is_none();
     let old = std::mem::replace(&mut conn.tab_io.borrow_mut().lock, lock);
     drop(old);
