@@ -121,15 +121,15 @@ fn notice(relay: Relay) -> Notice {
 
 /// Open the channel; `false` when it cannot be opened.
 fn open_channel(conn: &Rc<Connection>) -> bool {
-    let Some(name) = conn.tab_io.borrow().name.clone() else {
-        return false;
-    };
     let weak = Rc::downgrade(conn);
-    let ch = Channel::open(&name, move |v| {
-        let Some(conn) = weak.upgrade() else { return };
-        if let Some(wire) = channel::decode(&v) {
-            feed(&conn, |t, now| t.handle_wire(now, wire));
-        }
+    // Opening calls nothing back synchronously: the borrow may stay.
+    let ch = conn.tab_io.borrow().name.as_deref().and_then(|name| {
+        Channel::open(name, move |v| {
+            let Some(conn) = weak.upgrade() else { return };
+            if let Some(wire) = channel::decode(&v) {
+                feed(&conn, |t, now| t.handle_wire(now, wire));
+            }
+        })
     });
     let opened = ch.is_some();
     let old = std::mem::replace(&mut conn.tab_io.borrow_mut().channel, ch);
@@ -141,18 +141,18 @@ fn open_channel(conn: &Rc<Connection>) -> bool {
 /// new one is made). A request that throws is the machine's
 /// `handle_lock_failed`.
 fn request_lock(conn: &Rc<Connection>, steal: bool) {
-    let Some(name) = conn.tab_io.borrow().name.clone() else {
-        return;
-    };
     let weak = Rc::downgrade(conn);
-    let lock = Lock::request(&name, steal, move |event| {
-        if let Some(conn) = weak.upgrade() {
-            feed(&conn, |t, now| match event {
-                LockEvent::Granted => t.handle_lock_granted(now),
-                LockEvent::Stolen => t.handle_lock_stolen(now),
-                LockEvent::Failed => t.handle_lock_failed(now),
-            });
-        }
+    // Requesting calls nothing back synchronously: the borrow may stay.
+    let lock = conn.tab_io.borrow().name.as_deref().and_then(|name| {
+        Lock::request(name, steal, move |event| {
+            if let Some(conn) = weak.upgrade() {
+                feed(&conn, |t, now| match event {
+                    LockEvent::Granted => t.handle_lock_granted(now),
+                    LockEvent::Stolen => t.handle_lock_stolen(now),
+                    LockEvent::Failed => t.handle_lock_failed(now),
+                });
+            }
+        })
     });
     let failed = lock.is_none();
     let old = std::mem::replace(&mut conn.tab_io.borrow_mut().lock, lock);

@@ -186,7 +186,7 @@ impl Connection {
 /// Start `conn`'s engine: the page's state first (a page that starts hidden
 /// or offline must not send a request), then `handle_start`.
 fn run(conn: &Rc<Connection>) {
-    lifecycle::current(&|f| feed(conn, |e, now| page::to_engine(e, now, f)));
+    lifecycle::current(&|f| page::to_engine(conn, f));
     // Start on a microtask, like `EventSource`: the app adds its listeners
     // right after `subscribe()` returns, and must still hear everything,
     // including a fatal error at start (bad URL, no usable transport).

@@ -19,12 +19,16 @@ pub(super) fn fact(conn: &Rc<Connection>, fact: PageFact) {
         PageFact::PageShow { persisted } => t.handle_page_show(now, persisted),
         PageFact::Online(_) | PageFact::Network(_) => {}
     });
-    feed(conn, |e, now| to_engine(e, now, fact));
+    to_engine(conn, fact);
 }
 
-/// One page fact, to the engine only (a fresh engine learning the page's
-/// current state).
-pub(super) fn to_engine(e: &mut Engine, now: Now, fact: PageFact) {
+/// One page fact, to the engine only (also how a fresh engine learns the
+/// page's current state).
+pub(super) fn to_engine(conn: &Rc<Connection>, fact: PageFact) {
+    feed(conn, |e, now| engine_input(e, now, fact));
+}
+
+fn engine_input(e: &mut Engine, now: Now, fact: PageFact) {
     match fact {
         PageFact::Hidden(h) => e.handle_visibility(now, h),
         PageFact::Frozen(f) => e.handle_frozen(now, f),
