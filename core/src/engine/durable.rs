@@ -11,8 +11,9 @@
 //!   stored `Stream-Next-Offset`. Every request carries it as `offset`
 //!   (percent-encoded); once a response said `Stream-Up-To-Date: true` the
 //!   next ones are live (`live=long-poll`) and echo the last `Stream-Cursor`
-//!   as `cursor`. Query keys are sorted by name (§10.1), the app's own
-//!   included. No request header is sent (no CORS preflight cross-origin).
+//!   as `cursor`. Those three keys go in lexicographic order (§10.1) after
+//!   the app's own parameters. No request header is sent (no CORS preflight
+//!   cross-origin).
 //! - Offsets are opaque and compared as bytes (§8). One the server sends is
 //!   refused (a `parse` error, retried with backoff like a failure) when it
 //!   is empty, longer than [`MAX_OFFSET_BYTES`], holds a byte below 0x21,
@@ -51,7 +52,7 @@ use super::action::{Action, ErrorCode, Message, Reason, ResetReason, State};
 use super::config::{Config, Protocol, TransportKind};
 use super::decode::Verdict;
 use super::input::{AttemptId, ResponseHead};
-use super::request::percent_encode_into;
+use super::request::with_query_param;
 use super::retry::{Failure, LONG_POLL_JITTER_MS};
 use super::state::{Attempt, BodyKind, Scheduled};
 use super::Engine;
@@ -118,48 +119,15 @@ pub(crate) fn advances(cursor: &str, next: &str) -> bool {
     cursor == START_OFFSET || cursor == NOW_OFFSET || cursor.is_empty() || next > cursor
 }
 
-/// The request URL: `base` with `cursor`, `live` and `offset` set (any of
-/// the app's parameters of those names dropped) and every query pair sorted
-/// by key (stable), the fragment kept at the end.
+/// The request URL: `base` with `cursor` (live requests, when known),
+/// `live` (live requests) and `offset` set, each percent-encoded, in that
+/// order (lexicographic, §10.1), after the app's own parameters (kept in
+/// their order; any of those three names of its own is dropped); the
+/// fragment stays at the end.
 pub(crate) fn render_url(base: &str, offset: &str, live: bool, cursor: &str) -> String {
-    let (before_fragment, fragment) = base.split_at(base.find('#').unwrap_or(base.len()));
-    let (path, query) = match before_fragment.split_once('?') {
-        Some((p, q)) => (p, q),
-        None => (before_fragment, ""),
-    };
-    let mut enc_offset = String::new();
-    percent_encode_into(&mut enc_offset, offset);
-    let mut enc_cursor = String::new();
-    percent_encode_into(&mut enc_cursor, cursor);
-    // (key, the pair as written): the app's pairs keep their bytes.
-    let mut pairs: Vec<(&str, String)> = query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| (p.split_once('=').map_or(p, |(k, _)| k), String::from(p)))
-        .filter(|(k, _)| !matches!(*k, "offset" | "live" | "cursor"))
-        .collect();
-    let mut ours = |key: &'static str, value: &str| {
-        let mut pair = String::from(key);
-        pair.push('=');
-        pair.push_str(value);
-        pairs.push((key, pair));
-    };
-    if live && !cursor.is_empty() {
-        ours("cursor", &enc_cursor);
-    }
-    if live {
-        ours("live", "long-poll");
-    }
-    ours("offset", &enc_offset);
-    pairs.sort_by(|a, b| a.0.cmp(b.0));
-    let mut out = String::with_capacity(base.len() + enc_offset.len() + enc_cursor.len() + 32);
-    out.push_str(path);
-    for (i, (_, pair)) in pairs.iter().enumerate() {
-        out.push(if i == 0 { '?' } else { '&' });
-        out.push_str(pair);
-    }
-    out.push_str(fragment);
-    out
+    let url = with_query_param(base, "cursor", if live { cursor } else { "" });
+    let url = with_query_param(&url, "live", if live { "long-poll" } else { "" });
+    with_query_param(&url, "offset", offset)
 }
 
 /// The profile's state across requests.
@@ -534,7 +502,7 @@ mod tests {
         assert_eq!(render_url("/s", "-1", false, ""), "/s?offset=-1");
         assert_eq!(
             render_url("/s?z=1&a&offset=9#f", "0_5", true, "12"),
-            "/s?a&cursor=12&live=long-poll&offset=0_5&z=1#f"
+            "/s?z=1&a&cursor=12&live=long-poll&offset=0_5#f"
         );
         assert_eq!(
             render_url("/s", "a b", true, ""),
