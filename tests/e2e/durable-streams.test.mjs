@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
-import { blankPage, loadPackage, sleep } from "./tidings-page.mjs";
+import { blankPage, loadPackage, recordDebugLog, sleep } from "./tidings-page.mjs";
 import { startDurableStreams } from "./durable-streams.mjs";
 
 let web;
@@ -312,5 +312,43 @@ test("hidden → the held request is released and zero requests go out while hid
     assert.equal(ds.requests(path)[before].query.offset, l.find((e) => e.type === "uptodate").lastEventId);
   } finally {
     await page.closeAll();
+  }
+});
+
+test("crossTab: two tabs of one profile read the stream through one poller (no offset requested twice), both get every message once; the debug log shows each request's offset and the uptodate moment", async () => {
+  const path = streamPath();
+  await ds.create(path, "application/json");
+  await ds.append(path, json({ n: 0 }), "application/json");
+  const context = await browser.newContext();
+  const a = await blankPage(browser, web.url, { context });
+  const b = await blankPage(browser, web.url, { context });
+  const debug = [];
+  recordDebugLog(a, debug);
+  try {
+    const opts = { parse: "json", crossTab: true, debug: true };
+    await subscribe(a, "s", ds.url + path, opts);
+    await waitLog(a, "s", (l) => l.some((e) => e.type === "uptodate"), 10_000, "tab A live");
+    await subscribe(b, "s", ds.url + path, opts);
+    await waitLog(b, "s", (l) => l.some((e) => e.state === "open"), 10_000, "tab B following");
+    for (let i = 1; i <= 5; i++) {
+      await ds.append(path, json({ n: i }), "application/json");
+      await sleep(150);
+    }
+    for (const [page, from] of [[a, 0], [b, 1]]) {
+      const l = await waitLog(page, "s", (l) => msgs(l).some((m) => m.data.n === 5), 10_000, "message 5");
+      assert.deepEqual(msgs(l).map((m) => m.data.n), Array.from({ length: 6 - from }, (_, i) => i + from));
+    }
+    // One poller: every offset asked for once (two tabs polling on their
+    // own would each ask for every offset). The server's hold is 3 s: no
+    // empty answer re-asks an offset within this test.
+    const offsets = ds.requests(path).map((r) => r.query.offset);
+    assert.equal(new Set(offsets).size, offsets.length, JSON.stringify(offsets));
+    const opens = debug.filter((d) => d.what === "open");
+    assert.ok(opens.length >= 6, JSON.stringify(debug.map((d) => d.what)));
+    assert.equal(new URL(opens[0].url).search, "?offset=-1");
+    assert.match(new URL(opens.at(-1).url).search, /^\?cursor=\d+&live=long-poll&offset=[0-9_]+$/);
+    assert.equal(debug.filter((d) => d.what === "uptodate").length, 1);
+  } finally {
+    await context.close();
   }
 });
