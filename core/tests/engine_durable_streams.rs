@@ -449,3 +449,21 @@ fn long_poll_is_the_only_transport() {
     let mut sim = Sim::new(c, 1);
     assert_eq!(the_open(&sim.start()).transport, TransportKind::LongPoll);
 }
+
+/// Offline → the held request is released and nothing goes out; online →
+/// one prompt request from the offset reached (live, with the cursor).
+#[test]
+fn offline_sends_nothing_and_online_resumes_from_the_offset() {
+    let mut sim = Sim::new(ds_config("now"), 2);
+    let o = the_open(&sim.start());
+    sim.run_for(30_000);
+    sim.head(o.id, no_news("0_4", "9"));
+    let o = sim.must_open(100);
+    let out = sim.online(false);
+    assert!(out.contains(&Action::Abort(o.id)));
+    assert_eq!(states(&out), [(State::Paused, Reason::Offline, None)]);
+    assert!(sim.next_open(600_000).is_none());
+    sim.online(true);
+    let o = sim.must_open(1_000);
+    assert_eq!(o.url, format!("{BASE}?cursor=9&live=long-poll&offset=0_4"));
+}
