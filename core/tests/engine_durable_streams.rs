@@ -206,7 +206,13 @@ fn text_decoder_carries_a_split_character() {
     let o = the_open(&sim.start());
     let out = text_chunk(&mut sim, o.id, "0_2", false, b"a\xC3");
     assert_eq!(data(&out), ["a"]);
+    // A repeat of the first chunk in between is dropped undecoded: the
+    // carried byte stays for the chunk that follows the cursor.
     let o = sim.must_open(100);
+    let out = text_chunk(&mut sim, o.id, "0_2", false, b"a\xC3");
+    assert!(delivered(&out).is_empty());
+    assert_eq!(sim.engine.stats().duplicates_dropped, 1);
+    let o = sim.must_open(1_100);
     let out = text_chunk(&mut sim, o.id, "0_4", false, b"\xA9b");
     assert_eq!(data(&out), ["\u{e9}b"]);
     let o = sim.must_open(100);
@@ -421,6 +427,16 @@ fn oversized_chunks_are_skipped_past() {
         last_event_id: "0_6".into()
     }));
     assert_eq!(sim.engine.last_event_id(), "0_6");
+    // A partial character carried before a skipped chunk is dropped with it.
+    let o = sim.must_open(100);
+    assert_eq!(
+        data(&text_chunk(&mut sim, o.id, "1_0", false, b"a\xC3")),
+        ["a"]
+    );
+    let o = sim.must_open(100);
+    text_chunk(&mut sim, o.id, "1_1", false, b"toolong");
+    let o = sim.must_open(100);
+    assert_eq!(data(&text_chunk(&mut sim, o.id, "1_2", true, b"b")), ["b"]);
 }
 
 /// Hidden → no request at all until visible; then one request from the

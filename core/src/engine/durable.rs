@@ -168,6 +168,8 @@ enum Payload {
     Invalid,
     /// Over `maxMessageBytes`.
     TooLarge,
+    /// Not past the cursor (not decoded); `true` when it had a body.
+    Repeat(bool),
 }
 
 /// `Stream-*: true` (§4.1: `true`, ASCII case-insensitive, else absent).
@@ -298,7 +300,13 @@ impl Engine {
         let Some(c) = self.take_chunk(id) else {
             return false;
         };
-        let payload = if c.too_large {
+        let payload = if !advances(&self.cursor, &c.next) {
+            // A repeat is not decoded: the decoder's carried bytes belong to
+            // the cursor's position, not to this one.
+            Payload::Repeat(c.too_large || !c.body.is_empty())
+        } else if c.too_large {
+            // The bytes after a carried partial character are gone.
+            self.durable.carry.clear();
             Payload::TooLarge
         } else if c.kind == DurableBody::Text {
             match self.decode_text(&c) {
@@ -365,7 +373,11 @@ impl Engine {
         let Some(a) = self.attempt.take() else { return };
         let advanced = advances(&self.cursor, &c.next);
         if !advanced {
-            let empty = matches!(&payload, Payload::Messages(m, _) if m.is_empty());
+            let empty = match &payload {
+                Payload::Messages(m, _) => m.is_empty(),
+                Payload::Repeat(body) => !body,
+                _ => false,
+            };
             if !empty {
                 self.durable.repeats = self.durable.repeats.saturating_add(1);
             }
@@ -398,6 +410,7 @@ impl Engine {
             Payload::TooLarge => {
                 return self.skip_message(None, String::from(next));
             }
+            Payload::Repeat(_) => return,
         };
         let n = messages.len();
         for (i, data) in messages.into_iter().enumerate() {
