@@ -329,7 +329,8 @@ export interface Options<M = {}> {
    * server event named `open`, `error`, `statechange` or `transportchange`, dropped), `wait`
    * (`{ delayMs }`), `note` (`{ note: "silent-stream-kept" }`: an `eventsource` stream with no
    * other usable transport kept open past `watchdog.firstEventTimeoutMs`), and the
-   * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` event objects.
+   * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` / `uptodate` event
+   * objects.
    * Default `false`.
    */
   debug?: boolean;
