@@ -61,6 +61,7 @@ pub fn msg(n: u32) -> Relay {
             last_event_id: n.to_string(),
             event: "message".into(),
             data: format!("m{n}"),
+            binary: false,
         },
         Some(TransportKind::FetchSse),
     )

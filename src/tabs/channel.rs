@@ -101,6 +101,11 @@ pub fn encode(wire: &Wire) -> Option<Array> {
             push(&a, &m.last_event_id);
             push(&a, &m.event);
             push(&a, &m.data);
+            a.push(&JsValue::from_bool(m.binary));
+        }
+        Relay::Action(Action::UpToDate { last_event_id }) => {
+            a = array("u");
+            push(&a, last_event_id);
         }
         Relay::Action(Action::State {
             state,
@@ -200,6 +205,7 @@ pub fn decode(v: &JsValue) -> Option<Wire> {
                 last_event_id: string(a, 3)?,
                 event: string(a, 4)?,
                 data: string(a, 5)?,
+                binary: a.get(6).as_bool() == Some(true),
             };
             Relay::Message(msg, Some(t))
         }
@@ -211,6 +217,9 @@ pub fn decode(v: &JsValue) -> Option<Wire> {
                 delay_ms: number(a, 5)?,
             })
         }
+        "u" => Relay::Action(Action::UpToDate {
+            last_event_id: string(a, 1)?,
+        }),
         "t" => Relay::Action(Action::TransportChanged {
             transport: transport(a, 2)?,
             reason: reason(a, 3)?,

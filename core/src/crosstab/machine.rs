@@ -451,6 +451,11 @@ impl CrossTab {
                 m.transport = Some(*transport);
             }
             Relay::Action(Action::Reset { .. }) => self.seen.clear(),
+            // Durable Streams: an offset reached without a message (a 204
+            // from `now` names the tail) is where a new leader resumes.
+            Relay::Action(Action::UpToDate { last_event_id }) => {
+                m.last_event_id.clone_from(last_event_id);
+            }
             Relay::Action(_) => {}
         }
         true
@@ -526,6 +531,9 @@ fn relayed(a: &Action) -> Option<Action> {
             fatal,
         },
         Action::Reset { reason } => Action::Reset { reason },
+        Action::UpToDate { ref last_event_id } => Action::UpToDate {
+            last_event_id: last_event_id.clone(),
+        },
         _ => return None,
     })
 }
