@@ -391,3 +391,25 @@ fn inputs_after_close_are_ignored() {
     assert!(p.tabs[1].runs.is_empty());
     assert_eq!(p.tabs[1].timer, None);
 }
+
+#[test]
+fn an_up_to_date_offset_is_where_the_next_leader_resumes() {
+    // Durable Streams: a 204 from `now` names the tail without a message;
+    // the followers keep that offset, so a hand-over does not re-read from
+    // an older one (or from the start).
+    let mut p = three_tabs([A, A, A]);
+    p.emit(0, msg(6), "6");
+    let up = Relay::Action(Action::UpToDate {
+        last_event_id: String::from("0000_0042"),
+    });
+    p.emit(0, up, "0000_0042");
+    p.settle();
+    assert_eq!(
+        p.tabs[2].m.following().map(|m| m.last_event_id.as_str()),
+        Some("0000_0042")
+    );
+    p.kill(0);
+    p.settle();
+    assert_eq!(p.running(), vec![1]);
+    assert_eq!(p.tabs[1].runs, vec![String::from("0000_0042")]);
+}
