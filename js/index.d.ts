@@ -579,7 +579,10 @@ export interface SendOptions {
   maxAttempts?: number;
   /** An attempt without an answer this long is aborted and retried (`timeout`); `0`: none. Default `30000`. */
   timeoutMs?: number;
-  /** Overall: when it passes (or a retry could only start after it) the send rejects with `timeout`. Default none. */
+  /**
+   * Overall, from the call (an `ordered` send's wait for its turn included): when it passes (or a
+   * retry could only start after it) the send rejects with `timeout`. Default none.
+   */
   deadlineMs?: number;
   /** Aborting rejects the send with the signal's `reason` (an `AbortError` `DOMException`) and sends nothing more. */
   signal?: AbortSignal;

@@ -103,6 +103,8 @@ pub fn watch(task: &Rc<Task>, online: bool) {
 pub enum Fact {
     /// `handle_start`.
     Start,
+    /// `handle_queued`: an `ordered` send waits for its turn.
+    Queued,
     /// `handle_response` of an attempt.
     Response(u32, ResponseHead),
     /// `handle_error` of an attempt.
@@ -120,6 +122,7 @@ pub enum Fact {
 fn apply(s: &mut Sender, now: Now, fact: Fact) {
     match fact {
         Fact::Start => s.handle_start(now),
+        Fact::Queued => s.handle_queued(now),
         Fact::Response(n, head) => s.handle_response(now, n, &head),
         Fact::Error(n, e) => s.handle_error(now, n, e),
         Fact::HeadersFailed(n) => s.handle_headers_failed(now, n),

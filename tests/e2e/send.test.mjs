@@ -377,3 +377,25 @@ test("without crypto.randomUUID (not a secure context) the key is a v4 UUID from
   assert.equal(await p.evaluate(() => typeof crypto.randomUUID), "undefined");
   await p.context_.close();
 });
+
+test("ordered: a send queued behind a head that retries for ever still rejects timeout at its deadlineMs, counted from the call, nothing sent; the queue goes on", async () => {
+  await clearSends();
+  const p = await page();
+  await faults(server, { path: "/send", times: null, fault: { kind: "status", status: 503 } });
+  await p.evaluate((FAST) => {
+    window.ac = new AbortController();
+    const o = { ...FAST, ordered: true };
+    window.track("head", window.t.send("/send?close=1&q=dq", "head", { ...o, maxAttempts: Infinity, signal: window.ac.signal }));
+    window.track("queued", window.t.send("/send?close=1&q=dq", "queued", { ...o, deadlineMs: 300 }));
+    window.track("last", window.t.send("/send?close=1&q=dq", "last", o));
+  }, FAST);
+  const q = await settled(p, "queued", 5000);
+  assert.deepEqual([q.error?.code, q.error?.attempts], ["timeout", 0]);
+  assert.equal(await p.evaluate(() => window.sends.head.settled), 0, "the head still retrying");
+  await clearFaults(server);
+  await p.evaluate(() => window.ac.abort());
+  assert.equal((await settled(p, "last")).value.status, 201, "the next one after the head");
+  const bodies = (await applied()).map((a) => a.body);
+  assert.deepEqual(bodies, ["last"]);
+  assert.equal(p.errors.length, 0, p.errors.join("\n"));
+});

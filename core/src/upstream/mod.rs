@@ -13,6 +13,8 @@
 //! caller's URL and body with those headers added and reports
 //! `handle_response(attempt, head)` or `handle_error(attempt, _)`; it reports
 //! `online`/`offline` and the caller's abort; it arms one timer from `Wait`.
+//! `handle_queued` (before `handle_start`, for an `ordered` send waiting for
+//! its turn) starts the deadline at the call.
 //! `Abort { attempt }`: abort that fetch. `Settle(outcome)`: resolve or
 //! reject the promise (abort any fetch still running); nothing follows.
 //!
