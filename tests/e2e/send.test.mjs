@@ -262,6 +262,11 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
       ["/send", new ReadableStream(), {}],
       ["ftp://x/", "x", {}],
     ];
+    // A transferred (detached) buffer, and a view of one: no bytes to send.
+    const detached = new ArrayBuffer(8);
+    const view = new Uint8Array(detached, 2, 4);
+    structuredClone(detached, { transfer: [detached] });
+    bad.push(["/send", detached, {}], ["/send", view, {}], ["/send", { text: "an object, not JSON" }, {}]);
     const out = [];
     for (const [url, body, o] of bad) {
       try { await window.t.send(url, body, o); out.push("resolved"); } catch (e) { out.push(`${e.code}: ${e.message}`); }
@@ -281,6 +286,9 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
     "invalid-option: invalid option: ordered",
     "invalid-option: invalid option: body",
     "invalid-url: url must be relative, or http: or https: with a host",
+    "invalid-option: invalid option: body",
+    "invalid-option: invalid option: body",
+    "invalid-option: invalid option: body",
   ]);
   assert.equal((await requests(server, "/send")).length, 0);
   await p.context_.close();
@@ -398,4 +406,24 @@ test("ordered: a send queued behind a head that retries for ever still rejects t
   const bodies = (await applied()).map((a) => a.body);
   assert.deepEqual(bodies, ["last"]);
   assert.equal(p.errors.length, 0, p.errors.join("\n"));
+});
+
+test("bodies of each kind arrive byte for byte: string, Blob, ArrayBuffer, a typed-array window, a DataView, URLSearchParams; the caller's later changes are not sent", async () => {
+  await clearSends();
+  const p = await page();
+  await p.evaluate(() => {
+    const enc = (s) => new TextEncoder().encode(s);
+    const buf = enc("buffer").buffer;
+    const usp = new URLSearchParams("a=1&b=é");
+    const view = enc("XXwindowYY").subarray(2, 8);
+    const bodies = {
+      string: "héllo", blob: new Blob(["blob"]), buffer: buf, view,
+      dataview: new DataView(enc("..dv..").buffer, 2, 2), usp,
+    };
+    for (const [name, body] of Object.entries(bodies)) window.track(name, window.t.send(`/send?close=1&q=${name}`, body));
+    new Uint8Array(buf)[0] = 66; view[0] = 87; usp.set("a", "2");
+  });
+  for (const name of ["string", "blob", "buffer", "view", "dataview", "usp"]) assert.equal((await settled(p, name)).value?.status, 201, name);
+  const bodies = (await applied()).map((a) => a.body).sort();
+  assert.deepEqual(bodies, ["a=1&b=%C3%A9", "blob", "buffer", "dv", "héllo", "window"].sort());
 });
