@@ -559,11 +559,14 @@ export interface SendOptions {
   method?: string;
   /**
    * Extra request headers: an object, or a function called before every attempt (may return a
-   * promise). If it throws or rejects, or returns an invalid header, the send rejects at once
-   * with code `headers` (`cause`: what it threw); nothing is sent. The idempotency header is set
-   * after these and cannot be replaced by them.
+   * promise) that returns an object, a `Headers`, or nothing. If it throws or rejects, returns an
+   * invalid header, or returns anything else (an array, a string: a `TypeError`), the send rejects
+   * at once with code `headers` (`cause`: what it threw); nothing is sent. The idempotency header
+   * is set after these and cannot be replaced by them.
    */
-  headers?: HeaderValues | ((ctx: SendHeadersContext) => HeaderValues | Promise<HeaderValues>);
+  headers?:
+    | HeaderValues
+    | ((ctx: SendHeadersContext) => HeaderValues | Headers | undefined | Promise<HeaderValues | Headers | undefined>);
   /** `true`: cookies and credentials cross-origin (`credentials: "include"`), as `withCredentials`. Default `false`. */
   credentials?: boolean;
   /**

@@ -172,8 +172,34 @@ async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
         }
         None => h.clone(),
     };
-    add_object(&headers, &value)?;
+    add_returned(&headers, &value)?;
     Ok(headers)
+}
+
+/// What the app's `headers` gave: `undefined`/`null` (none), a `Headers`
+/// (copied, as `fetch` takes it), or an object of header values. Anything
+/// else (an array, a number, a string) is a `TypeError`: read as an object
+/// it would send junk (`0: name,value`) or nothing, without a word.
+fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
+    if crate::api::options::absent(value) {
+        return Ok(());
+    }
+    if let Some(given) = value.dyn_ref::<Headers>() {
+        let Some(entries) = js_sys::try_iter(given)? else {
+            return Ok(());
+        };
+        for pair in entries {
+            let pair: js_sys::Array = pair?.unchecked_into();
+            let name = pair.get(0).as_string().unwrap_or_default();
+            headers.set(&name, &pair.get(1).as_string().unwrap_or_default())?;
+        }
+        return Ok(());
+    }
+    if !value.is_object() || js_sys::Array::is_array(value) {
+        let e = js_sys::TypeError::new("headers must give an object of header values");
+        return Err(e.into());
+    }
+    add_object(headers, value)
 }
 
 /// Await the response and its whole body.

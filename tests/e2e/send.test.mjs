@@ -427,3 +427,23 @@ test("bodies of each kind arrive byte for byte: string, Blob, ArrayBuffer, a typ
   const bodies = (await applied()).map((a) => a.body).sort();
   assert.deepEqual(bodies, ["a=1&b=%C3%A9", "blob", "buffer", "dv", "héllo", "window"].sort());
 });
+
+test("headers: a function that returns a Headers is used as fetch would; one that returns junk (an array, a number, a string) rejects with code headers, nothing sent", async () => {
+  await clearSends();
+  const p = await page();
+  await p.evaluate(() => {
+    window.track("h", window.t.send("/send?close=1&q=h", "h", { headers: () => new Headers({ Authorization: "Bearer h" }) }));
+    window.track("none", window.t.send("/send?close=1&q=none", "none", { headers: () => undefined }));
+    window.track("array", window.t.send("/send?close=1&q=array", "a", { headers: () => [["Authorization", "Bearer a"]] }));
+    window.track("number", window.t.send("/send?close=1&q=number", "n", { headers: async () => 5 }));
+    window.track("string", window.t.send("/send?close=1&q=string", "s", { headers: () => "Authorization: Bearer s" }));
+  });
+  assert.equal((await settled(p, "h")).value?.status, 201);
+  assert.equal((await settled(p, "none")).value?.status, 201);
+  for (const name of ["array", "number", "string"]) {
+    const e = (await settled(p, name)).error;
+    assert.deepEqual([e?.code, e?.attempts, e?.cause?.startsWith("TypeError")], ["headers", 1, true], name);
+  }
+  const reqs = await requests(server, "/send");
+  assert.deepEqual(reqs.map((r) => [r.query, r.headers.authorization ?? null]).sort(), [["close=1&q=h", "Bearer h"], ["close=1&q=none", null]]);
+});
