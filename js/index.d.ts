@@ -576,7 +576,11 @@ export interface SendOptions {
    * `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`.
    */
   idempotencyKey?: string;
-  /** The key's header name (an HTTP token). Default `"Idempotency-Key"`; some servers use `"X-Idempotency-Key"`. */
+  /**
+   * The key's header name (an HTTP token, not one `fetch` drops: `Cookie`, `Sec-…`, `Proxy-…` and
+   * the other forbidden request-headers are `invalid-option`). Default `"Idempotency-Key"`; some
+   * servers use `"X-Idempotency-Key"`.
+   */
   idempotencyHeader?: string;
   /** Attempts before rejecting with `gave-up`, counting the first (≥ 1; `Infinity`: no limit). Default `5`. */
   maxAttempts?: number;

@@ -7,7 +7,8 @@ use proptest::prelude::*;
 use tidings_core::engine::{ErrorCode, ResponseHead, TransportError};
 use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{
-    IdempotencyKey, Issue, Ordered, Outcome, SendAction, SendConfig, Sender,
+    is_forbidden_request_header, IdempotencyKey, Issue, Ordered, Outcome, SendAction, SendConfig,
+    Sender,
 };
 
 /// Wall time at mono 0: Tue, 14 Nov 2023 22:13:20 GMT.
@@ -767,5 +768,32 @@ proptest! {
     ) {
         let config = SendConfig { max_attempts, timeout_ms, deadline_ms, ..SendConfig::default() };
         drive(config, inputs, seed)?;
+    }
+}
+
+/// An idempotency header the browser would drop (Fetch "forbidden
+/// request-header") is refused up front; the usual names are not.
+#[test]
+fn forbidden_request_header_names() {
+    for name in [
+        "Cookie",
+        "content-length",
+        "HOST",
+        "Sec-Idempotency-Key",
+        "proxy-key",
+        "Proxy-",
+        "Origin",
+    ] {
+        assert!(is_forbidden_request_header(name), "{name}");
+    }
+    for name in [
+        "Idempotency-Key",
+        "X-Idempotency-Key",
+        "Sec",
+        "Proxy",
+        "Cookies",
+        "é-key",
+    ] {
+        assert!(!is_forbidden_request_header(name), "{name}");
     }
 }

@@ -5,7 +5,7 @@
 //! ignored, a known key with a wrong value rejects with `invalid-option`
 //! (message `invalid option: <name>`), a getter that throws too.
 
-use tidings_core::upstream::{IdempotencyKey, SendConfig};
+use tidings_core::upstream::{is_forbidden_request_header, IdempotencyKey, SendConfig};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::api::options::{
@@ -54,7 +54,8 @@ fn read(v: &JsValue, has_body: bool) -> Result<SendOptions, JsValue> {
         c.method = method(&m, has_body)?;
     }
     if let Some(h) = text(v, "idempotencyHeader")? {
-        if !is_token(&h) {
+        // A forbidden name would be dropped by `fetch`: the key lost.
+        if !is_token(&h) || is_forbidden_request_header(&h) {
             return Err(invalid("idempotencyHeader"));
         }
         c.idempotency_header = h;

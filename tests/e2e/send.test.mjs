@@ -267,6 +267,8 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
     const view = new Uint8Array(detached, 2, 4);
     structuredClone(detached, { transfer: [detached] });
     bad.push(["/send", detached, {}], ["/send", view, {}], ["/send", { text: "an object, not JSON" }, {}]);
+    // Forbidden request-header names (Fetch): the browser would drop the key without a word.
+    for (const name of ["Cookie", "sec-idempotency-key", "Proxy-Key", "Content-Length"]) bad.push([`/send?key_header=${name}`, "x", { idempotencyHeader: name }]);
     const out = [];
     for (const [url, body, o] of bad) {
       try { await window.t.send(url, body, o); out.push("resolved"); } catch (e) { out.push(`${e.code}: ${e.message}`); }
@@ -289,6 +291,7 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
     "invalid-option: invalid option: body",
     "invalid-option: invalid option: body",
     "invalid-option: invalid option: body",
+    ...Array(4).fill("invalid-option: invalid option: idempotencyHeader"),
   ]);
   assert.equal((await requests(server, "/send")).length, 0);
   await p.context_.close();

@@ -52,8 +52,8 @@ mod ordered;
 mod sender;
 
 pub use config::{
-    SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS, DEFAULT_METHOD,
-    DEFAULT_SEND_TIMEOUT_MS,
+    is_forbidden_request_header, SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_METHOD, DEFAULT_SEND_TIMEOUT_MS,
 };
 pub use keepalive::{keepalive_handoff, PendingSend, KEEPALIVE_BUDGET_BYTES};
 pub use key::{IdempotencyKey, KeyError};
