@@ -43,11 +43,21 @@ fn id(task: &Task) -> usize {
 /// Register `task`; `true` when it may start now (not queued behind an
 /// earlier `ordered` send of its URL).
 pub fn add(task: &Rc<Task>) -> bool {
+    // Listeners are added outside the borrow: `addEventListener` may be the
+    // app's (patched), and may call `send()` again.
+    if PAGE.with(|p| p.borrow().listeners.is_empty()) {
+        let mut fresh = listen();
+        PAGE.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.listeners.is_empty() {
+                std::mem::swap(&mut p.listeners, &mut fresh);
+            }
+        });
+        // A nested send listened first: this set goes (outside the borrow).
+        drop(fresh);
+    }
     PAGE.with(|p| {
         let mut p = p.borrow_mut();
-        if p.listeners.is_empty() {
-            p.listeners = listen();
-        }
         p.tasks.push(Rc::clone(task));
         if !task.ordered {
             return true;

@@ -157,7 +157,11 @@ pub fn feed(task: &Rc<Task>, fact: Fact) {
     for action in actions {
         match action {
             SendAction::Issue(issue) => issue_attempt(task, issue),
-            SendAction::Abort { .. } => drop(task.attempt.borrow_mut().take()),
+            SendAction::Abort { .. } => {
+                // Taken first, aborted (dropped) after the borrow ends.
+                let live = task.attempt.borrow_mut().take();
+                drop(live);
+            }
             SendAction::Settle(outcome) => settle(task, outcome),
             SendAction::Wait { until } => {
                 let timer = until.map(|t| {

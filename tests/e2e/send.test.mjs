@@ -450,3 +450,21 @@ test("headers: a function that returns a Headers is used as fetch would; one tha
   const reqs = await requests(server, "/send");
   assert.deepEqual(reqs.map((r) => [r.query, r.headers.authorization ?? null]).sort(), [["close=1&q=h", "Bearer h"], ["close=1&q=none", null]]);
 });
+
+test("no page state borrowed while app code runs: a send() from a patched addEventListener (the first send's page listeners) works, both applied", async () => {
+  await clearSends();
+  const p = await page();
+  await p.evaluate(() => {
+    const add = window.addEventListener;
+    window.addEventListener = function (type, f, o) {
+      window.addEventListener = add;
+      if (type === "online") window.track("inner", window.t.send("/send?close=1&q=inner", "inner"));
+      return add.call(this, type, f, o);
+    };
+    window.track("outer", window.t.send("/send?close=1&q=outer", "outer"));
+  });
+  assert.equal((await settled(p, "outer")).value?.status, 201);
+  assert.equal((await settled(p, "inner")).value?.status, 201);
+  assert.deepEqual((await applied()).map((a) => a.body).sort(), ["inner", "outer"]);
+  assert.equal(p.errors.length, 0, p.errors.join("\n"));
+});
