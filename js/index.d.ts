@@ -584,11 +584,15 @@ export interface SendOptions {
   idempotencyHeader?: string;
   /** Attempts before rejecting with `gave-up`, counting the first (≥ 1; `Infinity`: no limit). Default `5`. */
   maxAttempts?: number;
-  /** An attempt without an answer this long is aborted and retried (`timeout`); `0`: none. Default `30000`. */
+  /**
+   * An attempt without a whole answer this long is aborted and retried (as a network error: when
+   * `maxAttempts` run out the send rejects `gave-up`, not `timeout`); `0`: none. Default `30000`.
+   */
   timeoutMs?: number;
   /**
    * Overall, from the call (an `ordered` send's wait for its turn included): when it passes (or a
-   * retry could only start after it) the send rejects with `timeout`. Default none.
+   * retry could only start after it) the send rejects with `timeout`. `0` rejects at once, nothing
+   * sent (unlike `timeoutMs: 0`, which means none). Default none.
    */
   deadlineMs?: number;
   /** Aborting rejects the send with the signal's `reason` (an `AbortError` `DOMException`) and sends nothing more. */

@@ -797,3 +797,19 @@ fn forbidden_request_header_names() {
         assert!(!is_forbidden_request_header(name), "{name}");
     }
 }
+
+/// `deadline_ms: Some(0)` (README: "`0` rejects at once, nothing sent"):
+/// settle `timeout` at start, no `Issue`.
+#[test]
+fn zero_deadline_settles_at_start_without_an_attempt() {
+    let mut sim = Sim::new(SendConfig {
+        deadline_ms: Some(0),
+        ..SendConfig::default()
+    });
+    let timeout = Outcome::Err {
+        code: ErrorCode::Timeout,
+        status: None,
+        attempts: 0,
+    };
+    assert_eq!(sim.start(), [SendAction::Settle(timeout)]);
+}
