@@ -176,6 +176,13 @@ async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
     Ok(headers)
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `Object.fromEntries(headers)`: a `Headers` as an object of values.
+    #[wasm_bindgen(js_namespace = Object, js_name = fromEntries, catch)]
+    fn from_entries(iterable: &JsValue) -> Result<JsValue, JsValue>;
+}
+
 /// What the app's `headers` gave: `undefined`/`null` (none), a `Headers`
 /// (copied, as `fetch` takes it), or an object of header values. Anything
 /// else (an array, a number, a string) is a `TypeError`: read as an object
@@ -184,16 +191,8 @@ fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
     if crate::api::options::absent(value) {
         return Ok(());
     }
-    if let Some(given) = value.dyn_ref::<Headers>() {
-        let Some(entries) = js_sys::try_iter(given)? else {
-            return Ok(());
-        };
-        for pair in entries {
-            let pair: js_sys::Array = pair?.unchecked_into();
-            let name = pair.get(0).as_string().unwrap_or_default();
-            headers.set(&name, &pair.get(1).as_string().unwrap_or_default())?;
-        }
-        return Ok(());
+    if value.is_instance_of::<Headers>() {
+        return add_object(headers, &from_entries(value)?);
     }
     if !value.is_object() || js_sys::Array::is_array(value) {
         let e = js_sys::TypeError::new("headers must give an object of header values");
