@@ -74,8 +74,8 @@ pub fn add(task: &Rc<Task>) -> bool {
     })
 }
 
-/// `task` settled: forget it, start the next `ordered` send of its URL, and
-/// remove the page listeners when nothing is pending.
+/// `task` settled: forget it, start the next `ordered` send of its URL (from
+/// a microtask), and remove the page listeners when nothing is pending.
 pub fn forget(task: &Task) {
     let (next, idle) = PAGE.with(|p| {
         let mut p = p.borrow_mut();
@@ -96,8 +96,12 @@ pub fn forget(task: &Task) {
     });
     // Dropped outside the borrow (one of them may be the running listener).
     drop(idle);
+    // Started from the task queue, not from here: the next send may settle
+    // at once (its deadline passed while it waited), which would start the
+    // one after it, and so on: one stack frame chain per queued send
+    // overflowed the wasm stack with a few thousand of them.
     if let Some(next) = next {
-        task::feed(&next, Fact::Start);
+        wasm_bindgen_futures::spawn_local(async move { task::feed(&next, Fact::Start) });
     }
 }
 

@@ -468,3 +468,27 @@ test("no page state borrowed while app code runs: a send() from a patched addEve
   assert.deepEqual((await applied()).map((a) => a.body).sort(), ["inner", "outer"]);
   assert.equal(p.errors.length, 0, p.errors.join("\n"));
 });
+
+test("ordered: 5,000 queued sends whose deadlines passed while the page was busy settle timeout one by one when the head settles (no recursion: it overflowed the wasm stack); the head resolves, later sends work", async () => {
+  await clearSends();
+  const p = await page();
+  const r = await p.evaluate(async () => {
+    const N = 5000, url = "/send?close=1&delay_ms=200&q=deep";
+    const out = { head: null, timeout: 0, other: [] };
+    const all = [window.t.send(url, "head", { ordered: true }).then((v) => { out.head = v.status; }, (e) => { out.head = String(e); })];
+    for (let i = 0; i < N; i++) {
+      all.push(window.t.send(url, `q${i}`, { ordered: true, deadlineMs: 100 })
+        .then(() => out.other.push("resolved"), (e) => (e.code === "timeout" ? out.timeout++ : out.other.push(String(e)))));
+    }
+    // Busy past every deadline: their timers wait behind this task, so
+    // when the head's answer comes most of the queue is already due.
+    const t0 = performance.now();
+    while (performance.now() - t0 < 600);
+    await Promise.race([Promise.all(all), new Promise((r) => setTimeout(r, 20_000))]);
+    try { out.after = (await window.t.send("/send?close=1&q=after", "after")).status; } catch (e) { out.after = String(e); }
+    out.other = out.other.slice(0, 3);
+    return out;
+  });
+  assert.deepEqual(r, { head: 201, timeout: 5000, other: [], after: 201 });
+  assert.equal(p.errors.length, 0, p.errors.slice(0, 3).join("\n"));
+});
