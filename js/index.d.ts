@@ -548,7 +548,7 @@ export interface SendHeadersContext {
 /**
  * What {@link send} takes as the body. Sent unchanged on every attempt: an `ArrayBuffer`, a view
  * and `URLSearchParams` are copied at the call. A `ReadableStream` cannot be sent twice and is
- * refused; `FormData` is sent as it is (do not change it while the send is pending) and, its size
+ * refused (`invalid-option`), as are a detached buffer and a plain object (`JSON.stringify` it); `FormData` is sent as it is (do not change it while the send is pending) and, its size
  * being unknown, is never re-sent at `pagehide`.
  */
 export type SendBody = string | Blob | ArrayBuffer | ArrayBufferView | URLSearchParams | FormData | null;
