@@ -492,3 +492,15 @@ test("ordered: 5,000 queued sends whose deadlines passed while the page was busy
   assert.deepEqual(r, { head: 201, timeout: 5000, other: [], after: 201 });
   assert.equal(p.errors.length, 0, p.errors.slice(0, 3).join("\n"));
 });
+
+test("offline for longer than deadlineMs: rejects timeout with attempts 0 at the deadline, nothing sent", async () => {
+  await clearSends();
+  const p = await page();
+  await p.context_.setOffline(true);
+  await p.evaluate(() => window.track("o", window.t.send("/send?close=1&q=off", "off", { deadlineMs: 400 })));
+  const o = await settled(p, "o", 5000);
+  assert.deepEqual([o.error?.code, o.error?.attempts, o.settled], ["timeout", 0, 1]);
+  await p.context_.setOffline(false);
+  await sleep(300);
+  assert.equal((await requests(server, "/send")).length, 0, "nothing sent, not even once online");
+});
