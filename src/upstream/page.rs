@@ -142,10 +142,9 @@ fn pagehide() {
     let facts: Vec<PendingSend> = tasks
         .iter()
         .map(|t| PendingSend {
-            // Never sent (queued, or offline since the call): no headers to
-            // reuse, so it is not handed over.
-            body_bytes: t.sent.borrow().as_ref().and(t.body_bytes),
+            body_bytes: t.body_bytes,
             queued_behind: t.ordered && !is_head(t),
+            sent: t.sent.borrow().is_some(),
         })
         .collect();
     let verdicts = keepalive_handoff(&facts, KEEPALIVE_BUDGET_BYTES);
