@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use tidings_core::engine::{ErrorCode, ResponseHead, TransportError};
 use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{
-    is_forbidden_request_header, IdempotencyKey, Issue, Ordered, Outcome, SendAction, SendConfig,
-    Sender,
+    is_forbidden_request_header, is_replayed, IdempotencyKey, Issue, Ordered, Outcome, SendAction,
+    SendConfig, Sender,
 };
 
 /// Wall time at mono 0: Tue, 14 Nov 2023 22:13:20 GMT.
@@ -812,4 +812,23 @@ fn zero_deadline_settles_at_start_without_an_attempt() {
         attempts: 0,
     };
     assert_eq!(sim.start(), [SendAction::Settle(timeout)]);
+}
+
+/// `Idempotent-Replayed: true` (any case, spaces around) marks a replay;
+/// absent, empty, `false`, `1` or `yes` do not.
+#[test]
+fn replayed_header_values() {
+    for v in ["true", "TRUE", " True "] {
+        assert!(is_replayed(Some(v)), "{v}");
+    }
+    for v in [
+        None,
+        Some(""),
+        Some("false"),
+        Some("1"),
+        Some("yes"),
+        Some("true, true"),
+    ] {
+        assert!(!is_replayed(v), "{v:?}");
+    }
 }

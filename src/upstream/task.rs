@@ -11,7 +11,7 @@ use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{ResponseHead, TransportError};
 use tidings_core::time::Now;
-use tidings_core::upstream::{Issue, Outcome, SendAction, Sender};
+use tidings_core::upstream::{is_replayed, Issue, Outcome, SendAction, Sender, REPLAYED_HEADER};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Headers;
 
@@ -280,8 +280,8 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
     };
     let replayed = headers
         .as_ref()
-        .and_then(|h| h.get("idempotent-replayed").ok().flatten());
-    let replayed = replayed.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        .and_then(|h| h.get(REPLAYED_HEADER).ok().flatten());
+    let replayed = is_replayed(replayed.as_deref());
     crate::js::set(&o, "replayed", &JsValue::from_bool(replayed));
     let headers = headers.map_or(JsValue::UNDEFINED, JsValue::from);
     crate::js::set(&o, "headers", &headers);

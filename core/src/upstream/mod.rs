@@ -58,4 +58,6 @@ pub use config::{
 pub use keepalive::{keepalive_handoff, PendingSend, KEEPALIVE_BUDGET_BYTES};
 pub use key::{IdempotencyKey, KeyError};
 pub use ordered::Ordered;
-pub use sender::{classify_status, Issue, Outcome, SendAction, Sender, StatusClass};
+pub use sender::{
+    classify_status, is_replayed, Issue, Outcome, SendAction, Sender, StatusClass, REPLAYED_HEADER,
+};

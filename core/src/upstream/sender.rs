@@ -113,6 +113,17 @@ pub fn classify_status(status: u16) -> StatusClass {
     }
 }
 
+/// The response header a server adds to a replayed answer (Stripe's name,
+/// which the reference server uses; the IETF draft names none). Lower case.
+pub const REPLAYED_HEADER: &str = "idempotent-replayed";
+
+/// Whether an answer is the server's stored answer to this key, replayed:
+/// its [`REPLAYED_HEADER`] value is `true` (ASCII case-insensitive,
+/// surrounding whitespace ignored). Absent or anything else: `false`.
+pub fn is_replayed(value: Option<&str>) -> bool {
+    value.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
 /// The live attempt.
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
