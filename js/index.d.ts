@@ -585,7 +585,7 @@ export interface SendHeadersContext {
 /**
  * What {@link send} takes as the body. Sent unchanged on every attempt: an `ArrayBuffer`, a view
  * and `URLSearchParams` are copied at the call. A `ReadableStream` cannot be sent twice and is
- * refused; `FormData` is sent as it is (do not change it while the send is pending) and, its size
+ * refused (`invalid-option`), as are a detached buffer and a plain object (`JSON.stringify` it); `FormData` is sent as it is (do not change it while the send is pending) and, its size
  * being unknown, is never re-sent at `pagehide`.
  */
 export type SendBody = string | Blob | ArrayBuffer | ArrayBufferView | URLSearchParams | FormData | null;
@@ -596,11 +596,14 @@ export interface SendOptions {
   method?: string;
   /**
    * Extra request headers: an object, or a function called before every attempt (may return a
-   * promise). If it throws or rejects, or returns an invalid header, the send rejects at once
-   * with code `headers` (`cause`: what it threw); nothing is sent. The idempotency header is set
-   * after these and cannot be replaced by them.
+   * promise) that returns an object, a `Headers`, or nothing. If it throws or rejects, returns an
+   * invalid header, or returns anything else (an array, a string: a `TypeError`), the send rejects
+   * at once with code `headers` (`cause`: what it threw); nothing is sent. The idempotency header
+   * is set after these and cannot be replaced by them.
    */
-  headers?: HeaderValues | ((ctx: SendHeadersContext) => HeaderValues | Promise<HeaderValues>);
+  headers?:
+    | HeaderValues
+    | ((ctx: SendHeadersContext) => HeaderValues | Headers | undefined | Promise<HeaderValues | Headers | undefined>);
   /** `true`: cookies and credentials cross-origin (`credentials: "include"`), as `withCredentials`. Default `false`. */
   credentials?: boolean;
   /**
@@ -610,13 +613,24 @@ export interface SendOptions {
    * `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`.
    */
   idempotencyKey?: string;
-  /** The key's header name (an HTTP token). Default `"Idempotency-Key"`; some servers use `"X-Idempotency-Key"`. */
+  /**
+   * The key's header name (an HTTP token, not one `fetch` drops: `Cookie`, `Sec-…`, `Proxy-…` and
+   * the other forbidden request-headers are `invalid-option`). Default `"Idempotency-Key"`; some
+   * servers use `"X-Idempotency-Key"`.
+   */
   idempotencyHeader?: string;
   /** Attempts before rejecting with `gave-up`, counting the first (≥ 1; `Infinity`: no limit). Default `5`. */
   maxAttempts?: number;
-  /** An attempt without an answer this long is aborted and retried (`timeout`); `0`: none. Default `30000`. */
+  /**
+   * An attempt without a whole answer this long is aborted and retried (as a network error: when
+   * `maxAttempts` run out the send rejects `gave-up`, not `timeout`); `0`: none. Default `30000`.
+   */
   timeoutMs?: number;
-  /** Overall: when it passes (or a retry could only start after it) the send rejects with `timeout`. Default none. */
+  /**
+   * Overall, from the call (an `ordered` send's wait for its turn included): when it passes (or a
+   * retry could only start after it) the send rejects with `timeout`. `0` rejects at once, nothing
+   * sent (unlike `timeoutMs: 0`, which means none). Default none.
+   */
   deadlineMs?: number;
   /** Aborting rejects the send with the signal's `reason` (an `AbortError` `DOMException`) and sends nothing more. */
   signal?: AbortSignal;

@@ -7,7 +7,8 @@ use proptest::prelude::*;
 use tidings_core::engine::{ErrorCode, ResponseHead, TransportError};
 use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{
-    IdempotencyKey, Issue, Ordered, Outcome, SendAction, SendConfig, Sender,
+    is_forbidden_request_header, is_replayed, IdempotencyKey, Issue, Ordered, Outcome, SendAction,
+    SendConfig, Sender,
 };
 
 /// Wall time at mono 0: Tue, 14 Nov 2023 22:13:20 GMT.
@@ -514,6 +515,46 @@ fn ordered_sends_one_at_a_time() {
     assert_eq!(issued(&b.start()).len(), 1);
 }
 
+/// An `ordered` send queued behind another: its deadline runs from the call
+/// (`handle_queued`), not from its turn, so a head that retries for ever
+/// cannot hold it past its deadline; nothing is issued, attempts 0. A send
+/// whose turn comes before its deadline keeps only what is left of it.
+#[test]
+fn queued_send_deadline_runs_from_the_call() {
+    let mut sim = Sim::new(SendConfig {
+        deadline_ms: Some(5000),
+        ..SendConfig::default()
+    });
+    sim.s.handle_queued(sim.t());
+    assert_eq!(sim.drain(), []);
+    assert_eq!(sim.wait, Some(MonoMs(5000)));
+    let out = sim.fire();
+    assert_eq!(sim.now, 5000);
+    let timeout = Outcome::Err {
+        code: ErrorCode::Timeout,
+        status: None,
+        attempts: 0,
+    };
+    assert_eq!(out, [SendAction::Settle(timeout)]);
+    assert_eq!(sim.start(), []);
+    // Its turn at 3 s: issued at once, the deadline still at 5 s.
+    let mut sim = Sim::new(SendConfig {
+        deadline_ms: Some(5000),
+        timeout_ms: 0,
+        ..SendConfig::default()
+    });
+    sim.s.handle_queued(sim.t());
+    sim.drain();
+    sim.now = 3000;
+    assert_eq!(issued(&sim.start()).len(), 1);
+    assert_eq!(sim.wait, Some(MonoMs(5000)));
+    // No deadline: nothing armed while queued.
+    let mut sim = Sim::new(SendConfig::default());
+    sim.s.handle_queued(sim.t());
+    assert_eq!(sim.drain(), []);
+    assert_eq!(sim.wait, None);
+}
+
 /// The app's `headers` failed before attempt 2 went out: settle at once with
 /// the attempts issued, no retry; a report about another attempt is ignored.
 #[test]
@@ -538,6 +579,7 @@ fn headers_failure_settles_at_once() {
 #[derive(Clone, Debug)]
 enum Input {
     Start,
+    Queued,
     Response {
         attempt: u8,
         status: u16,
@@ -573,6 +615,7 @@ fn input() -> impl Strategy<Value = Input> {
     ];
     prop_oneof![
         1 => Just(Input::Start),
+        1 => Just(Input::Queued),
         4 => (0u8..6, status, proptest::option::of(any::<u8>()))
             .prop_map(|(attempt, status, retry_after)| Input::Response { attempt, status, retry_after }),
         3 => (0u8..6).prop_map(|attempt| Input::Error { attempt }),
@@ -636,6 +679,7 @@ fn feed(s: &mut Sender, c: &mut Checker, now: &mut u64, wait: Option<MonoMs>, i:
             c.started = true;
             s.handle_start(t(*now));
         }
+        Input::Queued => s.handle_queued(t(*now)),
         Input::Response {
             attempt,
             status,
@@ -724,5 +768,67 @@ proptest! {
     ) {
         let config = SendConfig { max_attempts, timeout_ms, deadline_ms, ..SendConfig::default() };
         drive(config, inputs, seed)?;
+    }
+}
+
+/// An idempotency header the browser would drop (Fetch "forbidden
+/// request-header") is refused up front; the usual names are not.
+#[test]
+fn forbidden_request_header_names() {
+    for name in [
+        "Cookie",
+        "content-length",
+        "HOST",
+        "Sec-Idempotency-Key",
+        "proxy-key",
+        "Proxy-",
+        "Origin",
+    ] {
+        assert!(is_forbidden_request_header(name), "{name}");
+    }
+    for name in [
+        "Idempotency-Key",
+        "X-Idempotency-Key",
+        "Sec",
+        "Proxy",
+        "Cookies",
+        "é-key",
+    ] {
+        assert!(!is_forbidden_request_header(name), "{name}");
+    }
+}
+
+/// `deadline_ms: Some(0)` (README: "`0` rejects at once, nothing sent"):
+/// settle `timeout` at start, no `Issue`.
+#[test]
+fn zero_deadline_settles_at_start_without_an_attempt() {
+    let mut sim = Sim::new(SendConfig {
+        deadline_ms: Some(0),
+        ..SendConfig::default()
+    });
+    let timeout = Outcome::Err {
+        code: ErrorCode::Timeout,
+        status: None,
+        attempts: 0,
+    };
+    assert_eq!(sim.start(), [SendAction::Settle(timeout)]);
+}
+
+/// `Idempotent-Replayed: true` (any case, spaces around) marks a replay;
+/// absent, empty, `false`, `1` or `yes` do not.
+#[test]
+fn replayed_header_values() {
+    for v in ["true", "TRUE", " True "] {
+        assert!(is_replayed(Some(v)), "{v}");
+    }
+    for v in [
+        None,
+        Some(""),
+        Some("false"),
+        Some("1"),
+        Some("yes"),
+        Some("true, true"),
+    ] {
+        assert!(!is_replayed(v), "{v:?}");
     }
 }

@@ -69,9 +69,15 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
     let t = task::Task::new(sender, req, bytes, ordered, signal, settle);
     let now = page::add(&t);
     task::watch(&t, page::is_online());
-    if now {
-        task::feed(&t, task::Fact::Start);
-    }
+    // Queued (`ordered`): the deadline runs from the call all the same.
+    task::feed(
+        &t,
+        if now {
+            task::Fact::Start
+        } else {
+            task::Fact::Queued
+        },
+    );
     Ok(promise)
 }
 

@@ -5,7 +5,7 @@
 //! ignored, a known key with a wrong value rejects with `invalid-option`
 //! (message `invalid option: <name>`), a getter that throws too.
 
-use tidings_core::upstream::{IdempotencyKey, SendConfig};
+use tidings_core::upstream::{is_forbidden_request_header, IdempotencyKey, SendConfig};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::api::options::{
@@ -54,7 +54,8 @@ fn read(v: &JsValue, has_body: bool) -> Result<SendOptions, JsValue> {
         c.method = method(&m, has_body)?;
     }
     if let Some(h) = text(v, "idempotencyHeader")? {
-        if !is_token(&h) {
+        // A forbidden name would be dropped by `fetch`: the key lost.
+        if !is_token(&h) || is_forbidden_request_header(&h) {
             return Err(invalid("idempotencyHeader"));
         }
         c.idempotency_header = h;
@@ -126,7 +127,9 @@ pub fn body(v: &JsValue) -> Result<Body, JsValue> {
         });
     }
     if v.is_instance_of::<js_sys::ArrayBuffer>() || js_sys::ArrayBuffer::is_view(v) {
-        let bytes = bytes_of(v);
+        // A transferred (detached) buffer has no bytes: `invalid-option`
+        // `body`, not the `TypeError` the `Uint8Array` constructor throws.
+        let bytes = bytes_of(v).map_err(|_| invalid("body"))?;
         let len = bytes.length();
         return Ok(Body {
             value: bytes.slice(0, len).into(),
@@ -156,13 +159,19 @@ pub fn body(v: &JsValue) -> Result<Body, JsValue> {
     Err(invalid("body"))
 }
 
-/// The bytes an `ArrayBuffer` or a view (typed array, `DataView`) covers.
-fn bytes_of(v: &JsValue) -> js_sys::Uint8Array {
-    if js_sys::ArrayBuffer::is_view(v) {
-        let buffer = get(v, "buffer");
-        let offset = get(v, "byteOffset").as_f64().unwrap_or(0.0) as u32;
-        let len = get(v, "byteLength").as_f64().unwrap_or(0.0) as u32;
-        return js_sys::Uint8Array::new_with_byte_offset_and_length(&buffer, offset, len);
-    }
-    js_sys::Uint8Array::new(v)
+/// The bytes an `ArrayBuffer` or a view (typed array, `DataView`) covers;
+/// `Err` when the buffer is detached (the constructor throws a `TypeError`,
+/// caught here: an uncaught throw would unwind through the wasm frames).
+fn bytes_of(v: &JsValue) -> Result<js_sys::Uint8Array, JsValue> {
+    let args = if js_sys::ArrayBuffer::is_view(v) {
+        js_sys::Array::of3(
+            &get(v, "buffer"),
+            &get(v, "byteOffset"),
+            &get(v, "byteLength"),
+        )
+    } else {
+        js_sys::Array::of1(v)
+    };
+    let class: js_sys::Function = get(&js_sys::global(), "Uint8Array").unchecked_into();
+    Ok(js_sys::Reflect::construct(&class, &args)?.unchecked_into())
 }

@@ -43,11 +43,21 @@ fn id(task: &Task) -> usize {
 /// Register `task`; `true` when it may start now (not queued behind an
 /// earlier `ordered` send of its URL).
 pub fn add(task: &Rc<Task>) -> bool {
+    // Listeners are added outside the borrow: `addEventListener` may be the
+    // app's (patched), and may call `send()` again.
+    if PAGE.with(|p| p.borrow().listeners.is_empty()) {
+        let mut fresh = listen();
+        PAGE.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.listeners.is_empty() {
+                std::mem::swap(&mut p.listeners, &mut fresh);
+            }
+        });
+        // A nested send listened first: this set goes (outside the borrow).
+        drop(fresh);
+    }
     PAGE.with(|p| {
         let mut p = p.borrow_mut();
-        if p.listeners.is_empty() {
-            p.listeners = listen();
-        }
         p.tasks.push(Rc::clone(task));
         if !task.ordered {
             return true;
@@ -64,8 +74,8 @@ pub fn add(task: &Rc<Task>) -> bool {
     })
 }
 
-/// `task` settled: forget it, start the next `ordered` send of its URL, and
-/// remove the page listeners when nothing is pending.
+/// `task` settled: forget it, start the next `ordered` send of its URL (from
+/// a microtask), and remove the page listeners when nothing is pending.
 pub fn forget(task: &Task) {
     let (next, idle) = PAGE.with(|p| {
         let mut p = p.borrow_mut();
@@ -86,8 +96,12 @@ pub fn forget(task: &Task) {
     });
     // Dropped outside the borrow (one of them may be the running listener).
     drop(idle);
+    // Started from the task queue, not from here: the next send may settle
+    // at once (its deadline passed while it waited), which would start the
+    // one after it, and so on: one stack frame chain per queued send
+    // overflowed the wasm stack with a few thousand of them.
     if let Some(next) = next {
-        task::feed(&next, Fact::Start);
+        wasm_bindgen_futures::spawn_local(async move { task::feed(&next, Fact::Start) });
     }
 }
 
@@ -128,10 +142,9 @@ fn pagehide() {
     let facts: Vec<PendingSend> = tasks
         .iter()
         .map(|t| PendingSend {
-            // Never sent (queued, or offline since the call): no headers to
-            // reuse, so it is not handed over.
-            body_bytes: t.sent.borrow().as_ref().and(t.body_bytes),
+            body_bytes: t.body_bytes,
             queued_behind: t.ordered && !is_head(t),
+            sent: t.sent.borrow().is_some(),
         })
         .collect();
     let verdicts = keepalive_handoff(&facts, KEEPALIVE_BUDGET_BYTES);

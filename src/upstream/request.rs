@@ -172,8 +172,33 @@ async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
         }
         None => h.clone(),
     };
-    add_object(&headers, &value)?;
+    add_returned(&headers, &value)?;
     Ok(headers)
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `Object.fromEntries(headers)`: a `Headers` as an object of values.
+    #[wasm_bindgen(js_namespace = Object, js_name = fromEntries, catch)]
+    fn from_entries(iterable: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// What the app's `headers` gave: `undefined`/`null` (none), a `Headers`
+/// (copied, as `fetch` takes it), or an object of header values. Anything
+/// else (an array, a number, a string) is a `TypeError`: read as an object
+/// it would send junk (`0: name,value`) or nothing, without a word.
+fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
+    if crate::api::options::absent(value) {
+        return Ok(());
+    }
+    if value.is_instance_of::<Headers>() {
+        return add_object(headers, &from_entries(value)?);
+    }
+    if !value.is_object() || js_sys::Array::is_array(value) {
+        let e = js_sys::TypeError::new("headers must give an object of header values");
+        return Err(e.into());
+    }
+    add_object(headers, value)
 }
 
 /// Await the response and its whole body.

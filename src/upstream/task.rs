@@ -11,7 +11,7 @@ use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{ResponseHead, TransportError};
 use tidings_core::time::Now;
-use tidings_core::upstream::{Issue, Outcome, SendAction, Sender};
+use tidings_core::upstream::{is_replayed, Issue, Outcome, SendAction, Sender, REPLAYED_HEADER};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Headers;
 
@@ -103,6 +103,8 @@ pub fn watch(task: &Rc<Task>, online: bool) {
 pub enum Fact {
     /// `handle_start`.
     Start,
+    /// `handle_queued`: an `ordered` send waits for its turn.
+    Queued,
     /// `handle_response` of an attempt.
     Response(u32, ResponseHead),
     /// `handle_error` of an attempt.
@@ -120,6 +122,7 @@ pub enum Fact {
 fn apply(s: &mut Sender, now: Now, fact: Fact) {
     match fact {
         Fact::Start => s.handle_start(now),
+        Fact::Queued => s.handle_queued(now),
         Fact::Response(n, head) => s.handle_response(now, n, &head),
         Fact::Error(n, e) => s.handle_error(now, n, e),
         Fact::HeadersFailed(n) => s.handle_headers_failed(now, n),
@@ -154,7 +157,11 @@ pub fn feed(task: &Rc<Task>, fact: Fact) {
     for action in actions {
         match action {
             SendAction::Issue(issue) => issue_attempt(task, issue),
-            SendAction::Abort { .. } => drop(task.attempt.borrow_mut().take()),
+            SendAction::Abort { .. } => {
+                // Taken first, aborted (dropped) after the borrow ends.
+                let live = task.attempt.borrow_mut().take();
+                drop(live);
+            }
             SendAction::Settle(outcome) => settle(task, outcome),
             SendAction::Wait { until } => {
                 let timer = until.map(|t| {
@@ -273,8 +280,8 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
     };
     let replayed = headers
         .as_ref()
-        .and_then(|h| h.get("idempotent-replayed").ok().flatten());
-    let replayed = replayed.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        .and_then(|h| h.get(REPLAYED_HEADER).ok().flatten());
+    let replayed = is_replayed(replayed.as_deref());
     crate::js::set(&o, "replayed", &JsValue::from_bool(replayed));
     let headers = headers.map_or(JsValue::UNDEFINED, JsValue::from);
     crate::js::set(&o, "headers", &headers);

@@ -262,6 +262,13 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
       ["/send", new ReadableStream(), {}],
       ["ftp://x/", "x", {}],
     ];
+    // A transferred (detached) buffer, and a view of one: no bytes to send.
+    const detached = new ArrayBuffer(8);
+    const view = new Uint8Array(detached, 2, 4);
+    structuredClone(detached, { transfer: [detached] });
+    bad.push(["/send", detached, {}], ["/send", view, {}], ["/send", { text: "an object, not JSON" }, {}]);
+    // Forbidden request-header names (Fetch): the browser would drop the key without a word.
+    for (const name of ["Cookie", "sec-idempotency-key", "Proxy-Key", "Content-Length"]) bad.push([`/send?key_header=${name}`, "x", { idempotencyHeader: name }]);
     const out = [];
     for (const [url, body, o] of bad) {
       try { await window.t.send(url, body, o); out.push("resolved"); } catch (e) { out.push(`${e.code}: ${e.message}`); }
@@ -281,6 +288,10 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
     "invalid-option: invalid option: ordered",
     "invalid-option: invalid option: body",
     "invalid-url: url must be relative, or http: or https: with a host",
+    "invalid-option: invalid option: body",
+    "invalid-option: invalid option: body",
+    "invalid-option: invalid option: body",
+    ...Array(4).fill("invalid-option: invalid option: idempotencyHeader"),
   ]);
   assert.equal((await requests(server, "/send")).length, 0);
   await p.context_.close();
@@ -376,4 +387,120 @@ test("without crypto.randomUUID (not a secure context) the key is a v4 UUID from
   for (const k of keys) assert.match(k, /^"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"$/);
   assert.equal(await p.evaluate(() => typeof crypto.randomUUID), "undefined");
   await p.context_.close();
+});
+
+test("ordered: a send queued behind a head that retries for ever still rejects timeout at its deadlineMs, counted from the call, nothing sent; the queue goes on", async () => {
+  await clearSends();
+  const p = await page();
+  await faults(server, { path: "/send", times: null, fault: { kind: "status", status: 503 } });
+  await p.evaluate((FAST) => {
+    window.ac = new AbortController();
+    const o = { ...FAST, ordered: true };
+    window.track("head", window.t.send("/send?close=1&q=dq", "head", { ...o, maxAttempts: Infinity, signal: window.ac.signal }));
+    window.track("queued", window.t.send("/send?close=1&q=dq", "queued", { ...o, deadlineMs: 300 }));
+    window.track("last", window.t.send("/send?close=1&q=dq", "last", o));
+  }, FAST);
+  const q = await settled(p, "queued", 5000);
+  assert.deepEqual([q.error?.code, q.error?.attempts], ["timeout", 0]);
+  assert.equal(await p.evaluate(() => window.sends.head.settled), 0, "the head still retrying");
+  await clearFaults(server);
+  await p.evaluate(() => window.ac.abort());
+  assert.equal((await settled(p, "last")).value.status, 201, "the next one after the head");
+  const bodies = (await applied()).map((a) => a.body);
+  assert.deepEqual(bodies, ["last"]);
+  assert.equal(p.errors.length, 0, p.errors.join("\n"));
+});
+
+test("bodies of each kind arrive byte for byte: string, Blob, ArrayBuffer, a typed-array window, a DataView, URLSearchParams; the caller's later changes are not sent", async () => {
+  await clearSends();
+  const p = await page();
+  await p.evaluate(() => {
+    const enc = (s) => new TextEncoder().encode(s);
+    const buf = enc("buffer").buffer;
+    const usp = new URLSearchParams("a=1&b=é");
+    const view = enc("XXwindowYY").subarray(2, 8);
+    const bodies = {
+      string: "héllo", blob: new Blob(["blob"]), buffer: buf, view,
+      dataview: new DataView(enc("..dv..").buffer, 2, 2), usp,
+    };
+    for (const [name, body] of Object.entries(bodies)) window.track(name, window.t.send(`/send?close=1&q=${name}`, body));
+    new Uint8Array(buf)[0] = 66; view[0] = 87; usp.set("a", "2");
+  });
+  for (const name of ["string", "blob", "buffer", "view", "dataview", "usp"]) assert.equal((await settled(p, name)).value?.status, 201, name);
+  const bodies = (await applied()).map((a) => a.body).sort();
+  assert.deepEqual(bodies, ["a=1&b=%C3%A9", "blob", "buffer", "dv", "héllo", "window"].sort());
+});
+
+test("headers: a function that returns a Headers is used as fetch would; one that returns junk (an array, a number, a string) rejects with code headers, nothing sent", async () => {
+  await clearSends();
+  const p = await page();
+  await p.evaluate(() => {
+    window.track("h", window.t.send("/send?close=1&q=h", "h", { headers: () => new Headers({ Authorization: "Bearer h" }) }));
+    window.track("none", window.t.send("/send?close=1&q=none", "none", { headers: () => undefined }));
+    window.track("array", window.t.send("/send?close=1&q=array", "a", { headers: () => [["Authorization", "Bearer a"]] }));
+    window.track("number", window.t.send("/send?close=1&q=number", "n", { headers: async () => 5 }));
+    window.track("string", window.t.send("/send?close=1&q=string", "s", { headers: () => "Authorization: Bearer s" }));
+  });
+  assert.equal((await settled(p, "h")).value?.status, 201);
+  assert.equal((await settled(p, "none")).value?.status, 201);
+  for (const name of ["array", "number", "string"]) {
+    const e = (await settled(p, name)).error;
+    assert.deepEqual([e?.code, e?.attempts, e?.cause?.startsWith("TypeError")], ["headers", 1, true], name);
+  }
+  const reqs = await requests(server, "/send");
+  assert.deepEqual(reqs.map((r) => [r.query, r.headers.authorization ?? null]).sort(), [["close=1&q=h", "Bearer h"], ["close=1&q=none", null]]);
+});
+
+test("no page state borrowed while app code runs: a send() from a patched addEventListener (the first send's page listeners) works, both applied", async () => {
+  await clearSends();
+  const p = await page();
+  await p.evaluate(() => {
+    const add = window.addEventListener;
+    window.addEventListener = function (type, f, o) {
+      window.addEventListener = add;
+      if (type === "online") window.track("inner", window.t.send("/send?close=1&q=inner", "inner"));
+      return add.call(this, type, f, o);
+    };
+    window.track("outer", window.t.send("/send?close=1&q=outer", "outer"));
+  });
+  assert.equal((await settled(p, "outer")).value?.status, 201);
+  assert.equal((await settled(p, "inner")).value?.status, 201);
+  assert.deepEqual((await applied()).map((a) => a.body).sort(), ["inner", "outer"]);
+  assert.equal(p.errors.length, 0, p.errors.join("\n"));
+});
+
+test("ordered: 5,000 queued sends whose deadlines passed while the page was busy settle timeout one by one when the head settles (no recursion: it overflowed the wasm stack); the head resolves, later sends work", async () => {
+  await clearSends();
+  const p = await page();
+  const r = await p.evaluate(async () => {
+    const N = 5000, url = "/send?close=1&delay_ms=200&q=deep";
+    const out = { head: null, timeout: 0, other: [] };
+    const all = [window.t.send(url, "head", { ordered: true }).then((v) => { out.head = v.status; }, (e) => { out.head = String(e); })];
+    for (let i = 0; i < N; i++) {
+      all.push(window.t.send(url, `q${i}`, { ordered: true, deadlineMs: 100 })
+        .then(() => out.other.push("resolved"), (e) => (e.code === "timeout" ? out.timeout++ : out.other.push(String(e)))));
+    }
+    // Busy past every deadline: their timers wait behind this task, so
+    // when the head's answer comes most of the queue is already due.
+    const t0 = performance.now();
+    while (performance.now() - t0 < 600);
+    await Promise.race([Promise.all(all), new Promise((r) => setTimeout(r, 20_000))]);
+    try { out.after = (await window.t.send("/send?close=1&q=after", "after")).status; } catch (e) { out.after = String(e); }
+    out.other = out.other.slice(0, 3);
+    return out;
+  });
+  assert.deepEqual(r, { head: 201, timeout: 5000, other: [], after: 201 });
+  assert.equal(p.errors.length, 0, p.errors.slice(0, 3).join("\n"));
+});
+
+test("offline for longer than deadlineMs: rejects timeout with attempts 0 at the deadline, nothing sent", async () => {
+  await clearSends();
+  const p = await page();
+  await p.context_.setOffline(true);
+  await p.evaluate(() => window.track("o", window.t.send("/send?close=1&q=off", "off", { deadlineMs: 400 })));
+  const o = await settled(p, "o", 5000);
+  assert.deepEqual([o.error?.code, o.error?.attempts, o.settled], ["timeout", 0, 1]);
+  await p.context_.setOffline(false);
+  await sleep(300);
+  assert.equal((await requests(server, "/send")).length, 0, "nothing sent, not even once online");
 });

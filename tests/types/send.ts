@@ -27,3 +27,8 @@ export function failed(e: SendError) {
   if (e.code === ErrorCode.HttpStatus && e.status === 422) return e.attempts;
   return e.cause;
 }
+// headers may give a Headers, or nothing; an array of pairs is refused.
+export const fromHeaders = send("/s", "x", { headers: () => new Headers({ Authorization: "Bearer t" }) });
+export const noHeaders = send("/s", "x", { headers: async () => undefined });
+// @ts-expect-error: an array of pairs is not an object of header values
+send("/s", "x", { headers: () => [["Authorization", "Bearer t"]] });

@@ -55,3 +55,39 @@ impl Default for SendConfig {
         }
     }
 }
+
+/// Whether `name` is a forbidden request-header name (Fetch standard,
+/// "forbidden request-header"): a browser drops such a header from a
+/// `fetch` without a word, so an idempotency key sent in one would never
+/// reach the server (which then answers 400, or applies every attempt).
+/// ASCII case-insensitive; `Sec-` and `Proxy-` prefixes included.
+pub fn is_forbidden_request_header(name: &str) -> bool {
+    const NAMES: [&str; 21] = [
+        "accept-charset",
+        "accept-encoding",
+        "access-control-request-headers",
+        "access-control-request-method",
+        "connection",
+        "content-length",
+        "cookie",
+        "cookie2",
+        "date",
+        "dnt",
+        "expect",
+        "host",
+        "keep-alive",
+        "origin",
+        "referer",
+        "set-cookie",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "via",
+    ];
+    let has_prefix = |p: &str| {
+        name.get(..p.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(p))
+    };
+    has_prefix("sec-") || has_prefix("proxy-") || NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+}

@@ -11,7 +11,9 @@
 //! (`FormData`) never fits. Of the sends queued behind another one of the same
 //! URL (`ordered: true`), none is handed over: keepalive requests run
 //! concurrently, so they could be applied out of call order, which `ordered`
-//! promises never happens. Sans-IO: sizes in, verdicts out.
+//! promises never happens. Nor is a send that never went out (offline since
+//! the call): it has no attempt's headers to reuse. Sans-IO: sizes in,
+//! verdicts out.
 
 use alloc::vec::Vec;
 
@@ -27,6 +29,10 @@ pub struct PendingSend {
     /// An `ordered` send waiting behind an earlier one of its URL (not the
     /// head of its [`Ordered`](super::Ordered) queue).
     pub queued_behind: bool,
+    /// An attempt of it went out (its headers were built): a send never sent
+    /// (offline since the call, or queued) has no headers to reuse and is
+    /// not handed over.
+    pub sent: bool,
 }
 
 /// For each of `pending` (oldest first), whether it is re-issued with
@@ -37,7 +43,7 @@ pub fn keepalive_handoff(pending: &[PendingSend], budget_bytes: u64) -> Vec<bool
     pending
         .iter()
         .map(|p| match p.body_bytes {
-            Some(n) if !p.queued_behind && n <= left => {
+            Some(n) if p.sent && !p.queued_behind && n <= left => {
                 left -= n;
                 true
             }
@@ -54,6 +60,7 @@ mod tests {
         PendingSend {
             body_bytes: Some(n),
             queued_behind: false,
+            sent: true,
         }
     }
 
@@ -73,22 +80,26 @@ mod tests {
     }
 
     #[test]
-    fn unknown_sizes_and_queued_ordered_sends_are_abandoned() {
+    fn unknown_sizes_unsent_and_queued_ordered_sends_are_abandoned() {
         let pending = [
             PendingSend {
                 body_bytes: None,
-                queued_behind: false,
+                ..sized(0)
             },
             PendingSend {
-                body_bytes: Some(10),
                 queued_behind: true,
+                ..sized(10)
             },
             sized(65_537),
+            PendingSend {
+                sent: false,
+                ..sized(10)
+            },
             sized(10),
         ];
         assert_eq!(
             keepalive_handoff(&pending, KEEPALIVE_BUDGET_BYTES),
-            [false, false, false, true]
+            [false, false, false, false, true]
         );
         assert_eq!(keepalive_handoff(&[], 0), Vec::<bool>::new());
         assert_eq!(keepalive_handoff(&[sized(1)], 0), [false]);

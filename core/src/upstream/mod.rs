@@ -13,6 +13,8 @@
 //! caller's URL and body with those headers added and reports
 //! `handle_response(attempt, head)` or `handle_error(attempt, _)`; it reports
 //! `online`/`offline` and the caller's abort; it arms one timer from `Wait`.
+//! `handle_queued` (before `handle_start`, for an `ordered` send waiting for
+//! its turn) starts the deadline at the call.
 //! `Abort { attempt }`: abort that fetch. `Settle(outcome)`: resolve or
 //! reject the promise (abort any fetch still running); nothing follows.
 //!
@@ -50,10 +52,12 @@ mod ordered;
 mod sender;
 
 pub use config::{
-    SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS, DEFAULT_METHOD,
-    DEFAULT_SEND_TIMEOUT_MS,
+    is_forbidden_request_header, SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_METHOD, DEFAULT_SEND_TIMEOUT_MS,
 };
 pub use keepalive::{keepalive_handoff, PendingSend, KEEPALIVE_BUDGET_BYTES};
 pub use key::{IdempotencyKey, KeyError};
 pub use ordered::Ordered;
-pub use sender::{classify_status, Issue, Outcome, SendAction, Sender, StatusClass};
+pub use sender::{
+    classify_status, is_replayed, Issue, Outcome, SendAction, Sender, StatusClass, REPLAYED_HEADER,
+};

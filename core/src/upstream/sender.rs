@@ -113,6 +113,17 @@ pub fn classify_status(status: u16) -> StatusClass {
     }
 }
 
+/// The response header a server adds to a replayed answer (Stripe's name,
+/// which the reference server uses; the IETF draft names none). Lower case.
+pub const REPLAYED_HEADER: &str = "idempotent-replayed";
+
+/// Whether an answer is the server's stored answer to this key, replayed:
+/// its [`REPLAYED_HEADER`] value is `true` (ASCII case-insensitive,
+/// surrounding whitespace ignored). Absent or anything else: `false`.
+pub fn is_replayed(value: Option<&str>) -> bool {
+    value.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
 /// The live attempt.
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
@@ -207,9 +218,22 @@ impl Sender {
             return;
         }
         self.started = true;
-        self.deadline = self.deadline_ms.map(|ms| now.mono.plus(ms));
+        self.arm_deadline(now);
         self.retry_at = Some(now.mono);
         self.advance(now);
+    }
+
+    /// The send was called but waits for its turn (an `ordered` send queued
+    /// behind another of its URL): the deadline runs from now, the call, so
+    /// a queue that does not move (a head retrying for ever) cannot hold the
+    /// caller past it; [`Sender::handle_start`] comes when its turn does.
+    /// Nothing is issued before it. Ignored after start.
+    pub fn handle_queued(&mut self, now: Now) {
+        let Some(now) = self.begin(now) else { return };
+        if !self.started {
+            self.arm_deadline(now);
+            self.advance(now);
+        }
     }
 
     /// The response head of `attempt` arrived (facts of any other attempt
@@ -302,6 +326,13 @@ impl Sender {
 
     // ----- internals ---------------------------------------------------
 
+    /// The deadline from `now`, unless [`Sender::handle_queued`] armed it.
+    fn arm_deadline(&mut self, now: Now) {
+        if self.deadline.is_none() {
+            self.deadline = self.deadline_ms.map(|ms| now.mono.plus(ms));
+        }
+    }
+
     /// Common entry: ignore everything after settling; monotonic time never
     /// goes backwards.
     fn begin(&mut self, now: Now) -> Option<Now> {
@@ -349,12 +380,16 @@ impl Sender {
     /// Everything due at `now`: the deadline, the live attempt's timeout,
     /// the next attempt.
     fn advance(&mut self, now: Now) {
-        if self.settled || !self.started {
+        if self.settled {
             return;
         }
+        // Checked before start too: a queued send's deadline runs.
         if self.deadline.is_some_and(|d| d <= now.mono) {
             self.abort_live();
             self.settle_err(ErrorCode::Timeout, self.last_status);
+            return;
+        }
+        if !self.started {
             return;
         }
         let timed_out = self
@@ -417,8 +452,11 @@ impl Sender {
 
     /// The earliest time something is due.
     fn next_deadline(&self) -> Option<MonoMs> {
-        if self.settled || !self.started {
+        if self.settled {
             return None;
+        }
+        if !self.started {
+            return self.deadline;
         }
         let retry = self
             .retry_at
