@@ -119,7 +119,12 @@ impl Sim {
         self.respond_hint(after_ms, head, None)
     }
 
-    fn respond_hint(&mut self, after: u64, head: ResponseHead, hint: Option<u64>) -> Vec<ReportAction> {
+    fn respond_hint(
+        &mut self,
+        after: u64,
+        head: ResponseHead,
+        hint: Option<u64>,
+    ) -> Vec<ReportAction> {
         let Some((report, attempt, _)) = self.live.take() else {
             panic!("nothing in flight at {}", self.now)
         };
@@ -205,7 +210,6 @@ fn keep_all() -> ReportConfig {
     }
 }
 
-
 /// The first report goes `U[0, 2w]` after start, `w` = half the interval by
 /// default: a fleet's first reports cover one whole interval.
 #[test]
@@ -214,7 +218,11 @@ fn startup_jitter_spreads_the_first_report_over_one_interval() {
     assert_eq!(s.wait, Some(MonoMs(7416)));
     assert_eq!(s.states(), [(State::Waiting, Reason::Start, Some(7416))]);
     let firsts: Vec<u64> = (0..1000)
-        .map(|seed| Sim::seeded(ReportConfig::default(), seed).wait.map_or(u64::MAX, |w| w.0))
+        .map(|seed| {
+            Sim::seeded(ReportConfig::default(), seed)
+                .wait
+                .map_or(u64::MAX, |w| w.0)
+        })
         .collect();
     assert!(firsts.iter().all(|&t| t <= 10_000), "{firsts:?}");
     // Every tenth of the interval gets 100 ± 40 of 1000 first reports.
@@ -255,7 +263,10 @@ fn a_healthy_reporter_reports_every_interval_with_a_fresh_key() {
         ]
     );
     let st = s.r.stats();
-    assert_eq!((st.reports, st.requests, st.delivered, st.retries), (6, 6, 6, 0));
+    assert_eq!(
+        (st.reports, st.requests, st.delivered, st.retries),
+        (6, 6, 6, 0)
+    );
     assert_eq!(st.interval_ms, 10_000);
 }
 
@@ -277,7 +288,9 @@ fn a_failing_reporter_never_reports_faster_than_a_healthy_one() {
     );
     assert!(gaps(&t).iter().all(|&g| g > 10_000));
     assert_eq!(
-        s.log.iter().find(|(_, a)| matches!(a, ReportAction::Error { .. })),
+        s.log
+            .iter()
+            .find(|(_, a)| matches!(a, ReportAction::Error { .. })),
         Some(&(
             7417,
             ReportAction::Error {
@@ -315,14 +328,23 @@ fn a_newer_report_supersedes_a_pending_retry() {
     s.respond(50, ok());
     let issues = s.issues();
     assert_eq!(
-        issues.iter().map(|i| (i.1, i.2, i.3.as_str())).collect::<Vec<_>>(),
+        issues
+            .iter()
+            .map(|i| (i.1, i.2, i.3.as_str()))
+            .collect::<Vec<_>>(),
         [(1, 1, "\"key-1\""), (2, 1, "\"key-2\"")]
     );
     assert_eq!(
         s.settled(),
         [
             (1, ReportOutcome::Superseded),
-            (2, ReportOutcome::Delivered { status: 204, attempts: 1 })
+            (
+                2,
+                ReportOutcome::Delivered {
+                    status: 204,
+                    attempts: 1
+                }
+            )
         ]
     );
     assert_eq!(s.r.stats().superseded, 1);
@@ -340,13 +362,22 @@ fn nothing_new_sends_the_waiting_report_again_with_its_key() {
     s.collect(false);
     let issues = s.issues();
     assert_eq!(
-        issues.iter().map(|i| (i.0, i.1, i.2, i.3.as_str())).collect::<Vec<_>>(),
+        issues
+            .iter()
+            .map(|i| (i.0, i.1, i.2, i.3.as_str()))
+            .collect::<Vec<_>>(),
         [(7416, 1, 1, "\"key-1\""), (17_638, 1, 2, "\"key-1\"")]
     );
     s.respond(50, ok());
     assert_eq!(
         s.settled(),
-        [(1, ReportOutcome::Delivered { status: 204, attempts: 2 })]
+        [(
+            1,
+            ReportOutcome::Delivered {
+                status: 204,
+                attempts: 2
+            }
+        )]
     );
     let st = s.r.stats();
     assert_eq!((st.skipped, st.retries, st.delivered), (1, 1, 1));
@@ -367,16 +398,16 @@ fn keep_all_delivers_every_report_in_order() {
     assert_eq!(s.issues().len(), 1);
     s.fire();
     let i = s.issues();
-    assert_eq!((i[1].0, i[1].1, i[1].2, i[1].3.as_str()), (17_466, 1, 2, "\"key-1\""));
+    assert_eq!(
+        (i[1].0, i[1].1, i[1].2, i[1].3.as_str()),
+        (17_466, 1, 2, "\"key-1\"")
+    );
     s.respond(50, ok());
     s.fire();
     s.respond(50, ok());
     let i: Vec<(u64, u64, u32)> = s.issues().iter().map(|i| (i.0, i.1, i.2)).collect();
     assert_eq!(i, [(7416, 1, 1), (17_466, 1, 2), (18_035, 2, 1)]);
-    assert_eq!(
-        s.settled().iter().map(|s| s.0).collect::<Vec<_>>(),
-        [1, 2]
-    );
+    assert_eq!(s.settled().iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2]);
 }
 
 /// Server hints (`X-Poll-Interval`, `_polling.next_interval_ms`) set the
@@ -406,7 +437,7 @@ fn server_interval_hints_are_obeyed_within_the_bounds() {
     assert_eq!(s.r.stats().interval_ms, 300_000);
     assert_eq!(
         s.states().last(),
-        Some(&(State::Open, Reason::Start, None)),
+        Some(&(State::Open, Reason::ServerHint, None)),
         "the state does not flap on a hint"
     );
 }
@@ -430,7 +461,9 @@ fn retry_after_holds_the_next_report_back() {
         });
         let delay = err.unwrap_or(0);
         assert!((120_000..=121_000).contains(&delay), "{delay}");
-        assert!(s.states().contains(&(State::Waiting, Reason::RetryAfter, Some(delay))));
+        assert!(s
+            .states()
+            .contains(&(State::Waiting, Reason::RetryAfter, Some(delay))));
         // Tick and flush cannot bring it forward.
         for _ in 0..30 {
             if s.issues().len() > 1 {
@@ -461,17 +494,25 @@ fn hidden_stops_or_slows_the_reporter() {
     s.r.handle_visibility(s.t(), false);
     s.drain();
     assert_eq!(s.wait, None);
-    assert_eq!(s.states().last(), Some(&(State::Paused, Reason::Hidden, None)));
+    assert_eq!(
+        s.states().last(),
+        Some(&(State::Paused, Reason::Hidden, None))
+    );
     s.now += 600_000;
     s.r.handle_visibility(s.t(), true);
     s.drain();
-    assert_eq!(s.states().last(), Some(&(State::Open, Reason::Visible, None)));
+    assert_eq!(
+        s.states().last(),
+        Some(&(State::Open, Reason::Visible, None))
+    );
     let r = s.until_collect();
     assert_eq!((r, s.now - 607_466), (2, 86));
     assert_eq!(s.collects().len(), 2);
 
     let mut s = Sim::new(ReportConfig {
-        hidden: HiddenPolicy::Every { interval_ms: 60_000 },
+        hidden: HiddenPolicy::Every {
+            interval_ms: 60_000,
+        },
         ..ReportConfig::default()
     });
     s.report(ok());
@@ -492,7 +533,10 @@ fn offline_sends_nothing() {
     s.r.handle_online(s.t(), false);
     s.drain();
     assert_eq!(s.wait, None);
-    assert_eq!(s.states().last(), Some(&(State::Paused, Reason::Offline, None)));
+    assert_eq!(
+        s.states().last(),
+        Some(&(State::Paused, Reason::Offline, None))
+    );
     s.now += 100_000;
     s.r.handle_online(s.t(), true);
     s.drain();
@@ -558,7 +602,10 @@ fn a_slow_answer_is_not_superseded() {
     s.respond(15_000, ok());
     let r = s.until_collect();
     assert_eq!((r, s.now), (2, 22_416));
-    assert!(!s.log.iter().any(|(_, a)| matches!(a, ReportAction::Abort { .. })));
+    assert!(!s
+        .log
+        .iter()
+        .any(|(_, a)| matches!(a, ReportAction::Abort { .. })));
 }
 
 /// A permanent answer stops the reporter with a fatal error; nothing follows.
@@ -576,13 +623,22 @@ fn a_permanent_answer_stops_the_reporter() {
             retry_in_ms: None,
             fatal: true
         }));
-    assert_eq!(s.states().last(), Some(&(State::Closed, Reason::PermanentError, None)));
+    assert_eq!(
+        s.states().last(),
+        Some(&(State::Closed, Reason::PermanentError, None))
+    );
     assert_eq!(s.wait, None);
     s.r.handle_flush(s.t());
     assert_eq!(s.drain(), []);
     assert!(matches!(
         s.settled()[..],
-        [(1, ReportOutcome::Failed(Outcome::Err { status: Some(404), .. }))]
+        [(
+            1,
+            ReportOutcome::Failed(Outcome::Err {
+                status: Some(404),
+                ..
+            })
+        )]
     ));
 }
 
@@ -603,9 +659,18 @@ fn stop_aborts_and_settles_everything() {
     assert_eq!(
         out,
         [
-            ReportAction::Abort { report: 1, attempt: 2 },
-            ReportAction::Settled { report: 1, outcome: ReportOutcome::Stopped },
-            ReportAction::Settled { report: 2, outcome: ReportOutcome::Stopped },
+            ReportAction::Abort {
+                report: 1,
+                attempt: 2
+            },
+            ReportAction::Settled {
+                report: 1,
+                outcome: ReportOutcome::Stopped
+            },
+            ReportAction::Settled {
+                report: 2,
+                outcome: ReportOutcome::Stopped
+            },
             ReportAction::State {
                 state: State::Closed,
                 reason: Reason::ClosedByUser,

@@ -54,8 +54,8 @@ pub use config::{
 };
 pub use key::{IdempotencyKey, KeyError};
 pub use ordered::Ordered;
-pub use sender::{classify_status, Issue, Outcome, SendAction, Sender, StatusClass};
 pub use reporter::{
     HiddenPolicy, ReportAction, ReportConfig, ReportOutcome, ReportStats, Reporter,
     DEFAULT_MAX_QUEUED, DEFAULT_REPORT_INTERVAL_MS, TICK_JITTER_PERMILLE,
 };
+pub use sender::{classify_status, Issue, Outcome, SendAction, Sender, StatusClass};

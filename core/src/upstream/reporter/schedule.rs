@@ -2,8 +2,8 @@
 
 use super::{HiddenPolicy, ReportAction, Reporter, TICK_JITTER_PERMILLE};
 use crate::engine::{Reason, State, RESUME_JITTER_MS};
-use crate::upstream::IdempotencyKey;
 use crate::time::{clamp_timer_ms, MonoMs, Now};
+use crate::upstream::IdempotencyKey;
 
 impl Reporter {
     /// Nothing is collected nor sent: offline, or hidden under `Stop`.
@@ -47,9 +47,7 @@ impl Reporter {
     /// A due tick can be acted on now (else its timer is not armed: no
     /// wake-up that would do nothing).
     fn tick_ready(&self) -> bool {
-        !self.paused()
-            && self.collecting.is_none()
-            && (self.config.keep_all || !self.in_flight())
+        !self.paused() && self.collecting.is_none() && (self.config.keep_all || !self.in_flight())
     }
 
     /// The earliest time something is due.
