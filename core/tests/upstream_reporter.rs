@@ -720,16 +720,16 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0u64..40_000).prop_map(Op::Advance),
-        6 => Just(Op::Timer),
-        4 => any::<bool>().prop_map(Op::Collect),
-        4 => (prop_oneof![Just(200u16), Just(204), Just(503), Just(429), Just(500), Just(400)], any::<bool>())
+        40 => (0u64..40_000).prop_map(Op::Advance),
+        60 => Just(Op::Timer),
+        40 => any::<bool>().prop_map(Op::Collect),
+        40 => (prop_oneof![Just(200u16), Just(204), Just(503), Just(429), Just(500), Just(400)], any::<bool>())
             .prop_map(|(s, h)| Op::Respond(s, h)),
-        2 => Just(Op::Error),
-        1 => any::<bool>().prop_map(Op::Visible),
-        1 => any::<bool>().prop_map(Op::Online),
-        1 => Just(Op::Flush),
-        1 => (0u8..10).prop_filter_map("rare", |x| (x == 0).then_some(Op::Stop)),
+        20 => Just(Op::Error),
+        10 => any::<bool>().prop_map(Op::Visible),
+        10 => any::<bool>().prop_map(Op::Online),
+        10 => Just(Op::Flush),
+        1 => Just(Op::Stop),
     ]
 }
 

@@ -23,12 +23,23 @@ impl Reporter {
     }
 
     /// The next tick: one interval, times this tick's ±10 % factor, after
-    /// the last tick.
+    /// the last tick; in supersede mode (where a tick sends) never before a
+    /// failure's wait nor within `interval.min_ms` of the last request (a
+    /// hint may shorten the interval after a slow answer).
     pub(super) fn schedule_next_tick(&mut self) {
         let ms = u128::from(self.effective_interval_ms());
         let delay = ms * u128::from(self.tick_factor) / 1000;
         let delay = clamp_timer_ms(u64::try_from(delay).unwrap_or(u64::MAX));
-        self.next_tick = Some(self.tick_at.plus(delay));
+        let at = self.tick_at.plus(delay);
+        if self.config.keep_all {
+            // Collecting sends nothing: keep_all paces its requests itself.
+            self.next_tick = Some(at);
+            return;
+        }
+        let paced = self
+            .last_request
+            .map_or(self.gate, |t| t.plus(self.interval.min_ms()).max(self.gate));
+        self.next_tick = Some(at.max(paced));
     }
 
     /// The earliest a request may go (flush, resume): not before a failure's
@@ -96,6 +107,13 @@ impl Reporter {
         let spread = self.rng.below(2 * TICK_JITTER_PERMILLE + 1);
         self.tick_factor = 1000 - TICK_JITTER_PERMILLE + spread;
         self.next_tick = None;
+        if !self.config.keep_all {
+            // The collection decides between a fresh report and the waiting
+            // one's retry: the retry does not go on its own meanwhile.
+            if let Some(cur) = self.current.as_mut() {
+                cur.driven = false;
+            }
+        }
         self.next_report += 1;
         self.collecting = Some(self.next_report);
         self.actions.push_back(ReportAction::Collect {

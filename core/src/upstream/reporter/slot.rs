@@ -32,7 +32,11 @@ impl Reporter {
     /// A body for `report` arrived: supersede a waiting report, or queue it.
     pub(super) fn take_body(&mut self, now: Now, report: u64, key: IdempotencyKey) {
         if self.config.keep_all {
-            if self.current.is_some() || !self.queue.is_empty() {
+            let paced = self.earliest_request(now);
+            if self.current.is_some() || !self.queue.is_empty() || paced > now.mono {
+                if self.current.is_none() && self.queue.is_empty() {
+                    self.queue_at = Some(paced);
+                }
                 self.queue.push_back((report, key));
                 if self.queue.len() > self.config.max_queued.max(1) {
                     if let Some((old, _)) = self.queue.pop_front() {
