@@ -20,6 +20,9 @@
 //!
 //! This is a benchmark that prints figures, not a test: nothing is asserted.
 
+#[path = "herd/reporter.rs"]
+mod reporter;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -817,6 +820,11 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(100_000);
+    // Optional second argument: `reporter` runs only the reporter fleet.
+    if std::env::args().nth(2).as_deref() == Some("reporter") {
+        reporter::print(n);
+        return;
+    }
     let t0 = stopwatch();
     println!(
         "tidings herd benchmark: {n} clients per fleet; steady state, {} s of refused \
@@ -856,6 +864,7 @@ fn main() {
             }
         }
     }
+    reporter::print(n);
     println!();
     unchanged_resource_cost();
 

@@ -270,9 +270,10 @@ fn a_healthy_reporter_reports_every_interval_with_a_fresh_key() {
     assert_eq!(st.interval_ms, 10_000);
 }
 
-/// A reporter whose every request fails: never two requests closer than the
-/// interval, and the gaps grow (floor = interval, full jitter over a growing
-/// step): it never reports faster than a healthy one.
+/// A reporter whose every request fails: the first failure keeps its slot
+/// (the next report one interval ± 10 % after the failed one, exactly where
+/// a healthy reporter would send it), then the gaps grow (floor = the
+/// interval, full jitter over a growing step): never faster than healthy.
 #[test]
 fn a_failing_reporter_never_reports_faster_than_a_healthy_one() {
     let mut s = Sim::new(ReportConfig::default());
@@ -282,11 +283,12 @@ fn a_failing_reporter_never_reports_faster_than_a_healthy_one() {
         s.fail(1);
     }
     let t: Vec<u64> = s.issues().iter().map(|i| i.0).collect();
+    // The healthy reporter of the same seed: 9320, 9690, … (first gap equal).
     assert_eq!(
         gaps(&t),
-        [10_173, 10_219, 11_238, 12_055, 11_628, 11_495, 12_338]
+        [9320, 10_870, 10_681, 11_973, 15_322, 17_929, 40_636]
     );
-    assert!(gaps(&t).iter().all(|&g| g > 10_000));
+    assert!(gaps(&t).iter().all(|&g| g >= 9000));
     assert_eq!(
         s.log
             .iter()
@@ -296,12 +298,12 @@ fn a_failing_reporter_never_reports_faster_than_a_healthy_one() {
             ReportAction::Error {
                 code: ErrorCode::NetworkOrCors,
                 status: None,
-                retry_in_ms: Some(10_172),
+                retry_in_ms: Some(9319),
                 fatal: false
             }
         ))
     );
-    // A long outage: after 20 failures the gaps reach tens of seconds.
+    // A long outage: after 20 more failures the gaps reach tens of seconds.
     for _ in 0..20 {
         s.until_collect();
         s.collect(true);
@@ -311,7 +313,18 @@ fn a_failing_reporter_never_reports_faster_than_a_healthy_one() {
     let late = gaps(&t[t.len() - 11..]);
     let mean = late.iter().sum::<u64>() / 10;
     assert!(mean > 25_000, "{late:?}");
-    assert!(late.iter().all(|&g| g <= 70_001), "{late:?}");
+    assert!(late.iter().all(|&g| g <= 71_001), "{late:?}");
+    // One success resets the count: the next failure keeps its slot again.
+    s.until_collect();
+    s.collect(true);
+    s.respond(50, ok());
+    let before = s.issues().len();
+    s.until_collect();
+    s.collect(true);
+    s.fail(1);
+    s.until_collect();
+    let slot = s.now - s.issues()[before].0;
+    assert!((9000..=11_000).contains(&slot), "{slot}");
 }
 
 /// Supersede (default): the fresh body replaces the report waiting for its
@@ -323,7 +336,8 @@ fn a_newer_report_supersedes_a_pending_retry() {
     s.collect(true);
     s.respond(50, ResponseHead::new(503));
     let r2 = s.until_collect();
-    assert_eq!((r2, s.now), (2, 17_638));
+    // Its own slot, one interval ± 10 % after the failed report.
+    assert_eq!((r2, s.now), (2, 16_736));
     s.collect(true);
     s.respond(50, ok());
     let issues = s.issues();
@@ -359,14 +373,18 @@ fn nothing_new_sends_the_waiting_report_again_with_its_key() {
     s.collect(true);
     s.fail(50);
     s.until_collect();
+    assert_eq!(s.now, 16_736);
     s.collect(false);
+    // The retry itself keeps the Sender's floor: one interval after the
+    // failure (10 000 + U[0, 500] ms).
+    s.fire();
     let issues = s.issues();
     assert_eq!(
         issues
             .iter()
             .map(|i| (i.0, i.1, i.2, i.3.as_str()))
             .collect::<Vec<_>>(),
-        [(7416, 1, 1, "\"key-1\""), (17_638, 1, 2, "\"key-1\"")]
+        [(7416, 1, 1, "\"key-1\""), (17_466, 1, 2, "\"key-1\"")]
     );
     s.respond(50, ok());
     assert_eq!(

@@ -27,14 +27,19 @@
 //!   per-attempt timeouts and offline handling are the Sender's. Its backoff
 //!   floor is the current interval, so a failing reporter never reports
 //!   faster than a healthy one.
-//! - Supersede (default): after a transient failure the next report is
-//!   collected at `max(the Sender's retry time, now + backoff)`, the backoff
-//!   counting consecutive failed reports (floor = the interval, full jitter,
-//!   cap 60 s: a long outage slows the reporter down); a body then replaces
-//!   the waiting report (settled `Superseded`, its retry never sent), and
-//!   "nothing to report" sends the waiting report's retry with its key. A
-//!   report in flight is never aborted for a newer one (the server may be
-//!   applying it): the next report waits for its answer.
+//! - Supersede (default): after a transient failure the next report keeps
+//!   the reporter's own slot (one interval ± 10 % after the failed one, as
+//!   if it had succeeded: a fleet's phases stay as spread as before the
+//!   outage, so recovery costs no extra request), held back by a server's
+//!   wait (`Retry-After`, rate-limit reset) and by `interval.min_ms` after
+//!   the last request; from the second failure in a row it backs off
+//!   (`now + interval + U[0, min(60 s, 500 ms · 2^k)]`, the `poll`
+//!   transport's rule: a long outage slows the reporter down). At that slot
+//!   a body replaces the waiting report (settled `Superseded`, its retry
+//!   never sent), and "nothing to report" lets the waiting report's retry go
+//!   with its key (at the Sender's own time, an interval after the
+//!   failure). A report in flight is never aborted for a newer one (the
+//!   server may be applying it): the next report waits for its answer.
 //! - `keep_all`: every body is queued (at most `max_queued`, oldest dropped)
 //!   and sent in order, one at a time; the head is retried by its Sender;
 //!   after a success the next queued one goes `U[min/2, min]` later

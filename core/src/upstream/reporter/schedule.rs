@@ -98,6 +98,13 @@ impl Reporter {
             self.next_tick = None;
             return;
         }
+        let paced = self.earliest_request(now);
+        if !self.config.keep_all && paced > now.mono {
+            // A request went since this tick was scheduled (a retry, a
+            // resume): the tick sends, so it keeps the pace.
+            self.next_tick = Some(paced);
+            return;
+        }
         self.tick(now);
     }
 

@@ -234,10 +234,23 @@ impl Reporter {
             retry_at
         } else {
             cur.driven = false;
-            self.backoff.set_interval_floor_ms(Some(floor));
-            let delay = self.backoff.next_delay_ms(&mut self.rng).unwrap_or(floor);
-            let at = now.mono.plus(delay).max(retry_at);
-            let at = self.next_tick.map_or(at, |t| t.max(at));
+            // The next report keeps this reporter's own slot (one interval
+            // ± 10 % after the failed one: a fleet's phases stay as spread
+            // as they were); a server's wait holds it back; a second failure
+            // in a row backs off (floor = the interval, full jitter).
+            let regular = self.next_tick.unwrap_or(now.mono);
+            let server = (fact.reason != Reason::Backoff).then_some(retry_at);
+            let backoff = if self.backoff.attempts() == 0 {
+                let _ = self.backoff.record_failure();
+                None
+            } else {
+                self.backoff.set_interval_floor_ms(Some(floor));
+                let delay = self.backoff.next_delay_ms(&mut self.rng).unwrap_or(floor);
+                Some(now.mono.plus(delay))
+            };
+            let paced = self.earliest_request(now);
+            let at = [regular, paced].into_iter().chain(server).chain(backoff);
+            let at = at.max().unwrap_or(regular);
             self.next_tick = Some(at);
             self.owed = false;
             at
