@@ -19,11 +19,11 @@ const INTERVAL_MS: u64 = 10_000;
 /// Outage length, ms.
 const OUTAGE_MS: u64 = 5_000;
 /// The steady window starts here (every reporter is running), ms.
-const STEADY_FROM_MS: u64 = 40_000;
+const STEADY_FROM_MS: u64 = 30_000;
 /// The outage starts here, ms.
-const OUTAGE_AT_MS: u64 = 160_000;
+const OUTAGE_AT_MS: u64 = 100_000;
 /// The run ends here, ms.
-const END_MS: u64 = 280_000;
+const END_MS: u64 = 190_000;
 /// The recovery window for "requests per reporter": from the outage start
 /// to this long after its end, ms (the goal's 30 s).
 const RECOVERY_MS: u64 = 30_000;
@@ -329,11 +329,12 @@ pub fn print(n: usize) {
     for (model, name) in [(Model::Tidings, "tidings"), (Model::Naive, "naive")] {
         let r = run(model, n, 11);
         println!(
-            "  {name:<9} steady {:>5}/s (max {:>5}/s)  peak / steady max {:>6.2}  back to steady {:<7} \
-             requests/reporter from the outage to +{} s after it {:>5.1} (healthy {healthy:.1})  \
-             99 % of the failed reports' reporters delivered again {}",
-            compact(r.steady),
-            compact(f64::from(r.steady_max)),
+            "  {name:<9} steady {:.0}/s (1 s max {}/s)  peak {}/s = {:.2} x the steady max  \
+             back to steady {:<7} requests/reporter from the outage to +{} s after it {:.1} \
+             (healthy {healthy:.1})  99 % of the reporters whose report failed delivered again {}",
+            r.steady,
+            r.steady_max,
+            r.peak,
             f64::from(r.peak) / f64::from(r.steady_max.max(1)),
             super::secs(r.back_ms),
             RECOVERY_MS / 1000,
