@@ -7,14 +7,20 @@
 //! default automatic reconnect (0, 2, 10, 30 s, then give up, no jitter) and
 //! socket.io's (1 s doubling to 5 s, ±50 % randomization).
 //!
-//! Run: `cargo run --release -p tidings-core --example herd` (about a minute
-//! on two cores). Optional argument: the fleet size (default 100 000).
+//! Run: `cargo run --release -p tidings-core --example herd` (about three
+//! minutes on two quiet cores). Optional arguments: the fleet size (default
+//! 100 000), then `stream`, `poll` or `reporter` to run one section only.
 //!
 //! Printed figures, per fleet (stream, poll) and client model:
 //! - per-second request rates around the outage (5 s and 60 s averages),
-//! - the peak after recovery ÷ the steady rate,
-//! - the time until 99 % of the clients are back and until the rate stays
-//!   within 10 % of steady,
+//! - stream fleet: the time until 99 % of the clients are back ÷ the physical
+//!   limit (clients ÷ capacity), and requests per client to get back (the
+//!   limit is 1); also against a server that answers overload with a
+//!   `Retry-After` spread by its own queue (tidings only: the reference
+//!   schedules ignore `Retry-After`),
+//! - poll fleet: the peak after recovery ÷ the fleet's own steady 1 s maximum,
+//! - the time until the rate stays within 10 % of steady,
+//! - the reporter fleet (`herd/reporter.rs`, issue 15),
 //! - the cost of polling an unchanged resource for two idle hours,
 //! - engine time per handled input and memory per client at 10k, 100k and 1M.
 //!
