@@ -104,6 +104,8 @@ const OUTAGE_MS: u64 = 5_000;
 const OUTAGE_AT_MS: u64 = 480_000;
 /// The run ends here, ms.
 const END_MS: u64 = 960_000;
+/// The poll fleet is back within a minute: its run ends here, ms.
+const POLL_END_MS: u64 = OUTAGE_AT_MS + 180_000;
 /// The cooperative server's longest `Retry-After`, s.
 const MAX_RETRY_AFTER_S: u32 = 1200;
 
@@ -931,10 +933,11 @@ fn main() {
     println!(
         "tidings herd benchmark: {n} clients per fleet; steady state, {} s of refused \
          connections at t = {} s (all streams reset), recovery at 1.5x the steady rate \
-         (over capacity: 503), until t = {} s",
+         (over capacity: 503), until t = {} s (poll fleet: {} s)",
         OUTAGE_MS / 1000,
         OUTAGE_AT_MS / 1000,
-        END_MS / 1000
+        END_MS / 1000,
+        POLL_END_MS / 1000
     );
     println!(
         "Stream fleet: streams rotated by the server every 3-9 min, heartbeat every 20 s. \
@@ -964,7 +967,11 @@ fn main() {
                 n,
                 start_spread_ms: 30_000,
                 outage_at: OUTAGE_AT_MS,
-                end: END_MS,
+                end: if fleet == Fleet::Poll {
+                    POLL_END_MS
+                } else {
+                    END_MS
+                },
                 seed: 7,
                 cooperative,
             };
@@ -1027,7 +1034,12 @@ fn main() {
         let span = if scale == 1_000_000 {
             String::from("60 s span, starts over 20 s, outage at 40 s")
         } else {
-            format!("{} s span", END_MS / 1000)
+            let end = if fleet == Fleet::Poll {
+                POLL_END_MS
+            } else {
+                END_MS
+            };
+            format!("{} s span", end / 1000)
         };
         println!(
             "  {:>9} clients, {:?} fleet, {span}: {} inputs, {:.0} ns/input, memory {} B/client \

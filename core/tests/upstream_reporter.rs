@@ -403,7 +403,7 @@ fn nothing_new_sends_the_waiting_report_again_with_its_key() {
 
 /// `keep_all`: later bodies queue while the head is retried with its key;
 /// after the head is delivered the queue drains one at a time,
-/// `U[min/2, min]` apart.
+/// `min + U[0, interval − min]` apart.
 #[test]
 fn keep_all_delivers_every_report_in_order() {
     let mut s = Sim::new(keep_all());
@@ -424,7 +424,9 @@ fn keep_all_delivers_every_report_in_order() {
     s.fire();
     s.respond(50, ok());
     let i: Vec<(u64, u64, u32)> = s.issues().iter().map(|i| (i.0, i.1, i.2)).collect();
-    assert_eq!(i, [(7416, 1, 1), (17_466, 1, 2), (18_035, 2, 1)]);
+    // Report 2 goes 1342 ms after report 1's answer at 17 516: in
+    // [min, interval] = [1 s, 10 s].
+    assert_eq!(i, [(7416, 1, 1), (17_466, 1, 2), (18_858, 2, 1)]);
     assert_eq!(s.settled().iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2]);
 }
 

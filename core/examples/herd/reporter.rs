@@ -31,6 +31,8 @@ const RECOVERY_MS: u64 = 30_000;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Model {
     Tidings,
+    /// tidings with `keep_all` (every report delivered).
+    KeepAll,
     Naive,
 }
 
@@ -174,13 +176,13 @@ impl Sim {
 
     fn handle(&mut self, ev: Ev) {
         match (self.model, ev.kind) {
-            (Model::Tidings, Kind::Timer) => {
+            (Model::Tidings | Model::KeepAll, Kind::Timer) => {
                 if self.clients[ev.c as usize].timer_at == ev.a {
                     self.clients[ev.c as usize].timer_at = u64::MAX;
                     self.feed(ev.t, ev.c, |r, now| r.handle_timer(now));
                 }
             }
-            (Model::Tidings, Kind::Answer(v)) => {
+            (Model::Tidings | Model::KeepAll, Kind::Answer(v)) => {
                 self.answered(ev.t, ev.c, v);
                 let (ok, busy) = (&self.ok, &self.busy);
                 let head = if v == Verdict::Ok {
@@ -235,12 +237,12 @@ pub fn run(model: Model, n: usize, seed: u64) -> Outcome {
     for c in 0..n {
         // Pages load uniformly over one interval.
         let load = rng.below(INTERVAL_MS);
-        let reporter = (model == Model::Tidings).then(|| {
-            Reporter::new(
-                ReportConfig::default(),
-                seed ^ (c as u64).wrapping_mul(0x9E37_79B9),
-            )
-        });
+        let config = ReportConfig {
+            keep_all: model == Model::KeepAll,
+            ..ReportConfig::default()
+        };
+        let reporter = (model != Model::Naive)
+            .then(|| Reporter::new(config, seed ^ (c as u64).wrapping_mul(0x9E37_79B9)));
         sim.clients.push(Client {
             reporter,
             timer_at: u64::MAX,
@@ -258,7 +260,7 @@ pub fn run(model: Model, n: usize, seed: u64) -> Outcome {
             let (steady, _) = steady_of(&sim.server.attempts);
             sim.server.capacity = Some((1.5 * steady).ceil() as u32);
         }
-        if model == Model::Tidings && ev.a == u64::MAX && ev.b == 1 {
+        if model != Model::Naive && ev.a == u64::MAX && ev.b == 1 {
             // The page loads: start.
             sim.feed(ev.t, ev.c, |r, now| r.handle_start(now));
             continue;
@@ -326,7 +328,11 @@ pub fn print(n: usize) {
         OUTAGE_AT_MS / 1000
     );
     let healthy = (OUTAGE_MS + RECOVERY_MS) as f64 / INTERVAL_MS as f64;
-    for (model, name) in [(Model::Tidings, "tidings"), (Model::Naive, "naive")] {
+    for (model, name) in [
+        (Model::Tidings, "tidings"),
+        (Model::KeepAll, "keepAll"),
+        (Model::Naive, "naive"),
+    ] {
         let r = run(model, n, 11);
         println!(
             "  {name:<9} steady {:.0}/s (1 s max {}/s)  peak {}/s = {:.2} x the steady max  \

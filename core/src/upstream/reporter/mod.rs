@@ -42,8 +42,9 @@
 //!   server may be applying it): the next report waits for its answer.
 //! - `keep_all`: every body is queued (at most `max_queued`, oldest dropped)
 //!   and sent in order, one at a time; the head is retried by its Sender;
-//!   after a success the next queued one goes `U[min/2, min]` later
-//!   (`min` = `interval.min_ms`).
+//!   after a success the next queued one goes `min + U[0, interval − min]`
+//!   later (`min` = `interval.min_ms`): a backlog drains at about two
+//!   reports per interval, spread over it.
 //! - Hidden ([`HiddenPolicy`]): stop (default), slower, or unchanged.
 //!   Offline: nothing is collected nor sent; online: the missed report
 //!   `U[0, 250)` ms later, never before a server's wait.
