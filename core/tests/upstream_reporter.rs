@@ -796,3 +796,56 @@ proptest! {
         }
     }
 }
+
+/// A server asking for a retry sooner than the interval (`Retry-After: 2`)
+/// does not make a reporter faster than a healthy one: the next report
+/// still waits for its slot (the Sender's floor is the interval).
+#[test]
+fn a_short_retry_after_never_beats_the_interval() {
+    for keep in [false, true] {
+        let mut s = Sim::new(ReportConfig {
+            keep_all: keep,
+            ..ReportConfig::default()
+        });
+        s.until_collect();
+        s.collect(true);
+        s.respond(50, ResponseHead::new(503).with_header("Retry-After", "2"));
+        while s.issues().len() < 2 {
+            s.fire();
+            if s.collecting.is_some() {
+                s.collect(true);
+            }
+        }
+        let gap = s.issues()[1].0 - s.issues()[0].0;
+        assert!(gap >= 9000, "keep_all {keep}: {gap}");
+    }
+}
+
+/// Adaptive modes: "nothing to report" is an unchanged answer (slower), a
+/// body a changed one (faster), within `[min, max]`.
+#[test]
+fn adaptive_interval_follows_what_the_task_has() {
+    let mut s = Sim::new(ReportConfig {
+        interval: tidings_core::policy::interval::IntervalConfig {
+            mode: tidings_core::policy::interval::IntervalMode::Exponential,
+            initial_ms: 10_000,
+            min_ms: 1000,
+            max_ms: 60_000,
+        },
+        ..ReportConfig::default()
+    });
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        s.until_collect();
+        s.collect(false);
+        seen.push(s.r.stats().interval_ms);
+    }
+    for _ in 0..3 {
+        s.until_collect();
+        s.collect(true);
+        s.respond(50, ok());
+        seen.push(s.r.stats().interval_ms);
+    }
+    assert_eq!(seen, [20_000, 40_000, 60_000, 60_000, 30_000, 15_000, 7500]);
+    assert_eq!(s.r.stats().skipped, 4);
+}
