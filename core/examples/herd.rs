@@ -7,8 +7,8 @@
 //! default automatic reconnect (0, 2, 10, 30 s, then give up, no jitter) and
 //! socket.io's (1 s doubling to 5 s, ±50 % randomization).
 //!
-//! Run: `cargo run --release -p tidings-core --example herd` (about three
-//! minutes on two quiet cores). Optional arguments: the fleet size (default
+//! Run: `cargo run --release -p tidings-core --example herd` (3.5 min of
+//! CPU on the 2-core VM, measured while it was shared). Optional arguments: the fleet size (default
 //! 100 000), then `stream`, `poll` or `reporter` to run one section only.
 //!
 //! Printed figures, per fleet (stream, poll) and client model:
