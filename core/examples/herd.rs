@@ -7,18 +7,27 @@
 //! default automatic reconnect (0, 2, 10, 30 s, then give up, no jitter) and
 //! socket.io's (1 s doubling to 5 s, ±50 % randomization).
 //!
-//! Run: `cargo run --release -p tidings-core --example herd` (about a minute
-//! on two cores). Optional argument: the fleet size (default 100 000).
+//! Run: `cargo run --release -p tidings-core --example herd` (3.5 min of
+//! CPU on the 2-core VM, measured while it was shared). Optional arguments: the fleet size (default
+//! 100 000), then `stream`, `poll` or `reporter` to run one section only.
 //!
 //! Printed figures, per fleet (stream, poll) and client model:
 //! - per-second request rates around the outage (5 s and 60 s averages),
-//! - the peak after recovery ÷ the steady rate,
-//! - the time until 99 % of the clients are back and until the rate stays
-//!   within 10 % of steady,
+//! - stream fleet: the time until 99 % of the clients are back ÷ the physical
+//!   limit (clients ÷ capacity), and requests per client to get back (the
+//!   limit is 1); also against a server that answers overload with a
+//!   `Retry-After` spread by its own queue (tidings only: the reference
+//!   schedules ignore `Retry-After`),
+//! - poll fleet: the peak after recovery ÷ the fleet's own steady 1 s maximum,
+//! - the time until the rate stays within 10 % of steady,
+//! - the reporter fleet (`herd/reporter.rs`, issue 15),
 //! - the cost of polling an unchanged resource for two idle hours,
 //! - engine time per handled input and memory per client at 10k, 100k and 1M.
 //!
 //! This is a benchmark that prints figures, not a test: nothing is asserted.
+
+#[path = "herd/reporter.rs"]
+mod reporter;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cmp::Reverse;
@@ -95,6 +104,10 @@ const OUTAGE_MS: u64 = 5_000;
 const OUTAGE_AT_MS: u64 = 480_000;
 /// The run ends here, ms.
 const END_MS: u64 = 960_000;
+/// The poll fleet is back within a minute: its run ends here, ms.
+const POLL_END_MS: u64 = OUTAGE_AT_MS + 180_000;
+/// The cooperative server's longest `Retry-After`, s.
+const MAX_RETRY_AFTER_S: u32 = 1200;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Fleet {
@@ -158,13 +171,16 @@ struct Scenario {
     /// The simulation ends here, ms.
     end: u64,
     seed: u64,
+    /// The server answers overload with `Retry-After` from its own queue.
+    cooperative: bool,
 }
 
 /// What the server does with a request arriving now.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Verdict {
     Refused,
-    Busy,
+    /// 503, with the cooperative server's `Retry-After` in seconds (0: none).
+    Busy(u32),
     Accept,
 }
 
@@ -174,6 +190,12 @@ struct Server {
     capacity: Option<u32>,
     attempts: Vec<u32>,
     accepted: Vec<u32>,
+    /// The cooperative variant: a 503 carries `Retry-After` = the seconds
+    /// until the first second whose promised returns are below capacity
+    /// (the server's own queue spreads the fleet at its capacity).
+    cooperative: bool,
+    /// Clients told to come back in each second.
+    promised: Vec<u32>,
 }
 
 impl Server {
@@ -184,7 +206,23 @@ impl Server {
             capacity: None,
             attempts: vec![0; secs],
             accepted: vec![0; secs],
+            cooperative: false,
+            promised: vec![0; secs + MAX_RETRY_AFTER_S as usize],
         }
+    }
+
+    /// The cooperative server's `Retry-After` for a client refused at `t`,
+    /// seconds: the first later second with room among its promises.
+    fn queue_wait_s(&mut self, t: u64, cap: u32) -> u32 {
+        let s = (t / 1000) as usize;
+        for wait in 1..MAX_RETRY_AFTER_S {
+            let slot = s + wait as usize;
+            if slot < self.promised.len() && self.promised[slot] < cap {
+                self.promised[slot] += 1;
+                return wait;
+            }
+        }
+        MAX_RETRY_AFTER_S
     }
 
     fn decide(&mut self, t: u64) -> Verdict {
@@ -197,7 +235,12 @@ impl Server {
         }
         if let Some(cap) = self.capacity {
             if s < self.accepted.len() && self.accepted[s] >= cap {
-                return Verdict::Busy;
+                let wait = if self.cooperative {
+                    self.queue_wait_s(t, cap)
+                } else {
+                    0
+                };
+                return Verdict::Busy(wait);
             }
         }
         if s < self.accepted.len() {
@@ -244,18 +287,26 @@ struct ClientState {
     version: u32,
     /// Recovered after the outage (stream connected, or a successful poll).
     recovered: bool,
+    /// Requests from the outage's end until recovered.
+    to_back: u32,
+    /// Requests during the outage.
+    in_outage: u32,
 }
 
 struct Outcome {
     attempts: Vec<u32>,
     steady: f64,
     steady_max: u32,
-    /// Requests per client from the end of the outage to the end of the run.
-    after_per_client: f64,
     peak_ratio: f64,
     recovered_99_ms: Option<u64>,
     rate_settled_ms: Option<u64>,
     gave_up: usize,
+    /// Server capacity after the outage, requests/s.
+    capacity: u32,
+    /// Requests per client from the outage's end until it was back.
+    to_back: f64,
+    /// Requests per client during the outage.
+    in_outage: f64,
     inputs: u64,
     engine_ns: u128,
     mem_per_client: Option<usize>,
@@ -265,6 +316,8 @@ struct Outcome {
 struct Heads {
     stream: ResponseHead,
     busy: ResponseHead,
+    /// `503` with `Retry-After: i` (index 0 unused).
+    busy_after: Vec<ResponseHead>,
     not_modified: ResponseHead,
     /// `200` with `ETag: "v"` for each resource version.
     versions: Vec<ResponseHead>,
@@ -275,6 +328,9 @@ impl Heads {
         Heads {
             stream: ResponseHead::event_stream(),
             busy: ResponseHead::new(503),
+            busy_after: (0..=MAX_RETRY_AFTER_S)
+                .map(|i| ResponseHead::new(503).with_header("Retry-After", &i.to_string()))
+                .collect(),
             not_modified: ResponseHead::new(304),
             versions: (0..=end / RESOURCE_PERIOD_MS)
                 .map(|v| {
@@ -394,9 +450,15 @@ impl Sim<'_> {
 
     /// A request from client `c` (attempt `att`) reaches the server at `t`.
     fn request(&mut self, t: u64, c: u32, att: u64, known: Option<u32>) {
+        let cl = &mut self.clients[c as usize];
+        if t >= self.server.outage.1 && !cl.recovered {
+            cl.to_back += 1;
+        } else if t >= self.server.outage.0 && !cl.recovered {
+            cl.in_outage += 1;
+        }
         match self.server.decide(t) {
             Verdict::Refused => self.push(t + 1, c, Kind::Refused, att, 0),
-            Verdict::Busy => self.push(t + RTT_MS, c, Kind::Busy, att, 0),
+            Verdict::Busy(wait) => self.push(t + RTT_MS, c, Kind::Busy, att, wait),
             Verdict::Accept => match self.sc.fleet {
                 Fleet::Stream => {
                     self.push(t + RTT_MS, c, Kind::HeadOk, att, 0);
@@ -473,7 +535,14 @@ impl Sim<'_> {
                 });
             }
             (Kind::Busy, _) => {
-                self.feed(t, c, |e, now, h| e.handle_response_head(now, id, &h.busy));
+                let wait = ev.v as usize;
+                self.feed(t, c, |e, now, h| {
+                    let head = match wait {
+                        0 => &h.busy,
+                        w => h.busy_after.get(w).unwrap_or(&h.busy),
+                    };
+                    e.handle_response_head(now, id, head)
+                });
             }
             (Kind::HeadOk, Fleet::Stream) => {
                 self.mark_connected(c, t);
@@ -575,7 +644,10 @@ impl Sim<'_> {
         let mut sim = Sim {
             sc,
             heads: Heads::new(sc.end),
-            server: Server::new(sc.end, sc.outage_at),
+            server: Server {
+                cooperative: sc.cooperative,
+                ..Server::new(sc.end, sc.outage_at)
+            },
             queue: BinaryHeap::with_capacity(sc.n * 4),
             clients: Vec::with_capacity(sc.n),
             rng: Rng::new(sc.seed),
@@ -602,6 +674,8 @@ impl Sim<'_> {
                 gave_up: false,
                 version: u32::MAX,
                 recovered: false,
+                to_back: 0,
+                in_outage: 0,
             });
             let start = sim.rng.below(sc.start_spread_ms.max(1));
             sim.push(start, c as u32, Kind::Timer, start, 0);
@@ -665,7 +739,6 @@ impl Sim<'_> {
         let attempts = sim.server.attempts[..last].to_vec();
         let peak = attempts[after..].iter().copied().max().unwrap_or(0);
         let steady_max = attempts[from..to].iter().copied().max().unwrap_or(0);
-        let after_per_client = f64::from(attempts[after..].iter().sum::<u32>()) / sc.n as f64;
         // Rate settled: from the first second after which every 60 s average
         // (the poll fleet's natural cycle is 30 s) stays within 10 % above steady.
         let mut settled = None;
@@ -681,11 +754,14 @@ impl Sim<'_> {
             attempts,
             steady,
             steady_max,
-            after_per_client,
             peak_ratio: f64::from(peak) / steady.max(1e-9),
             recovered_99_ms: recovered_99,
             rate_settled_ms: settled,
             gave_up,
+            capacity: sim.server.capacity.unwrap_or(0),
+            to_back: f64::from(sim.clients.iter().map(|c| c.to_back).sum::<u32>()) / sc.n as f64,
+            in_outage: f64::from(sim.clients.iter().map(|c| c.in_outage).sum::<u32>())
+                / sc.n as f64,
             inputs: sim.inputs,
             engine_ns: sim.engine_ns,
             mem_per_client,
@@ -731,18 +807,48 @@ fn print_result(sc: &Scenario, r: &Outcome) {
         .step_by(60)
         .map(|s| compact(avg(&a[s..(s + 60).min(a.len())])))
         .collect();
-    println!(
-        "  {:<9} steady {:>5}/s (max {:>5}/s)  peak after recovery / steady {:>5.1}  99 % back {:<7} \
-         rate settled {:<7} requests/client after recovery {:>5.1}  gave up {}",
-        sc.model.name(),
-        compact(r.steady),
-        compact(f64::from(r.steady_max)),
-        r.peak_ratio,
-        secs(r.recovered_99_ms),
-        secs(r.rate_settled_ms),
-        r.after_per_client,
-        r.gave_up
-    );
+    let name = if sc.cooperative {
+        "tidings + server Retry-After queue"
+    } else {
+        sc.model.name()
+    };
+    match sc.fleet {
+        Fleet::Stream => {
+            // The physical limit: every client must reconnect, at most
+            // `capacity` per second.
+            let limit_s = sc.n as f64 / f64::from(r.capacity.max(1));
+            let ratio = r.recovered_99_ms.map_or_else(
+                || "-".into(),
+                |m| format!("{:.2}", m as f64 / 1000.0 / limit_s),
+            );
+            println!(
+                "  {name:<9} steady {:>5}/s  99 % back {:<7} = {ratio} x the limit ({} clients / \
+                 {} per s = {limit_s:.0} s)  requests/client to get back {:>5.1} (limit 1; \
+                 {:.1} more during the outage)  rate settled {:<7} gave up {}",
+                compact(r.steady),
+                secs(r.recovered_99_ms),
+                sc.n,
+                r.capacity,
+                r.to_back,
+                r.in_outage,
+                secs(r.rate_settled_ms),
+                r.gave_up
+            );
+        }
+        Fleet::Poll => println!(
+            "  {name:<9} steady {:>5}/s (max {:>5}/s)  peak after recovery / steady max {:>5.2} \
+             (/ steady average {:>5.2})  99 % back {:<7} rate settled {:<7} requests/client to \
+             get back {:>5.1}  gave up {}",
+            compact(r.steady),
+            compact(f64::from(r.steady_max)),
+            r.peak_ratio * r.steady / f64::from(r.steady_max.max(1)),
+            r.peak_ratio,
+            secs(r.recovered_99_ms),
+            secs(r.rate_settled_ms),
+            r.to_back,
+            r.gave_up
+        ),
+    }
     let r0 = ((sc.outage_at + OUTAGE_MS) / 1000) as usize;
     let per_second: Vec<String> = a[r0..(r0 + 15).min(a.len())]
         .iter()
@@ -817,14 +923,21 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(100_000);
+    // Optional second argument: `reporter` runs only the reporter fleet.
+    let only = std::env::args().nth(2);
+    if only.as_deref() == Some("reporter") {
+        reporter::print(n);
+        return;
+    }
     let t0 = stopwatch();
     println!(
         "tidings herd benchmark: {n} clients per fleet; steady state, {} s of refused \
          connections at t = {} s (all streams reset), recovery at 1.5x the steady rate \
-         (over capacity: 503), until t = {} s",
+         (over capacity: 503), until t = {} s (poll fleet: {} s)",
         OUTAGE_MS / 1000,
         OUTAGE_AT_MS / 1000,
-        END_MS / 1000
+        END_MS / 1000,
+        POLL_END_MS / 1000
     );
     println!(
         "Stream fleet: streams rotated by the server every 3-9 min, heartbeat every 20 s. \
@@ -832,30 +945,47 @@ fn main() {
     );
     println!("Rates are requests arriving at the server per second (refused and 503 included).");
     let mut tidings_runs = vec![];
-    for fleet in [Fleet::Stream, Fleet::Poll] {
+    let fleets = match only.as_deref() {
+        Some("stream") => vec![Fleet::Stream],
+        Some("poll") => vec![Fleet::Poll],
+        _ => vec![Fleet::Stream, Fleet::Poll],
+    };
+    for fleet in fleets {
         println!("\n{fleet:?} fleet");
-        for model in [
+        let cooperative = (fleet == Fleet::Stream).then_some((Model::Tidings, true));
+        let runs = [
             Model::Tidings,
             Model::Naive,
             Model::SignalR,
             Model::SocketIo,
-        ] {
+        ]
+        .map(|m| (m, false));
+        for (model, cooperative) in runs.into_iter().chain(cooperative) {
             let sc = Scenario {
                 fleet,
                 model,
                 n,
                 start_spread_ms: 30_000,
                 outage_at: OUTAGE_AT_MS,
-                end: END_MS,
+                end: if fleet == Fleet::Poll {
+                    POLL_END_MS
+                } else {
+                    END_MS
+                },
                 seed: 7,
+                cooperative,
             };
-            let r = Sim::run(&sc, model == Model::Tidings);
+            let r = Sim::run(&sc, model == Model::Tidings && !cooperative);
             print_result(&sc, &r);
-            if model == Model::Tidings {
+            if model == Model::Tidings && !cooperative {
                 tidings_runs.push((fleet, n, r.inputs, r.engine_ns, r.mem_per_client));
             }
         }
     }
+    if only.is_some() {
+        return;
+    }
+    reporter::print(n);
     println!();
     unchanged_resource_cost();
 
@@ -872,6 +1002,7 @@ fn main() {
             outage_at: outage,
             end,
             seed: 9,
+            cooperative: false,
         };
         let r = Sim::run(&sc, true);
         tidings_runs.push((
@@ -903,7 +1034,12 @@ fn main() {
         let span = if scale == 1_000_000 {
             String::from("60 s span, starts over 20 s, outage at 40 s")
         } else {
-            format!("{} s span", END_MS / 1000)
+            let end = if fleet == Fleet::Poll {
+                POLL_END_MS
+            } else {
+                END_MS
+            };
+            format!("{} s span", end / 1000)
         };
         println!(
             "  {:>9} clients, {:?} fleet, {span}: {} inputs, {:.0} ns/input, memory {} B/client \

@@ -1,4 +1,6 @@
 //! Upstream: requests the client sends to the server (issue 14, `send`).
+//! [`Reporter`] (issue 15, `report`) sends a report every interval, each one
+//! a [`Sender`] with its own key (see the `reporter` module doc).
 //!
 //! [`Sender`] is the sans-IO machine of ONE send: one request that takes
 //! effect once, because every attempt carries the same idempotency key
@@ -51,6 +53,8 @@ mod key;
 mod ordered;
 mod sender;
 
+mod reporter;
+
 pub use config::{
     is_forbidden_request_header, SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS,
     DEFAULT_METHOD, DEFAULT_SEND_TIMEOUT_MS,
@@ -58,6 +62,10 @@ pub use config::{
 pub use keepalive::{keepalive_handoff, PendingSend, KEEPALIVE_BUDGET_BYTES};
 pub use key::{IdempotencyKey, KeyError};
 pub use ordered::Ordered;
+pub use reporter::{
+    HiddenPolicy, ReportAction, ReportConfig, ReportOutcome, ReportStats, Reporter,
+    DEFAULT_MAX_QUEUED, DEFAULT_REPORT_INTERVAL_MS, TICK_JITTER_PERMILLE,
+};
 pub use sender::{
     classify_status, is_replayed, Issue, Outcome, SendAction, Sender, StatusClass, REPLAYED_HEADER,
 };
