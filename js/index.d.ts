@@ -55,7 +55,7 @@ export type Reason =
   | "start" | "capability" | "backoff" | "retry-after" | "rate-limit" | "server-hint"
   | "breaker-open" | "breaker-probe" | "buffered-stream" | "stalled" | "open-failed"
   | "failback-probe" | "hidden" | "visible" | "offline" | "online" | "frozen" | "resumed"
-  | "permanent-error" | "closed-by-user" | "aborted" | "resume-ignored";
+  | "permanent-error" | "closed-by-user" | "aborted" | "resume-ignored" | "stream-closed";
 
 /** The error codes, as a frozen object: `if (e.code === ErrorCode.Auth) …`. */
 export declare const ErrorCode: Readonly<{
@@ -123,7 +123,11 @@ export interface Message<T = string, E extends string = string> {
   readonly lastEventId: string;
   /** Same as `type`. */
   readonly event: E;
-  /** The data: the string as sent, or with `parse: "json"` the parsed value. */
+  /**
+   * The data: the string as sent, or with `parse: "json"` the parsed value. With
+   * `protocol: "durable-streams"`, a stream whose content type is neither `application/json` nor
+   * `text/*` delivers a `Uint8Array` whatever `parse` says.
+   */
   readonly data: T;
   /** The transport that delivered it. */
   readonly transport: Transport;
@@ -178,11 +182,26 @@ export interface TransportChangeEvent {
  * `reset`), a stream without ids is reconnecting and messages may be lost (`"unresumable"`), or
  * the server answered `409 Conflict` to a request that resumed from a cursor (`"cursor-invalid"`,
  * Electric's "must-refetch"): the cursor, the duplicate memory and the validators were forgotten
- * and one request without a cursor follows at once. The app should refetch its state.
+ * and one request without a cursor follows at once. With `protocol: "durable-streams"`, `"gone"`:
+ * the server answered `410 Gone` (offset before its retention, or the stream soft-deleted); the
+ * subscription starts over once from the configured start (`"now"` if `offset` was `"now"`, else
+ * `"-1"`), and a second 410 before any answer is a fatal `http-status` error. The app should
+ * refetch its state.
  */
 export interface ResetEvent {
   readonly type: "reset";
-  readonly reason: "server" | "unresumable" | "cursor-invalid";
+  readonly reason: "server" | "unresumable" | "cursor-invalid" | "gone";
+}
+
+/**
+ * `uptodate` (`protocol: "durable-streams"`): the subscription has caught up with everything the
+ * server had (`Stream-Up-To-Date: true` after an answer without it). Not the end of the stream:
+ * that is `statechange` to `closed` with reason `stream-closed`.
+ */
+export interface UpToDateEvent {
+  readonly type: "uptodate";
+  /** The offset reached. */
+  readonly lastEventId: string;
 }
 
 /** The events that are not messages. Their names cannot be used as message event names. */
@@ -192,6 +211,7 @@ export interface LifecycleEventMap {
   statechange: StateChangeEvent;
   transportchange: TransportChangeEvent;
   reset: ResetEvent;
+  uptodate: UpToDateEvent;
 }
 
 /** Counters from `stats()`. */
@@ -280,7 +300,8 @@ export interface Options<M = {}> {
   transports?: readonly Transport[];
   /**
    * Named event types delivered besides `message`; the same filter on every transport. Names of
-   * the subscription's own events (`open`, `error`, `statechange`, `transportchange`, `reset`) throw
+   * the subscription's own events (`open`, `error`, `statechange`, `transportchange`, `reset`,
+   * `uptodate`) throw
    * `invalid-option`; `"message"` is always delivered. A server event of one of those names is never
    * a message nor a lifecycle event: `reset` asks the app to refetch (a `reset` event), the others
    * are dropped (logged as `ignore` with `debug`) and the stream stays open. Default `[]`.
@@ -308,7 +329,8 @@ export interface Options<M = {}> {
    * server event named `open`, `error`, `statechange` or `transportchange`, dropped), `wait`
    * (`{ delayMs }`), `note` (`{ note: "silent-stream-kept" }`: an `eventsource` stream with no
    * other usable transport kept open past `watchdog.firstEventTimeoutMs`), and the
-   * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` event objects.
+   * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` / `uptodate` event
+   * objects.
    * Default `false`.
    */
   debug?: boolean;
@@ -316,9 +338,24 @@ export interface Options<M = {}> {
   signal?: AbortSignal;
   /**
    * Initial cursor (resume from a stored id). One holding U+0000, CR or LF (never a stream's id)
-   * throws `invalid-option`. Default `""`.
+   * throws `invalid-option`. Default `""`. With `protocol: "durable-streams"` it is the offset
+   * (same as `offset`).
    */
   lastEventId?: string;
+  /**
+   * The server family: `"default"` (SSE ids, `Last-Event-ID`, JSON/raw long-poll and poll bodies,
+   * validators) or `"durable-streams"` (the Durable Streams protocol: catch-up then
+   * `live=long-poll` reads, the cursor is the offset; `long-poll` is then the only transport,
+   * whatever `transports` says). README "Durable Streams". Default `"default"`.
+   */
+  protocol?: "default" | "durable-streams";
+  /**
+   * With `protocol: "durable-streams"`: where to start, `"-1"` (the stream's start), `"now"` (its
+   * tail) or an offset stored from `lastEventId` / a message's `lastEventId`. An offset longer
+   * than 256 bytes, or holding a space, a control character or one of `, & = ? /`, and `offset`
+   * without that protocol, throw `invalid-option`. Default `"-1"`.
+   */
+  offset?: string;
   /**
    * The largest message, in bytes: an event-stream line, the data of one event (UTF-8), a JSON or
    * raw-resource message, a native `EventSource` message. A bigger one is skipped (its id still
@@ -461,7 +498,7 @@ export interface Options<M = {}> {
  */
 export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessage<M, D>> {
   /**
-   * Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`. As on
+   * Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`, `uptodate`. As on
    * `EventTarget`: a listener added twice for one type runs once, a listener removed during a
    * dispatch is not called, `null` is ignored, and a listener that throws is reported with
    * `reportError` (the page's `error` event) without stopping the others.

@@ -38,6 +38,7 @@ fn deliver(id: &str, last: &str, data: &str) -> Action {
         last_event_id: last.into(),
         event: "message".into(),
         data: data.into(),
+        binary: false,
     })
 }
 

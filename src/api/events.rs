@@ -22,6 +22,11 @@ fn num(n: u64) -> JsValue {
 /// returned as `Err`.
 pub fn message(m: &Message, transport: &'static str, parse: Parse) -> Result<JsValue, JsValue> {
     let data = match parse {
+        // Bytes stay bytes whatever `parse` says (one char per byte).
+        _ if m.binary => {
+            let bytes: Vec<u8> = m.data.chars().map(|c| c as u8).collect();
+            js_sys::Uint8Array::from(&bytes[..]).into()
+        }
         Parse::Text => JsValue::from_str(&m.data),
         Parse::Json => js_sys::JSON::parse(&m.data).map_err(|_| {
             // Which message was dropped (its data may be large or private).
@@ -141,6 +146,11 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             set(&o, "reason", &name(reason.as_str()));
             Some(("reset", o.into()))
         }
+        Action::UpToDate { last_event_id } => {
+            let o = object("uptodate");
+            set(&o, "lastEventId", &JsValue::from_str(last_event_id));
+            Some(("uptodate", o.into()))
+        }
         _ => None,
     }
 }
@@ -157,7 +167,7 @@ fn says(code: ErrorCode, retrying: bool) -> &'static str {
         ErrorCode::NetworkOrCors => "network error or CORS refusal",
         ErrorCode::Timeout => "no answer, or a silent stream",
         ErrorCode::TooLarge => "message over maxMessageBytes skipped",
-        ErrorCode::Parse => "message data is not JSON",
+        ErrorCode::Parse => "message data is not JSON, or a body not valid for its type",
         ErrorCode::Auth => "refused (401/403)",
         ErrorCode::GaveUp => "gave up: maxAttempts, or no usable transport",
         ErrorCode::ResumeIgnored if retrying => {

@@ -21,7 +21,7 @@
 
 use std::cell::Cell;
 
-use tidings_core::engine::{Config, TransportKind};
+use tidings_core::engine::{is_valid_offset, Config, Protocol, TransportKind};
 use tidings_core::policy::backoff::{BackoffConfig, Strategy};
 use tidings_core::policy::interval::IntervalMode;
 use tidings_core::sse::SseLimits;
@@ -91,7 +91,7 @@ impl Options {
 /// The subscription's own event types: a message event (`events`) or the
 /// heartbeat event of one of these names could never be told apart (the
 /// engine's list: it drops server events of these names).
-const RESERVED: [&str; 5] = tidings_core::engine::RESERVED_EVENTS;
+const RESERVED: [&str; 6] = tidings_core::engine::RESERVED_EVENTS;
 
 fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     if let Some(i) = one_of(&get(v, "parse"), "parse", &["text", "json"])? {
@@ -138,6 +138,7 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
         }
         c.last_event_id = id;
     }
+    durable_streams(c, v)?;
     if let Some(p) = text(v, "lastEventIdParam")? {
         c.last_event_id_param = p;
     }
@@ -240,6 +241,32 @@ pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> Result<JsValue, 
     set_ms(&mut into.max_ms, &b, "maxMs", "backoff")?;
     set_ms(&mut into.floor_ms, &b, "floorMs", "backoff")?;
     Ok(b)
+}
+
+/// `protocol` and `offset`: the Durable Streams profile starts from `offset`
+/// (`"-1"`, `"now"` or a stored `Stream-Next-Offset`; `lastEventId` is taken
+/// as the offset too). An offset the engine would refuse from a server (see
+/// `tidings_core::engine::is_valid_offset`), or `offset` without
+/// `protocol: "durable-streams"`, is `invalid-option` (`offset`).
+fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
+    if let Some(i) = one_of(
+        &get(v, "protocol"),
+        "protocol",
+        &["default", "durable-streams"],
+    )? {
+        c.protocol = [Protocol::Default, Protocol::DurableStreams][i];
+    }
+    let durable = c.protocol == Protocol::DurableStreams;
+    if let Some(offset) = text(v, "offset")? {
+        if !durable {
+            return Err(invalid("offset"));
+        }
+        c.last_event_id = offset;
+    }
+    if durable && !c.last_event_id.is_empty() && !is_valid_offset(&c.last_event_id, true) {
+        return Err(invalid("offset"));
+    }
+    Ok(())
 }
 
 thread_local! {

@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
-    AttemptId, IncomingMessage, OpenRequest, ResponseHead, TransportError, TransportKind,
+    AttemptId, IncomingMessage, OpenRequest, Protocol, ResponseHead, TransportError, TransportKind,
 };
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -255,8 +255,11 @@ fn open_fetch(
     kind: TransportKind,
 ) -> Result<Live, JsValue> {
     let id = req.id;
+    let durable = conn.with_engine(|e| e.config().protocol == Protocol::DurableStreams);
     let read = if kind == TransportKind::FetchSse {
         Read::Stream
+    } else if durable {
+        Read::Durable
     } else {
         Read::ByContentType
     };
@@ -276,6 +279,10 @@ fn open_fetch(
                 feed(&conn, |e, now| e.handle_response_head(now, id, &head))
             }
             fetch::Fact::Chunk(bytes) => feed(&conn, |e, now| e.handle_bytes(now, id, &bytes)),
+            fetch::Fact::Text { text, json } if durable && json => {
+                let elements = crate::transport::durable::json_elements(&text);
+                feed(&conn, |e, now| e.handle_json_chunk(now, id, elements))
+            }
             fetch::Fact::Text { text, json } => {
                 if json {
                     match decode_json(&text) {

@@ -112,6 +112,11 @@ pub fn encode(notice: &Notice, cursor: &str, sync: bool) -> Option<Array> {
             push(&a, &m.last_event_id);
             push(&a, &m.event);
             push(&a, &m.data);
+            a.push(&JsValue::from_bool(m.binary));
+        }
+        Notice::Action(Action::UpToDate { last_event_id }) => {
+            a = array("u");
+            push(&a, last_event_id);
         }
         Notice::Action(Action::State {
             state,
@@ -214,6 +219,7 @@ pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
                 last_event_id: string(a, 3)?,
                 event: string(a, 4)?,
                 data: string(a, 5)?,
+                binary: a.get(6).as_bool() == Some(true),
             };
             Notice::Message(msg, t.as_str())
         }
@@ -225,6 +231,9 @@ pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
                 delay_ms: number(a, 5)?,
             })
         }
+        "u" => Notice::Action(Action::UpToDate {
+            last_event_id: string(a, 1)?,
+        }),
         "t" => Notice::Action(Action::TransportChanged {
             transport: transport(a, 2)?,
             reason: reason(a, 3)?,

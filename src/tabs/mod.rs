@@ -256,6 +256,11 @@ impl Tab {
                 m.transport = Some(*transport);
             }
             Notice::Action(Action::Reset { .. }) => self.seen.borrow_mut().clear(),
+            // Durable Streams: an offset reached without a message (a 204
+            // from `now` names the tail) is where a new leader resumes.
+            Notice::Action(Action::UpToDate { last_event_id }) => {
+                m.last_event_id.clone_from(last_event_id);
+            }
             Notice::Action(_) | Notice::HeadersFailed(_) => {}
         }
         true

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use tidings_core::engine::{durable_body_kind, DurableBody};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -12,7 +13,7 @@ use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit
 /// The response headers the engine reads, lower-case names (exposed
 /// cross-origin only when the server lists them in
 /// `Access-Control-Expose-Headers`; `Last-Modified` is safelisted).
-const WANTED: [&str; 7] = [
+const WANTED: [&str; 11] = [
     "retry-after",
     "date",
     "etag",
@@ -20,6 +21,10 @@ const WANTED: [&str; 7] = [
     "x-poll-interval",
     "ratelimit-reset",
     "x-ratelimit-reset",
+    "stream-next-offset",
+    "stream-up-to-date",
+    "stream-closed",
+    "stream-cursor",
 ];
 
 /// What a fetch reported.
@@ -64,6 +69,10 @@ pub enum Read {
     /// Chunks when the response is `text/event-stream`, else all at once as
     /// text (`long-poll`, `poll`).
     ByContentType,
+    /// Durable Streams: all at once as JSON text when the engine's
+    /// `durable_body_kind` says JSON, else chunks (text and bytes are the
+    /// engine's to decode).
+    Durable,
 }
 
 /// An in-flight request; aborting on drop cancels the body read as well.
@@ -226,48 +235,61 @@ async fn run(
     }
     let content_type = h.get("content-type").ok().flatten();
     let media = content_type.as_deref().unwrap_or("").to_ascii_lowercase();
+    let durable_json =
+        read == Read::Durable && durable_body_kind(content_type.as_deref()) == DurableBody::Json;
     let event_stream = media.starts_with("text/event-stream");
-    let json = media.starts_with("application/json") || media.contains("+json");
+    let json = durable_json || media.starts_with("application/json") || media.contains("+json");
     on_fact(Fact::Head {
         status: response.status(),
         content_type,
         headers,
     });
     match read {
-        Read::ByContentType if !event_stream => {
-            let text = JsFuture::from(response.text()?).await?;
-            on_fact(Fact::Text {
-                text: text.as_string().unwrap_or_default(),
-                json,
-            });
-        }
-        _ => {
-            let Some(body) = response.body() else {
-                // No body (204, 304), or no streaming body in this browser
-                // (`Response.prototype.body` missing): the whole body at once
-                // as one chunk, so a long-poll's events are not lost.
-                let buf = JsFuture::from(response.array_buffer()?).await?;
-                let bytes = js_sys::Uint8Array::new(&buf).to_vec();
-                if !bytes.is_empty() {
-                    on_fact(Fact::Chunk(bytes));
-                }
-                on_fact(Fact::End);
-                return Ok(());
-            };
-            let reader: ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
-            loop {
-                let chunk = JsFuture::from(reader.read()).await?;
-                if js_sys::Reflect::get(&chunk, &"done".into())?.is_truthy() {
-                    break;
-                }
-                let value = js_sys::Reflect::get(&chunk, &"value".into())?;
-                let bytes = js_sys::Uint8Array::new(&value).to_vec();
-                on_fact(Fact::Chunk(bytes));
-            }
-        }
+        Read::ByContentType if !event_stream => read_text(&response, json, on_fact).await?,
+        Read::Durable if durable_json => read_text(&response, json, on_fact).await?,
+        _ => read_chunks(&response, on_fact).await?,
     }
     on_fact(Fact::End);
     Ok(())
+}
+
+/// The whole body as text.
+async fn read_text(
+    response: &Response,
+    json: bool,
+    on_fact: &Rc<dyn Fn(Fact)>,
+) -> Result<(), JsValue> {
+    let text = JsFuture::from(response.text()?).await?;
+    on_fact(Fact::Text {
+        text: text.as_string().unwrap_or_default(),
+        json,
+    });
+    Ok(())
+}
+
+/// The body chunk by chunk as it arrives.
+async fn read_chunks(response: &Response, on_fact: &Rc<dyn Fn(Fact)>) -> Result<(), JsValue> {
+    let Some(body) = response.body() else {
+        // No body (204, 304), or no streaming body in this browser
+        // (`Response.prototype.body` missing): the whole body at once as
+        // one chunk, so a long-poll's events are not lost.
+        let buf = JsFuture::from(response.array_buffer()?).await?;
+        let bytes = js_sys::Uint8Array::new(&buf).to_vec();
+        if !bytes.is_empty() {
+            on_fact(Fact::Chunk(bytes));
+        }
+        return Ok(());
+    };
+    let reader: ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
+    loop {
+        let chunk = JsFuture::from(reader.read()).await?;
+        if js_sys::Reflect::get(&chunk, &"done".into())?.is_truthy() {
+            return Ok(());
+        }
+        let value = js_sys::Reflect::get(&chunk, &"value".into())?;
+        let bytes = js_sys::Uint8Array::new(&value).to_vec();
+        on_fact(Fact::Chunk(bytes));
+    }
 }
 
 /// A header value for the JS `Headers` API, which takes a ByteString (code

@@ -89,6 +89,15 @@ export async function main(signal: AbortSignal) {
     // @ts-expect-error: not a reset reason
     if (e.reason === "must-refetch") void 0;
   });
+  // Durable Streams: `uptodate`, reset reason `gone`, state reason `stream-closed`.
+  const ds = subscribe("/v1/stream/s", { protocol: "durable-streams", offset: "now" });
+  ds.addEventListener("uptodate", (e) => { const o: string = e.lastEventId; void o; });
+  ds.addEventListener("reset", (e) => { if (e.reason === "gone") void 0; });
+  ds.addEventListener("statechange", (e) => { if (e.reason === "stream-closed") void 0; });
+  // @ts-expect-error: not a protocol
+  subscribe("/sse", { protocol: "sse" });
+  // @ts-expect-error: `uptodate` is the subscription's own event, not a message name
+  subscribe<{ uptodate: string }>("/sse", { events: ["uptodate"] });
   // @ts-expect-error: an open event has no data
   sub.addEventListener("open", (e) => e.data);
   const onPrice = (e: Message<Price, "price">) => void e.data.symbol;

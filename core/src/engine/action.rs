@@ -93,6 +93,13 @@ pub enum Action {
     /// A decision worth a line in the debug log (`debug: true`), not an event
     /// for the app.
     Note(Note),
+    /// The subscription has caught up with everything the server had (Durable
+    /// Streams `Stream-Up-To-Date: true` after a response that did not say
+    /// so, or the first one): JS `uptodate`. Not end of stream: more may come.
+    UpToDate {
+        /// The cursor (offset) at that moment.
+        last_event_id: String,
+    },
     /// Nothing more to do now. Arm the single timer for `until` (monotonic;
     /// clamp the delay to 2^31−1 ms) and call
     /// [`Engine::handle_timer`](super::Engine::handle_timer) when it fires;
@@ -139,8 +146,12 @@ pub struct Message {
     pub last_event_id: String,
     /// The event type (`"message"` unless named).
     pub event: String,
-    /// The data.
+    /// The data. When `binary` is set, each `char` is one byte (U+0000 to
+    /// U+00FF) and the app receives a `Uint8Array` of those bytes.
     pub data: String,
+    /// The data is bytes, not text (a Durable Streams body whose content
+    /// type is neither `application/json` nor `text/*`).
+    pub binary: bool,
 }
 
 /// The connection states (JS `state`).
@@ -235,11 +246,14 @@ pub enum Reason {
     /// replayed events already delivered: moved to a transport that sends
     /// `Last-Event-ID` ([`ErrorCode::ResumeIgnored`]).
     ResumeIgnored,
+    /// The server said the stream ended for good (Durable Streams
+    /// `Stream-Closed: true`): state `closed`, no error, no more requests.
+    StreamClosed,
 }
 
 impl Reason {
     /// Every reason, for [`Reason::from_name`].
-    pub const ALL: [Reason; 22] = [
+    pub const ALL: [Reason; 23] = [
         Reason::Start,
         Reason::Capability,
         Reason::Backoff,
@@ -262,6 +276,7 @@ impl Reason {
         Reason::ClosedByUser,
         Reason::Aborted,
         Reason::ResumeIgnored,
+        Reason::StreamClosed,
     ];
 
     /// The reason named by its JS name (exact match), else `None`.
@@ -294,6 +309,7 @@ impl Reason {
             Reason::ClosedByUser => "closed-by-user",
             Reason::Aborted => "aborted",
             Reason::ResumeIgnored => "resume-ignored",
+            Reason::StreamClosed => "stream-closed",
         }
     }
 }
@@ -317,8 +333,12 @@ pub enum ErrorCode {
     /// A message passed the size limit ([`Action::Skipped`]): skipped, not
     /// fatal, nothing retried; the connection goes on with the next message.
     TooLarge,
-    /// A body could not be parsed (reported by the adapter; the engine itself
-    /// never emits it).
+    /// A body could not be parsed: message data that is not JSON under
+    /// `parse: "json"` (reported by the adapter), and in the Durable Streams
+    /// profile a chunk that is not valid for its content type (a JSON body
+    /// that is not an array, a `text/*` body that is not UTF-8) or a response
+    /// without a usable `Stream-Next-Offset` (see `engine::durable`). Never
+    /// fatal.
     Parse,
     /// 401/403. Fatal (after the one retry with refreshed headers on a 401).
     Auth,
@@ -410,22 +430,28 @@ pub enum ResetReason {
     /// cursor, the dedupe memory and the validators are forgotten and one
     /// request without a cursor follows at once (see `engine::cursor_reset`).
     CursorInvalid,
+    /// Durable Streams: the server answered `410 Gone` (the offset is before
+    /// its retention, or the stream was soft-deleted). The connection starts
+    /// over once from the configured start (see `engine::durable`).
+    Gone,
 }
 
 impl ResetReason {
     /// Every reset reason, in documentation order.
-    pub const ALL: [ResetReason; 3] = [
+    pub const ALL: [ResetReason; 4] = [
         ResetReason::Server,
         ResetReason::Unresumable,
         ResetReason::CursorInvalid,
+        ResetReason::Gone,
     ];
 
-    /// `"server"`, `"unresumable"` or `"cursor-invalid"`.
+    /// `"server"`, `"unresumable"`, `"cursor-invalid"` or `"gone"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             ResetReason::Server => "server",
             ResetReason::Unresumable => "unresumable",
             ResetReason::CursorInvalid => "cursor-invalid",
+            ResetReason::Gone => "gone",
         }
     }
 

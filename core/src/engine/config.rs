@@ -250,7 +250,10 @@ pub struct Config {
     /// JS `events`: event types delivered besides `message` (the same filter on
     /// every transport). Default empty.
     pub events: Vec<String>,
-    /// JS `lastEventId`: the initial cursor. Default `""`.
+    /// JS `lastEventId`: the initial cursor. Default `""`. With
+    /// [`Protocol::DurableStreams`] it is the start offset (JS `offset`):
+    /// `"-1"` (the stream's start, the default), `"now"` (its tail) or a
+    /// stored `Stream-Next-Offset`.
     pub last_event_id: String,
     /// JS `lastEventIdParam`: the query parameter that carries the cursor where
     /// a header is impossible (`eventsource`) or would force a CORS preflight
@@ -303,6 +306,10 @@ pub struct Config {
     pub sse_limits: SseLimits,
     /// How many recent message ids dedupe remembers. Default 256; 0 disables dedupe.
     pub dedupe_capacity: usize,
+    /// JS `protocol`: where the cursor is read and written, what ends a
+    /// stream and what a gap looks like ([`Protocol`]). Default
+    /// [`Protocol::Default`].
+    pub protocol: Protocol,
     /// A remembered downgrade to seed (the adapter persists
     /// [`Engine::downgrade`](super::Engine::downgrade) in `sessionStorage`):
     /// the transport downgraded to (`long-poll` or `poll`) and the wall time
@@ -333,6 +340,7 @@ impl Config {
             pause_when_hidden: Some(0),
             sse_limits: SseLimits::DEFAULT,
             dedupe_capacity: DEFAULT_DEDUPE_CAPACITY,
+            protocol: Protocol::Default,
             downgrade: None,
         }
     }
@@ -388,6 +396,14 @@ impl Config {
         i.min_ms = i.min_ms.max(MIN_DELAY_MS);
         i.max_ms = i.max_ms.max(MIN_DELAY_MS);
         self.events.retain(|e| !e.is_empty());
+        if self.protocol == Protocol::DurableStreams {
+            // Catch-up and long-poll only (SSE mode is not spoken yet); the
+            // cursor is an offset, from the stream's start by default.
+            self.transports = vec![TransportKind::LongPoll];
+            if self.last_event_id.is_empty() {
+                self.last_event_id = String::from(super::durable::START_OFFSET);
+            }
+        }
         self
     }
 
@@ -397,6 +413,41 @@ impl Config {
             "" | "message" => None,
             name => Some(name),
         }
+    }
+}
+
+/// The server family a connection speaks (JS `protocol`): what differs is
+/// where the cursor is read and written, what ends a stream and what a gap
+/// looks like; transports, lifecycle, selection and crossTab are the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// JS `"default"`: SSE ids and `Last-Event-ID`, JSON and raw long-poll and
+    /// poll bodies, validators (DESIGN.md "Server conventions").
+    #[default]
+    Default,
+    /// JS `"durable-streams"`: the Durable Streams protocol (PROTOCOL.md of
+    /// durable-streams/durable-streams, §5.6 catch-up and §5.7 long-poll
+    /// reads). The cursor is the offset ([`Config::last_event_id`], default
+    /// `"-1"`, or `"now"`), read from `Stream-Next-Offset` and sent as the
+    /// `offset` query parameter; `long-poll` is the only transport. See
+    /// `engine::durable`.
+    DurableStreams,
+}
+
+impl Protocol {
+    /// The JS name: `"default"` or `"durable-streams"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Default => "default",
+            Protocol::DurableStreams => "durable-streams",
+        }
+    }
+
+    /// The protocol named by its JS name (exact match), else `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Protocol::Default, Protocol::DurableStreams]
+            .into_iter()
+            .find(|p| p.as_str() == name)
     }
 }
 

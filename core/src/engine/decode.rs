@@ -30,7 +30,8 @@ use crate::policy::validators::Validators;
 /// The event type that makes the app refetch its state ([`Action::Reset`]).
 pub const RESET_EVENT: &str = "reset";
 
-/// The subscription's own event types (DESIGN.md "Events"). A server event of
+/// The subscription's own event types (DESIGN.md "Events"; `uptodate` is the
+/// Durable Streams "caught up" moment, [`Action::UpToDate`]). A server event of
 /// one of these types is never dispatched to the app as a message, whatever
 /// `events` lists: `reset` keeps its protocol meaning ([`Action::Reset`]), the
 /// others are dropped and reported as [`Action::Ignored`] (issue 13 rule 1:
@@ -38,7 +39,14 @@ pub const RESET_EVENT: &str = "reset";
 /// failure). The JS options refuse these names in `events` and
 /// `heartbeatEvent`. `open` and `error` come first: a native `EventSource`
 /// has listeners of its own for them, the adapter listens for the rest.
-pub const RESERVED_EVENTS: [&str; 5] = ["open", "error", "statechange", "transportchange", "reset"];
+pub const RESERVED_EVENTS: [&str; 6] = [
+    "open",
+    "error",
+    "statechange",
+    "transportchange",
+    "reset",
+    "uptodate",
+];
 
 /// Who an event is for ([`Engine::audience`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,6 +289,7 @@ impl Engine {
             last_event_id,
             event,
             data,
+            binary: false,
         }));
         true
     }

@@ -20,6 +20,7 @@
 //! - `decode`: status verdicts, body kinds, the event filter, deliveries;
 //! - `retry`: reconnect delays, the breaker, fatal stops;
 //! - `cursor_reset`: a 409 to a resume (the cursor is no longer valid);
+//! - `durable`: the Durable Streams profile (offsets, closure, 410);
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
 //! - `quiet`: a silent native stream with nowhere to go;
 //! - `replay`: a server that ignores the cursor in the query;
@@ -29,6 +30,7 @@ mod action;
 mod config;
 mod cursor_reset;
 mod decode;
+mod durable;
 mod input;
 mod lifecycle;
 mod quiet;
@@ -47,11 +49,15 @@ use core::mem;
 
 pub use action::{Action, ErrorCode, Message, Note, OpenRequest, Reason, ResetReason, State};
 pub use config::{
-    Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, TransportKind,
+    Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, Protocol, TransportKind,
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
 pub use decode::{push_decimal, RESERVED_EVENTS, RESET_EVENT};
+pub use durable::{
+    body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
+    START_OFFSET,
+};
 pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
@@ -165,6 +171,8 @@ pub struct Engine {
     silence_noted: bool,
     /// Ignored resumes (`replay`).
     resume: replay::ResumeCheck,
+    /// The Durable Streams profile's state (`durable`).
+    durable: durable::Durable,
 }
 
 impl Engine {
@@ -213,6 +221,7 @@ impl Engine {
             items: Vec::new(),
             silence_noted: false,
             resume: replay::ResumeCheck::default(),
+            durable: durable::Durable::new(&config),
             config,
         }
     }
@@ -237,7 +246,10 @@ impl Engine {
     /// The counters.
     pub fn stats(&self) -> Stats {
         Stats {
-            duplicates_dropped: self.dedupe.duplicates_dropped(),
+            duplicates_dropped: self
+                .dedupe
+                .duplicates_dropped()
+                .saturating_add(self.durable.repeats),
             current_interval_ms: self.interval.current_ms(),
             ..self.stats
         }
@@ -369,15 +381,22 @@ impl Engine {
             self.long_poll_timeouts = 0;
         }
         let mut verdict = decode::classify(transport, head.status, head.content_type.as_deref());
-        if head.status == 410 && self.gone_is_transient(transport, held_ms) {
-            verdict = Verdict::Retry {
-                server_hint: false,
-                step_multiplier: 1,
-            };
-        }
-        if self.cursor_verdict(now, head.status, verdict) {
-            self.advance(now);
-            return;
+        if self.is_durable() {
+            match self.durable_head(now, head) {
+                Some(v) => verdict = v,
+                None => return self.advance(now),
+            }
+        } else {
+            if head.status == 410 && self.gone_is_transient(transport, held_ms) {
+                verdict = Verdict::Retry {
+                    server_hint: false,
+                    step_multiplier: 1,
+                };
+            }
+            if self.cursor_verdict(now, head.status, verdict) {
+                self.advance(now);
+                return;
+            }
         }
         match verdict {
             // A stream already counted as open (`handle_opened` came first)
@@ -490,6 +509,8 @@ impl Engine {
             self.take_items(&mut items);
             self.items = items;
             self.sync_cursor();
+        } else if self.is_durable() {
+            self.durable_bytes(id, bytes);
         }
         self.check_healthy(now);
         self.advance(now);
@@ -667,6 +688,7 @@ impl Engine {
                         last_event_id: self.cursor.clone(),
                         event: String::from("message"),
                         data: body,
+                        binary: false,
                     }));
                 }
             }
@@ -743,7 +765,7 @@ impl Engine {
     /// `backoff.healthyAfterMs`); a long-poll or poll answer is complete.
     pub fn handle_stream_end(&mut self, now: Now, id: AttemptId) {
         let Some(now) = self.begin(now) else { return };
-        if self.live_mut(id).is_none() {
+        if self.live_mut(id).is_none() || self.durable_body_end(now, id) {
             self.advance(now);
             return;
         }
@@ -1151,8 +1173,11 @@ impl Engine {
         let transport = self.selector.current();
         let id = AttemptId(self.next_id);
         self.next_id = self.next_id.saturating_add(1);
-        let (url, headers) =
-            request::render(&self.config, transport, &self.cursor, &self.validators);
+        let (url, headers) = if self.is_durable() {
+            (self.durable_url(transport), Vec::new())
+        } else {
+            request::render(&self.config, transport, &self.cursor, &self.validators)
+        };
         let timeout_ms = (transport == TransportKind::LongPoll
             && self.config.long_poll.timeout_ms > 0)
             .then_some(self.config.long_poll.timeout_ms);

@@ -1,0 +1,18 @@
+//! Durable Streams body decoding the engine cannot do itself (it has no JSON
+//! parser): a JSON-mode chunk (PROTOCOL.md §9.1) is an array whose elements
+//! are the messages. Which bodies are JSON is the engine's decision
+//! (`tidings_core::engine::durable_body_kind`).
+
+/// The elements of a JSON array body, each as its JSON text (`JSON.parse`
+/// then `JSON.stringify` per element, so `parse: "json"` gets the value
+/// back); `None` when the body is not JSON or not an array.
+pub fn json_elements(text: &str) -> Option<Vec<String>> {
+    let v = js_sys::JSON::parse(text).ok()?;
+    if !js_sys::Array::is_array(&v) {
+        return None;
+    }
+    js_sys::Array::from(&v)
+        .iter()
+        .map(|e| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string()))
+        .collect()
+}
