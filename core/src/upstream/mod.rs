@@ -42,13 +42,20 @@
 //!
 //! [`Ordered`] keeps `ordered: true` sends one at a time per URL;
 //! [`keepalive_handoff`] decides which pending sends survive `pagehide`.
+//! [`Appender`] appends to a Durable Streams stream as an idempotent
+//! producer, one [`Sender`] per batch (issue 16).
 
+mod appender;
 mod config;
 mod keepalive;
 mod key;
 mod ordered;
 mod sender;
 
+pub use appender::{
+    AppendAction, AppendError, AppendRequest, Appender, AppenderConfig, DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_BATCH_ITEMS, MAX_AUTO_CLAIMS, MAX_PRODUCER_NUMBER,
+};
 pub use config::{
     SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS, DEFAULT_METHOD,
     DEFAULT_SEND_TIMEOUT_MS,
