@@ -97,7 +97,10 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
 }
 
 /// The appender's own options over the send's.
-fn config(v: &JsValue, send: tidings_core::upstream::SendConfig) -> Result<AppenderConfig, JsValue> {
+fn config(
+    v: &JsValue,
+    send: tidings_core::upstream::SendConfig,
+) -> Result<AppenderConfig, JsValue> {
     let id = match text(v, "producerId")? {
         Some(id) if id.is_empty() || id.len() > 256 => return Err(invalid("producerId")),
         Some(id) => id,
@@ -110,7 +113,9 @@ fn config(v: &JsValue, send: tidings_core::upstream::SendConfig) -> Result<Appen
     }
     let epoch = get(v, "epoch");
     if !absent(&epoch) {
-        let e = epoch.as_f64().filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e <= 9.0e15);
+        let e = epoch
+            .as_f64()
+            .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e <= 9.0e15);
         c.epoch = e.ok_or_else(|| invalid("epoch"))? as u64;
     }
     c.auto_claim = flag(v, "autoClaim")?.unwrap_or(false);
@@ -124,7 +129,11 @@ fn config(v: &JsValue, send: tidings_core::upstream::SendConfig) -> Result<Appen
 }
 
 fn media_type(ct: &str) -> String {
-    ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+    ct.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
 }
 
 #[wasm_bindgen(js_class = Appender)]
@@ -187,7 +196,10 @@ impl AppenderJs {
 fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
     if json {
         let s = js_sys::JSON::stringify(v).map_err(|_| invalid("value"))?;
-        return s.as_string().map(String::into_bytes).ok_or_else(|| invalid("value"));
+        return s
+            .as_string()
+            .map(String::into_bytes)
+            .ok_or_else(|| invalid("value"));
     }
     if let Some(s) = v.as_string() {
         return Ok(s.into_bytes());
@@ -215,11 +227,15 @@ fn listen(inner: &Rc<Inner>) {
     let mut out = Vec::new();
     for (kind, on) in [("online", true), ("offline", false)] {
         let weak = Rc::downgrade(inner);
-        out.push(Listener::new(&global, kind, move |_| with(&weak, Fact::Online(on))));
+        out.push(Listener::new(&global, kind, move |_| {
+            with(&weak, Fact::Online(on))
+        }));
     }
     if let Some(s) = &inner.signal {
         let weak = Rc::downgrade(inner);
-        out.push(Listener::new(s.as_ref(), "abort", move |_| with(&weak, Fact::Abort)));
+        out.push(Listener::new(s.as_ref(), "abort", move |_| {
+            with(&weak, Fact::Abort)
+        }));
         if s.aborted() {
             feed(inner, Fact::Abort);
         }
@@ -394,21 +410,28 @@ fn issue(inner: &Rc<Inner>, r: AppendRequest) {
     }
     let weak = Rc::downgrade(inner);
     let id = r.request;
-    let started = request::start(&req, "POST", id as u32, &extra, |_| {}, move |reply| {
-        let Some(inner) = weak.upgrade() else { return };
-        match reply {
-            Reply::Answer(a) => {
-                let mut head = a.head;
-                for name in PRODUCER_HEADERS {
-                    if let Ok(Some(v)) = a.headers.get(name) {
-                        head.headers.push((name.into(), v));
+    let started = request::start(
+        &req,
+        "POST",
+        id as u32,
+        &extra,
+        |_| {},
+        move |reply| {
+            let Some(inner) = weak.upgrade() else { return };
+            match reply {
+                Reply::Answer(a) => {
+                    let mut head = a.head;
+                    for name in PRODUCER_HEADERS {
+                        if let Ok(Some(v)) = a.headers.get(name) {
+                            head.headers.push((name.into(), v));
+                        }
                     }
+                    feed(&inner, Fact::Response(id, head));
                 }
-                feed(&inner, Fact::Response(id, head));
+                Reply::HeadersFailed(_) | Reply::Failed => feed(&inner, Fact::Error(id)),
             }
-            Reply::HeadersFailed(_) | Reply::Failed => feed(&inner, Fact::Error(id)),
-        }
-    });
+        },
+    );
     match started {
         Ok(attempt) => *inner.live.borrow_mut() = Some((id, attempt)),
         Err(_) => {
