@@ -21,6 +21,7 @@
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
 //!   `pagehide` listeners.
 
+pub(crate) mod ack;
 mod appender;
 mod options;
 mod page;
