@@ -729,13 +729,14 @@ export interface AppenderOptions {
   maxRetryAfterMs?: number;
 }
 
-/** Why an appender failed: `stale-epoch` (`epoch`), `sequence-gap` (`expectedSeq`, `seq`), `stream-closed`, `conflict`, or the send's `http-status` (`status`), `auth`, `gave-up`, `timeout`. */
+/** Why an appender failed: `stale-epoch` (`epoch`), `sequence-gap` (`expectedSeq`, `seq`), `stream-closed`, `conflict`, `headers` (`cause`), or the send's `http-status` (`status`), `auth`, `gave-up`, `timeout`. */
 export interface AppendError extends Error {
   readonly code: ErrorCode;
   readonly status?: number;
   readonly epoch?: number;
   readonly expectedSeq?: number;
   readonly seq?: number;
+  readonly cause?: unknown;
 }
 
 /** An idempotent producer appending to one Durable Streams stream. */

@@ -375,6 +375,22 @@ fn abort_aborts_the_live_request_and_fails_every_pending_value() {
 }
 
 #[test]
+fn failing_app_headers_stop_the_appender_without_a_retry() {
+    let mut s = Sim::json();
+    s.append("1");
+    let t = s.t();
+    s.a.handle_headers_failed(t, 1);
+    assert_eq!(
+        s.drain(),
+        vec![AppendAction::Failed {
+            error: AppendError::Headers,
+            from: 0
+        }]
+    );
+    assert_eq!(s.wait, None);
+}
+
+#[test]
 fn offline_holds_the_batch_until_online() {
     let mut s = Sim::json();
     let t = s.t();

@@ -48,6 +48,8 @@ struct Inner {
     /// Why it stopped (later appends reject with it), once it did.
     ended: RefCell<Option<JsValue>>,
     signal: Option<web_sys::AbortSignal>,
+    /// What the app's `headers` threw (`cause` of the `headers` error).
+    cause: RefCell<Option<JsValue>>,
     listeners: RefCell<Vec<Listener>>,
 }
 
@@ -90,6 +92,7 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
         closing: RefCell::new(Vec::new()),
         ended: RefCell::new(None),
         signal: send.signal,
+        cause: RefCell::new(None),
         listeners: RefCell::new(Vec::new()),
     });
     listen(&inner);
@@ -257,6 +260,7 @@ enum Fact<'a> {
     Close,
     Response(u64, ResponseHead),
     Error(u64),
+    HeadersFailed(u64, JsValue),
     Timer,
     Online(bool),
     Abort,
@@ -273,6 +277,10 @@ fn feed(inner: &Rc<Inner>, fact: Fact<'_>) {
             Fact::Close => m.handle_close(now),
             Fact::Response(r, head) => m.handle_response(now, r, &head),
             Fact::Error(r) => m.handle_error(now, r, TransportError::NetworkOrCors),
+            Fact::HeadersFailed(r, cause) => {
+                *inner.cause.borrow_mut() = Some(cause);
+                m.handle_headers_failed(now, r)
+            }
             Fact::Timer => m.handle_timer(now),
             Fact::Online(on) => m.handle_online(now, on),
             Fact::Abort => m.handle_abort(now),
@@ -338,6 +346,9 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
         Some(err) => error_value(err),
         None => closed_error(),
     };
+    if let Some(cause) = inner.cause.borrow_mut().take() {
+        crate::js::set(e.unchecked_ref(), "cause", &cause);
+    }
     *inner.ended.borrow_mut() = Some(e.clone());
     let dropped = (
         std::mem::take(&mut *inner.listeners.borrow_mut()),
@@ -428,7 +439,8 @@ fn issue(inner: &Rc<Inner>, r: AppendRequest) {
                     }
                     feed(&inner, Fact::Response(id, head));
                 }
-                Reply::HeadersFailed(_) | Reply::Failed => feed(&inner, Fact::Error(id)),
+                Reply::HeadersFailed(cause) => feed(&inner, Fact::HeadersFailed(id, cause)),
+                Reply::Failed => feed(&inner, Fact::Error(id)),
             }
         },
     );

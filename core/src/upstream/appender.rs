@@ -126,6 +126,10 @@ pub enum AppendError {
     },
     /// [`Appender::handle_abort`]. JS: the signal's reason.
     Aborted,
+    /// [`Appender::handle_headers_failed`]: the app's `headers` failed;
+    /// nothing was sent, and a retry would run the same failing code (as
+    /// for a send). JS `headers`.
+    Headers,
 }
 
 impl AppendError {
@@ -138,6 +142,7 @@ impl AppendError {
             AppendError::Conflict => "conflict",
             AppendError::Send { code, .. } => code.as_str(),
             AppendError::Aborted => "aborted",
+            AppendError::Headers => "headers",
         }
     }
 }
@@ -318,6 +323,14 @@ impl Appender {
             b.sender.handle_error(now, attempt, error);
         }
         self.drain_sender(now);
+    }
+
+    /// The app's `headers` failed before request `request` went out: stop
+    /// with [`AppendError::Headers`].
+    pub fn handle_headers_failed(&mut self, _now: Now, request: u64) {
+        if self.live_attempt(request).is_some() {
+            self.fail(AppendError::Headers);
+        }
     }
 
     /// The timer fired.
