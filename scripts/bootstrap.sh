@@ -25,7 +25,11 @@ if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$WB" ]; then
   say "installing wasm-bindgen-cli $WB (about 5 minutes)"; cargo install -q wasm-bindgen-cli --version "$WB"
 fi
 
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# A symlinked node_modules belongs to another checkout (a git worktree sharing
+# it): `npm ci` through the link would empty that checkout's copy, so leave it.
+if [ -L node_modules ]; then
+  say "node_modules is a symlink: not reinstalled (run npm ci where it points)"
+elif [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm dev dependencies"; npm ci --no-audit --no-fund --loglevel=error
 fi
 

@@ -1,123 +1,116 @@
-//! Page lifecycle facts for the engine: visibility, connectivity, freezing
-//! and the back-forward cache, and network hints. The adapter only reports
-//! them; what to do (pause, resume at once, stretch intervals) is the
-//! engine's decision (`Engine::handle_visibility` and friends).
+//! Page lifecycle facts: visibility, connectivity, freezing and the
+//! back-forward cache, and network hints. This module only reports them (to a
+//! callback: it knows no connection); the connection hands each to the
+//! engine and to the cross-tab coordinator, which decide (pause, resume at
+//! once, stretch intervals, steal, hand over).
 //!
 //! Listeners (each owned by a [`Listener`] guard, removed on drop):
 //! - `document` `visibilitychange` → hidden / visible (HTML §6.2 page visibility);
 //! - `window` `offline` / `online` (HTML §8.10 `navigator.onLine`);
 //! - `document` `freeze` / `resume` (Page Lifecycle API);
-//! - `window` `pagehide` / `pageshow`: leaving the page for the back-forward
-//!   cache is treated as frozen, and `pageshow` with `persisted` as resumed.
+//! - `window` `pagehide` / `pageshow`: the engine treats leaving the page for
+//!   the back-forward cache as frozen, and `pageshow` with `persisted` as
+//!   resumed; the cross-tab coordinator hands over and rejoins.
 //!   Only these two are used (never `unload`/`beforeunload`), so the page
 //!   stays eligible for the back-forward cache;
 //! - `navigator.connection` `change` (Network Information API, where present).
 
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use tidings_core::engine::{EffectiveType, NetworkHint};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::connection::{feed, Connection};
 use crate::guard::Listener;
+
+/// A fact about the page, reported as it happens.
+#[derive(Clone, Copy)]
+pub enum PageFact {
+    /// `document.hidden` changed (or is `true` at start).
+    Hidden(bool),
+    /// `freeze` (`true`) / `resume` (`false`).
+    Frozen(bool),
+    /// `online` (`true`) / `offline` (`false`; or offline at start).
+    Online(bool),
+    /// `navigator.connection` (at start, and on `change`).
+    Network(NetworkHint),
+    /// `pagehide`: closing, navigating, or entering the back-forward cache.
+    PageHide,
+    /// `pageshow`; `persisted`: restored from the back-forward cache (a
+    /// first load also fires it, with `false`).
+    PageShow {
+        /// `PageTransitionEvent.persisted`.
+        persisted: bool,
+    },
+}
+
+/// Where page facts go.
+pub type Report = Rc<dyn Fn(PageFact)>;
 
 /// The lifecycle listeners of one connection.
 pub struct Lifecycle {
     _listeners: Vec<Listener>,
 }
 
+/// Report the page's current state: hidden, offline (each only when so),
+/// and the network hint where the browser has one.
+pub fn current(report: &dyn Fn(PageFact)) {
+    if page_hidden() {
+        report(PageFact::Hidden(true));
+    }
+    if !navigator_get(&["onLine"]).as_bool().unwrap_or(true) {
+        report(PageFact::Online(false));
+    }
+    if navigator_get(&["connection"]).is_object() {
+        report(PageFact::Network(network_hint()));
+    }
+}
+
+/// `document.hidden` (`false` outside a window).
+fn page_hidden() -> bool {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .is_some_and(|d| d.hidden())
+}
+
 impl Lifecycle {
-    /// Report the current state to the engine (hidden, offline, network
-    /// hint) and listen for changes. Outside a window (a worker) only the
-    /// network hint and `online`/`offline` on the global scope are watched.
-    pub fn watch(conn: &Rc<Connection>) -> Lifecycle {
+    /// Listen for changes. Outside a window (a worker) only the network hint
+    /// and `online`/`offline` on the global scope are watched.
+    pub fn watch(report: Report) -> Lifecycle {
         let mut listeners = Vec::new();
         let window = web_sys::window();
-        let document = window.as_ref().and_then(|w| w.document());
-
-        if let Some(doc) = &document {
-            if doc.hidden() {
-                feed(conn, |e, now| e.handle_visibility(now, true));
-            }
-            let d = doc.clone();
-            listeners.push(on(conn, doc.as_ref(), "visibilitychange", move |e, now| {
-                e.handle_visibility(now, d.hidden())
+        let on =
+            |target: &web_sys::EventTarget, kind: &str, fact: fn(&web_sys::Event) -> PageFact| {
+                let r = report.clone();
+                Listener::new(target, kind, move |e| r(fact(&e)))
+            };
+        if let Some(doc) = window.as_ref().and_then(|w| w.document()) {
+            listeners.push(on(doc.as_ref(), "visibilitychange", |_| {
+                PageFact::Hidden(page_hidden())
             }));
-            listeners.push(on(conn, doc.as_ref(), "freeze", |e, now| {
-                e.handle_frozen(now, true)
-            }));
-            listeners.push(on(conn, doc.as_ref(), "resume", |e, now| {
-                e.handle_frozen(now, false)
-            }));
+            listeners.push(on(doc.as_ref(), "freeze", |_| PageFact::Frozen(true)));
+            listeners.push(on(doc.as_ref(), "resume", |_| PageFact::Frozen(false)));
         }
         let global: web_sys::EventTarget = js_sys::global().unchecked_into();
-        if !navigator_get(&["onLine"]).as_bool().unwrap_or(true) {
-            feed(conn, |e, now| e.handle_online(now, false));
-        }
-        listeners.push(on(conn, &global, "offline", |e, now| {
-            e.handle_online(now, false)
-        }));
-        listeners.push(on(conn, &global, "online", |e, now| {
-            e.handle_online(now, true)
-        }));
+        listeners.push(on(&global, "offline", |_| PageFact::Online(false)));
+        listeners.push(on(&global, "online", |_| PageFact::Online(true)));
         if window.is_some() {
-            listeners.push(on(conn, &global, "pagehide", |e, now| {
-                e.handle_frozen(now, true)
-            }));
-            listeners.push(on_event(conn, &global, "pageshow", |e, now, ev| {
-                // A first load also fires pageshow (persisted = false): only a
-                // page restored from the back-forward cache was frozen.
-                let persisted = js_sys::Reflect::get(ev, &"persisted".into())
+            listeners.push(on(&global, "pagehide", |_| PageFact::PageHide));
+            listeners.push(on(&global, "pageshow", |e| PageFact::PageShow {
+                persisted: js_sys::Reflect::get(e, &"persisted".into())
                     .ok()
                     .and_then(|p| p.as_bool())
-                    .unwrap_or(false);
-                if persisted {
-                    e.handle_frozen(now, false)
-                }
+                    .unwrap_or(false),
             }));
         }
         let connection = navigator_get(&["connection"]);
         if connection.is_object() {
-            feed(conn, |e, now| e.handle_network_hint(now, network_hint()));
             let target: web_sys::EventTarget = connection.unchecked_into();
-            listeners.push(on(conn, &target, "change", |e, now| {
-                e.handle_network_hint(now, network_hint())
-            }));
+            listeners.push(on(&target, "change", |_| PageFact::Network(network_hint())));
         }
         Lifecycle {
             _listeners: listeners,
         }
     }
-}
-
-/// A listener that feeds one fact to the connection's engine.
-fn on(
-    conn: &Rc<Connection>,
-    target: &web_sys::EventTarget,
-    kind: &str,
-    fact: impl Fn(&mut tidings_core::engine::Engine, tidings_core::time::Now) + 'static,
-) -> Listener {
-    let weak: Weak<Connection> = Rc::downgrade(conn);
-    Listener::new(target, kind, move |_| {
-        if let Some(conn) = weak.upgrade() {
-            feed(&conn, |e, now| fact(e, now));
-        }
-    })
-}
-
-/// Like [`on`], with the event at hand.
-fn on_event(
-    conn: &Rc<Connection>,
-    target: &web_sys::EventTarget,
-    kind: &str,
-    fact: impl Fn(&mut tidings_core::engine::Engine, tidings_core::time::Now, &JsValue) + 'static,
-) -> Listener {
-    let weak: Weak<Connection> = Rc::downgrade(conn);
-    Listener::new(target, kind, move |ev| {
-        if let Some(conn) = weak.upgrade() {
-            feed(&conn, |e, now| fact(e, now, ev.as_ref()));
-        }
-    })
 }
 
 /// `navigator.a.b…`, `undefined` when any step is missing.

@@ -11,6 +11,15 @@
 //! once) has its own machine under the same contract:
 //! [`upstream::Sender`], reusing the engine's backoff and `Retry-After`.
 //!
+//! Cross-tab coordination (issue 17, `crossTab: true`: one connection per URL
+//! across a profile's tabs) is a third machine under the same contract:
+//! [`crosstab::CrossTab`]. Fed Web Locks grants and steals, decoded
+//! `BroadcastChannel` messages, the page's visibility, freezing and
+//! back-forward cache, and its own engine's notices, it answers with
+//! actions: post this, request or drop the lock, run or halt the engine from
+//! this cursor, tell the page this relayed notice, wait until the steal
+//! timer. Its module doc lists every input, output and rule.
+//!
 //! ## The drive loop
 //!
 //! An adapter owns one [`engine::Engine`] per connection and one timer. It
@@ -83,6 +92,7 @@
 
 extern crate alloc;
 
+pub mod crosstab;
 pub mod engine;
 pub mod policy;
 pub mod rng;

@@ -251,7 +251,7 @@ fn close(inner: &Rc<Inner>) {
 #[cfg(feature = "send")]
 fn received(inner: &Rc<Inner>, id: &str) {
     if let Some(a) = &inner.ack {
-        let leader = crate::tabs::following(&inner.conn).is_none();
+        let leader = !inner.conn.follows();
         crate::upstream::ack::received(a, id, leader);
     }
 }

@@ -8,20 +8,23 @@
 //! again only feeds the engine; the loop that is already running picks the
 //! new actions up (`driving` guards against a nested loop).
 
+mod crosstab;
 mod debug;
 mod live;
+mod page;
 pub mod registry;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
+use tidings_core::crosstab::{CrossTab, Mirror};
 use tidings_core::engine::{Action, Capabilities, Config, Engine};
 use tidings_core::time::{MonoMs, Now};
 
 use crate::clock;
 use crate::guard::Timer;
-use crate::lifecycle::Lifecycle;
+use crate::lifecycle::{self, Lifecycle};
 pub use live::AdapterOptions;
 use live::Live;
 
@@ -57,32 +60,33 @@ pub struct Connection {
     closed: Cell<bool>,
     /// Counts facts fed, so the loop notices facts fed by listeners.
     fed: Cell<u64>,
-    /// Page lifecycle listeners (visibility, online, freeze, bfcache).
+    /// Page lifecycle listeners (visibility, online, freeze, bfcache), for
+    /// the connection's life; their facts go to both machines (`page.rs`).
     lifecycle: RefCell<Option<Lifecycle>>,
-    /// `crossTab`: the cross-tab coordinator (`src/tabs/`) when this tab
-    /// shares the connection with other tabs; `None` otherwise.
-    pub(crate) tab: RefCell<Option<Rc<crate::tabs::Tab>>>,
+    /// The cross-tab coordinator (`crossTab`; a solo one otherwise) and the
+    /// guards that render its actions (`crosstab.rs`).
+    tabs: RefCell<CrossTab>,
+    tab_io: RefCell<crosstab::TabIo>,
+    /// What a fresh engine is made of (`Run` from a cursor, `Halt`).
+    config: Config,
+    seed: u64,
+    caps: Capabilities,
 }
 
 impl Connection {
-    /// Create and start a connection. Facts start flowing from the browser's
-    /// task queue; nothing is called synchronously from here but the engine.
+    /// Create and start a connection. `share`: the cross-tab name
+    /// (`crossTab`; `src/tabs/`), `None` for a connection of this tab only.
+    /// Facts start flowing from the browser's task queue; nothing is called
+    /// synchronously from here but the two machines.
     pub fn start(
         config: Config,
         seed: u64,
         adapter: AdapterOptions,
         caps: Capabilities,
+        share: Option<String>,
     ) -> Rc<Self> {
-        let conn = Connection::idle(Engine::new(config, seed), adapter);
-        run(&conn, caps);
-        conn
-    }
-
-    /// A connection whose engine is not started: no request, no lifecycle
-    /// listener (a cross-tab follower; [`run`] starts it).
-    pub(crate) fn idle(engine: Engine, adapter: AdapterOptions) -> Rc<Self> {
-        Rc::new(Connection {
-            engine: RefCell::new(engine),
+        let conn = Rc::new(Connection {
+            engine: RefCell::new(Engine::new(config.clone(), seed)),
             live: RefCell::new(None),
             timer: RefCell::new(None),
             driving: Cell::new(false),
@@ -93,8 +97,28 @@ impl Connection {
             closed: Cell::new(false),
             fed: Cell::new(0),
             lifecycle: RefCell::new(None),
-            tab: RefCell::new(None),
-        })
+            // Seeded per tab from `crypto.getRandomValues`, never from the
+            // `seed` option: tabs given the same seed must still steal at
+            // different times.
+            tabs: RefCell::new(CrossTab::new(
+                config.last_event_id.clone(),
+                registry::random_seed(),
+            )),
+            tab_io: RefCell::new(crosstab::TabIo::new(share)),
+            config,
+            seed,
+            caps,
+        });
+        let weak = Rc::downgrade(&conn);
+        let watch = Lifecycle::watch(Rc::new(move |f| {
+            if let Some(conn) = weak.upgrade() {
+                page::fact(&conn, f)
+            }
+        }));
+        *conn.lifecycle.borrow_mut() = Some(watch);
+        lifecycle::current(&|f| page::fact(&conn, f));
+        crosstab::start(&conn);
+        conn
     }
 
     /// Whether the connection has stopped for good (closed by the app or by a
@@ -103,30 +127,37 @@ impl Connection {
         self.closed.get() || self.state() == tidings_core::engine::State::Closed
     }
 
-    /// The state: the engine's, or the leader tab's while following one.
-    pub fn state(&self) -> tidings_core::engine::State {
-        match crate::tabs::following(self) {
-            Some(m) => m.state,
-            None => self.engine.borrow().state(),
+    /// What the page sees of the connection: the leader tab's, as the
+    /// coordinator knows it, while this tab follows one; else its own
+    /// engine's.
+    fn view<R>(&self, leader: impl FnOnce(&Mirror) -> R, own: impl FnOnce(&Engine) -> R) -> R {
+        match self.tabs.borrow().following() {
+            Some(m) => leader(m),
+            None => own(&self.engine.borrow()),
         }
     }
 
-    /// The transport name (`""` before the first attempt); the leader tab's
-    /// while following one.
+    /// Whether this tab follows another tab's connection (`crossTab`): it
+    /// does not acknowledge deliveries (`ack`), the leader does.
+    #[cfg(feature = "send")]
+    pub fn follows(&self) -> bool {
+        self.tabs.borrow().following().is_some()
+    }
+
+    /// The state.
+    pub fn state(&self) -> tidings_core::engine::State {
+        self.view(|m| m.state, |e| e.state())
+    }
+
+    /// The transport name (`""` before the first attempt).
     pub fn transport_name(&self) -> &'static str {
-        let t = match crate::tabs::following(self) {
-            Some(m) => m.transport,
-            None => self.engine.borrow().transport(),
-        };
+        let t = self.view(|m| m.transport, |e| e.transport());
         t.map(|t| t.as_str()).unwrap_or("")
     }
 
-    /// The cursor; the last one heard from the leader tab while following one.
+    /// The cursor.
     pub fn last_event_id(&self) -> String {
-        match crate::tabs::following(self) {
-            Some(m) => m.last_event_id,
-            None => self.engine.borrow().last_event_id().into(),
-        }
+        self.view(|m| m.last_event_id.clone(), |e| e.last_event_id().into())
     }
 
     /// `debug: true`: log `details` as `what` (an event the API layer made,
@@ -161,14 +192,13 @@ impl Connection {
 
 /// Start `conn`'s engine: the page's state first (a page that starts hidden
 /// or offline must not send a request), then `handle_start`.
-pub(crate) fn run(conn: &Rc<Connection>, caps: Capabilities) {
-    let lifecycle = Lifecycle::watch(conn);
-    let old = conn.lifecycle.borrow_mut().replace(lifecycle);
-    drop(old);
+fn run(conn: &Rc<Connection>) {
+    lifecycle::current(&|f| page::to_engine(conn, f));
     // Start on a microtask, like `EventSource`: the app adds its listeners
     // right after `subscribe()` returns, and must still hear everything,
     // including a fatal error at start (bad URL, no usable transport).
     let weak = Rc::downgrade(conn);
+    let caps = conn.caps;
     wasm_bindgen_futures::spawn_local(async move {
         if let Some(conn) = weak.upgrade() {
             feed(&conn, |e, now| e.handle_start(now, caps));
@@ -176,30 +206,39 @@ pub(crate) fn run(conn: &Rc<Connection>, caps: Capabilities) {
     });
 }
 
-/// Stop driving `conn` without telling anyone (a cross-tab leader that lost
-/// its lock): the live request is aborted, the timer and the lifecycle
-/// listeners go, and `engine` (not started) replaces the running one.
-pub(crate) fn halt(conn: &Rc<Connection>, engine: Engine) {
-    let live = conn.live.borrow_mut().take();
-    let timer = conn.timer.borrow_mut().take();
-    let lifecycle = conn.lifecycle.borrow_mut().take();
-    let old = std::mem::replace(&mut *conn.engine.borrow_mut(), engine);
-    drop((live, timer, lifecycle, old));
+/// Stop driving `conn`'s engine without telling anyone (the coordinator's
+/// `Halt`: a leader that lost its lock or left the page): the live request
+/// is aborted, the timer goes, and an engine that is not started replaces
+/// the running one.
+fn halt(conn: &Rc<Connection>) {
+    halt_with(conn, None);
 }
 
-/// Replace the (idle) engine with `engine` and start it (a cross-tab
-/// follower that became the leader).
-pub(crate) fn restart(conn: &Rc<Connection>, engine: Engine, caps: Capabilities) {
+/// [`halt`], the new engine starting from `cursor` when given.
+fn halt_with(conn: &Rc<Connection>, cursor: Option<String>) {
+    let mut config = conn.config.clone();
+    if let Some(c) = cursor {
+        config.last_event_id = c;
+    }
+    let engine = Engine::new(config, conn.seed);
+    let live = conn.live.borrow_mut().take();
+    let timer = conn.timer.borrow_mut().take();
+    let old = std::mem::replace(&mut *conn.engine.borrow_mut(), engine);
+    drop((live, timer, old));
+}
+
+/// The coordinator's `Run`: a fresh engine from `cursor`, started.
+fn restart(conn: &Rc<Connection>, cursor: String) {
     if conn.closed.get() {
         return;
     }
-    halt(conn, engine);
-    run(conn, caps);
+    halt_with(conn, Some(cursor));
+    run(conn);
 }
 
 /// Tell subscribers `notice` (one relayed from the leader tab), through the
 /// same queue and re-entrancy rules as the engine's own notices.
-pub(crate) fn tell(conn: &Rc<Connection>, notice: Notice) {
+fn tell(conn: &Rc<Connection>, notice: Notice) {
     if conn.closed.get() {
         return;
     }
@@ -209,14 +248,14 @@ pub(crate) fn tell(conn: &Rc<Connection>, notice: Notice) {
 }
 
 /// Close the connection for good: the engine is told, the live request is
-/// aborted, the timer is cancelled. A cross-tab coordinator goes first (its
-/// lock is released for the next tab, and nothing more is relayed).
+/// aborted, the timer is cancelled. The cross-tab coordinator goes first (a
+/// leader says `bye`, its lock is released for the next tab, and nothing
+/// more is relayed).
 pub fn close(conn: &Rc<Connection>) {
     if conn.closed.get() {
         return;
     }
-    let tab = conn.tab.borrow_mut().take();
-    drop(tab);
+    crosstab::close(conn);
     feed(conn, |e, now| e.handle_close(now));
     conn.closed.set(true);
     let live = conn.live.borrow_mut().take();
@@ -307,10 +346,13 @@ fn drive(conn: &Rc<Connection>) {
     conn.driving.set(false);
 }
 
-/// Queue an engine notice for subscribers; a cross-tab leader relays it to
-/// the other tabs first, and drops a message this tab already delivered.
+/// Queue an engine notice for subscribers, after the coordinator's actions
+/// for it (a leader relays it to the other tabs); not when the coordinator
+/// says this tab already delivered it.
 fn push(conn: &Rc<Connection>, notice: Notice) {
-    if crate::tabs::relay(conn, &notice) {
+    let fresh = crosstab::own(conn, &notice);
+    crosstab::drain(conn);
+    if fresh {
         conn.outbox.borrow_mut().push_back(notice);
     }
 }

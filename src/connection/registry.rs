@@ -62,11 +62,8 @@ pub fn connect(
     // `crossTab: true` (default `false`): one connection across the tabs of
     // the profile (`src/tabs/`), for options that can be shared at all.
     let cross_tab = crate::api::options::get(key_source, "crossTab").as_bool() == Some(true);
-    let conn = if cross_tab && !key.is_empty() {
-        crate::tabs::start(url, &key, config, seed, adapter, capabilities::detect())
-    } else {
-        Connection::start(config, seed, adapter, capabilities::detect())
-    };
+    let share = (cross_tab && !key.is_empty()).then(|| crate::tabs::name(url, &key));
+    let conn = Connection::start(config, seed, adapter, capabilities::detect(), share);
     if !key.is_empty() {
         OPEN.with(|o| o.borrow_mut().push((key.clone(), conn.clone())));
     }
@@ -108,7 +105,7 @@ fn share_key(url: &str, raw: &wasm_bindgen::JsValue, options: &Options) -> Strin
 
 /// 64 random bits from `crypto.getRandomValues` (via getrandom), so jitter
 /// differs between clients; the clock as a last resort if crypto is missing.
-fn random_seed() -> u64 {
+pub(crate) fn random_seed() -> u64 {
     let mut b = [0u8; 8];
     if getrandom::fill(&mut b).is_err() {
         return js_sys::Date::now() as u64;

@@ -23,10 +23,10 @@
 //! non-negative numbers) and drops anything else: no input panics.
 
 use js_sys::Array;
+use tidings_core::crosstab::{Relay, Wire};
 use tidings_core::engine::{Action, ErrorCode, Message, Reason, ResetReason, State, TransportKind};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::connection::Notice;
 use crate::guard::Listener;
 
 /// The channel, closed (and its listener removed) on drop.
@@ -66,16 +66,6 @@ impl Drop for Channel {
     }
 }
 
-/// What arrives on the channel.
-pub enum Wire {
-    /// A notice of the leader's engine; `sync`: a re-post for a newcomer.
-    Notice { notice: Notice, sync: bool },
-    /// A new tab asks the leader for its last transport and state.
-    Hello,
-    /// The leader's page is going away.
-    Bye,
-}
-
 fn array(k: &str) -> Array {
     Array::of1(&JsValue::from_str(k))
 }
@@ -90,35 +80,34 @@ fn push_n(a: &Array, v: Option<u64>) {
     }
 }
 
-/// `["h"]`.
-pub fn hello() -> JsValue {
-    array("h").into()
-}
-
-/// `["b"]`.
-pub fn bye() -> JsValue {
-    array("b").into()
-}
-
-/// A notice as posted; `cursor` is the leader's cursor (sent with states),
-/// `sync` marks a re-post for a newcomer. `None` for nothing to post.
-pub fn encode(notice: &Notice, cursor: &str, sync: bool) -> Option<Array> {
+/// `wire` as posted. `None` for a notice that never travels (the machine
+/// posts none).
+pub fn encode(wire: &Wire) -> Option<Array> {
+    let (notice, cursor, sync) = match wire {
+        Wire::Hello => return Some(array("h")),
+        Wire::Bye => return Some(array("b")),
+        Wire::Notice {
+            notice,
+            cursor,
+            sync,
+        } => (notice, cursor, *sync),
+    };
     let a;
     match notice {
-        Notice::Message(m, transport) => {
+        Relay::Message(m, transport) => {
             a = array("m");
-            push(&a, transport);
+            push(&a, transport.map_or("", |t| t.as_str()));
             push(&a, &m.id);
             push(&a, &m.last_event_id);
             push(&a, &m.event);
             push(&a, &m.data);
             a.push(&JsValue::from_bool(m.binary));
         }
-        Notice::Action(Action::UpToDate { last_event_id }) => {
+        Relay::Action(Action::UpToDate { last_event_id }) => {
             a = array("u");
             push(&a, last_event_id);
         }
-        Notice::Action(Action::State {
+        Relay::Action(Action::State {
             state,
             reason,
             delay_ms,
@@ -130,7 +119,7 @@ pub fn encode(notice: &Notice, cursor: &str, sync: bool) -> Option<Array> {
             push(&a, cursor);
             push_n(&a, *delay_ms);
         }
-        Notice::Action(Action::TransportChanged {
+        Relay::Action(Action::TransportChanged {
             transport,
             previous,
             reason,
@@ -143,7 +132,7 @@ pub fn encode(notice: &Notice, cursor: &str, sync: bool) -> Option<Array> {
                 push(&a, p.as_str());
             }
         }
-        Notice::Action(Action::Error {
+        Relay::Action(Action::Error {
             code,
             status,
             retry_in_ms,
@@ -156,14 +145,11 @@ pub fn encode(notice: &Notice, cursor: &str, sync: bool) -> Option<Array> {
             a.push(&status.map_or(JsValue::NULL, |s| JsValue::from_f64(f64::from(s))));
             push_n(&a, *retry_in_ms);
         }
-        Notice::Action(Action::Reset { reason }) => {
+        Relay::Action(Action::Reset { reason }) => {
             a = array("r");
             push(&a, reason.as_str());
         }
-        Notice::Action(_) => return None,
-        // Only a `headers` function fails, and options holding a function
-        // are never shared, across tabs or within one (registry.rs).
-        Notice::HeadersFailed(_) => return None,
+        Relay::Action(_) => return None,
     }
     Some(a)
 }
@@ -200,9 +186,9 @@ fn code(a: &Array, i: u32) -> Option<ErrorCode> {
     ErrorCode::from_name(&string(a, i)?)
 }
 
-/// What `v` says, or `None` when it is not one of ours (or malformed).
-/// Also returns the cursor a state carries (`""` otherwise).
-pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
+/// What `v` says, or `None` when it is not one of ours (or malformed). A
+/// notice's cursor is the one a state carries (`""` otherwise).
+pub fn decode(v: &JsValue) -> Option<Wire> {
     if !Array::is_array(v) {
         return None;
     }
@@ -210,8 +196,8 @@ pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
     let sync = a.get(1).as_bool() == Some(true);
     let mut cursor = String::new();
     let notice = match string(a, 0)?.as_str() {
-        "h" => return Some((Wire::Hello, cursor)),
-        "b" => return Some((Wire::Bye, cursor)),
+        "h" => return Some(Wire::Hello),
+        "b" => return Some(Wire::Bye),
         "m" => {
             let t = transport(a, 1)?;
             let msg = Message {
@@ -221,20 +207,20 @@ pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
                 data: string(a, 5)?,
                 binary: a.get(6).as_bool() == Some(true),
             };
-            Notice::Message(msg, t.as_str())
+            Relay::Message(msg, Some(t))
         }
         "s" => {
             cursor = string(a, 4)?;
-            Notice::Action(Action::State {
+            Relay::Action(Action::State {
                 state: state(a, 2)?,
                 reason: reason(a, 3)?,
                 delay_ms: number(a, 5)?,
             })
         }
-        "u" => Notice::Action(Action::UpToDate {
+        "u" => Relay::Action(Action::UpToDate {
             last_event_id: string(a, 1)?,
         }),
-        "t" => Notice::Action(Action::TransportChanged {
+        "t" => Relay::Action(Action::TransportChanged {
             transport: transport(a, 2)?,
             reason: reason(a, 3)?,
             previous: if a.get(4).is_undefined() {
@@ -243,7 +229,7 @@ pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
                 Some(transport(a, 4)?)
             },
         }),
-        "e" => Notice::Action(Action::Error {
+        "e" => Relay::Action(Action::Error {
             code: code(a, 1)?,
             fatal: a.get(2).as_bool()?,
             status: match number(a, 3)? {
@@ -252,10 +238,14 @@ pub fn decode(v: &JsValue) -> Option<(Wire, String)> {
             },
             retry_in_ms: number(a, 4)?,
         }),
-        "r" => Notice::Action(Action::Reset {
+        "r" => Relay::Action(Action::Reset {
             reason: ResetReason::from_name(&string(a, 1)?)?,
         }),
         _ => return None,
     };
-    Some((Wire::Notice { notice, sync }, cursor))
+    Some(Wire::Notice {
+        notice,
+        cursor,
+        sync,
+    })
 }

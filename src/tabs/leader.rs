@@ -28,6 +28,17 @@ extern "C" {
     ) -> Result<js_sys::Promise, JsValue>;
 }
 
+/// What happens to a lock request.
+#[derive(Clone, Copy)]
+pub enum LockEvent {
+    /// This tab holds the lock.
+    Granted,
+    /// Another tab took it with `{ steal: true }`.
+    Stolen,
+    /// The request failed before it was ever granted (e.g. a `SecurityError`).
+    Failed,
+}
+
 /// A lock request, queued or granted. Dropping it releases or withdraws it.
 pub struct Lock {
     _callback: Closure<dyn FnMut(JsValue) -> JsValue>,
@@ -45,17 +56,10 @@ pub fn manager() -> Option<JsValue> {
 
 impl Lock {
     /// Ask for the exclusive lock `name` (`steal`: take it from its holder at
-    /// once). `granted` runs (on a later microtask, never inside the browser's
-    /// callback) when this tab holds it; `lost(true)` when it was stolen from
-    /// this tab, `lost(false)` when the request failed before it was ever
-    /// granted (e.g. a `SecurityError`). Neither runs after the `Lock` is
-    /// dropped. `None` without Web Locks, or when `request` throws.
-    pub fn request(
-        name: &str,
-        steal: bool,
-        granted: impl Fn() + 'static,
-        lost: impl Fn(bool) + 'static,
-    ) -> Option<Lock> {
+    /// once). `on` hears what happens to the request, always on a later
+    /// microtask (never inside the browser's callback), and never after the
+    /// `Lock` is dropped. `None` without Web Locks, or when `request` throws.
+    pub fn request(name: &str, steal: bool, on: impl Fn(LockEvent) + 'static) -> Option<Lock> {
         let locks: LockManager = manager()?.unchecked_into();
         let options = js_sys::Object::new();
         // A stealing request is granted at once, and the spec forbids a
@@ -74,15 +78,15 @@ impl Lock {
         // rejection arriving afterwards does nothing.
         let alive = Rc::new(Cell::new(true));
         let holding = Rc::new(Cell::new(false));
-        let granted = Rc::new(granted);
-        let (a, h) = (alive.clone(), holding.clone());
+        let on = Rc::new(on);
+        let (a, h, g) = (alive.clone(), holding.clone(), on.clone());
         let callback = Closure::<dyn FnMut(JsValue) -> JsValue>::new(move |_lock| {
             if a.get() {
                 h.set(true);
-                let (a, g) = (a.clone(), granted.clone());
+                let (a, g) = (a.clone(), g.clone());
                 wasm_bindgen_futures::spawn_local(async move {
                     if a.get() {
-                        g();
+                        g(LockEvent::Granted);
                     }
                 });
             }
@@ -97,7 +101,11 @@ impl Lock {
             // stolen, or failed.
             let rejected = wasm_bindgen_futures::JsFuture::from(promise).await.is_err();
             if rejected && a.get() {
-                lost(holding.get());
+                on(if holding.get() {
+                    LockEvent::Stolen
+                } else {
+                    LockEvent::Failed
+                });
             }
         });
         Some(Lock {

@@ -1,0 +1,539 @@
+//! [`CrossTab`]: the machine (see the module doc of [`crate::crosstab`]).
+
+use alloc::collections::VecDeque;
+use alloc::string::String;
+
+use super::{Mirror, Relay, Support, TabAction, Wire, SEEN_IDS, STEAL_AFTER_MS, STEAL_JITTER_MS};
+use crate::engine::{Action, Message, Reason, ResetReason, State, TransportKind};
+use crate::policy::dedupe::Dedupe;
+use crate::rng::Rng;
+use crate::time::{MonoMs, Now};
+
+/// This tab's part in one connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Not coordinating: this tab runs its own engine (no locks or channel,
+    /// or they failed). Also the role before start.
+    Solo,
+    /// Queued for the lock; the leader's notices are told here.
+    Follower,
+    /// Holds the lock and runs the engine.
+    Leader,
+}
+
+/// The cross-tab coordinator of one connection in one tab. Every input takes
+/// [`Now`]; after every input drain [`CrossTab::poll`] until
+/// [`TabAction::Wait`]. No input sequence panics.
+#[derive(Clone, Debug)]
+pub struct CrossTab {
+    role: Role,
+    started: bool,
+    closed: bool,
+    hidden: bool,
+    mirror: Mirror,
+    /// Ids delivered in this tab.
+    seen: Dedupe,
+    /// This tab's engine's cursor, as of its last notice.
+    own_cursor: String,
+    /// The leader's last transport change and state, re-posted for a newcomer.
+    last_t: Option<Action>,
+    last_s: Option<Action>,
+    /// The leader said `bye`: no steal until a leader speaks again.
+    leader_gone: bool,
+    /// Back from the back-forward cache: the cursor this tab left with.
+    restored_from: Option<String>,
+    steal_at: Option<MonoMs>,
+    /// A lock request is queued or held.
+    locking: bool,
+    channel: bool,
+    rng: Rng,
+    last_now: MonoMs,
+    actions: VecDeque<TabAction>,
+}
+
+impl CrossTab {
+    /// A coordinator for a connection that starts from `cursor` (the
+    /// `lastEventId` option); `seed` seeds the steal jitter.
+    pub fn new(cursor: String, seed: u64) -> Self {
+        CrossTab {
+            role: Role::Solo,
+            started: false,
+            closed: false,
+            hidden: false,
+            mirror: Mirror {
+                state: State::Connecting,
+                reason: Reason::Start,
+                transport: None,
+                last_event_id: cursor,
+            },
+            seen: Dedupe::new(SEEN_IDS),
+            own_cursor: String::new(),
+            last_t: None,
+            last_s: None,
+            leader_gone: false,
+            restored_from: None,
+            steal_at: None,
+            locking: false,
+            channel: false,
+            rng: Rng::new(seed),
+            last_now: MonoMs(0),
+            actions: VecDeque::new(),
+        }
+    }
+
+    /// The leader's connection as this tab knows it, while this tab follows
+    /// (`None` when it leads or runs alone: its own engine knows).
+    pub fn following(&self) -> Option<&Mirror> {
+        (self.role == Role::Follower).then_some(&self.mirror)
+    }
+
+    /// Whether this tab leads.
+    pub fn is_leader(&self) -> bool {
+        self.role == Role::Leader
+    }
+
+    /// The next action; drain until [`TabAction::Wait`].
+    pub fn poll(&mut self) -> TabAction {
+        self.actions.pop_front().unwrap_or(TabAction::Wait {
+            until: self.steal_at.map(|t| t.max(self.last_now)),
+        })
+    }
+
+    fn begin(&mut self, now: Now) -> bool {
+        self.last_now = self.last_now.max(now.mono);
+        !self.closed
+    }
+
+    fn push(&mut self, a: TabAction) {
+        self.actions.push_back(a);
+    }
+
+    // ----- inputs ------------------------------------------------------
+
+    /// Start (a second call is ignored). Without Web Locks or a channel:
+    /// `Run` from the initial cursor, solo for good. Otherwise say `hello`
+    /// and queue for the lock.
+    pub fn handle_start(&mut self, now: Now, support: Support) {
+        if !self.begin(now) || self.started {
+            return;
+        }
+        self.started = true;
+        self.channel = support.channel;
+        if !(support.locks && support.channel) {
+            self.go_alone();
+            return;
+        }
+        self.role = Role::Follower;
+        self.push(TabAction::Post(Wire::Hello));
+        self.request_lock(false);
+    }
+
+    /// This tab holds the lock: lead, from the last cursor it saw. Ignored
+    /// unless following, and after the leader stopped for good.
+    pub fn handle_lock_granted(&mut self, now: Now) {
+        if !self.begin(now) || self.role != Role::Follower || self.mirror.state == State::Closed {
+            return;
+        }
+        self.role = Role::Leader;
+        // Its own engine resumes from the cursor: the server fills any gap.
+        self.restored_from = None;
+        self.steal_at = None;
+        let cursor = self.mirror.last_event_id.clone();
+        self.push(TabAction::Run { cursor });
+    }
+
+    /// Another tab stole the lock: halt, queue again, and ask the new leader
+    /// for its transport and state (what it said while this tab led was not
+    /// for this tab's subscriptions).
+    pub fn handle_lock_stolen(&mut self, now: Now) {
+        if !self.begin(now) || self.role != Role::Leader {
+            return;
+        }
+        self.role = Role::Follower;
+        self.push(TabAction::Halt);
+        self.request_lock(false);
+        self.push(TabAction::Post(Wire::Hello));
+    }
+
+    /// Web Locks refused this tab (missing, `request` threw, or its promise
+    /// rejected before a grant): stop coordinating and run alone (a leader
+    /// keeps its running engine).
+    pub fn handle_lock_failed(&mut self, now: Now) {
+        if !self.begin(now) || self.role == Role::Solo {
+            return;
+        }
+        self.locking = false;
+        self.push(TabAction::DropLock);
+        if self.channel {
+            self.channel = false;
+            self.push(TabAction::CloseChannel);
+        }
+        if self.role == Role::Leader {
+            self.role = Role::Solo;
+            self.steal_at = None;
+        } else {
+            self.go_alone();
+        }
+    }
+
+    /// The page became hidden or visible.
+    pub fn handle_visibility(&mut self, now: Now, hidden: bool) {
+        if !self.begin(now) {
+            return;
+        }
+        self.hidden = hidden;
+        self.consider_steal();
+    }
+
+    /// `freeze` / `resume`: a frozen tab runs no timer, so a pending steal is
+    /// dropped; resumed, it is considered again.
+    pub fn handle_frozen(&mut self, now: Now, frozen: bool) {
+        if !self.begin(now) {
+            return;
+        }
+        if frozen {
+            self.steal_at = None;
+        } else {
+            self.consider_steal();
+        }
+    }
+
+    /// `pagehide`: a leader says `bye`, halts and tells its subscriptions
+    /// `paused` (`frozen`); every tab drops its lock and closes its channel.
+    pub fn handle_page_hide(&mut self, now: Now) {
+        if !self.begin(now) || self.role == Role::Solo {
+            return;
+        }
+        self.steal_at = None;
+        if self.role == Role::Leader {
+            self.role = Role::Follower;
+            self.push(TabAction::Post(Wire::Bye));
+            self.push(TabAction::Halt);
+            let paused = Relay::Action(Action::State {
+                state: State::Paused,
+                reason: Reason::Frozen,
+                delay_ms: None,
+            });
+            self.note(&paused, "");
+            self.push(TabAction::Tell(paused));
+        }
+        if self.locking {
+            self.locking = false;
+            self.push(TabAction::DropLock);
+        }
+        if self.channel {
+            self.channel = false;
+            self.push(TabAction::CloseChannel);
+        }
+    }
+
+    /// `pageshow`; with `persisted` (back from the back-forward cache): open
+    /// the channel, say `hello`, queue for the lock, and remember the cursor
+    /// to compare with the leader's next state.
+    pub fn handle_page_show(&mut self, now: Now, persisted: bool) {
+        if !self.begin(now) || !persisted || self.role == Role::Solo {
+            return;
+        }
+        self.restored_from = Some(self.mirror.last_event_id.clone());
+        if !self.channel {
+            self.channel = true;
+            self.push(TabAction::OpenChannel);
+            self.push(TabAction::Post(Wire::Hello));
+        }
+        if !self.locking && self.mirror.state != State::Closed {
+            self.request_lock(false);
+        }
+    }
+
+    /// The timer fired: steal if still due.
+    pub fn handle_timer(&mut self, now: Now) {
+        if !self.begin(now) {
+            return;
+        }
+        let Some(at) = self.steal_at else { return };
+        if at > now.mono {
+            return;
+        }
+        self.steal_at = None;
+        // Another tab may have taken over meanwhile.
+        if self.role == Role::Follower && !self.hidden && self.leader_paused_hidden() {
+            self.request_lock(true);
+        }
+    }
+
+    /// The connection closed in this tab (its last subscription): a leader
+    /// says `bye`; the lock and the channel go. Every later input is ignored.
+    pub fn handle_close(&mut self, now: Now) {
+        if !self.begin(now) {
+            return;
+        }
+        self.closed = true;
+        self.steal_at = None;
+        if self.role == Role::Leader && self.channel {
+            self.push(TabAction::Post(Wire::Bye));
+        }
+        if self.locking {
+            self.push(TabAction::DropLock);
+        }
+        if self.channel {
+            self.push(TabAction::CloseChannel);
+        }
+        self.role = Role::Solo;
+    }
+
+    /// A message this tab's own engine delivers, carried by `transport`,
+    /// with the engine's cursor `cursor`. Returns whether this tab's
+    /// subscriptions hear it (`false`: a message already delivered here, by
+    /// the other leader of a steal). No clock: it schedules nothing, and it
+    /// runs once per message on the hot path. Only a leader does any work
+    /// (relays it, remembers its id); a solo tab or a follower returns `true`.
+    pub fn handle_own_message(
+        &mut self,
+        msg: &Message,
+        transport: Option<TransportKind>,
+        cursor: &str,
+    ) -> bool {
+        if self.role != Role::Leader || self.closed {
+            return true;
+        }
+        self.own(Relay::Message(msg.clone(), transport), cursor)
+    }
+
+    /// Another notice of this tab's own engine (a state or transport change,
+    /// an error, a reset), as [`CrossTab::handle_own_message`]. A leader also
+    /// remembers its last transport change and state for newcomers.
+    pub fn handle_own_action(&mut self, action: &Action, cursor: &str) -> bool {
+        if self.role != Role::Leader || self.closed {
+            return true;
+        }
+        let Some(a) = relayed(action) else {
+            return true;
+        };
+        match a {
+            Action::State { .. } => self.last_s = relayed(&a),
+            Action::TransportChanged { .. } => self.last_t = relayed(&a),
+            _ => {}
+        }
+        self.own(Relay::Action(a), cursor)
+    }
+
+    fn own(&mut self, notice: Relay, cursor: &str) -> bool {
+        self.own_cursor.clear();
+        self.own_cursor.push_str(cursor);
+        let fresh = self.note(&notice, cursor);
+        self.push(TabAction::Post(Wire::Notice {
+            notice,
+            cursor: cursor.into(),
+            sync: false,
+        }));
+        fresh
+    }
+
+    /// A message from another tab.
+    pub fn handle_wire(&mut self, now: Now, wire: Wire) {
+        if !self.begin(now) || self.role == Role::Solo {
+            return;
+        }
+        match wire {
+            Wire::Bye => {
+                if self.role == Role::Follower {
+                    self.leader_gone = true;
+                    self.steal_at = None;
+                }
+            }
+            Wire::Hello => self.repost(),
+            Wire::Notice {
+                notice,
+                cursor,
+                sync,
+            } => self.on_notice(notice, &cursor, sync),
+        }
+    }
+
+    // ----- rules -------------------------------------------------------
+
+    fn go_alone(&mut self) {
+        self.role = Role::Solo;
+        self.steal_at = None;
+        let cursor = self.mirror.last_event_id.clone();
+        self.push(TabAction::Run { cursor });
+    }
+
+    fn request_lock(&mut self, steal: bool) {
+        self.locking = true;
+        self.push(TabAction::RequestLock { steal });
+    }
+
+    /// A newcomer said `hello`: the leader re-posts its last transport change
+    /// and state, marked `sync`.
+    fn repost(&mut self) {
+        if self.role != Role::Leader {
+            return;
+        }
+        for a in [&self.last_t, &self.last_s] {
+            let Some(a) = a.as_ref().and_then(relayed) else {
+                continue;
+            };
+            self.actions.push_back(TabAction::Post(Wire::Notice {
+                notice: Relay::Action(a),
+                cursor: self.own_cursor.clone(),
+                sync: true,
+            }));
+        }
+    }
+
+    /// A notice relayed by the leader.
+    fn on_notice(&mut self, notice: Relay, cursor: &str, sync: bool) {
+        // A leader tells its own state; a message from a second leader (the
+        // moment a steal overlaps) is still news when this tab has not seen it.
+        let relayable = match &notice {
+            Relay::Message(..) => true,
+            Relay::Action(a) => self.role != Role::Leader && relayed(a).is_some(),
+        };
+        if !relayable {
+            return;
+        }
+        let is_state = matches!(notice, Relay::Action(Action::State { .. }));
+        // Back from the back-forward cache: when the leader's cursor moved on
+        // meanwhile, this tab missed what was relayed (nobody keeps it).
+        if is_state && self.restored_from.take().is_some_and(|c| c != cursor) {
+            self.push(TabAction::Tell(Relay::Action(Action::Reset {
+                reason: ResetReason::Unresumable,
+            })));
+        }
+        if (sync && self.known(&notice)) || !self.note(&notice, cursor) {
+            return;
+        }
+        let closed = matches!(
+            notice,
+            Relay::Action(Action::State {
+                state: State::Closed,
+                ..
+            })
+        );
+        self.push(TabAction::Tell(notice));
+        if closed {
+            // The leader stopped for good (a fatal error): never take over.
+            self.steal_at = None;
+            if self.locking {
+                self.locking = false;
+                self.push(TabAction::DropLock);
+            }
+        } else {
+            self.consider_steal();
+        }
+    }
+
+    /// Update what this tab knows from `notice` (`cursor`: the one a state
+    /// carries). `false` for a message whose id was already delivered here.
+    fn note(&mut self, notice: &Relay, cursor: &str) -> bool {
+        let m = &mut self.mirror;
+        match notice {
+            Relay::Message(msg, transport) => {
+                if !self
+                    .seen
+                    .should_deliver(Some(&msg.id), &msg.event, &msg.data)
+                {
+                    return false;
+                }
+                m.last_event_id.clone_from(&msg.last_event_id);
+                m.transport = *transport;
+            }
+            Relay::Action(Action::State { state, reason, .. }) => {
+                self.leader_gone = false;
+                m.state = *state;
+                m.reason = *reason;
+                if !cursor.is_empty() {
+                    m.last_event_id = cursor.into();
+                }
+            }
+            Relay::Action(Action::TransportChanged { transport, .. }) => {
+                m.transport = Some(*transport);
+            }
+            Relay::Action(Action::Reset { .. }) => self.seen.clear(),
+            // Durable Streams: an offset reached without a message (a 204
+            // from `now` names the tail) is where a new leader resumes.
+            Relay::Action(Action::UpToDate { last_event_id }) => {
+                m.last_event_id.clone_from(last_event_id);
+            }
+            Relay::Action(_) => {}
+        }
+        true
+    }
+
+    /// A re-post for a newcomer that says nothing new to this tab.
+    fn known(&self, notice: &Relay) -> bool {
+        match notice {
+            Relay::Action(Action::State { state, .. }) => self.mirror.state == *state,
+            Relay::Action(Action::TransportChanged { transport, .. }) => {
+                self.mirror.transport == Some(*transport)
+            }
+            _ => false,
+        }
+    }
+
+    fn leader_paused_hidden(&self) -> bool {
+        !self.leader_gone
+            && self.mirror.state == State::Paused
+            && matches!(self.mirror.reason, Reason::Hidden | Reason::Frozen)
+    }
+
+    /// The visibility rule: a visible follower takes over from a leader that
+    /// paused because it is hidden or frozen, after
+    /// `STEAL_AFTER_MS + U[0, STEAL_JITTER_MS)`.
+    fn consider_steal(&mut self) {
+        if self.role != Role::Follower
+            || self.steal_at.is_some()
+            || self.hidden
+            || !self.channel
+            || !self.leader_paused_hidden()
+        {
+            return;
+        }
+        let delay = STEAL_AFTER_MS + self.rng.below(STEAL_JITTER_MS);
+        self.steal_at = Some(self.last_now.plus(delay));
+    }
+}
+
+/// The copy of `a` that travels between tabs: states, transport changes,
+/// errors and resets (a `Skipped` notice or a request action never does, and
+/// a forged one is ignored). Field by field: they are all `Copy`, and a
+/// derived clone of the whole `Action` would carry every variant's code.
+fn relayed(a: &Action) -> Option<Action> {
+    Some(match *a {
+        Action::State {
+            state,
+            reason,
+            delay_ms,
+        } => Action::State {
+            state,
+            reason,
+            delay_ms,
+        },
+        Action::TransportChanged {
+            transport,
+            previous,
+            reason,
+        } => Action::TransportChanged {
+            transport,
+            previous,
+            reason,
+        },
+        Action::Error {
+            code,
+            status,
+            retry_in_ms,
+            fatal,
+        } => Action::Error {
+            code,
+            status,
+            retry_in_ms,
+            fatal,
+        },
+        Action::Reset { reason } => Action::Reset { reason },
+        Action::UpToDate { ref last_event_id } => Action::UpToDate {
+            last_event_id: last_event_id.clone(),
+        },
+        _ => return None,
+    })
+}
