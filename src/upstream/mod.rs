@@ -22,6 +22,7 @@
 //!   `pagehide` listeners.
 
 pub(crate) mod ack;
+#[cfg(feature = "append")]
 mod appender;
 mod options;
 mod page;
