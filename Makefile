@@ -50,7 +50,10 @@ browser-tests:
 # gzip, a build without the `send` feature measures 68 982) and the Durable
 # Streams profile (issue 20: offsets, closure, 410, JSON/text/bytes bodies,
 # uptodate; +3.9 KB gzip) landed. The 13 KB goal is open work (issue 19).
-SIZE_CEILING ?= 86016
+# Raised to 98304 for issue 16 (subscribe `ack` +1.7 KB gzip: 84 525 -> 86 227;
+# appender() +11.6 KB: -> 97 825, README "Size"; a Rust app leaves the
+# appender out with the `append` feature off).
+SIZE_CEILING ?= 98304
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh

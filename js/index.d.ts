@@ -109,6 +109,14 @@ export declare const ErrorCode: Readonly<{
   Headers: "headers";
   /** `subscribe` was called before the promise of {@link init} resolved (thrown by `subscribe`). */
   NotInitialized: "not-initialized";
+  /** {@link appender}: 403, another producer holds a newer epoch (`epoch`: the server's). Final unless `autoClaim`. */
+  StaleEpoch: "stale-epoch";
+  /** {@link appender}: 409 with `Producer-Expected-Seq` (`expectedSeq`): the server lost or skipped this producer's state. Final. */
+  SequenceGap: "sequence-gap";
+  /** {@link appender}: 409 with `Stream-Closed: true`, or an append after `close()`. Final. */
+  StreamClosed: "stream-closed";
+  /** {@link appender}: another 409 (the content type does not match the stream's). Final. */
+  Conflict: "conflict";
 }>;
 /** One of the {@link ErrorCode} values. */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -490,6 +498,17 @@ export interface Options<M = {}> {
    * Default `false`.
    */
   crossTab?: boolean;
+  /**
+   * Delivery ACKs (README "Delivery ACKs"): the id of every message dispatched to this
+   * subscription's listeners (an async iterator is one: a message it buffered counts) is posted
+   * to `url` as `{"ids": ["<id>", …]}`, in batches: `batchMs` (default `1000`) after the first id
+   * of a batch, or at once at `maxBatch` ids (default `100`), and on `close()`. Each batch is one
+   * {@link send} (its own idempotency key, the send's retries); its failure is not reported (the
+   * server re-sends, the dedupe hides the repeat). Messages without an id are not acknowledged.
+   * With `crossTab`, only the tab that holds the connection acknowledges. `url` missing or not a
+   * URL: `invalid-option` / `invalid-url`.
+   */
+  ack?: { url: string | URL; batchMs?: number; maxBatch?: number };
 }
 
 /**
@@ -691,3 +710,72 @@ export interface SendError extends Error {
  * fit the 64 KiB budget (README "Upstream: `send`").
  */
 export function send(url: string | URL, body?: SendBody, options?: SendOptions): Promise<SendResult>;
+
+/** {@link appender} options: the stream's content type, the producer, batching, and the retry options of {@link send}. */
+export interface AppenderOptions {
+  /** The stream's content type, sent on every append. Default `"application/json"` (JSON mode: each value is one message). */
+  contentType?: string;
+  /** `Producer-Id` (non-empty, at most 256 characters). Default: a fresh UUID per appender (README "Durable Streams appends"). */
+  producerId?: string;
+  /** `Producer-Epoch` to start with (an integer ≤ 2^53 − 1). Default `0`. */
+  epoch?: number;
+  /** On 403 (stale epoch) claim the producer id at the server's epoch + 1 and resend the batch (3 times in a row at most). Default `false`. */
+  autoClaim?: boolean;
+  /** Values per request (≥ 1). Default `1000`. */
+  maxBatch?: number;
+  /** Body bytes per request (one larger value goes alone). Default `1048576`. */
+  maxBatchBytes?: number;
+  /** As for {@link send}; called before every request. */
+  headers?: HeaderValues | ((ctx: SendHeadersContext) => HeaderValues | Promise<HeaderValues>);
+  /** As for {@link send}. */
+  credentials?: boolean;
+  /** Aborting fails the appender: pending appends reject with the signal's `reason`. */
+  signal?: AbortSignal;
+  /** Attempts per batch before failing with `gave-up` (`Infinity`: no limit). Default: no limit. */
+  maxAttempts?: number;
+  /** Per request, as for {@link send}. Default `30000`. */
+  timeoutMs?: number;
+  /** Per batch, as for {@link send}. Default none. */
+  deadlineMs?: number;
+  /** As for {@link send}. */
+  backoff?: SendOptions["backoff"];
+  /** As for {@link send}. Default `300000`. */
+  maxRetryAfterMs?: number;
+}
+
+/** Why an appender failed: `stale-epoch` (`epoch`), `sequence-gap` (`expectedSeq`, `seq`), `stream-closed`, `conflict`, `headers` (`cause`), or the send's `http-status` (`status`), `auth`, `gave-up`, `timeout`. */
+export interface AppendError extends Error {
+  readonly code: ErrorCode;
+  readonly status?: number;
+  readonly epoch?: number;
+  readonly expectedSeq?: number;
+  readonly seq?: number;
+  readonly cause?: unknown;
+}
+
+/** An idempotent producer appending to one Durable Streams stream. */
+export interface Appender {
+  /**
+   * Append one value: JSON streams take any JSON value (an array too: it is stored as ONE
+   * message), other streams a string (UTF-8) or bytes. Resolves once the server holds it; rejects
+   * with an {@link AppendError} (the appender stops at the first failure: every later append
+   * rejects with the same error).
+   */
+  append(value: unknown): Promise<void>;
+  /** Close the stream (`Stream-Closed: true`) after every pending append; later appends reject with `stream-closed`. */
+  close(): Promise<void>;
+  /** The `Producer-Id` sent. */
+  readonly producerId: string;
+  /** The current `Producer-Epoch` (moves on an auto-claim). */
+  readonly epoch: number;
+  free(): void;
+}
+
+/**
+ * Append to the Durable Streams stream at `url` (it must exist) as an idempotent producer
+ * (PROTOCOL.md §5.2.1): values appended while a request is in flight go out together as the next
+ * batch, each batch carries `Producer-Id`, `Producer-Epoch`, `Producer-Seq`, and is retried as
+ * {@link send} retries, so the stream holds each value exactly once, in order. Throws
+ * `invalid-url` / `invalid-option` / `not-initialized`.
+ */
+export function appender(url: string | URL, options?: AppenderOptions): Appender;

@@ -3,7 +3,7 @@
 // directly, [Symbol.asyncIterator], [Symbol.dispose], keeping a live
 // subscription reachable, and send() rejecting instead of throwing. It
 // counts in the size budget: keep it tiny.
-import load, { subscribe as open, send as post, Subscription } from "./tidings.js";
+import load, { subscribe as open, send as post, appender as append, Subscription } from "./tidings.js";
 
 /** The contract's error codes (`error.code`). */
 export const ErrorCode = /* @__PURE__ */ Object.freeze({
@@ -21,6 +21,10 @@ export const ErrorCode = /* @__PURE__ */ Object.freeze({
   ResumeIgnored: "resume-ignored",
   Headers: "headers",
   NotInitialized: "not-initialized",
+  StaleEpoch: "stale-epoch",
+  SequenceGap: "sequence-gap",
+  StreamClosed: "stream-closed",
+  Conflict: "conflict",
 });
 
 /** Load the wasm: from next to tidings.js when `input` is absent, else from
@@ -50,6 +54,11 @@ export function send(url, body, options) {
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+export function appender(url, options) {
+  if (!ready) throw Object.assign(Error("call init() before appender()"), { code: "not-initialized" });
+  return append(url, options);
 }
 
 export function subscribe(url, options) {

@@ -14,13 +14,14 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 use tower_http::services::ServeDir;
 
+use crate::ack::AckStore;
 use crate::clock::{wall_now, Clock};
 use crate::config::Config;
 use crate::faults::{self, Faults};
 use crate::hub::Hub;
 use crate::log::RequestLog;
 use crate::send::SendStore;
-use crate::{cors, log, long_poll, poll, publish, send, sse};
+use crate::{ack, cors, log, long_poll, poll, publish, send, sse};
 
 /// Everything the handlers share.
 #[derive(Debug)]
@@ -32,6 +33,8 @@ pub struct Shared {
     pub clock: Clock,
     /// `POST /send`'s idempotency store; kept across `/_restart`.
     pub sends: SendStore,
+    /// Delivery ACKs and re-send counts (`ack.rs`); kept across `/_restart`.
+    pub acks: AckStore,
     /// Wall time of the start (`Last-Modified` of `/resource` before the
     /// first publish).
     pub started: SystemTime,
@@ -53,6 +56,7 @@ impl Shared {
             faults: Faults::default(),
             clock: Clock::start(),
             sends: SendStore::default(),
+            acks: AckStore::default(),
             started: wall_now(),
             shutdown: CancellationToken::new(),
             next_req: AtomicU64::new(1),
@@ -89,6 +93,9 @@ pub fn router(s: AppState) -> Router {
         .route("/send", post(send::send))
         .route("/_send", get(send::get_applied))
         .route("/_send/clear", post(send::clear))
+        .route("/ack", post(ack::ack))
+        .route("/_ack", get(ack::get_acks))
+        .route("/_ack/clear", post(ack::clear))
         .route("/_log", get(log::get_log))
         .route("/_log/clear", post(log::clear_log))
         .route(

@@ -258,6 +258,14 @@ impl Hub {
         ev
     }
 
+    /// Sends `ev` again, unchanged (same id and frame), to every live stream
+    /// (`POST /publish?resendAfterMs=`: an un-acknowledged event); the
+    /// replay buffer is not touched.
+    pub fn resend(&self, ev: &Arc<Event>) {
+        let _g = lock(&self.inner);
+        let _ = self.tx.send(ev.clone());
+    }
+
     /// The id of the newest event (0 before the first publish).
     pub fn last_id(&self) -> u64 {
         lock(&self.inner).last_id

@@ -5,6 +5,7 @@
 //! `POST /_restart`, static `www/` at `/` and the npm package at `/pkg/`. See the README of
 //! this crate for the request and response shapes.
 
+pub mod ack;
 pub mod app;
 pub mod body;
 pub mod clock;

@@ -42,7 +42,11 @@ pub fn subscribe_js(url: JsValue, options: JsValue) -> Result<Subscription, JsVa
 pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     let url = resolve_url(url)?;
     let parsed = options::Options::from_js(&url, &options)?;
-    Ok(Subscription::start(&url, &options, parsed))
+    #[cfg(feature = "send")]
+    let ack = options::checked(|| crate::upstream::ack::from_options(&options))?;
+    #[cfg(not(feature = "send"))]
+    let ack = ();
+    Ok(Subscription::start(&url, &options, parsed, ack))
 }
 
 /// `url` resolved against the page (`location.href`; in a worker its

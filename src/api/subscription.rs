@@ -37,7 +37,17 @@ struct Inner {
     /// The id of the message the engine just skipped for its size: put on
     /// the `too-large` error that follows it.
     skipped: RefCell<Option<String>>,
+    /// `ack`: delivery ACKs of the messages dispatched here.
+    #[cfg_attr(not(feature = "send"), allow(dead_code))]
+    ack: Ack,
 }
+
+/// `ack` (issue 16), with the `send` feature that posts the batches.
+#[cfg(feature = "send")]
+pub(crate) type Ack = Option<Rc<crate::upstream::ack::Acker>>;
+/// Without the `send` feature `ack` is not read.
+#[cfg(not(feature = "send"))]
+pub(crate) type Ack = ();
 
 /// One `addEventListener` registration, as `EventTarget` keeps them.
 struct Entry {
@@ -51,7 +61,7 @@ struct Entry {
 }
 
 impl Subscription {
-    pub(super) fn start(url: &str, raw: &JsValue, options: Options) -> Subscription {
+    pub(super) fn start(url: &str, raw: &JsValue, options: Options, ack: Ack) -> Subscription {
         let parse = options.parse;
         let signal = options.signal.clone();
         let (key, conn) = registry::connect(url, raw, options);
@@ -64,6 +74,7 @@ impl Subscription {
             abort_listener: RefCell::new(None),
             transport: Cell::new(""),
             skipped: RefCell::new(None),
+            ack,
         });
         // Joining a connection that already chose a transport (a shared
         // connection that stopped is never joined: see `registry`).
@@ -224,11 +235,29 @@ fn close(inner: &Rc<Inner>) {
     remove(inner, &|_| true);
     let listener = inner.abort_listener.borrow_mut().take();
     drop(listener);
+    #[cfg(feature = "send")]
+    if let Some(a) = &inner.ack {
+        crate::upstream::ack::close(a);
+    }
     if inner.conn.unlisten(handle) == 0 {
         registry::forget(&inner.key, &inner.conn);
         connection::close(&inner.conn);
     }
 }
+
+/// The app received message `id` (dispatched to its listeners): report it
+/// to `ack`, with whether this tab holds the connection (a `crossTab`
+/// follower does not acknowledge: the leader did).
+#[cfg(feature = "send")]
+fn received(inner: &Rc<Inner>, id: &str) {
+    if let Some(a) = &inner.ack {
+        let leader = !inner.conn.follows();
+        crate::upstream::ack::received(a, id, leader);
+    }
+}
+
+#[cfg(not(feature = "send"))]
+fn received(_: &Rc<Inner>, _: &str) {}
 
 /// Render one connection notice as JS events for this subscription's listeners.
 fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
@@ -237,7 +266,10 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
     }
     match notice {
         Notice::Message(msg, transport) => match events::message(msg, transport, inner.parse) {
-            Ok(e) => dispatch(inner, &msg.event, &e),
+            Ok(e) => {
+                dispatch(inner, &msg.event, &e);
+                received(inner, &msg.id);
+            }
             Err(e) => {
                 inner.conn.debug_log("error", &e);
                 dispatch(inner, "error", &e)

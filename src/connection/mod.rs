@@ -137,6 +137,13 @@ impl Connection {
         }
     }
 
+    /// Whether this tab follows another tab's connection (`crossTab`): it
+    /// does not acknowledge deliveries (`ack`), the leader does.
+    #[cfg(feature = "send")]
+    pub fn follows(&self) -> bool {
+        self.tabs.borrow().following().is_some()
+    }
+
     /// The state.
     pub fn state(&self) -> tidings_core::engine::State {
         self.view(|m| m.state, |e| e.state())

@@ -16,9 +16,14 @@
 //! - `options.rs`: the options and the body, checked before anything starts;
 //! - `request.rs`: one attempt, a `fetch` owned by an `AbortController` guard;
 //! - `task.rs`: one send's drive loop (machine, attempt, timer, `signal`);
+//! - `appender.rs`: `appender(url, options)`, Durable Streams idempotent
+//!   appends (issue 16; the core's `Appender`);
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
 //!   `pagehide` listeners.
 
+pub(crate) mod ack;
+#[cfg(feature = "append")]
+mod appender;
 mod options;
 mod page;
 mod request;
@@ -91,7 +96,7 @@ pub fn send(url: &str, body: JsValue, options: JsValue) -> Result<js_sys::Promis
 /// secure context (the only place it exists), else a version 4 UUID from
 /// `crypto.getRandomValues` (RFC 9562 §5.4). Both are printable ASCII, so
 /// always a valid [`IdempotencyKey`].
-fn new_key() -> Result<IdempotencyKey, JsValue> {
+pub(crate) fn new_key() -> Result<IdempotencyKey, JsValue> {
     let crypto = crate::api::options::get(&js_sys::global(), "crypto");
     let f = crate::api::options::get(&crypto, "randomUUID");
     let uuid = match f.dyn_ref::<js_sys::Function>() {
@@ -125,7 +130,7 @@ fn uuid_v4() -> Result<String, JsValue> {
 
 /// 64 random bits for the jitter PRNG (`crypto.getRandomValues`); a
 /// constant when unavailable (jitter still spreads by send).
-fn random_seed() -> u64 {
+pub(crate) fn random_seed() -> u64 {
     let mut b = [0u8; 8];
     let _ = getrandom::fill(&mut b);
     u64::from_le_bytes(b)

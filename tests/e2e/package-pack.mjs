@@ -85,7 +85,7 @@ export async function exerciseApp(browser, server, url) {
     ]);
     assert.equal(seen.price, "42.50", "the typed listener ran too");
     assert.equal(seen.state, "closed", "breaking out of for-await closed the subscription");
-    assert.equal(seen.codes.length, 14, "every ErrorCode (invalid-option, headers, not-initialized and resume-ignored included)");
+    assert.equal(seen.codes.length, 18, "every ErrorCode (invalid-option, headers, not-initialized, resume-ignored and the appender's four included)");
     assert.deepEqual(errors, []);
     return seen;
   } finally {

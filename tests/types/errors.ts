@@ -13,7 +13,8 @@ export function onError(e: TidingsError) {
     case ErrorCode.BadContentType: case ErrorCode.NetworkOrCors: case ErrorCode.Timeout:
     case ErrorCode.TooLarge: case ErrorCode.Parse: case ErrorCode.Auth: case ErrorCode.GaveUp:
     case ErrorCode.InvalidOption: case ErrorCode.Headers: case ErrorCode.NotInitialized:
-    case ErrorCode.ResumeIgnored:
+    case ErrorCode.ResumeIgnored: case ErrorCode.StaleEpoch: case ErrorCode.SequenceGap:
+    case ErrorCode.StreamClosed: case ErrorCode.Conflict:
       return code;
     default: {
       const never: never = e.code; // every code is handled above

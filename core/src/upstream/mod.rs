@@ -46,15 +46,24 @@
 //!
 //! [`Ordered`] keeps `ordered: true` sends one at a time per URL;
 //! [`keepalive_handoff`] decides which pending sends survive `pagehide`.
+//! [`Appender`] appends to a Durable Streams stream as an idempotent
+//! producer, one [`Sender`] per batch; [`AckBatcher`] batches a
+//! subscription's delivery ACKs, each batch one send (issue 16).
 
+mod ack;
+mod appender;
 mod config;
 mod keepalive;
 mod key;
 mod ordered;
+mod reporter;
 mod sender;
 
-mod reporter;
-
+pub use ack::{ack_body, AckAction, AckBatcher, DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH};
+pub use appender::{
+    AppendAction, AppendError, AppendRequest, Appender, AppenderConfig, DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_BATCH_ITEMS, MAX_AUTO_CLAIMS, MAX_PRODUCER_NUMBER,
+};
 pub use config::{
     is_forbidden_request_header, SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS,
     DEFAULT_METHOD, DEFAULT_SEND_TIMEOUT_MS,

@@ -1,0 +1,474 @@
+//! The Durable Streams appender (issue 16) on virtual time with a seeded
+//! RNG: producer headers, batching while a request is in flight, JSON array
+//! wrapping, 204 as a duplicate success, retries that repeat the same
+//! `(id, epoch, seq)` with the send's exact delays, each 403/409 as its
+//! typed error, auto-claim, close, and no panic on random input.
+
+use proptest::prelude::*;
+use tidings_core::engine::{ErrorCode, ResponseHead, TransportError};
+use tidings_core::rng::Rng;
+use tidings_core::time::{MonoMs, Now};
+use tidings_core::upstream::{
+    AppendAction, AppendError, AppendRequest, Appender, AppenderConfig, IdempotencyKey, SendAction,
+    Sender, MAX_AUTO_CLAIMS,
+};
+
+const WALL0: i64 = 1_700_000_000_000;
+const SEED: u64 = 7;
+
+struct Sim {
+    a: Appender,
+    now: u64,
+    wait: Option<MonoMs>,
+}
+
+impl Sim {
+    fn new(config: AppenderConfig) -> Sim {
+        Sim {
+            a: Appender::new(config, SEED),
+            now: 0,
+            wait: None,
+        }
+    }
+
+    fn json() -> Sim {
+        Sim::new(AppenderConfig::new("p1"))
+    }
+
+    fn t(&self) -> Now {
+        Now::at(self.now, WALL0 + self.now as i64)
+    }
+
+    fn drain(&mut self) -> Vec<AppendAction> {
+        let mut out = Vec::new();
+        for _ in 0..100 {
+            match self.a.poll() {
+                AppendAction::Wait { until } => {
+                    self.wait = until;
+                    return out;
+                }
+                a => out.push(a),
+            }
+        }
+        panic!("no Wait after 100 actions: {out:?}");
+    }
+
+    fn append(&mut self, v: &str) -> Vec<AppendAction> {
+        let t = self.t();
+        assert!(self.a.handle_append(t, v.as_bytes().to_vec()).is_some());
+        self.drain()
+    }
+
+    fn answer(&mut self, request: u64, head: ResponseHead) -> Vec<AppendAction> {
+        let t = self.t();
+        self.a.handle_response(t, request, &head);
+        self.drain()
+    }
+
+    /// Advance to the armed timer and fire it.
+    fn fire(&mut self) -> Vec<AppendAction> {
+        let until = self.wait.unwrap_or_else(|| panic!("no timer armed"));
+        self.now = until.0;
+        let t = self.t();
+        self.a.handle_timer(t);
+        self.drain()
+    }
+}
+
+fn issue(a: &[AppendAction]) -> AppendRequest {
+    match a {
+        [.., AppendAction::Issue(r)] => r.clone(),
+        other => panic!("expected an Issue last: {other:?}"),
+    }
+}
+
+fn body(r: &AppendRequest) -> String {
+    String::from_utf8(r.body.clone()).unwrap_or_default()
+}
+
+fn hdrs(id: &str, epoch: u64, seq: u64) -> Vec<(String, String)> {
+    vec![
+        ("Producer-Id".into(), id.into()),
+        ("Producer-Epoch".into(), epoch.to_string()),
+        ("Producer-Seq".into(), seq.to_string()),
+    ]
+}
+
+#[test]
+fn first_append_goes_at_once_and_later_ones_batch_while_in_flight() {
+    let mut s = Sim::json();
+    let r1 = issue(&s.append(r#"{"n":1}"#));
+    assert_eq!(r1.request, 1);
+    assert_eq!(r1.headers, hdrs("p1", 0, 0));
+    assert_eq!(body(&r1), r#"[{"n":1}]"#);
+    assert_eq!(s.append(r#"{"n":2}"#), vec![]);
+    assert_eq!(s.append(r#"{"n":3}"#), vec![]);
+    let a = s.answer(1, ResponseHead::new(200));
+    assert_eq!(a[0], AppendAction::Durable { through: 1 });
+    let r2 = issue(&a);
+    assert_eq!(r2.headers, hdrs("p1", 0, 1));
+    assert_eq!(body(&r2), r#"[{"n":2},{"n":3}]"#);
+    assert_eq!(
+        s.answer(r2.request, ResponseHead::new(200)),
+        vec![AppendAction::Durable { through: 3 }]
+    );
+    assert_eq!(s.a.producer(), (0, 2));
+}
+
+#[test]
+fn an_array_value_is_wrapped_so_the_server_flattens_only_our_batch() {
+    let mut s = Sim::json();
+    assert_eq!(body(&issue(&s.append("[1,2]"))), "[[1,2]]");
+}
+
+#[test]
+fn non_json_streams_post_the_bytes_concatenated() {
+    let mut c = AppenderConfig::new("p1");
+    c.json = false;
+    let mut s = Sim::new(c);
+    let r1 = issue(&s.append("a\n"));
+    assert_eq!(body(&r1), "a\n");
+    s.append("b\n");
+    s.append("c\n");
+    assert_eq!(body(&issue(&s.answer(1, ResponseHead::new(204)))), "b\nc\n");
+}
+
+#[test]
+fn batches_respect_max_items_and_max_bytes() {
+    let mut c = AppenderConfig::new("p1");
+    c.max_batch_items = 2;
+    c.max_batch_bytes = 12;
+    let mut s = Sim::new(c);
+    s.append("1");
+    for v in ["22", "33", "44", "5555555555555555"] {
+        s.append(v);
+    }
+    let r2 = issue(&s.answer(1, ResponseHead::new(200)));
+    assert_eq!(body(&r2), "[22,33]");
+    let r3 = issue(&s.answer(r2.request, ResponseHead::new(200)));
+    assert_eq!(body(&r3), "[44]");
+    // One value above max_batch_bytes goes alone rather than never.
+    let r4 = issue(&s.answer(r3.request, ResponseHead::new(200)));
+    assert_eq!(body(&r4), "[5555555555555555]");
+    assert_eq!(r4.headers, hdrs("p1", 0, 3));
+}
+
+#[test]
+fn a_204_duplicate_is_success() {
+    let mut s = Sim::json();
+    s.append("1");
+    assert_eq!(
+        s.answer(1, ResponseHead::new(204)),
+        vec![AppendAction::Durable { through: 1 }]
+    );
+}
+
+/// The retry delays are the send's: a reference `Sender` with the seed the
+/// appender gives its first batch produces the same delays.
+#[test]
+fn retries_repeat_the_same_producer_tuple_after_the_sends_delays() {
+    let mut s = Sim::json();
+    s.append("1");
+    s.append("2");
+    let r2 = issue(&s.answer(1, ResponseHead::new(200)));
+    let mut reference = reference_sender(2);
+    let mut expected = Vec::new();
+    let mut request = r2.request;
+    let mut at = 0;
+    for _ in 0..3 {
+        assert_eq!(s.answer(request, ResponseHead::new(503)), vec![]);
+        let delay = reference_retry(&mut reference, &mut at);
+        expected.push(delay);
+        assert_eq!(s.wait, Some(MonoMs(at)));
+        let r = issue(&s.fire());
+        assert_eq!(r.headers, hdrs("p1", 0, 1));
+        assert_eq!(body(&r), "[2]");
+        request = r.request;
+    }
+    assert_eq!(expected, vec![1255, 1752, 2806]);
+    let t = s.t();
+    s.a.handle_error(t, request, TransportError::Network);
+    assert_eq!(s.drain(), vec![]);
+    let r = issue(&s.fire());
+    assert_eq!(r.headers, hdrs("p1", 0, 1));
+    assert_eq!(
+        s.answer(r.request, ResponseHead::new(204)),
+        vec![AppendAction::Durable { through: 2 }]
+    );
+}
+
+/// The sender the appender builds for its `nth` batch (1-based).
+fn reference_sender(nth: usize) -> Sender {
+    let mut rng = Rng::new(SEED);
+    let mut seed = 0;
+    for _ in 0..nth {
+        seed = rng.next_u64();
+    }
+    let key = IdempotencyKey::new("batch").unwrap_or_else(|e| panic!("{e:?}"));
+    let mut s = Sender::new(AppenderConfig::new("p1").send, &key, seed);
+    s.handle_start(Now::at(0, WALL0));
+    let _ = s.poll();
+    s
+}
+
+/// Fail the reference's live attempt with a 503 at `at`; return the delay
+/// and move `at` to the retry.
+fn reference_retry(s: &mut Sender, at: &mut u64) -> u64 {
+    let n = s.attempts();
+    s.handle_response(Now::at(*at, WALL0 + *at as i64), n, &ResponseHead::new(503));
+    let SendAction::Wait { until: Some(t) } = s.poll() else {
+        panic!("no retry")
+    };
+    let delay = t.0 - *at;
+    *at = t.0;
+    s.handle_timer(Now::at(*at, WALL0 + *at as i64));
+    let _ = s.poll();
+    delay
+}
+
+#[test]
+fn a_403_is_stale_epoch_with_the_servers_epoch() {
+    let mut s = Sim::json();
+    s.append("1");
+    s.append("2");
+    let head = ResponseHead::new(403).with_header("Producer-Epoch", "5");
+    assert_eq!(
+        s.answer(1, head),
+        vec![AppendAction::Failed {
+            error: AppendError::StaleEpoch { current: Some(5) },
+            from: 0
+        }]
+    );
+    let t = s.t();
+    assert_eq!(s.a.handle_append(t, b"3".to_vec()), None);
+    assert!(s.a.is_done());
+}
+
+#[test]
+fn auto_claim_retries_the_batch_at_the_servers_epoch_plus_one_a_bounded_number_of_times() {
+    let mut c = AppenderConfig::new("p1");
+    c.auto_claim = true;
+    let mut s = Sim::new(c);
+    let mut r = issue(&s.append("1"));
+    for claim in 0..MAX_AUTO_CLAIMS as u64 {
+        let head = ResponseHead::new(403).with_header("Producer-Epoch", &(5 + claim).to_string());
+        r = issue(&s.answer(r.request, head));
+        assert_eq!(r.headers, hdrs("p1", 6 + claim, 0));
+        assert_eq!(body(&r), "[1]");
+    }
+    let head = ResponseHead::new(403).with_header("Producer-Epoch", "9");
+    assert_eq!(
+        s.answer(r.request, head),
+        vec![AppendAction::Failed {
+            error: AppendError::StaleEpoch { current: Some(9) },
+            from: 0
+        }]
+    );
+}
+
+#[test]
+fn auto_claim_then_success_continues_at_seq_1_of_the_claimed_epoch() {
+    let mut c = AppenderConfig::new("p1");
+    c.auto_claim = true;
+    let mut s = Sim::new(c);
+    s.append("1");
+    let r = issue(&s.answer(1, ResponseHead::new(403).with_header("Producer-Epoch", "2")));
+    s.append("2");
+    let r2 = issue(&s.answer(r.request, ResponseHead::new(200)));
+    assert_eq!(r2.headers, hdrs("p1", 3, 1));
+}
+
+#[test]
+fn each_409_is_its_own_typed_error_and_never_retried() {
+    let cases = [
+        (
+            ResponseHead::new(409).with_header("Stream-Closed", "true"),
+            AppendError::StreamClosed,
+        ),
+        (
+            ResponseHead::new(409)
+                .with_header("Producer-Expected-Seq", "0")
+                .with_header("Producer-Received-Seq", "1"),
+            AppendError::SequenceGap {
+                expected: Some(0),
+                sent: 1,
+            },
+        ),
+        (ResponseHead::new(409), AppendError::Conflict),
+    ];
+    for (head, error) in cases {
+        let mut s = Sim::json();
+        s.append("1");
+        s.append("2");
+        let r2 = issue(&s.answer(1, ResponseHead::new(200)));
+        s.append("3");
+        assert_eq!(
+            s.answer(r2.request, head),
+            vec![AppendAction::Failed { error, from: 1 }]
+        );
+        assert_eq!(s.wait, None);
+    }
+}
+
+#[test]
+fn a_permanent_status_fails_with_the_sends_code() {
+    let mut s = Sim::json();
+    s.append("1");
+    assert_eq!(
+        s.answer(1, ResponseHead::new(404)),
+        vec![AppendAction::Failed {
+            error: AppendError::Send {
+                code: ErrorCode::HttpStatus,
+                status: Some(404)
+            },
+            from: 0
+        }]
+    );
+}
+
+#[test]
+fn close_waits_for_pending_batches_then_posts_stream_closed_with_an_empty_body() {
+    let mut s = Sim::json();
+    s.append("1");
+    s.append("2");
+    let t = s.t();
+    s.a.handle_close(t);
+    assert_eq!(s.drain(), vec![]);
+    assert_eq!(s.a.handle_append(t, b"3".to_vec()), None);
+    let r2 = issue(&s.answer(1, ResponseHead::new(200)));
+    assert_eq!(body(&r2), "[2]");
+    let a = s.answer(r2.request, ResponseHead::new(200));
+    assert_eq!(a[0], AppendAction::Durable { through: 2 });
+    let close = issue(&a);
+    assert_eq!(close.body, Vec::<u8>::new());
+    assert_eq!(
+        close.headers,
+        vec![("Stream-Closed".to_string(), "true".to_string())]
+    );
+    let done = s.answer(
+        close.request,
+        ResponseHead::new(204).with_header("Stream-Closed", "true"),
+    );
+    assert_eq!(done, vec![AppendAction::Closed]);
+    assert!(s.a.is_done());
+}
+
+#[test]
+fn abort_aborts_the_live_request_and_fails_every_pending_value() {
+    let mut s = Sim::json();
+    s.append("1");
+    s.append("2");
+    let t = s.t();
+    s.a.handle_abort(t);
+    assert_eq!(
+        s.drain(),
+        vec![
+            AppendAction::Abort { request: 1 },
+            AppendAction::Failed {
+                error: AppendError::Aborted,
+                from: 0
+            }
+        ]
+    );
+    // The aborted request's late answer is ignored.
+    assert_eq!(s.answer(1, ResponseHead::new(200)), vec![]);
+}
+
+#[test]
+fn failing_app_headers_stop_the_appender_without_a_retry() {
+    let mut s = Sim::json();
+    s.append("1");
+    let t = s.t();
+    s.a.handle_headers_failed(t, 1);
+    assert_eq!(
+        s.drain(),
+        vec![AppendAction::Failed {
+            error: AppendError::Headers,
+            from: 0
+        }]
+    );
+    assert_eq!(s.wait, None);
+}
+
+#[test]
+fn offline_holds_the_batch_until_online() {
+    let mut s = Sim::json();
+    let t = s.t();
+    s.a.handle_online(t, false);
+    assert_eq!(s.drain(), vec![]);
+    assert_eq!(s.append("1"), vec![]);
+    s.now = 10_000;
+    let t = s.t();
+    s.a.handle_online(t, true);
+    assert_eq!(s.drain(), vec![]);
+    let r = issue(&s.fire());
+    assert_eq!(r.headers, hdrs("p1", 0, 0));
+    assert!(s.now < 10_250, "prompt retry within 250 ms: {}", s.now);
+}
+
+#[derive(Clone, Debug)]
+enum In {
+    Append(u8),
+    Close,
+    Answer(u16, bool),
+    Error,
+    Timer,
+    Online(bool),
+    Abort,
+}
+
+fn input() -> impl Strategy<Value = In> {
+    prop_oneof![
+        4 => any::<u8>().prop_map(In::Append),
+        1 => Just(In::Close),
+        4 => (
+            prop::sample::select(vec![200u16, 204, 400, 403, 404, 409, 429, 500, 503]),
+            any::<bool>()
+        )
+            .prop_map(|(s, h)| In::Answer(s, h)),
+        2 => Just(In::Error),
+        3 => Just(In::Timer),
+        1 => any::<bool>().prop_map(In::Online),
+        1 => Just(In::Abort),
+    ]
+}
+
+proptest! {
+    /// No panic; at most one request live; `Durable` only grows; at most one
+    /// `Failed`/`Closed`, and nothing is issued after it.
+    #[test]
+    fn random_inputs_keep_the_invariants(ins in prop::collection::vec(input(), 1..80)) {
+        let mut c = AppenderConfig::new("p");
+        c.auto_claim = true;
+        c.max_batch_items = 3;
+        let mut s = Sim::new(c);
+        let mut live: Option<u64> = None;
+        let (mut durable, mut ended) = (0u64, false);
+        for i in ins {
+            s.now += 700;
+            let t = s.t();
+            match i {
+                In::Append(b) => { let _ = s.a.handle_append(t, vec![b'0' + b % 10]); }
+                In::Close => s.a.handle_close(t),
+                In::Answer(st, h) => {
+                    let mut head = ResponseHead::new(st);
+                    if h { head = head.with_header("Producer-Epoch", "4").with_header("Stream-Closed", "true"); }
+                    s.a.handle_response(t, live.unwrap_or(0), &head);
+                }
+                In::Error => s.a.handle_error(t, live.unwrap_or(0), TransportError::Network),
+                In::Timer => s.a.handle_timer(t),
+                In::Online(on) => s.a.handle_online(t, on),
+                In::Abort => s.a.handle_abort(t),
+            }
+            for a in s.drain() {
+                match a {
+                    AppendAction::Issue(r) => { prop_assert!(!ended); live = Some(r.request); }
+                    AppendAction::Abort { .. } => live = None,
+                    AppendAction::Durable { through } => { prop_assert!(through > durable); durable = through; }
+                    AppendAction::Closed | AppendAction::Failed { .. } => { prop_assert!(!ended); ended = true; }
+                    AppendAction::Wait { .. } => {}
+                }
+            }
+        }
+    }
+}

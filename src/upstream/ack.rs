@@ -1,0 +1,116 @@
+//! `subscribe(url, { ack: { url, batchMs, maxBatch } })`: delivery ACKs
+//! (issue 16). The batching is `tidings_core::upstream::AckBatcher`'s; each
+//! batch is posted with [`super::send_js`] (one idempotent send: its own
+//! key, the send's retries). "Received" is reported by the subscription
+//! when it dispatched a message to the app's listeners (the async iterator
+//! is one of them: a message it buffered counts).
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use tidings_core::upstream::{ack_body, AckAction, AckBatcher};
+use tidings_core::upstream::{DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH};
+use wasm_bindgen::prelude::*;
+
+use crate::api::options::{absent, count, get, group, invalid, set_ms, text};
+use crate::clock;
+use crate::guard::Timer;
+
+/// One subscription's ACKs.
+pub struct Acker {
+    machine: RefCell<AckBatcher>,
+    url: String,
+    timer: RefCell<Option<Timer>>,
+}
+
+/// Read `ack` (`undefined`/`null`: none). `url` is required and resolved
+/// against the page; `batchMs` (default 1000) and `maxBatch` (≥ 1, default
+/// 100). Errors: `invalid-url` / `invalid-option` (`ack.*`).
+pub fn from_options(v: &JsValue) -> Result<Option<Rc<Acker>>, JsValue> {
+    if absent(&get(v, "ack")) {
+        return Ok(None);
+    }
+    let a = group(v, "ack")?;
+    let url = text(&a, "url")?.ok_or_else(|| invalid("ack.url"))?;
+    let url = crate::api::resolve_url(&url)?;
+    let mut batch_ms = DEFAULT_ACK_BATCH_MS;
+    set_ms(&mut batch_ms, &a, "batchMs", "ack")?;
+    let max = match count(&a, "maxBatch", "ack.maxBatch")? {
+        Some(Some(0)) => return Err(invalid("ack.maxBatch")),
+        Some(Some(n)) => n as usize,
+        Some(None) => usize::MAX,
+        None => DEFAULT_ACK_MAX_BATCH,
+    };
+    Ok(Some(Rc::new(Acker {
+        machine: RefCell::new(AckBatcher::new(batch_ms, max)),
+        url,
+        timer: RefCell::new(None),
+    })))
+}
+
+/// The app received message `id`; `leader`: this tab holds the connection.
+pub fn received(acker: &Rc<Acker>, id: &str, leader: bool) {
+    let now = clock::now().mono;
+    acker.machine.borrow_mut().handle_received(now, id, leader);
+    drain(acker);
+}
+
+/// The subscription closed: post what is pending.
+pub fn close(acker: &Rc<Acker>) {
+    acker.machine.borrow_mut().handle_close();
+    drain(acker);
+    let timer = acker.timer.borrow_mut().take();
+    drop(timer);
+}
+
+fn drain(acker: &Rc<Acker>) {
+    let now = clock::now().mono;
+    let mut batches = Vec::new();
+    let until = loop {
+        match acker.machine.borrow_mut().poll() {
+            AckAction::Send(ids) => batches.push(ids),
+            AckAction::Wait { until } => break until,
+        }
+    };
+    let weak: Weak<Acker> = Rc::downgrade(acker);
+    let timer = until.map(|t| {
+        Timer::new(t.since(now), move || {
+            if let Some(a) = weak.upgrade() {
+                let fired = a.timer.borrow_mut().take();
+                drop(fired);
+                a.machine.borrow_mut().handle_timer(clock::now().mono);
+                drain(&a);
+            }
+        })
+    });
+    let old = std::mem::replace(&mut *acker.timer.borrow_mut(), timer);
+    drop(old);
+    for ids in batches {
+        post(&acker.url, &ack_body(&ids));
+    }
+}
+
+/// One batch: a `send` with a JSON body; its outcome is not the app's
+/// business (a failed batch is re-sent by the server's timeout, and the
+/// dedupe hides the repeat), so its rejection is caught.
+fn post(url: &str, body: &str) {
+    let options = js_sys::Object::new();
+    let headers = js_sys::Object::new();
+    crate::js::set(
+        &headers,
+        "Content-Type",
+        &JsValue::from_str("application/json"),
+    );
+    crate::js::set(&options, "headers", &headers);
+    let Ok(p) = super::send_js(
+        JsValue::from_str(url),
+        JsValue::from_str(body),
+        options.into(),
+    ) else {
+        return;
+    };
+    let catch = get(&p, "catch");
+    if let Some(f) = catch.dyn_ref::<js_sys::Function>() {
+        let _ = f.call1(&p, &js_sys::Function::new_no_args(""));
+    }
+}

@@ -1,0 +1,454 @@
+//! `appender(url, options)`: Durable Streams idempotent appends (issue 16).
+//! Every decision (batches, producer headers, what each answer means, when
+//! to retry) is `tidings_core::upstream::Appender`'s; this file reports
+//! facts (answers, failures, the timer, `online`/`offline`, the `signal`)
+//! and carries out its actions (a `fetch` per request through
+//! `request.rs`, promises resolved or rejected). Actions run after the
+//! machine's borrow ends, and promises settle from the task queue, so no app
+//! code runs while the machine is borrowed.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use tidings_core::engine::{ResponseHead, TransportError};
+use tidings_core::upstream::{AppendAction, AppendError, AppendRequest, Appender, AppenderConfig};
+use wasm_bindgen::prelude::*;
+
+use super::options::SendOptions;
+use super::request::{self, Attempt, Reply, Request};
+use crate::api::options::{absent, count, flag, get, invalid, text};
+use crate::clock;
+use crate::guard::{Listener, Timer};
+
+/// The response headers the appender reads besides the send's.
+const PRODUCER_HEADERS: [&str; 4] = [
+    "producer-epoch",
+    "producer-expected-seq",
+    "producer-received-seq",
+    "stream-closed",
+];
+
+/// What `append` and `close` promise: resolve, reject.
+type Settle = (js_sys::Function, js_sys::Function);
+
+struct Inner {
+    machine: RefCell<Appender>,
+    url: String,
+    content_type: String,
+    json: bool,
+    app_headers: Option<JsValue>,
+    credentials: bool,
+    producer_id: String,
+    live: RefCell<Option<(u64, Attempt)>>,
+    timer: RefCell<Option<Timer>>,
+    /// Appends not yet durable: (index, promise).
+    pending: RefCell<VecDeque<(u64, Settle)>>,
+    closing: RefCell<Vec<Settle>>,
+    /// Why it stopped (later appends reject with it), once it did.
+    ended: RefCell<Option<JsValue>>,
+    signal: Option<web_sys::AbortSignal>,
+    /// What the app's `headers` threw (`cause` of the `headers` error).
+    cause: RefCell<Option<JsValue>>,
+    listeners: RefCell<Vec<Listener>>,
+}
+
+/// An appender to one Durable Streams stream (`appender(url, options)`).
+#[wasm_bindgen(js_name = Appender)]
+pub struct AppenderJs {
+    inner: Rc<Inner>,
+}
+
+/// Open an appender to the stream at `url` (it must exist: create it with
+/// `PUT`). Options: `contentType` (the stream's; default
+/// `application/json`), `producerId` (default: a fresh UUID per appender),
+/// `epoch` (default 0), `autoClaim` (default false), `maxBatch` (values per
+/// request, default 1000), `maxBatchBytes` (default 1 MiB), and the send's
+/// `headers`, `credentials`, `signal`, `maxAttempts` (default: no limit),
+/// `timeoutMs`, `deadlineMs` (per batch), `backoff`, `maxRetryAfterMs`.
+/// Throws `invalid-url` / `invalid-option` before anything is sent.
+#[wasm_bindgen(js_name = appender)]
+pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue> {
+    let url = crate::js::to_string(&url).unwrap_or_default();
+    let url = crate::api::resolve_url(&url)?;
+    let send = SendOptions::from_js(&options, true)?;
+    let c = config(&options, send.config)?;
+    let content_type = text(&options, "contentType")?.unwrap_or_else(|| "application/json".into());
+    let json = media_type(&content_type) == "application/json";
+    let c = AppenderConfig { json, ..c };
+    let producer_id = c.producer_id.clone();
+    let machine = Appender::new(c, super::random_seed());
+    let inner = Rc::new(Inner {
+        machine: RefCell::new(machine),
+        url,
+        content_type,
+        json,
+        app_headers: send.headers,
+        credentials: send.credentials,
+        producer_id,
+        live: RefCell::new(None),
+        timer: RefCell::new(None),
+        pending: RefCell::new(VecDeque::new()),
+        closing: RefCell::new(Vec::new()),
+        ended: RefCell::new(None),
+        signal: send.signal,
+        cause: RefCell::new(None),
+        listeners: RefCell::new(Vec::new()),
+    });
+    listen(&inner);
+    Ok(AppenderJs { inner })
+}
+
+/// The appender's own options over the send's.
+fn config(
+    v: &JsValue,
+    send: tidings_core::upstream::SendConfig,
+) -> Result<AppenderConfig, JsValue> {
+    let id = match text(v, "producerId")? {
+        Some(id) if id.is_empty() || id.len() > 256 => return Err(invalid("producerId")),
+        Some(id) => id,
+        None => String::from(super::new_key()?.as_str()),
+    };
+    let mut c = AppenderConfig::new(&id);
+    c.send = send;
+    if absent(&get(v, "maxAttempts")) {
+        c.send.max_attempts = u32::MAX;
+    }
+    let epoch = get(v, "epoch");
+    if !absent(&epoch) {
+        let e = epoch
+            .as_f64()
+            .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e <= 9.0e15);
+        c.epoch = e.ok_or_else(|| invalid("epoch"))? as u64;
+    }
+    c.auto_claim = flag(v, "autoClaim")?.unwrap_or(false);
+    if let Some(n) = count(v, "maxBatch", "maxBatch")? {
+        c.max_batch_items = n.map_or(usize::MAX, |n| n.max(1) as usize);
+    }
+    if let Some(n) = count(v, "maxBatchBytes", "maxBatchBytes")? {
+        c.max_batch_bytes = n.map_or(usize::MAX, |n| n as usize);
+    }
+    Ok(c)
+}
+
+fn media_type(ct: &str) -> String {
+    ct.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+#[wasm_bindgen(js_class = Appender)]
+impl AppenderJs {
+    /// Append `value` (JSON streams: any JSON value, an array too, stored as
+    /// ONE message; other streams: a string, sent as UTF-8, or bytes). The
+    /// promise resolves once the server holds it, or rejects with the
+    /// appender's error (`stale-epoch`, `sequence-gap`, `stream-closed`,
+    /// `conflict`, `http-status`, `auth`, `gave-up`, `timeout`, the signal's
+    /// reason); after `close()` or a failure it rejects at once.
+    pub fn append(&self, value: JsValue) -> Result<js_sys::Promise, JsValue> {
+        let bytes = encode(&value, self.inner.json)?;
+        let (promise, settle) = promise();
+        if let Some(e) = self.inner.ended.borrow().clone() {
+            let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
+            return Ok(promise);
+        }
+        let mut index = None;
+        feed(&self.inner, Fact::Append(bytes, &mut index));
+        match index {
+            Some(i) => self.inner.pending.borrow_mut().push_back((i, settle)),
+            None => {
+                let e = closed_error();
+                let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
+            }
+        }
+        Ok(promise)
+    }
+
+    /// Close the stream (`Stream-Closed: true`) once every pending value is
+    /// in it. Resolves when the server confirmed; rejects with the
+    /// appender's error.
+    pub fn close(&self) -> js_sys::Promise {
+        let (promise, settle) = promise();
+        if let Some(e) = self.inner.ended.borrow().clone() {
+            let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
+            return promise;
+        }
+        self.inner.closing.borrow_mut().push(settle);
+        feed(&self.inner, Fact::Close);
+        promise
+    }
+
+    /// The `Producer-Id` sent.
+    #[wasm_bindgen(getter, js_name = producerId)]
+    pub fn producer_id(&self) -> String {
+        self.inner.producer_id.clone()
+    }
+
+    /// The current `Producer-Epoch` (it moves on an auto-claim).
+    #[wasm_bindgen(getter)]
+    pub fn epoch(&self) -> f64 {
+        self.inner.machine.borrow().producer().0 as f64
+    }
+}
+
+/// A value's bytes: `JSON.stringify` for JSON streams (a value it cannot
+/// encode, `undefined` or a function, is `invalid-option` `value`), else a
+/// string's UTF-8 or an `ArrayBuffer`/view's bytes.
+fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
+    if json {
+        let s = js_sys::JSON::stringify(v).map_err(|_| invalid("value"))?;
+        return s
+            .as_string()
+            .map(String::into_bytes)
+            .ok_or_else(|| invalid("value"));
+    }
+    if let Some(s) = v.as_string() {
+        return Ok(s.into_bytes());
+    }
+    if v.is_instance_of::<js_sys::ArrayBuffer>() || js_sys::ArrayBuffer::is_view(v) {
+        let b = super::options::body(v)?;
+        return Ok(js_sys::Uint8Array::new(&b.value).to_vec());
+    }
+    Err(invalid("value"))
+}
+
+fn promise() -> (js_sys::Promise, Settle) {
+    let mut settle = None;
+    let p = js_sys::Promise::new(&mut |res, rej| settle = Some((res, rej)));
+    let noop = js_sys::Function::new_no_args("");
+    (p, settle.unwrap_or_else(|| (noop.clone(), noop)))
+}
+
+/// Watch the `signal` and `online`/`offline`.
+fn listen(inner: &Rc<Inner>) {
+    if !super::page::is_online() {
+        feed(inner, Fact::Online(false));
+    }
+    let global: web_sys::EventTarget = js_sys::global().unchecked_into();
+    let mut out = Vec::new();
+    for (kind, on) in [("online", true), ("offline", false)] {
+        let weak = Rc::downgrade(inner);
+        out.push(Listener::new(&global, kind, move |_| {
+            with(&weak, Fact::Online(on))
+        }));
+    }
+    if let Some(s) = &inner.signal {
+        let weak = Rc::downgrade(inner);
+        out.push(Listener::new(s.as_ref(), "abort", move |_| {
+            with(&weak, Fact::Abort)
+        }));
+        if s.aborted() {
+            feed(inner, Fact::Abort);
+        }
+    }
+    if inner.ended.borrow().is_none() {
+        *inner.listeners.borrow_mut() = out;
+    }
+}
+
+fn with(weak: &Weak<Inner>, fact: Fact) {
+    if let Some(inner) = weak.upgrade() {
+        feed(&inner, fact);
+    }
+}
+
+/// A fact for the machine.
+enum Fact<'a> {
+    Append(Vec<u8>, &'a mut Option<u64>),
+    Close,
+    Response(u64, ResponseHead),
+    Error(u64),
+    HeadersFailed(u64, JsValue),
+    Timer,
+    Online(bool),
+    Abort,
+}
+
+/// Feed one fact, then carry out what the machine drained.
+fn feed(inner: &Rc<Inner>, fact: Fact<'_>) {
+    let now = clock::now();
+    let mut actions = Vec::new();
+    {
+        let mut m = inner.machine.borrow_mut();
+        match fact {
+            Fact::Append(v, out) => *out = m.handle_append(now, v),
+            Fact::Close => m.handle_close(now),
+            Fact::Response(r, head) => m.handle_response(now, r, &head),
+            Fact::Error(r) => m.handle_error(now, r, TransportError::NetworkOrCors),
+            Fact::HeadersFailed(r, cause) => {
+                *inner.cause.borrow_mut() = Some(cause);
+                m.handle_headers_failed(now, r)
+            }
+            Fact::Timer => m.handle_timer(now),
+            Fact::Online(on) => m.handle_online(now, on),
+            Fact::Abort => m.handle_abort(now),
+        }
+        for _ in 0..64 {
+            match m.poll() {
+                AppendAction::Wait { until } => {
+                    actions.push(AppendAction::Wait { until });
+                    break;
+                }
+                a => actions.push(a),
+            }
+        }
+    }
+    for a in actions {
+        act(inner, a, now.mono);
+    }
+}
+
+fn act(inner: &Rc<Inner>, a: AppendAction, now: tidings_core::time::MonoMs) {
+    match a {
+        AppendAction::Issue(r) => issue(inner, r),
+        AppendAction::Abort { request } => {
+            let live = inner.live.borrow_mut().take_if(|(id, _)| *id == request);
+            drop(live);
+        }
+        AppendAction::Durable { through } => {
+            let mut done = Vec::new();
+            {
+                let mut p = inner.pending.borrow_mut();
+                while p.front().is_some_and(|(i, _)| *i < through) {
+                    done.extend(p.pop_front());
+                }
+            }
+            for (_, (resolve, _)) in done {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        }
+        AppendAction::Closed => end(inner, None),
+        AppendAction::Failed { error, .. } => end(inner, Some(error)),
+        AppendAction::Wait { until } => {
+            let timer = until.map(|t| {
+                let weak = Rc::downgrade(inner);
+                Timer::new(t.since(now), move || {
+                    if let Some(inner) = weak.upgrade() {
+                        let fired = inner.timer.borrow_mut().take();
+                        drop(fired);
+                        feed(&inner, Fact::Timer);
+                    }
+                })
+            });
+            let old = std::mem::replace(&mut *inner.timer.borrow_mut(), timer);
+            drop(old);
+        }
+    }
+}
+
+/// Closed (`error: None`) or failed: settle every promise, drop the
+/// listeners, the timer and the live request.
+fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
+    let e = match error {
+        Some(AppendError::Aborted) => abort_reason(inner.signal.as_ref()),
+        Some(err) => error_value(err),
+        None => closed_error(),
+    };
+    if let Some(cause) = inner.cause.borrow_mut().take() {
+        crate::js::set(e.unchecked_ref(), "cause", &cause);
+    }
+    *inner.ended.borrow_mut() = Some(e.clone());
+    let dropped = (
+        std::mem::take(&mut *inner.listeners.borrow_mut()),
+        inner.timer.borrow_mut().take(),
+        inner.live.borrow_mut().take(),
+    );
+    drop(dropped);
+    let pending: Vec<_> = inner.pending.borrow_mut().drain(..).collect();
+    let closing: Vec<_> = inner.closing.borrow_mut().drain(..).collect();
+    for (_, (_, reject)) in pending {
+        let _ = reject.call1(&JsValue::UNDEFINED, &e);
+    }
+    for (resolve, reject) in closing {
+        let _ = match error {
+            None => resolve.call0(&JsValue::UNDEFINED),
+            Some(_) => reject.call1(&JsValue::UNDEFINED, &e),
+        };
+    }
+}
+
+fn error_value(err: AppendError) -> JsValue {
+    let code = err.code();
+    let e = crate::api::error(code, &format!("append failed: {code}"));
+    let o: &js_sys::Object = e.unchecked_ref();
+    let num = |n: u64| JsValue::from_f64(n as f64);
+    match err {
+        AppendError::StaleEpoch { current: Some(c) } => crate::js::set(o, "epoch", &num(c)),
+        AppendError::SequenceGap { expected, sent } => {
+            if let Some(x) = expected {
+                crate::js::set(o, "expectedSeq", &num(x));
+            }
+            crate::js::set(o, "seq", &num(sent));
+        }
+        AppendError::Send {
+            status: Some(s), ..
+        } => crate::js::set(o, "status", &num(u64::from(s))),
+        _ => {}
+    }
+    e
+}
+
+fn closed_error() -> JsValue {
+    crate::api::error("stream-closed", "the appender is closed")
+}
+
+fn abort_reason(signal: Option<&web_sys::AbortSignal>) -> JsValue {
+    let reason = signal.map_or(JsValue::UNDEFINED, |s| get(s.as_ref(), "reason"));
+    if !reason.is_undefined() {
+        return reason;
+    }
+    web_sys::DomException::new_with_message_and_name("the appender was aborted", "AbortError")
+        .map_or(JsValue::UNDEFINED, JsValue::from)
+}
+
+/// Carry out `Issue`: POST through `request.rs`; the reply comes back as a fact.
+fn issue(inner: &Rc<Inner>, r: AppendRequest) {
+    let close = r.body.is_empty();
+    let req = Rc::new(Request {
+        url: inner.url.clone(),
+        body: match close {
+            true => JsValue::UNDEFINED,
+            false => js_sys::Uint8Array::from(&r.body[..]).into(),
+        },
+        app_headers: inner.app_headers.clone(),
+        credentials: inner.credentials,
+    });
+    let mut extra = r.headers;
+    if !close {
+        extra.push(("Content-Type".into(), inner.content_type.clone()));
+    }
+    let weak = Rc::downgrade(inner);
+    let id = r.request;
+    let started = request::start(
+        &req,
+        "POST",
+        id as u32,
+        &extra,
+        |_| {},
+        move |reply| {
+            let Some(inner) = weak.upgrade() else { return };
+            match reply {
+                Reply::Answer(a) => {
+                    let mut head = a.head;
+                    for name in PRODUCER_HEADERS {
+                        if let Ok(Some(v)) = a.headers.get(name) {
+                            head.headers.push((name.into(), v));
+                        }
+                    }
+                    feed(&inner, Fact::Response(id, head));
+                }
+                Reply::HeadersFailed(cause) => feed(&inner, Fact::HeadersFailed(id, cause)),
+                Reply::Failed => feed(&inner, Fact::Error(id)),
+            }
+        },
+    );
+    match started {
+        Ok(attempt) => *inner.live.borrow_mut() = Some((id, attempt)),
+        Err(_) => {
+            let weak = Rc::downgrade(inner);
+            wasm_bindgen_futures::spawn_local(async move { with(&weak, Fact::Error(id)) });
+        }
+    }
+}

@@ -1,0 +1,111 @@
+// Delivery ACKs (issue 16): `subscribe(url, { ack })` in headless Chromium
+// against tidings-server, whose `/publish?resendAfterMs=` re-sends an event
+// (same id) to live streams until `POST /ack` names it. The re-sends happen,
+// the app sees each message once, and they stop once the ACK arrived; with
+// crossTab only the leading tab acknowledges.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser } from "./harness.mjs";
+import { blankPage, sleep } from "./tidings-page.mjs";
+
+let web;
+let browser;
+
+before(async () => {
+  web = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await web?.stop();
+});
+
+const acks = async () => (await fetch(`${web.url}/_ack`)).json();
+const clearAcks = () => fetch(`${web.url}/_ack/clear`, { method: "POST" });
+const publishResent = async (data, query) =>
+  (await fetch(`${web.url}/publish?${query}`, { method: "POST", body: data })).json();
+
+/** Subscribe in the page as `window.seen[name]` (ids of the messages it got). */
+function subscribe(page, name, options) {
+  return page.evaluate(({ name, options }) => {
+    window.seen ??= {};
+    window.seen[name] = [];
+    const sub = window.tidings.subscribe("/sse", options);
+    sub.addEventListener("message", (e) => window.seen[name].push(e.lastEventId));
+    return new Promise((resolve) => sub.addEventListener("open", resolve, { once: true }));
+  }, { name, options });
+}
+
+async function until(fn, what, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+test("re-sends happen until the batched ACK arrives, the app sees each message once, and they stop after it", async () => {
+  await clearAcks();
+  const page = await blankPage(browser, web.url);
+  try {
+    // batchMs 900 against a re-send every 150 ms: several re-sends reach the
+    // page before its ACK goes out.
+    await subscribe(page, "a", { transports: ["fetch-sse"], ack: { url: "/ack", batchMs: 900 } });
+    const ids = [];
+    for (const d of ["one", "two", "three"]) ids.push((await publishResent(d, "resendAfterMs=150&maxResends=100")).id);
+    const state = await until(async () => {
+      const a = await acks();
+      return ids.every((id) => a.acked.includes(id)) && a;
+    }, "the ACK of all three");
+    for (const id of ids) assert.ok(state.resent[id] >= 2, `re-sent before the ACK: ${JSON.stringify(state)}`);
+    // Re-sends stop: over 8 re-send periods at most one more (one may have
+    // been on its way when the ACK arrived).
+    await sleep(1200);
+    const later = await acks();
+    for (const id of ids) assert.ok(later.resent[id] - state.resent[id] <= 1, `${JSON.stringify(state)} → ${JSON.stringify(later)}`);
+    assert.deepEqual(await page.evaluate(() => window.seen.a), ids, "each message once, in order");
+    assert.equal(later.batches, 1, "the three ids went in one batch");
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await page.closeAll();
+  }
+});
+
+test("control: without ack the server re-sends up to maxResends, and the app still sees the message once", async () => {
+  await clearAcks();
+  const page = await blankPage(browser, web.url);
+  try {
+    await subscribe(page, "b", { transports: ["fetch-sse"] });
+    const { id } = await publishResent("lonely", "resendAfterMs=100&maxResends=4");
+    await until(async () => (await acks()).resent[id] === 4, "4 re-sends");
+    await sleep(300);
+    assert.deepEqual(await page.evaluate(() => window.seen.b), [id]);
+    assert.deepEqual((await acks()).acked, []);
+  } finally {
+    await page.closeAll();
+  }
+});
+
+test("crossTab: only the leading tab acknowledges; both tabs see the message once", async () => {
+  await clearAcks();
+  const context = await browser.newContext();
+  const first = await blankPage(browser, web.url, { context });
+  const second = await blankPage(browser, web.url, { context });
+  try {
+    const options = { crossTab: true, transports: ["fetch-sse"], ack: { url: "/ack", batchMs: 200 } };
+    await subscribe(first, "c", options);
+    await subscribe(second, "c", options);
+    const { id } = await publishResent("shared", "resendAfterMs=150&maxResends=20");
+    await until(async () => (await acks()).acked.includes(id), "the ACK");
+    await until(async () => (await second.evaluate(() => window.seen.c)).length > 0, "the follower's message");
+    // Both tabs' batchMs passed three times over: a follower's batch would be here.
+    await sleep(600);
+    assert.equal((await acks()).batches, 1, "one ACK request: the leader's");
+    assert.deepEqual(await first.evaluate(() => window.seen.c), [id]);
+    assert.deepEqual(await second.evaluate(() => window.seen.c), [id]);
+  } finally {
+    await context.close();
+  }
+});
