@@ -336,14 +336,14 @@ test("poll: an unchanged channel costs only 304s and the interval doubles up to 
   assert.deepEqual(gets.map((r) => r.status), [200, ...Array(gets.length - 1).fill(304)]);
   assert.ok(gets.length >= 6, `${gets.length} polls`);
   // After the 200 the interval halves (200 → 100), then doubles per 304.
-  // Never earlier than the engine says (the interval does grow); late by at
-  // most 10 % + 250 ms (browser timers on a loaded 2-core machine ran up to
-  // 200 ms late).
+  // Never earlier than the engine says (the interval does grow: a loop or a
+  // reset interval breaks that bound); late by at most 10 % + 750 ms (browser
+  // timers on a loaded 2-core machine ran up to 284 ms late in CI).
   const expected = [100, 200, 400, 800, 800, 800, 800];
   for (let i = 1; i < gets.length; i++) {
     const wait = gets[i].start - gets[i - 1].end;
     const want = expected[i - 1];
-    assert.ok(wait >= want - 5 && wait <= want * 1.1 + 250, `poll ${i}: waited ${wait} ms, engine says ${want}`);
+    assert.ok(wait >= want - 5 && wait <= want * 1.1 + 750, `poll ${i}: waited ${wait} ms, engine says ${want}`);
   }
   // The stats are read after the log: one more 304 may have arrived since.
   const stats = await statsOf(page, "p");
