@@ -16,13 +16,18 @@
 //! - `options.rs`: the options and the body, checked before anything starts;
 //! - `request.rs`: one attempt, a `fetch` owned by an `AbortController` guard;
 //! - `task.rs`: one send's drive loop (machine, attempt, timer, `signal`);
+//! - `report/`: `report(url, task, options)`, the reporter's adapter (issue
+//!   15) over the same attempt code;
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
 //!   `pagehide` listeners.
 
 mod options;
 mod page;
+mod report;
 mod request;
 mod task;
+
+pub use report::{report_js, Reporter};
 
 use tidings_core::upstream::{IdempotencyKey, Sender};
 use wasm_bindgen::prelude::*;
