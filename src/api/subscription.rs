@@ -11,8 +11,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::events;
-use super::target::Listeners;
 use super::options::{Options, Parse};
+use super::target::Listeners;
 use crate::connection::{self, registry, Connection, Notice};
 use crate::guard::Listener;
 
