@@ -23,10 +23,12 @@
 
 mod options;
 mod page;
+#[cfg(feature = "report")]
 mod report;
 mod request;
 mod task;
 
+#[cfg(feature = "report")]
 pub use report::{report_js, Reporter};
 
 use tidings_core::upstream::{IdempotencyKey, Sender};
