@@ -769,7 +769,13 @@ export interface ReporterEventMap {
 
 /** What {@link report} returns. It keeps reporting when nobody holds it; `stop()` ends it. */
 export interface Reporter {
-  /** `open` while a request is in flight, `waiting` between reports, `paused` hidden or offline. */
+  /**
+   * `waiting` before the first report and after a failure (`delayMs`: until the next request),
+   * `connecting` while a report is on its way before one was delivered (or after a failure),
+   * `open` once the last report was delivered, `paused` while hidden (`whenHidden: "stop"`) or
+   * offline, `closed` after `stop()` or a permanent answer. The first `statechange` comes a
+   * microtask after {@link report}, so listeners added right away see it.
+   */
   readonly state: State;
   /** Stop: the request in flight is aborted, nothing follows, state `closed`. Idempotent. */
   stop(): void;

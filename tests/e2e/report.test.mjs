@@ -239,6 +239,34 @@ test("supersede mode, nothing newer to report: the report whose response was dro
   assert.deepEqual(p.errors, []);
 });
 
+test("flush() reports now within the pace (minMs), not once per call; stop() ends it: state closed, nothing after", async () => {
+  await clearLog(server);
+  const t = tag();
+  const p = await page();
+  await p.evaluate(({ t, u }) => window.start(t, u, { interval: { initialMs: 20_000, minMs: 300 }, startupJitterMs: 0 }), { t, u: url(t) });
+  await until(async () => (await appliedOf(t)).length === 1, "the first report (at once)");
+  const first = await until(async () => {
+    const v = await p.evaluate((n) => window.view(n), t);
+    return v.stats.delivered === 1 ? v : null;
+  }, "the first report delivered");
+  assert.deepEqual(first.states.map((s) => [s.state, s.reason, s.delayMs]),
+    [["waiting", "start", 0], ["connecting", "start", undefined], ["open", "start", undefined]]);
+  // Three flushes in a row: one report, not three (the next slot is 20 s away).
+  await p.evaluate((n) => { const r = window.r[n].reporter; r.flush(); r.flush(); r.flush(); }, t);
+  await until(async () => (await appliedOf(t)).length === 2, "the flushed report", 5000);
+  await sleep(600);
+  assert.equal((await requestsOf(t)).length, 2, "three flushes, one report");
+  await p.evaluate((n) => window.r[n].reporter.stop(), t);
+  const v = await p.evaluate((n) => window.view(n), t);
+  assert.equal(v.state, "closed");
+  assert.deepEqual(v.states.at(-1), { state: "closed", reason: "closed-by-user", delayMs: undefined });
+  assert.deepEqual([v.stats.reports, v.stats.delivered, v.stats.requests], [2, 2, 2]);
+  await p.evaluate((n) => window.r[n].reporter.flush(), t);
+  await sleep(400);
+  assert.equal((await requestsOf(t)).length, 2, "nothing after stop()");
+  assert.deepEqual(p.errors, []);
+});
+
 test("report() checks its arguments up front: invalid-option for a task that is not a function or a bad option, not-initialized before init", async () => {
   const p = await page();
   const codes = await p.evaluate(async () => {

@@ -118,6 +118,10 @@ impl Drive {
 /// Start: report the page as it is now (hidden, offline), watch it, watch
 /// the `signal`, then `handle_start`.
 pub fn start(d: &Rc<Drive>, signal: Option<web_sys::AbortSignal>) {
+    // `stop()` in the same tick as `report()`: nothing to start.
+    if d.is_closed() {
+        return;
+    }
     let weak = Rc::downgrade(d);
     let on_page: crate::lifecycle::Report = Rc::new(move |fact| {
         if let Some(d) = weak.upgrade() {

@@ -77,7 +77,11 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
     let machine = Machine::new(o.config.clone(), super::random_seed());
     let d = Drive::new(machine, url, &o, task);
     LIVE.with(|l| l.borrow_mut().push(Rc::clone(&d)));
-    drive::start(&d, o.signal);
+    // Started from a microtask, so listeners added right after `report()`
+    // see the first `statechange` (as a subscription's do).
+    let started = Rc::clone(&d);
+    let signal = o.signal;
+    wasm_bindgen_futures::spawn_local(async move { drive::start(&started, signal) });
     Ok(Reporter { drive: d })
 }
 
@@ -97,7 +101,9 @@ impl Reporter {
         drive::feed(&self.drive, Fact::Flush);
     }
 
-    /// `connecting`, `open` (a request in flight), `waiting`, `paused` or
+    /// `connecting` (until a report is delivered, or a request after a
+    /// failure), `open` (the last report was delivered), `waiting` (after a
+    /// failure, or before the first report), `paused` (hidden or offline) or
     /// `closed`.
     #[wasm_bindgen(getter)]
     pub fn state(&self) -> String {
