@@ -51,7 +51,7 @@ browser-tests:
 # Streams profile (issue 20: offsets, closure, 410, JSON/text/bytes bodies,
 # uptodate; +3.9 KB gzip) landed, and to 96256 when report() (issue 15,
 # src/upstream/report/: options, the drive loop, the core's Reporter machine;
-# +9.7 KB gzip: 85 376 → 95 114; a build without the `report` feature measures
+# +10.0 KB gzip: 85 376 → 95 356; a build without the `report` feature measures
 # 85 408) landed. The 13 KB goal is open work (issue 19).
 SIZE_CEILING ?= 96256
 size:
