@@ -700,8 +700,9 @@ export type ReportBody = Exclude<SendBody, null> | null | undefined;
  * `credentials`, `method`, `idempotencyHeader`, `timeoutMs` per attempt, `deadlineMs` per report,
  * `maxAttempts` per report (default `Infinity`: a report ends when delivered, superseded or
  * stopped), `backoff`, `maxRetryAfterMs`, `signal`: aborting stops the reporter), plus the
- * reporter's own. `idempotencyKey` and `ordered` do not apply (`invalid-option`). Every duration
- * is in milliseconds and says so in its name.
+ * reporter's own. `idempotencyKey` and `ordered` do not apply (`invalid-option`). A `headers`
+ * function that fails is reported with `reportError` and that attempt counts as a network failure
+ * (retried at the reporter's pace). Every duration is in milliseconds and says so in its name.
  */
 export interface ReportOptions extends Omit<SendOptions, "idempotencyKey" | "ordered"> {
   /**
