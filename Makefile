@@ -49,11 +49,13 @@ browser-tests:
 # options, attempts, the drive loop, ordered queues, pagehide keepalive; +11.5 KB
 # gzip, a build without the `send` feature measures 68 982) and the Durable
 # Streams profile (issue 20: offsets, closure, 410, JSON/text/bytes bodies,
-# uptodate; +3.9 KB gzip) landed. The 13 KB goal is open work (issue 19).
-# Raised to 98304 for issue 16 (subscribe `ack` +1.7 KB gzip: 84 525 -> 86 227;
-# appender() +11.6 KB: -> 97 825, README "Size"; a Rust app leaves the
-# appender out with the `append` feature off).
-SIZE_CEILING ?= 98304
+# uptodate; +3.9 KB gzip) landed; to 98304 for issue 16 (subscribe `ack` +1.7 KB
+# gzip, appender() +11.6 KB; the `append` feature leaves the appender out) and
+# to 110592 with report() (issue 15, src/upstream/report/, +10.0 KB gzip; the
+# `report` feature leaves it out). Every upstream call is its own default-on
+# cargo feature; the npm package ships them all (README "Size"). The 13 KB goal
+# is open work (issue 19).
+SIZE_CEILING ?= 110592
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh

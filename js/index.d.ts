@@ -779,3 +779,127 @@ export interface Appender {
  * `invalid-url` / `invalid-option` / `not-initialized`.
  */
 export function appender(url: string | URL, options?: AppenderOptions): Appender;
+
+/** What a {@link report} task gives: a body as {@link send} takes it, or nothing to report this time. */
+export type ReportBody = Exclude<SendBody, null> | null | undefined;
+
+/**
+ * {@link report} options: the keys of {@link SendOptions} that apply to every report (`headers`,
+ * `credentials`, `method`, `idempotencyHeader`, `timeoutMs` per attempt, `deadlineMs` per report,
+ * `maxAttempts` per report (default `Infinity`: a report ends when delivered, superseded or
+ * stopped), `backoff`, `maxRetryAfterMs`, `signal`: aborting stops the reporter), plus the
+ * reporter's own. `idempotencyKey` and `ordered` do not apply (`invalid-option`). A `headers`
+ * function that fails is reported with `reportError` and that attempt counts as a network failure
+ * (retried at the reporter's pace). Every duration is in milliseconds and says so in its name.
+ */
+export interface ReportOptions extends Omit<SendOptions, "idempotencyKey" | "ordered"> {
+  /**
+   * The report interval, as the `poll` transport's: every server hint (`X-Poll-Interval`, JSON
+   * `_polling.next_interval_ms`) is clamped into [minMs, maxMs]; each interval is ±10 %. The
+   * adaptive modes take "nothing to report" as an unchanged answer (slower).
+   */
+  interval?: {
+    /** Default `"fixed"`. */
+    mode?: "exponential" | "aimd" | "rate-window" | "fixed";
+    /** Default `10000`. */
+    initialMs?: number;
+    /** Default `1000`; also the least time between two requests (a `flush()` included). */
+    minMs?: number;
+    /** Default `300000` (5 min). */
+    maxMs?: number;
+  };
+  /**
+   * The first report goes `U[0, 2 × startupJitterMs]` after the call, so pages that load
+   * together do not report together. Default half of `interval.initialMs` (the first reports
+   * of a fleet spread over one whole interval); `0`: at once.
+   */
+  startupJitterMs?: number;
+  /**
+   * While the page is hidden: `"stop"` (default: no report; the missed one goes within 250 ms of
+   * `visible`), `"continue"`, or `{ intervalMs }` (report at most this often while hidden).
+   */
+  whenHidden?: "stop" | "continue" | { intervalMs: number };
+  /**
+   * `false` (default): a newer report replaces one waiting for its retry (the fresh value wins;
+   * a recovering fleet sends the healthy rate, not the healthy rate plus its backlog). `true`:
+   * every report is queued and delivered in order, one at a time, for data that must all arrive.
+   */
+  keepAll?: boolean;
+  /** With `keepAll`, reports waiting beyond this many drop the oldest (≥ 1). Default `100`. */
+  maxQueued?: number;
+}
+
+/** {@link Reporter.stats}. */
+export interface ReportStats {
+  /** Bodies the task gave. */
+  readonly reports: number;
+  /** Collections with nothing to report (or a task that threw). */
+  readonly skipped: number;
+  /** Requests issued, retries included. */
+  readonly requests: number;
+  /** Of those, retries. */
+  readonly retries: number;
+  readonly delivered: number;
+  /** Reports replaced by a newer one while they waited for a retry. */
+  readonly superseded: number;
+  /** Reports that failed for good or were dropped (`maxQueued`). */
+  readonly failed: number;
+  /** Attempts that failed transiently. */
+  readonly transientFailures: number;
+  /** The current interval, in milliseconds. */
+  readonly intervalMs: number;
+}
+
+/** `statechange` and `error` of a {@link Reporter}: the shapes of a subscription's. */
+export interface ReporterEventMap {
+  statechange: StateChangeEvent;
+  error: TidingsError;
+}
+
+/** What {@link report} returns. It keeps reporting when nobody holds it; `stop()` ends it. */
+export interface Reporter {
+  /**
+   * `waiting` before the first report and after a failure (`delayMs`: until the next request),
+   * `connecting` while a report is on its way before one was delivered (or after a failure),
+   * `open` once the last report was delivered, `paused` while hidden (`whenHidden: "stop"`) or
+   * offline, `closed` after `stop()` or a permanent answer. The first `statechange` comes a
+   * microtask after {@link report}, so listeners added right away see it.
+   */
+  readonly state: State;
+  /** Stop: the request in flight is aborted, nothing follows, state `closed`. Idempotent. */
+  stop(): void;
+  /**
+   * Report now, within the pacing rules: not before a failure's wait, not within
+   * `interval.minMs` of the last request, not while hidden (`whenHidden: "stop"`) or offline,
+   * and after a report in flight answers.
+   */
+  flush(): void;
+  stats(): ReportStats;
+  /** As on `EventTarget` (see {@link Subscription.addEventListener}). */
+  addEventListener<K extends keyof ReporterEventMap>(
+    type: K,
+    listener: Listener<ReporterEventMap[K]> | null,
+    options?: ListenerOptions,
+  ): void;
+  removeEventListener<K extends keyof ReporterEventMap>(
+    type: K,
+    listener: Listener<ReporterEventMap[K]> | null,
+    options?: ListenerOptions,
+  ): void;
+}
+
+/**
+ * Report to `url` every interval (default 10 s): `task()` (sync or async) gives the body,
+ * sent as one {@link send} with a fresh idempotency key that only that report's retries reuse.
+ * The first report goes after a startup jitter; a failing reporter never reports faster than a
+ * healthy one; a `Retry-After` is honoured; nothing is sent while offline, nor while hidden by
+ * default. A task that throws or rejects is reported (`reportError`) and skips that report; a
+ * permanent answer (a 4xx other than 408/409/425/429) stops the reporter with a fatal `error`.
+ * Throws `invalid-url` / `invalid-option` (a `task` that is not a function, a bad option)
+ * before anything starts, and `not-initialized` before {@link init} (README "Upstream: report").
+ */
+export function report(
+  url: string | URL,
+  task: () => ReportBody | Promise<ReportBody>,
+  options?: ReportOptions,
+): Reporter;

@@ -1,9 +1,9 @@
 // tidings — the package entry, over the wasm-bindgen glue (./tidings.js).
 // Only what wasm-bindgen cannot express: init() taking a URL/Response/bytes
 // directly, [Symbol.asyncIterator], [Symbol.dispose], keeping a live
-// subscription reachable, and send() rejecting instead of throwing. It
+// subscription reachable, send() rejecting instead of throwing, report(). It
 // counts in the size budget: keep it tiny.
-import load, { subscribe as open, send as post, appender as append, Subscription } from "./tidings.js";
+import load, { subscribe as open, send as post, appender as append, report as every, Subscription } from "./tidings.js";
 
 /** The contract's error codes (`error.code`). */
 export const ErrorCode = /* @__PURE__ */ Object.freeze({
@@ -59,6 +59,12 @@ export function send(url, body, options) {
 export function appender(url, options) {
   if (!ready) throw Object.assign(Error("call init() before appender()"), { code: "not-initialized" });
   return append(url, options);
+}
+
+// Throws (a bad URL, task or option: nothing started), as subscribe() does.
+export function report(url, task, options) {
+  if (!ready) throw Object.assign(Error("call init() before report()"), { code: "not-initialized" });
+  return every(url, task, options);
 }
 
 export function subscribe(url, options) {

@@ -12,7 +12,8 @@
 //! - `tabs/`: `crossTab`, one connection shared by every tab (Web Locks +
 //!   `BroadcastChannel`).
 //! - `api/`: the `#[wasm_bindgen]` exports, behind the default `js` feature.
-//! - `upstream/`: `send()`, behind the default `send` feature.
+//! - `upstream/`: `send()`, behind the default `send` feature, and
+//!   `report()`, behind the default `report` feature (which implies `send`).
 //!
 //! Everything that touches JS is compiled for `wasm32` only; on other targets
 //! the crate re-exports the engine so `cargo test` works natively.

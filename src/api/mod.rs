@@ -11,6 +11,7 @@
 pub(crate) mod events;
 pub(crate) mod options;
 mod subscription;
+pub(crate) mod target;
 
 pub use subscription::Subscription;
 

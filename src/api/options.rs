@@ -23,7 +23,7 @@ use std::cell::Cell;
 
 use tidings_core::engine::{is_valid_offset, Config, Protocol, TransportKind};
 use tidings_core::policy::backoff::{BackoffConfig, Strategy};
-use tidings_core::policy::interval::IntervalMode;
+use tidings_core::policy::interval::{IntervalConfig, IntervalMode};
 use tidings_core::sse::SseLimits;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -182,22 +182,7 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
         c.breaker.failure_threshold = n.unwrap_or(u32::MAX);
     }
     set_ms(&mut c.breaker.cooldown_ms, &br, "cooldownMs", "breaker")?;
-    let i = group(v, "interval")?;
-    if let Some(m) = one_of(
-        &get(&i, "mode"),
-        "interval.mode",
-        &["exponential", "aimd", "rate-window", "fixed"],
-    )? {
-        c.interval.mode = [
-            IntervalMode::Exponential,
-            IntervalMode::Aimd,
-            IntervalMode::RateWindow,
-            IntervalMode::Fixed,
-        ][m];
-    }
-    set_ms(&mut c.interval.initial_ms, &i, "initialMs", "interval")?;
-    set_ms(&mut c.interval.min_ms, &i, "minMs", "interval")?;
-    set_ms(&mut c.interval.max_ms, &i, "maxMs", "interval")?;
+    interval(&mut c.interval, v)?;
     let w = group(v, "watchdog")?;
     set_ms(
         &mut c.watchdog.idle_timeout_ms,
@@ -218,6 +203,28 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
         c.fallback.after_failures = n.unwrap_or(u32::MAX);
     }
     set_ms(&mut c.fallback.remember_ms, &f, "rememberMs", "fallback")?;
+    Ok(())
+}
+
+/// `interval`: `mode`, `initialMs`, `minMs`, `maxMs` into `into` (shared by
+/// `subscribe` and `report`).
+pub(crate) fn interval(into: &mut IntervalConfig, v: &JsValue) -> Result<(), JsValue> {
+    let i = group(v, "interval")?;
+    if let Some(m) = one_of(
+        &get(&i, "mode"),
+        "interval.mode",
+        &["exponential", "aimd", "rate-window", "fixed"],
+    )? {
+        into.mode = [
+            IntervalMode::Exponential,
+            IntervalMode::Aimd,
+            IntervalMode::RateWindow,
+            IntervalMode::Fixed,
+        ][m];
+    }
+    set_ms(&mut into.initial_ms, &i, "initialMs", "interval")?;
+    set_ms(&mut into.min_ms, &i, "minMs", "interval")?;
+    set_ms(&mut into.max_ms, &i, "maxMs", "interval")?;
     Ok(())
 }
 

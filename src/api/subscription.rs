@@ -12,6 +12,7 @@ use wasm_bindgen::JsCast;
 
 use super::events;
 use super::options::{Options, Parse};
+use super::target::Listeners;
 use crate::connection::{self, registry, Connection, Notice};
 use crate::guard::Listener;
 
@@ -27,7 +28,7 @@ struct Inner {
     conn: Rc<Connection>,
     key: String,
     handle: Cell<Option<u32>>,
-    listeners: RefCell<Vec<Rc<Entry>>>,
+    listeners: Listeners,
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
     /// The transport the engine chose last (`""` until it chose one): read
@@ -49,17 +50,6 @@ pub(crate) type Ack = Option<Rc<crate::upstream::ack::Acker>>;
 #[cfg(not(feature = "send"))]
 pub(crate) type Ack = ();
 
-/// One `addEventListener` registration, as `EventTarget` keeps them.
-struct Entry {
-    kind: String,
-    /// A function, or an object whose `handleEvent` is looked up at each call.
-    callback: JsValue,
-    once: bool,
-    /// Set by `removeEventListener` (and before a `once` listener runs), so a
-    /// dispatch already under way skips it.
-    removed: Cell<bool>,
-}
-
 impl Subscription {
     pub(super) fn start(url: &str, raw: &JsValue, options: Options, ack: Ack) -> Subscription {
         let parse = options.parse;
@@ -69,7 +59,7 @@ impl Subscription {
             conn,
             key,
             handle: Cell::new(None),
-            listeners: RefCell::new(Vec::new()),
+            listeners: Listeners::default(),
             parse,
             abort_listener: RefCell::new(None),
             transport: Cell::new(""),
@@ -155,29 +145,12 @@ impl Subscription {
         listener: JsValue,
         options: JsValue,
     ) -> Result<(), JsValue> {
-        if listener.is_undefined() || listener.is_null() {
-            return Ok(());
-        }
-        if !listener.is_function() && !listener.is_object() {
-            return Err(js_sys::TypeError::new("listener must be a function or an object").into());
-        }
-        let once = options.is_object()
-            && js_sys::Reflect::get(&options, &JsValue::from_str("once"))?.is_truthy();
-        let mut ls = self.inner.listeners.borrow_mut();
-        if !ls.iter().any(|e| e.kind == kind && e.callback == listener) {
-            ls.push(Rc::new(Entry {
-                kind: kind.into(),
-                callback: listener,
-                once,
-                removed: Cell::new(false),
-            }));
-        }
-        Ok(())
+        self.inner.listeners.add(kind, listener, &options)
     }
 
     /// [`Subscription::remove_event_listener_js`] for Rust callers.
     pub fn remove_event_listener(&self, kind: &str, listener: JsValue) {
-        remove(&self.inner, &|e| e.kind == kind && e.callback == listener);
+        self.inner.listeners.remove(kind, &listener);
     }
 }
 
@@ -232,7 +205,7 @@ fn close(inner: &Rc<Inner>) {
     let Some(handle) = inner.handle.take() else {
         return;
     };
-    remove(inner, &|_| true);
+    inner.listeners.clear();
     let listener = inner.abort_listener.borrow_mut().take();
     drop(listener);
     #[cfg(feature = "send")]
@@ -311,69 +284,10 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
     }
 }
 
-/// Mark every listener `matches` selects removed and drop it (`dyn`: one
-/// copy of the code for its three callers).
-fn remove(inner: &Inner, matches: &dyn Fn(&Entry) -> bool) {
-    inner.listeners.borrow_mut().retain(|e| {
-        let hit = matches(e);
-        if hit {
-            e.removed.set(true);
-        }
-        !hit
-    });
-}
-
-/// Call every listener for `kind` with `event`, as `EventTarget` dispatches:
-/// the listeners registered when it starts, minus those removed meanwhile;
-/// a `once` listener is removed before it runs; a listener that throws is
-/// reported (`reportError`) and the others still run. The list is copied out
-/// first so no borrow is held while user code runs (it may add, remove,
-/// `close()` or read `stats()`).
+/// Dispatch `event` to this subscription's listeners for `kind` (none once
+/// it is closed).
 fn dispatch(inner: &Inner, kind: &str, event: &JsValue) {
-    let targets: Vec<Rc<Entry>> = inner
+    inner
         .listeners
-        .borrow()
-        .iter()
-        .filter(|e| e.kind == kind)
-        .cloned()
-        .collect();
-    for entry in targets {
-        if inner.handle.get().is_none() {
-            return;
-        }
-        if entry.removed.get() {
-            continue;
-        }
-        if entry.once {
-            remove(inner, &|e| std::ptr::eq(e, &*entry));
-        }
-        if let Err(thrown) = call(&entry.callback, event) {
-            report_error(&thrown);
-        }
-    }
-}
-
-/// `callback(event)`, or `callback.handleEvent(event)` with `this` the object.
-fn call(callback: &JsValue, event: &JsValue) -> Result<JsValue, JsValue> {
-    if let Some(f) = callback.dyn_ref::<js_sys::Function>() {
-        return f.call1(&JsValue::NULL, event);
-    }
-    let handle = js_sys::Reflect::get(callback, &JsValue::from_str("handleEvent"))?;
-    match handle.dyn_ref::<js_sys::Function>() {
-        Some(f) => f.call1(callback, event),
-        None => Err(js_sys::TypeError::new("listener.handleEvent is not a function").into()),
-    }
-}
-
-/// What `EventTarget` does with a listener's exception: `reportError`
-/// (the page's `error` event, and the console), else `console.error`.
-fn report_error(thrown: &JsValue) {
-    let global: JsValue = js_sys::global().into();
-    let report = js_sys::Reflect::get(&global, &JsValue::from_str("reportError"))
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    let reported = report.is_some_and(|f| f.call1(&global, thrown).is_ok());
-    if !reported {
-        web_sys::console::error_1(thrown);
-    }
+        .dispatch(kind, event, &|| inner.handle.get().is_some());
 }

@@ -18,6 +18,8 @@
 //! - `task.rs`: one send's drive loop (machine, attempt, timer, `signal`);
 //! - `appender.rs`: `appender(url, options)`, Durable Streams idempotent
 //!   appends (issue 16; the core's `Appender`);
+//! - `report/`: `report(url, task, options)`, the reporter's adapter (issue
+//!   15) over the same attempt code;
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
 //!   `pagehide` listeners.
 
@@ -26,8 +28,13 @@ pub(crate) mod ack;
 mod appender;
 mod options;
 mod page;
+#[cfg(feature = "report")]
+mod report;
 mod request;
 mod task;
+
+#[cfg(feature = "report")]
+pub use report::{report_js, Reporter};
 
 use tidings_core::upstream::{IdempotencyKey, Sender};
 use wasm_bindgen::prelude::*;

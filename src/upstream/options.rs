@@ -44,12 +44,13 @@ pub struct Body {
 impl SendOptions {
     /// Read and check `v`; no side effect, so a rejection leaves nothing.
     pub fn from_js(v: &JsValue, has_body: bool) -> Result<SendOptions, JsValue> {
-        checked(|| read(v, has_body))
+        checked(|| read(v, has_body, SendConfig::default()))
     }
 }
 
-fn read(v: &JsValue, has_body: bool) -> Result<SendOptions, JsValue> {
-    let mut c = SendConfig::default();
+/// The send keys of `v` over `c` (also `report()`'s shared keys, read over
+/// its own defaults; the caller runs it inside [`checked`]).
+pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> Result<SendOptions, JsValue> {
     if let Some(m) = text(v, "method")? {
         c.method = method(&m, has_body)?;
     }

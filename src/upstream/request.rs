@@ -15,13 +15,14 @@ use web_sys::{AbortController, Headers, RequestInit, Response};
 use crate::transport::fetch::{add_object, fetch, latin1_bytes};
 
 /// The response headers the core reads for a retry (`Retry-After` against
-/// `Date`, rate-limit reset), lower-case. Cross-origin JS sees them only when
-/// the server exposes them.
-const WANTED: [&str; 4] = [
+/// `Date`, rate-limit reset) and a reporter's pace (`X-Poll-Interval`),
+/// lower-case. Cross-origin JS sees them only when the server exposes them.
+const WANTED: [&str; 5] = [
     "retry-after",
     "date",
     "ratelimit-reset",
     "x-ratelimit-reset",
+    "x-poll-interval",
 ];
 
 /// What a send carries on every attempt.

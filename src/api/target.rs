@@ -1,0 +1,132 @@
+//! [`Listeners`]: the `addEventListener` / `removeEventListener` / dispatch
+//! rules of `EventTarget` (DOM §2.7), shared by `Subscription` and `Reporter`
+//! (one copy of the code in the bundle).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use wasm_bindgen::{JsCast, JsValue};
+
+/// One `addEventListener` registration, as `EventTarget` keeps them.
+struct Entry {
+    kind: String,
+    /// A function, or an object whose `handleEvent` is looked up at each call.
+    callback: JsValue,
+    once: bool,
+    /// Set by `removeEventListener` (and before a `once` listener runs), so a
+    /// dispatch already under way skips it.
+    removed: Cell<bool>,
+}
+
+/// The app's listeners of one object.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    list: RefCell<Vec<Rc<Entry>>>,
+}
+
+impl Listeners {
+    /// `addEventListener(kind, listener, options)`: `listener` is a function
+    /// or an object with a `handleEvent` method; `null`/`undefined` are
+    /// ignored; the same listener twice for one type registers it once;
+    /// `options` is a boolean (capture, meaningless here) or `{ once }`.
+    /// A `TypeError` for a listener that is neither a function nor an object.
+    pub fn add(&self, kind: &str, listener: JsValue, options: &JsValue) -> Result<(), JsValue> {
+        if listener.is_undefined() || listener.is_null() {
+            return Ok(());
+        }
+        if !listener.is_function() && !listener.is_object() {
+            return Err(js_sys::TypeError::new("listener must be a function or an object").into());
+        }
+        let once = options.is_object()
+            && js_sys::Reflect::get(options, &JsValue::from_str("once"))?.is_truthy();
+        let mut ls = self.list.borrow_mut();
+        if !ls.iter().any(|e| e.kind == kind && e.callback == listener) {
+            ls.push(Rc::new(Entry {
+                kind: kind.into(),
+                callback: listener,
+                once,
+                removed: Cell::new(false),
+            }));
+        }
+        Ok(())
+    }
+
+    /// `removeEventListener(kind, listener)`: a dispatch under way does not
+    /// call it any more.
+    pub fn remove(&self, kind: &str, listener: &JsValue) {
+        self.retain(&|e| e.kind == kind && e.callback == *listener);
+    }
+
+    /// Remove every listener (closed: none is called again).
+    pub fn clear(&self) {
+        self.retain(&|_| true);
+    }
+
+    /// Mark every listener `matches` selects removed and drop it (`dyn`: one
+    /// copy of the code for its callers).
+    fn retain(&self, matches: &dyn Fn(&Entry) -> bool) {
+        self.list.borrow_mut().retain(|e| {
+            let hit = matches(e);
+            if hit {
+                e.removed.set(true);
+            }
+            !hit
+        });
+    }
+
+    /// Call every listener for `kind` with `event`, as `EventTarget`
+    /// dispatches: the listeners registered when it starts, minus those
+    /// removed meanwhile; a `once` listener is removed before it runs; a
+    /// listener that throws is reported (`reportError`) and the others still
+    /// run; nothing more once `alive()` is false. The list is copied out
+    /// first so no borrow is held while user code runs (it may add, remove,
+    /// close or read `stats()`).
+    pub fn dispatch(&self, kind: &str, event: &JsValue, alive: &dyn Fn() -> bool) {
+        let targets: Vec<Rc<Entry>> = self
+            .list
+            .borrow()
+            .iter()
+            .filter(|e| e.kind == kind)
+            .cloned()
+            .collect();
+        for entry in targets {
+            if !alive() {
+                return;
+            }
+            if entry.removed.get() {
+                continue;
+            }
+            if entry.once {
+                self.retain(&|e| std::ptr::eq(e, &*entry));
+            }
+            if let Err(thrown) = call(&entry.callback, event) {
+                report_error(&thrown);
+            }
+        }
+    }
+}
+
+/// `callback(event)`, or `callback.handleEvent(event)` with `this` the object.
+fn call(callback: &JsValue, event: &JsValue) -> Result<JsValue, JsValue> {
+    if let Some(f) = callback.dyn_ref::<js_sys::Function>() {
+        return f.call1(&JsValue::NULL, event);
+    }
+    let handle = js_sys::Reflect::get(callback, &JsValue::from_str("handleEvent"))?;
+    match handle.dyn_ref::<js_sys::Function>() {
+        Some(f) => f.call1(callback, event),
+        None => Err(js_sys::TypeError::new("listener.handleEvent is not a function").into()),
+    }
+}
+
+/// What `EventTarget` does with a listener's exception: `reportError`
+/// (the page's `error` event, and the console), else `console.error`.
+pub(crate) fn report_error(thrown: &JsValue) {
+    let global: JsValue = js_sys::global().into();
+    let report = js_sys::Reflect::get(&global, &JsValue::from_str("reportError"))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    let reported = report.is_some_and(|f| f.call1(&global, thrown).is_ok());
+    if !reported {
+        web_sys::console::error_1(thrown);
+    }
+}

@@ -1,0 +1,386 @@
+//! The drive loop of one reporter: its core [`Reporter`] machine, the
+//! report bodies it has not settled, its live attempt, its one timer and its
+//! page listeners. Facts go in through [`feed`]; the actions are drained
+//! while the machine is borrowed and carried out after the borrow ends, so
+//! the app's code (its `task`, its `headers` function, its listeners) never
+//! runs while the machine is borrowed. Every decision is the machine's.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use tidings_core::engine::{Action, ResponseHead, State, TransportError};
+use tidings_core::time::Now;
+use tidings_core::upstream::{IdempotencyKey, Issue, ReportAction, Reporter};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use super::super::request::{self, Attempt, Reply, Request};
+use crate::api::target::{report_error, Listeners};
+use crate::clock;
+use crate::guard::{Listener, Timer};
+use crate::lifecycle::{Lifecycle, PageFact};
+
+/// One reporter from `report()` to `closed`.
+pub struct Drive {
+    machine: RefCell<Reporter>,
+    url: String,
+    app_headers: Option<JsValue>,
+    credentials: bool,
+    task: js_sys::Function,
+    /// The bodies of reports not settled yet, by report number.
+    bodies: RefCell<Vec<(u64, Rc<Request>)>>,
+    /// The attempt in flight (at most one: the machine's rule).
+    attempt: RefCell<Option<Attempt>>,
+    timer: RefCell<Option<Timer>>,
+    page: RefCell<Option<Lifecycle>>,
+    abort_listener: RefCell<Option<Listener>>,
+    /// The app's `statechange` / `error` listeners.
+    pub listeners: Listeners,
+    closed: Cell<bool>,
+}
+
+/// A fact for the machine (one `Reporter::handle_*` each).
+pub enum Fact {
+    /// `handle_start`.
+    Start,
+    /// `handle_collected`.
+    Collected(u64, Option<IdempotencyKey>),
+    /// `handle_response`: report, attempt, head, `_polling.next_interval_ms`.
+    Response(u64, u32, ResponseHead, Option<u64>),
+    /// `handle_error`.
+    Error(u64, u32, TransportError),
+    /// `handle_timer`.
+    Timer,
+    /// `handle_visibility` (`true`: visible).
+    Visible(bool),
+    /// `handle_online`.
+    Online(bool),
+    /// `handle_flush`.
+    Flush,
+    /// `handle_stop`.
+    Stop,
+}
+
+fn apply(r: &mut Reporter, now: Now, fact: Fact) {
+    match fact {
+        Fact::Start => r.handle_start(now),
+        Fact::Collected(n, key) => r.handle_collected(now, n, key),
+        Fact::Response(n, a, head, hint) => r.handle_response(now, n, a, &head, hint),
+        Fact::Error(n, a, e) => r.handle_error(now, n, a, e),
+        Fact::Timer => r.handle_timer(now),
+        Fact::Visible(v) => r.handle_visibility(now, v),
+        Fact::Online(on) => r.handle_online(now, on),
+        Fact::Flush => r.handle_flush(now),
+        Fact::Stop => r.handle_stop(now),
+    }
+}
+
+impl Drive {
+    /// A reporter not started yet.
+    pub fn new(
+        machine: Reporter,
+        url: String,
+        options: &super::options::ReportOptions,
+        task: js_sys::Function,
+    ) -> Rc<Drive> {
+        Rc::new(Drive {
+            machine: RefCell::new(machine),
+            url,
+            app_headers: options.headers.clone(),
+            credentials: options.credentials,
+            task,
+            bodies: RefCell::new(Vec::new()),
+            attempt: RefCell::new(None),
+            timer: RefCell::new(None),
+            page: RefCell::new(None),
+            abort_listener: RefCell::new(None),
+            listeners: Listeners::default(),
+            closed: Cell::new(false),
+        })
+    }
+
+    /// Whether the reporter stopped.
+    pub fn is_closed(&self) -> bool {
+        self.closed.get()
+    }
+
+    /// The machine's counters.
+    pub fn stats(&self) -> tidings_core::upstream::ReportStats {
+        self.machine.borrow().stats()
+    }
+
+    /// The machine's state.
+    pub fn state(&self) -> State {
+        self.machine.borrow().state()
+    }
+}
+
+/// Start: report the page as it is now (hidden, offline), watch it, watch
+/// the `signal`, then `handle_start`.
+pub fn start(d: &Rc<Drive>, signal: Option<web_sys::AbortSignal>) {
+    // `stop()` in the same tick as `report()`: nothing to start.
+    if d.is_closed() {
+        return;
+    }
+    let weak = Rc::downgrade(d);
+    let on_page: crate::lifecycle::Report = Rc::new(move |fact| {
+        if let Some(d) = weak.upgrade() {
+            page_fact(&d, fact);
+        }
+    });
+    crate::lifecycle::current(&*on_page);
+    *d.page.borrow_mut() = Some(Lifecycle::watch(on_page));
+    if let Some(signal) = signal {
+        if signal.aborted() {
+            feed(d, Fact::Stop);
+            return;
+        }
+        let weak = Rc::downgrade(d);
+        let l = Listener::new(signal.as_ref(), "abort", move |_| {
+            if let Some(d) = weak.upgrade() {
+                feed(&d, Fact::Stop);
+            }
+        });
+        *d.abort_listener.borrow_mut() = Some(l);
+    }
+    feed(d, Fact::Start);
+}
+
+/// Visibility and connectivity go to the machine; the other page facts
+/// (freeze, back-forward cache, network hints) do not concern a reporter.
+fn page_fact(d: &Rc<Drive>, fact: PageFact) {
+    match fact {
+        PageFact::Hidden(h) => feed(d, Fact::Visible(!h)),
+        PageFact::Online(on) => feed(d, Fact::Online(on)),
+        _ => {}
+    }
+}
+
+/// Feed one fact (both clocks read now), then carry out every action the
+/// machine drained. Nothing after `closed`.
+#[inline(never)]
+pub fn feed(d: &Rc<Drive>, fact: Fact) {
+    if d.is_closed() {
+        return;
+    }
+    let now = clock::now();
+    let mut actions = Vec::new();
+    {
+        let mut m = d.machine.borrow_mut();
+        apply(&mut m, now, fact);
+        loop {
+            match m.poll() {
+                ReportAction::Wait { until } => {
+                    actions.push(ReportAction::Wait { until });
+                    break;
+                }
+                a => actions.push(a),
+            }
+        }
+    }
+    for action in actions {
+        act(d, now, action);
+    }
+    // After the batch's events (a fatal `error`, then `closed`): nothing
+    // more reaches the app.
+    if d.is_closed() {
+        d.listeners.clear();
+    }
+}
+
+fn act(d: &Rc<Drive>, now: Now, action: ReportAction) {
+    let event_only = matches!(
+        action,
+        ReportAction::State { .. } | ReportAction::Error { .. }
+    );
+    // The app stopped the reporter from a listener earlier in this batch.
+    if d.is_closed() && !event_only {
+        return;
+    }
+    match action {
+        ReportAction::Collect { report } => collect(d, report),
+        ReportAction::Issue { report, issue } => issue_attempt(d, report, issue),
+        ReportAction::Abort { .. } => {
+            // Taken first, aborted (dropped) after the borrow ends.
+            let live = d.attempt.borrow_mut().take();
+            drop(live);
+        }
+        ReportAction::Settled { report, .. } => d.bodies.borrow_mut().retain(|(n, _)| *n != report),
+        ReportAction::State {
+            state,
+            reason,
+            delay_ms,
+        } => {
+            if state == State::Closed {
+                close(d);
+            }
+            let a = Action::State {
+                state,
+                reason,
+                delay_ms,
+            };
+            event(d, &a);
+        }
+        ReportAction::Error {
+            code,
+            status,
+            retry_in_ms,
+            fatal,
+        } => {
+            let a = Action::Error {
+                code,
+                status,
+                retry_in_ms,
+                fatal,
+            };
+            event(d, &a);
+        }
+        ReportAction::Wait { until } => {
+            let timer = until.map(|t| {
+                let weak = Rc::downgrade(d);
+                Timer::new(t.since(now.mono), move || {
+                    if let Some(d) = weak.upgrade() {
+                        let fired = d.timer.borrow_mut().take();
+                        drop(fired);
+                        feed(&d, Fact::Timer);
+                    }
+                })
+            });
+            let old = std::mem::replace(&mut *d.timer.borrow_mut(), timer);
+            drop(old);
+        }
+    }
+}
+
+/// `statechange` / `error` with a subscription's shapes (the listeners are
+/// cleared once a batch closed the reporter, so nothing follows `closed`).
+fn event(d: &Rc<Drive>, a: &Action) {
+    if let Some((kind, e)) = crate::api::events::from_action(a) {
+        d.listeners.dispatch(kind, &e, &|| true);
+    }
+}
+
+/// Closed for good: the attempt, the timer and the page listeners go; the
+/// reporter leaves the live set (`super::forget`).
+fn close(d: &Rc<Drive>) {
+    d.closed.set(true);
+    let dropped = (
+        d.attempt.borrow_mut().take(),
+        d.timer.borrow_mut().take(),
+        d.page.borrow_mut().take(),
+        d.abort_listener.borrow_mut().take(),
+    );
+    drop(dropped);
+    d.bodies.borrow_mut().clear();
+    super::forget(d);
+}
+
+/// Carry out `Collect`: call the app's `task()` from a microtask (never
+/// while the machine is borrowed), await it when it gives a promise, and
+/// answer with a fresh key when it gave a body. A throw, a rejection or a
+/// body `send()` would refuse is reported (`reportError`) and counts as
+/// nothing to report: the reporter goes on.
+fn collect(d: &Rc<Drive>, report: u64) {
+    let weak = Rc::downgrade(d);
+    wasm_bindgen_futures::spawn_local(async move {
+        let Some(task) = weak.upgrade().map(|d| d.task.clone()) else {
+            return;
+        };
+        let got = match task.call0(&JsValue::UNDEFINED) {
+            Ok(v) if v.has_type::<js_sys::Promise>() => {
+                JsFuture::from(v.unchecked_into::<js_sys::Promise>()).await
+            }
+            other => other,
+        };
+        let Some(d) = weak.upgrade() else { return };
+        let key = match got.and_then(|v| body(&d, report, &v)) {
+            Ok(key) => key,
+            Err(thrown) => {
+                report_error(&thrown);
+                None
+            }
+        };
+        feed(&d, Fact::Collected(report, key));
+    });
+}
+
+/// Keep the task's answer as report `report`'s body; `None` for nothing to
+/// report (`undefined` / `null`).
+fn body(d: &Drive, report: u64, v: &JsValue) -> Result<Option<IdempotencyKey>, JsValue> {
+    if crate::api::options::absent(v) {
+        return Ok(None);
+    }
+    let body = super::super::options::body(v)?;
+    let key = super::super::new_key()?;
+    let req = Request {
+        url: d.url.clone(),
+        body: body.value,
+        app_headers: d.app_headers.clone(),
+        credentials: d.credentials,
+    };
+    d.bodies.borrow_mut().push((report, Rc::new(req)));
+    Ok(Some(key))
+}
+
+/// Carry out `Issue`: one attempt with `send()`'s attempt code; its reply is
+/// fed back as a fact.
+fn issue_attempt(d: &Rc<Drive>, report: u64, issue: Issue) {
+    let n = issue.attempt;
+    let req = d
+        .bodies
+        .borrow()
+        .iter()
+        .find(|(r, _)| *r == report)
+        .map(|(_, req)| Rc::clone(req));
+    let weak = Rc::downgrade(d);
+    let on_reply = move |reply| {
+        let Some(d) = weak.upgrade() else { return };
+        let fact = match reply {
+            Reply::Answer(a) => {
+                let hint = body_hint_ms(&a.body);
+                Fact::Response(report, n, a.head, hint)
+            }
+            Reply::HeadersFailed(cause) => {
+                // The app's `headers` failed: nothing was sent; reported as
+                // the app's exception, and a failed attempt to the machine.
+                report_error(&cause);
+                Fact::Error(report, n, TransportError::Network)
+            }
+            Reply::Failed => Fact::Error(report, n, TransportError::NetworkOrCors),
+        };
+        feed(&d, fact);
+    };
+    let started = match &req {
+        Some(req) => request::start(req, &issue.method, n, &issue.headers, |_| {}, on_reply),
+        None => Err(JsValue::UNDEFINED),
+    };
+    match started {
+        Ok(attempt) => *d.attempt.borrow_mut() = Some(attempt),
+        // No `AbortController`, or (a broken invariant) no body: a failed
+        // attempt, fed from the task queue as every reply is.
+        Err(_) => {
+            let weak = Rc::downgrade(d);
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Some(d) = weak.upgrade() {
+                    feed(&d, Fact::Error(report, n, TransportError::Network));
+                }
+            });
+        }
+    }
+}
+
+/// `_polling.next_interval_ms` of a JSON answer body (the `poll`
+/// transport's envelope), read with the browser's `JSON.parse`; `None` for
+/// any other body.
+fn body_hint_ms(body: &JsValue) -> Option<u64> {
+    let text = body.as_string()?;
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let v = js_sys::JSON::parse(&text).ok()?;
+    let get = crate::api::options::get;
+    get(&get(&v, "_polling"), "next_interval_ms")
+        .as_f64()
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .map(|ms| ms as u64)
+}

@@ -1,0 +1,154 @@
+//! `report(url, task, options)`: every interval, the app's `task()` gives a
+//! body and it is sent as one `send()` (issue 15), behind the `send`
+//! feature.
+//!
+//! ```js
+//! import init, { report } from "tidings";
+//! await init();
+//! const r = report("/location", () => JSON.stringify(here()), {
+//!   headers: { "Content-Type": "application/json" },
+//! });
+//! r.addEventListener("error", (e) => console.warn(e.code, e.retryInMs));
+//! r.stop();
+//! ```
+//!
+//! The decisions (startup jitter, pace, server hints, backoff, supersede or
+//! keep every report, hidden and offline) are the core's
+//! `tidings_core::upstream::Reporter`. This folder only reports facts and
+//! carries out its actions:
+//! - `options.rs`: the options, checked before anything starts;
+//! - `drive.rs`: the drive loop (machine, task, attempt, timer, page facts).
+//!
+//! A running reporter is held by the live set here, not by its JS handle:
+//! `report(url, task)` without keeping the result reports until the page
+//! goes; `stop()` (or the `signal`, or a permanent answer) ends it.
+
+mod drive;
+mod options;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tidings_core::upstream::Reporter as Machine;
+use wasm_bindgen::prelude::*;
+
+use drive::{Drive, Fact};
+use options::ReportOptions;
+
+thread_local! {
+    /// The running reporters (each leaves at `closed`).
+    static LIVE: RefCell<Vec<Rc<Drive>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Remove `d` from the live set (dropped outside the borrow).
+fn forget(d: &Rc<Drive>) {
+    let gone = LIVE.with(|l| {
+        let mut l = l.borrow_mut();
+        let i = l.iter().position(|x| Rc::ptr_eq(x, d));
+        i.map(|i| l.swap_remove(i))
+    });
+    drop(gone);
+}
+
+/// What `report()` returns. Listen with `addEventListener(type, fn)` for
+/// `statechange` and `error` (the shapes of a subscription's).
+#[wasm_bindgen]
+pub struct Reporter {
+    drive: Rc<Drive>,
+}
+
+/// Report to `url` every interval: `task()` (sync or async) gives the body
+/// (anything `send()` takes; `undefined`/`null`: nothing to report this
+/// time), sent with one fresh idempotency key per report, reused only by
+/// that report's retries. Throws an `Error` with `code` `invalid-url` or
+/// `invalid-option` (a `task` that is not a function, or an option; see
+/// `options.rs`) before anything starts.
+#[wasm_bindgen(js_name = report)]
+pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Reporter, JsValue> {
+    let url = match url.is_string() || url.is_object() {
+        true => crate::js::to_string(&url).ok(),
+        false => None,
+    };
+    let url = crate::api::resolve_url(&url.unwrap_or_default())?;
+    let task: js_sys::Function = task
+        .dyn_into()
+        .map_err(|_| crate::api::options::invalid("task"))?;
+    let o = ReportOptions::from_js(&options)?;
+    let machine = Machine::new(o.config.clone(), super::random_seed());
+    let d = Drive::new(machine, url, &o, task);
+    LIVE.with(|l| l.borrow_mut().push(Rc::clone(&d)));
+    // Started from a microtask, so listeners added right after `report()`
+    // see the first `statechange` (as a subscription's do).
+    let started = Rc::clone(&d);
+    let signal = o.signal;
+    wasm_bindgen_futures::spawn_local(async move { drive::start(&started, signal) });
+    Ok(Reporter { drive: d })
+}
+
+#[wasm_bindgen]
+impl Reporter {
+    /// Stop: the request in flight is aborted, no report follows, state
+    /// `closed`. Idempotent.
+    pub fn stop(&self) {
+        drive::feed(&self.drive, Fact::Stop);
+    }
+
+    /// Report now, within the pacing rules: not before a failure's wait, not
+    /// within `interval.minMs` of the last request, not while hidden
+    /// (`whenHidden: "stop"`) or offline, and after a report in flight
+    /// answers.
+    pub fn flush(&self) {
+        drive::feed(&self.drive, Fact::Flush);
+    }
+
+    /// `connecting` (until a report is delivered, or a request after a
+    /// failure), `open` (the last report was delivered), `waiting` (after a
+    /// failure, or before the first report), `paused` (hidden or offline) or
+    /// `closed`.
+    #[wasm_bindgen(getter)]
+    pub fn state(&self) -> String {
+        self.drive.state().as_str().into()
+    }
+
+    /// Counters: `{ reports, skipped, requests, retries, delivered,
+    /// superseded, failed, transientFailures, intervalMs }`.
+    pub fn stats(&self) -> JsValue {
+        let s = self.drive.stats();
+        let o = js_sys::Object::new();
+        let n = |k: &'static str, v: u64| crate::js::set(&o, k, &JsValue::from_f64(v as f64));
+        n("reports", s.reports);
+        n("skipped", s.skipped);
+        n("requests", s.requests);
+        n("retries", s.retries);
+        n("delivered", s.delivered);
+        n("superseded", s.superseded);
+        n("failed", s.failed);
+        n("transientFailures", s.transient_failures);
+        n("intervalMs", s.interval_ms);
+        o.into()
+    }
+
+    /// As `EventTarget.addEventListener` (see `Subscription`); `type` is
+    /// converted with `String(type)`.
+    #[wasm_bindgen(js_name = addEventListener)]
+    pub fn add_event_listener(
+        &self,
+        kind: JsValue,
+        listener: JsValue,
+        options: JsValue,
+    ) -> Result<(), JsValue> {
+        if self.drive.is_closed() {
+            return Ok(());
+        }
+        let kind = crate::js::to_string(&kind)?;
+        self.drive.listeners.add(&kind, listener, &options)
+    }
+
+    /// As `EventTarget.removeEventListener`.
+    #[wasm_bindgen(js_name = removeEventListener)]
+    pub fn remove_event_listener(&self, kind: JsValue, listener: JsValue) -> Result<(), JsValue> {
+        let kind = crate::js::to_string(&kind)?;
+        self.drive.listeners.remove(&kind, &listener);
+        Ok(())
+    }
+}
