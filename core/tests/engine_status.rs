@@ -322,18 +322,18 @@ fn duplicate_open_reports_keep_the_body() {
 
 /// `eventsource`, a one-shot 503 / 429 / 204: the native EventSource fails
 /// before opening and its status probe then gets `200 text/event-stream`, so
-/// the adapter reports `ServerRefused`: `http-status` without a status, not
+/// the engine takes it as a refusal: `http-status` without a status, not
 /// fatal, retried under backoff, and no transport change (twice in a row
-/// either: an HTTP refusal says nothing against the path). A `Network`
-/// report (the probe itself failed) stays `network-or-cors` with evidence:
-/// the second one in a row skips the streams.
+/// either: an HTTP refusal says nothing against the path). A probe that
+/// failed itself is `network-or-cors` with evidence: the second one in a row
+/// skips the streams.
 #[test]
 fn native_refusal_then_served_is_a_transient_status_failure() {
     let mut config = tidings_core::engine::Config::new("/stream");
     config.backoff.strategy = Strategy::None;
     let mut sim = Sim::new(config, 5);
     let o = the_open(&sim.start());
-    let acts = sim.error(o.id, TransportError::ServerRefused);
+    let acts = sim.probe(o.id, Some(ResponseHead::event_stream()));
     assert_eq!(
         errors(&acts),
         [Action::Error {
@@ -349,7 +349,8 @@ fn native_refusal_then_served_is_a_transient_status_failure() {
     );
     let o2 = sim.must_open(1500);
     assert_eq!(o2.transport, TransportKind::EventSource);
-    sim.error(o2.id, TransportError::ServerRefused);
+    let served = ResponseHead::new(200).with_content_type("Text/Event-Stream; charset=utf-8");
+    sim.probe(o2.id, Some(served));
     let o3 = sim.must_open(60_000);
     assert_eq!(o3.transport, TransportKind::EventSource);
     let changes = sim.find(|a| match a {
@@ -360,10 +361,10 @@ fn native_refusal_then_served_is_a_transient_status_failure() {
     sim.opened(o3.id);
     assert_eq!(sim.native(o3.id, "message", "hi", "1").len(), 1);
 
-    // The old report for the same facts: a network verdict and evidence.
+    // The probe failed too: a network verdict and evidence.
     let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 5);
     let o = the_open(&sim.start());
-    let acts = sim.error(o.id, TransportError::Network);
+    let acts = sim.probe(o.id, None);
     assert!(matches!(
         errors(&acts)[..],
         [Action::Error {
@@ -372,7 +373,40 @@ fn native_refusal_then_served_is_a_transient_status_failure() {
         }]
     ));
     let o2 = sim.must_open(60_000);
-    sim.error(o2.id, TransportError::Network);
+    sim.probe(o2.id, None);
     let o3 = sim.must_open(60_000);
     assert_eq!(o3.transport, TransportKind::LongPoll);
+}
+
+/// `eventsource`: the probe after a failed native open answers with a status
+/// or a media type the stream cannot use; the engine takes it as the
+/// attempt's own head. `text/event-streamx` is not `text/event-stream` (one
+/// media-type rule, the whole token), so it stops with `bad-content-type`;
+/// a 204 stops with `no-content`; a 503 waits for its `Retry-After`.
+#[test]
+fn native_probe_head_is_the_attempts_head() {
+    let fatal = |head: ResponseHead| {
+        let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 5);
+        let o = the_open(&sim.start());
+        errors(&sim.probe(o.id, Some(head)))
+    };
+    let streamx = ResponseHead::new(200).with_content_type("text/event-streamx");
+    assert_eq!(
+        fatal(streamx),
+        [fatal_error(ErrorCode::BadContentType, Some(200))]
+    );
+    assert_eq!(
+        fatal(ResponseHead::new(204)),
+        [fatal_error(ErrorCode::NoContent, Some(204))]
+    );
+    let busy = ResponseHead::new(503).with_header("Retry-After", "7");
+    assert!(matches!(
+        fatal(busy)[..],
+        [Action::Error {
+            code: ErrorCode::HttpStatus,
+            status: Some(503),
+            retry_in_ms: Some(ms),
+            fatal: false
+        }] if ms >= 7000
+    ));
 }

@@ -105,11 +105,9 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
 /// `fetch` of the same URL learns them and reports them to the engine as the
 /// attempt's response head: a 204 then stops (`no-content`), a 503 waits for
 /// its `Retry-After`, a wrong content type stops (`bad-content-type`). The
-/// probe is aborted as soon as its head is read. When the probe gets a usable
-/// event stream after all, the server refused only that one connection (a
-/// one-shot 503, 429 or 204: the status is gone by now), reported as
-/// [`TransportError::ServerRefused`] (`http-status`, backoff, no downgrade);
-/// when the probe fails itself, a network error (`network-or-cors`).
+/// probe is aborted as soon as its head is read, and what it saw (its head, or
+/// nothing when it failed too) goes to `Engine::handle_native_probe`, which
+/// decides what it means.
 fn open_native(
     conn: &Connection,
     weak: Weak<Connection>,
@@ -142,9 +140,7 @@ fn open_native(
             eventsource::Fact::Error { failed: true } if !opened.get() => {
                 match start_probe(weak.clone(), id, &url, with_credentials, slot.clone()) {
                     Ok(f) => *slot.borrow_mut() = Some(f),
-                    Err(_) => feed(&conn, |e, now| {
-                        e.handle_transport_error(now, id, TransportError::Network)
-                    }),
+                    Err(_) => feed(&conn, |e, now| e.handle_native_probe(now, id, None)),
                 }
             }
             // A network error, or a stream that ended: the engine decides.
@@ -211,19 +207,10 @@ fn start_probe(
         let probe = slot.borrow_mut().take();
         drop(probe);
         let Some(conn) = weak.upgrade() else { return };
-        let error = match head {
-            Some(h) if !(h.status == 200 && is_event_stream(h.content_type.as_deref())) => {
-                feed(&conn, |e, now| e.handle_response_head(now, id, &h));
-                return;
-            }
-            // The server serves the stream now: it refused that one
-            // connection (a one-shot 503, 429, 204…), which is neither a
-            // network nor a CORS failure, and no reason to leave the transport.
-            Some(_) => TransportError::ServerRefused,
-            // The probe failed too: unreachable, or refused by CORS.
-            None => TransportError::Network,
-        };
-        feed(&conn, |e, now| e.handle_transport_error(now, id, error));
+        // What the probe's answer means is the engine's to decide.
+        feed(&conn, |e, now| {
+            e.handle_native_probe(now, id, head.as_ref())
+        });
     });
     let accept = [(
         String::from("Accept"),
@@ -239,13 +226,6 @@ fn start_probe(
         },
         on_fact,
     )
-}
-
-/// `text/event-stream`, parameters and case ignored.
-fn is_event_stream(content_type: Option<&str>) -> bool {
-    content_type
-        .and_then(|ct| ct.split(';').next())
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
 }
 
 fn open_fetch(

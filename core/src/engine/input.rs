@@ -100,7 +100,9 @@ pub enum TransportError {
     /// status and retries with backoff (counted for the breaker and
     /// `maxAttempts`), and it is no evidence against the transport, as no
     /// HTTP status is (the server answered). Only valid before the stream
-    /// opened; after it, it counts as [`TransportError::Network`].
+    /// opened; after it, it counts as [`TransportError::Network`]. The
+    /// engine derives it itself from the probe's head in
+    /// [`Engine::handle_native_probe`](super::Engine::handle_native_probe).
     ServerRefused,
     /// The native `EventSource` fired `error` in `readyState` CONNECTING:
     /// it was about to reestablish the connection (WHATWG HTML §9.2.3), which

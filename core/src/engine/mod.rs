@@ -33,6 +33,7 @@ mod decode;
 mod durable;
 mod input;
 mod lifecycle;
+mod native_probe;
 mod quiet;
 mod replay;
 mod request;
@@ -53,7 +54,7 @@ pub use config::{
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
-pub use decode::{push_decimal, RESERVED_EVENTS, RESET_EVENT};
+pub use decode::{push_decimal, MediaType, RESERVED_EVENTS, RESET_EVENT};
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
     START_OFFSET,
