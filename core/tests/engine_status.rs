@@ -410,3 +410,53 @@ fn native_probe_head_is_the_attempts_head() {
         }] if ms >= 7000
     ));
 }
+
+/// The app's `headers` function fails before each request: its own error
+/// (`headers`, not fatal, with the delay) and its own reason
+/// (`headers-failed`), retried after the growing backoff delay; never
+/// evidence against the transport (eight in a row stay on `fetch-sse`, where
+/// two failed opens would skip the streams) and never the breaker (no
+/// `breaker-open` after its threshold of 5). `maxAttempts` still ends it.
+#[test]
+fn headers_function_failure_has_its_own_reason_and_retry_rule() {
+    let mut config = fetch_sse_config();
+    config.backoff.strategy = Strategy::None;
+    config.backoff.max_attempts = Some(9);
+    let mut sim = Sim::new(config, 5);
+    let mut o = the_open(&sim.start());
+    let mut delays = Vec::new();
+    for _ in 0..8 {
+        assert_eq!(o.transport, TransportKind::FetchSse);
+        let acts = sim.headers_failed(o.id);
+        let [Action::Error {
+            code: ErrorCode::Headers,
+            status: None,
+            retry_in_ms: Some(ms),
+            fatal: false,
+        }] = errors(&acts)[..]
+        else {
+            panic!("{acts:#?}")
+        };
+        assert_eq!(
+            states(&acts),
+            [(State::Waiting, Reason::HeadersFailed, Some(ms))]
+        );
+        delays.push(ms);
+        o = sim.must_open(ms);
+    }
+    assert_eq!(delays, [1500, 2000, 3000, 5000, 9000, 17000, 33000, 61000]);
+    let acts = sim.headers_failed(o.id);
+    assert!(matches!(
+        errors(&acts)[..],
+        [Action::Error {
+            code: ErrorCode::GaveUp,
+            fatal: true,
+            ..
+        }]
+    ));
+    let changes = sim.find(|a| match a {
+        Action::TransportChanged { reason, .. } => Some(*reason),
+        _ => None,
+    });
+    assert_eq!(changes, [(0, Reason::Start)]);
+}

@@ -81,12 +81,12 @@ pub fn error(
 
 /// `error` with code `headers`: the app's `headers` failed (`cause`: what it
 /// threw, or the `TypeError` of an invalid header); retried in `retry_in_ms`.
-pub fn headers_error(cause: &JsValue, retry_in_ms: u64) -> JsValue {
+pub fn headers_error(cause: &JsValue, retry_in_ms: Option<u64>) -> JsValue {
     let e = error(
         "headers",
-        "the headers option failed",
+        says(ErrorCode::Headers, true),
         None,
-        Some(retry_in_ms),
+        retry_in_ms,
         false,
     );
     set(wasm_bindgen::JsCast::unchecked_ref(&e), "cause", cause);
@@ -170,6 +170,7 @@ fn says(code: ErrorCode, retrying: bool) -> &'static str {
         ErrorCode::Parse => "message data is not JSON, or a body not valid for its type",
         ErrorCode::Auth => "refused (401/403)",
         ErrorCode::GaveUp => "gave up: maxAttempts, or no usable transport",
+        ErrorCode::Headers => "the headers option failed",
         ErrorCode::ResumeIgnored if retrying => {
             "the server ignored the cursor in the query (lastEventIdParam) and replayed \
              old events; switching to a transport that sends Last-Event-ID"

@@ -243,11 +243,8 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
                 dispatch(inner, "error", &e)
             }
         },
-        Notice::HeadersFailed(cause) => {
-            // Rendered after the engine scheduled the retry: its delay is known.
-            let delay_ms = inner.conn.with_engine(|e| e.stats().current_delay_ms);
-            let e = events::headers_error(cause, delay_ms);
-            dispatch(inner, "error", &e);
+        Notice::HeadersFailed { cause, retry_in_ms } => {
+            dispatch(inner, "error", &events::headers_error(cause, *retry_in_ms));
         }
         Notice::Action(action) => {
             if let Action::TransportChanged { transport, .. } = action {

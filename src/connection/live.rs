@@ -277,18 +277,11 @@ fn open_fetch(
             }
             fetch::Fact::End => feed(&conn, |e, now| e.handle_stream_end(now, id)),
             // The app's own failure (a token refresh that failed, a bad
-            // value): nothing was sent, so it is no evidence against the
-            // transport or the server. The engine has no input for it; an
-            // abort is the closest (retried with backoff, not counted by the
-            // breaker or the fallback). Subscribers hear it as an `error`
-            // with code `headers`, queued before the engine's own notices.
+            // value): the engine decides; what was thrown waits for its
+            // `headers` error.
             fetch::Fact::HeadersFailed(err) => {
-                conn.outbox
-                    .borrow_mut()
-                    .push_back(super::Notice::HeadersFailed(err));
-                feed(&conn, |e, now| {
-                    e.handle_transport_error(now, id, TransportError::Aborted)
-                })
+                *conn.headers_cause.borrow_mut() = Some(err);
+                feed(&conn, |e, now| e.handle_headers_failed(now, id))
             }
             fetch::Fact::Failed { aborted } => {
                 let err = if aborted {

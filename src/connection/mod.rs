@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use tidings_core::crosstab::{CrossTab, Mirror};
-use tidings_core::engine::{Action, Capabilities, Config, Engine};
+use tidings_core::engine::{Action, Capabilities, Config, Engine, ErrorCode};
 use tidings_core::time::{MonoMs, Now};
 
 use crate::clock;
@@ -35,10 +35,16 @@ pub enum Notice {
     /// Any other engine action worth telling: `Open`-state, errors, state and
     /// transport changes, resets.
     Action(Action),
-    /// The app's `headers` failed (what it threw, or the `TypeError` of an
-    /// invalid header); the engine was told the attempt was aborted, so it
-    /// retries with backoff without counting it against the transport.
-    HeadersFailed(wasm_bindgen::JsValue),
+    /// The engine's `headers` error (the app's `headers` failed; see
+    /// `Engine::handle_headers_failed`), with what the app's function threw
+    /// or the `TypeError` of an invalid header: a JS value the engine cannot
+    /// hold, so the adapter keeps it until the engine's error comes.
+    HeadersFailed {
+        /// What was thrown.
+        cause: wasm_bindgen::JsValue,
+        /// The engine's delay before the retry, ms.
+        retry_in_ms: Option<u64>,
+    },
 }
 
 /// A subscriber's callback for the connection's notices.
@@ -53,6 +59,9 @@ pub struct Connection {
     timer: RefCell<Option<(MonoMs, Timer)>>,
     driving: Cell<bool>,
     outbox: RefCell<VecDeque<Notice>>,
+    /// What the app's `headers` threw for the attempt the engine was last
+    /// told about (`handle_headers_failed`), until its error is rendered.
+    headers_cause: RefCell<Option<wasm_bindgen::JsValue>>,
     listeners: RefCell<Vec<(u32, NoticeFn)>>,
     next_listener: Cell<u32>,
     adapter: AdapterOptions,
@@ -91,6 +100,7 @@ impl Connection {
             timer: RefCell::new(None),
             driving: Cell::new(false),
             outbox: RefCell::new(VecDeque::new()),
+            headers_cause: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
             next_listener: Cell::new(0),
             adapter,
@@ -312,6 +322,14 @@ fn drive(conn: &Rc<Connection>) {
                 }
                 // For the debug log only (logged above): nothing to render.
                 Action::Ignored { .. } => {}
+                Action::Error {
+                    code: ErrorCode::Headers,
+                    retry_in_ms,
+                    ..
+                } => {
+                    let cause = conn.headers_cause.take().unwrap_or_default();
+                    push(conn, Notice::HeadersFailed { cause, retry_in_ms });
+                }
                 other => push(conn, Notice::Action(other)),
             }
         }

@@ -249,11 +249,14 @@ pub enum Reason {
     /// The server said the stream ended for good (Durable Streams
     /// `Stream-Closed: true`): state `closed`, no error, no more requests.
     StreamClosed,
+    /// The app's `headers` function failed, so nothing was sent
+    /// ([`ErrorCode::Headers`]; see `Engine::handle_headers_failed`).
+    HeadersFailed,
 }
 
 impl Reason {
     /// Every reason, for [`Reason::from_name`].
-    pub const ALL: [Reason; 23] = [
+    pub const ALL: [Reason; 24] = [
         Reason::Start,
         Reason::Capability,
         Reason::Backoff,
@@ -277,6 +280,7 @@ impl Reason {
         Reason::Aborted,
         Reason::ResumeIgnored,
         Reason::StreamClosed,
+        Reason::HeadersFailed,
     ];
 
     /// The reason named by its JS name (exact match), else `None`.
@@ -310,6 +314,7 @@ impl Reason {
             Reason::Aborted => "aborted",
             Reason::ResumeIgnored => "resume-ignored",
             Reason::StreamClosed => "stream-closed",
+            Reason::HeadersFailed => "headers-failed",
         }
     }
 }
@@ -352,11 +357,15 @@ pub enum ErrorCode {
     /// that sends the header (`fetch-sse` same-origin); without, none is
     /// usable and it stays (replays are dropped as duplicates).
     ResumeIgnored,
+    /// The app's `headers` function threw or rejected, or returned an
+    /// invalid header: nothing was sent. Never fatal by itself; retried
+    /// after the backoff delay (see `Engine::handle_headers_failed`).
+    Headers,
 }
 
 impl ErrorCode {
     /// Every code the engine emits, for [`ErrorCode::from_name`].
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::InvalidUrl,
         ErrorCode::HttpStatus,
         ErrorCode::NoContent,
@@ -368,6 +377,7 @@ impl ErrorCode {
         ErrorCode::Auth,
         ErrorCode::GaveUp,
         ErrorCode::ResumeIgnored,
+        ErrorCode::Headers,
     ];
 
     /// The code named by its JS name (exact match), else `None`.
@@ -389,6 +399,7 @@ impl ErrorCode {
             ErrorCode::Auth => "auth",
             ErrorCode::GaveUp => "gave-up",
             ErrorCode::ResumeIgnored => "resume-ignored",
+            ErrorCode::Headers => "headers",
         }
     }
 }
@@ -555,6 +566,6 @@ mod tests {
         assert_eq!(ResetReason::from_name("must-refetch"), None);
         assert_eq!(State::from_name("Open"), None);
         assert_eq!(Reason::from_name(""), None);
-        assert_eq!(ErrorCode::from_name("headers"), None);
+        assert_eq!(ErrorCode::from_name("invalid-option"), None);
     }
 }

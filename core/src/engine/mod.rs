@@ -27,6 +27,7 @@
 //! - `stats`: the counters.
 
 mod action;
+mod app_headers;
 mod config;
 mod cursor_reset;
 mod decode;
