@@ -33,7 +33,8 @@ fn server_restart() {
             code: ErrorCode::NetworkOrCors,
             status: None,
             retry_in_ms: Some(1915),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     let t0 = sim.now.mono.0;
@@ -72,7 +73,8 @@ fn retry_after_seconds() {
             code: ErrorCode::HttpStatus,
             status: Some(503),
             retry_in_ms: Some(d),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     assert_eq!(waiting(&acts), [(Reason::RetryAfter, d)]);
@@ -296,7 +298,8 @@ fn long_poll_client_timeouts() {
             code: ErrorCode::Timeout,
             status: None,
             retry_in_ms: Some(1109),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     // A third: two strikes of evidence against long-poll → poll.

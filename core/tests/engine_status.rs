@@ -18,6 +18,7 @@ fn fatal_error(code: ErrorCode, status: Option<u16>) -> Action {
         status,
         retry_in_ms: None,
         fatal: true,
+        id: None,
     }
 }
 
@@ -123,7 +124,8 @@ fn bc10_s6_503_backs_off() {
             code: ErrorCode::HttpStatus,
             status: Some(503),
             retry_in_ms: Some(1370),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     assert_eq!(
@@ -276,7 +278,8 @@ fn auth_refresh_once() {
             code: ErrorCode::Auth,
             status: Some(401),
             retry_in_ms: Some(0),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     // The refreshed request works; later the token expires again.
@@ -340,7 +343,8 @@ fn native_refusal_then_served_is_a_transient_status_failure() {
             code: ErrorCode::HttpStatus,
             status: None,
             retry_in_ms: Some(1500),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     assert_eq!(
@@ -406,7 +410,8 @@ fn native_probe_head_is_the_attempts_head() {
             code: ErrorCode::HttpStatus,
             status: Some(503),
             retry_in_ms: Some(ms),
-            fatal: false
+            fatal: false,
+            id: None,
         }] if ms >= 7000
     ));
 }
@@ -433,6 +438,7 @@ fn headers_function_failure_has_its_own_reason_and_retry_rule() {
             status: None,
             retry_in_ms: Some(ms),
             fatal: false,
+            id: None,
         }] = errors(&acts)[..]
         else {
             panic!("{acts:#?}")

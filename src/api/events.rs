@@ -2,7 +2,7 @@
 //! objects with a `type`). Shapes are those of the API contract in README.
 
 use tidings_core::engine::{Action, ErrorCode, Message, Stats};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use super::options::Parse;
 use crate::js::{name, set};
@@ -131,16 +131,15 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             status,
             retry_in_ms,
             fatal,
-        } => Some((
-            "error",
-            error(
-                code.as_str(),
-                says(*code, retry_in_ms.is_some()),
-                *status,
-                *retry_in_ms,
-                *fatal,
-            ),
-        )),
+            id,
+        } => {
+            let says = says(*code, retry_in_ms.is_some());
+            let e = error(code.as_str(), says, *status, *retry_in_ms, *fatal);
+            if let Some(id) = id {
+                set(e.unchecked_ref(), "id", &JsValue::from_str(id));
+            }
+            Some(("error", e))
+        }
         Action::Reset { reason } => {
             let o = object("reset");
             set(&o, "reason", &name(reason.as_str()));

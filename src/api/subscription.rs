@@ -6,7 +6,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use tidings_core::engine::{Action, ErrorCode, State};
+use tidings_core::engine::{Action, State};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -34,9 +34,6 @@ struct Inner {
     /// from its `transportchange` notices, because a connection that
     /// stopped at start never chose any.
     transport: Cell<&'static str>,
-    /// The id of the message the engine just skipped for its size: put on
-    /// the `too-large` error that follows it.
-    skipped: RefCell<Option<String>>,
 }
 
 /// One `addEventListener` registration, as `EventTarget` keeps them.
@@ -63,7 +60,6 @@ impl Subscription {
             parse,
             abort_listener: RefCell::new(None),
             transport: Cell::new(""),
-            skipped: RefCell::new(None),
         });
         // Joining a connection that already chose a transport (a shared
         // connection that stopped is never joined: see `registry`).
@@ -256,20 +252,7 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
             {
                 dispatch(inner, "open", &events::open(inner.transport.get()));
             }
-            if let Action::Skipped { id, .. } = action {
-                *inner.skipped.borrow_mut() = Some(id.clone());
-            }
             if let Some((kind, e)) = events::from_action(action) {
-                if let Action::Error {
-                    code: ErrorCode::TooLarge,
-                    ..
-                } = action
-                {
-                    let id = inner.skipped.borrow_mut().take();
-                    if let Some(id) = id {
-                        crate::js::set(e.unchecked_ref(), "id", &JsValue::from_str(&id));
-                    }
-                }
                 dispatch(inner, kind, &e);
             }
         }

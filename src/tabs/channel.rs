@@ -137,6 +137,7 @@ pub fn encode(wire: &Wire) -> Option<Array> {
             status,
             retry_in_ms,
             fatal,
+            id,
         }) => {
             a = array("e");
             push(&a, code.as_str());
@@ -144,6 +145,9 @@ pub fn encode(wire: &Wire) -> Option<Array> {
             // Both optional numbers keep their places.
             a.push(&status.map_or(JsValue::NULL, |s| JsValue::from_f64(f64::from(s))));
             push_n(&a, *retry_in_ms);
+            if let Some(id) = id {
+                push(&a, id);
+            }
         }
         Relay::Action(Action::Reset { reason }) => {
             a = array("r");
@@ -237,6 +241,7 @@ pub fn decode(v: &JsValue) -> Option<Wire> {
                 None => None,
             },
             retry_in_ms: number(a, 4)?,
+            id: a.get(5).as_string(),
         }),
         "r" => Relay::Action(Action::Reset {
             reason: ResetReason::from_name(&string(a, 1)?)?,

@@ -524,11 +524,13 @@ fn relayed(a: &Action) -> Option<Action> {
             status,
             retry_in_ms,
             fatal,
+            ref id,
         } => Action::Error {
             code,
             status,
             retry_in_ms,
             fatal,
+            id: id.clone(),
         },
         Action::Reset { reason } => Action::Reset { reason },
         Action::UpToDate { ref last_event_id } => Action::UpToDate {

@@ -30,8 +30,8 @@ pub enum Action {
     /// id says (WHATWG HTML §9.2.6 commits the id of every dispatched block),
     /// and the connection goes on. Always followed by an [`Action::Error`]
     /// with code `too-large`, not fatal and without `retry_in_ms` (nothing is
-    /// retried): that one is the JS `error` event; this one says which
-    /// message it was.
+    /// retried), carrying the same `id`: that one is the JS `error` event;
+    /// this one is for the debug log.
     Skipped {
         /// The skipped message's own id, or `""` when its block set none (or
         /// its `id` line was itself past the limit, or the body ended before
@@ -89,6 +89,9 @@ pub enum Action {
         retry_in_ms: Option<u64>,
         /// `true` when the connection stopped for good (state `closed`).
         fatal: bool,
+        /// With [`ErrorCode::TooLarge`]: the skipped message's own id (`""`
+        /// when its block set none); `None` for every other code.
+        id: Option<String>,
     },
     /// A decision worth a line in the debug log (`debug: true`), not an event
     /// for the app.

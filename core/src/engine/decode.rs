@@ -404,8 +404,9 @@ impl Engine {
         if let Some(a) = self.attempt.as_mut() {
             a.delivered = a.delivered.saturating_add(1);
         }
+        let id = own_id.unwrap_or_default();
         self.actions.push_back(Action::Skipped {
-            id: own_id.unwrap_or_default(),
+            id: id.clone(),
             last_event_id,
         });
         self.actions.push_back(Action::Error {
@@ -413,6 +414,7 @@ impl Engine {
             status: None,
             retry_in_ms: None,
             fatal: false,
+            id: Some(id),
         });
     }
 }
