@@ -131,10 +131,6 @@ pub struct OpenRequest {
     /// the JS `Headers` API rejects code points above U+00FF), `If-None-Match`,
     /// `If-Modified-Since`. Empty for `eventsource`.
     pub headers: Vec<(String, String)>,
-    /// For `long-poll`: abort the request after this many ms and report
-    /// [`TransportError::Timeout`](super::TransportError::Timeout) (the engine
-    /// also enforces it with its own timer). `None` otherwise.
-    pub timeout_ms: Option<u64>,
     /// Call the app's `headers` function with `{ status: 401 }` for this
     /// request: it is the one retry after a 401 (only with custom headers).
     pub refresh_auth: bool,

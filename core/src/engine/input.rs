@@ -89,7 +89,10 @@ pub enum TransportError {
     /// engine-requested abort makes the attempt stale, so its facts are
     /// ignored anyway).
     Aborted,
-    /// The adapter's own timeout fired (the `timeout_ms` of the `Open`).
+    /// A timeout of the adapter's own fired. The engine enforces every
+    /// deadline itself (long-poll hold, connect, idle: its `Wait`), so the
+    /// browser adapter never reports it; an embedder whose transport has
+    /// a timeout of its own may.
     Timeout,
     /// The native `EventSource` failed before it opened (the browser hides
     /// why: a status other than 200, a wrong content type, CORS), and a

@@ -1180,9 +1180,6 @@ impl Engine {
         } else {
             request::render(&self.config, transport, &self.cursor, &self.validators)
         };
-        let timeout_ms = (transport == TransportKind::LongPoll
-            && self.config.long_poll.timeout_ms > 0)
-            .then_some(self.config.long_poll.timeout_ms);
         let refresh_auth = mem::take(&mut self.refresh_next);
         self.stats.requests = self.stats.requests.saturating_add(1);
         if self.stats.requests > 1 {
@@ -1204,7 +1201,6 @@ impl Engine {
             transport,
             url,
             headers,
-            timeout_ms,
             refresh_auth,
         }));
     }
