@@ -466,3 +466,35 @@ fn headers_function_failure_has_its_own_reason_and_retry_rule() {
     });
     assert_eq!(changes, [(0, Reason::Start)]);
 }
+
+/// The engine is the one source of the transport name, including "stopped
+/// before choosing": `None` before start, and for good after a start that
+/// found no usable transport or an invalid URL (it never reports a
+/// transport it did not choose, such as `poll` for a subscription that
+/// never ran).
+#[test]
+fn transport_is_none_until_chosen_and_after_stopping_before_choosing() {
+    let mut config = tidings_core::engine::Config::new("/stream");
+    config.transports = vec![TransportKind::EventSource];
+    let mut sim = Sim::new(config, 1);
+    assert_eq!(sim.engine.transport(), None);
+    let acts = sim.start_with(tidings_core::engine::Capabilities::default());
+    assert!(matches!(
+        errors(&acts)[..],
+        [Action::Error {
+            code: ErrorCode::GaveUp,
+            fatal: true,
+            ..
+        }]
+    ));
+    assert_eq!(sim.engine.transport(), None);
+
+    let mut sim = Sim::new(tidings_core::engine::Config::new(""), 1);
+    sim.start();
+    assert_eq!(sim.engine.state(), State::Closed);
+    assert_eq!(sim.engine.transport(), None);
+
+    let mut sim = Sim::new(fetch_sse_config(), 1);
+    sim.start();
+    assert_eq!(sim.engine.transport(), Some(TransportKind::FetchSse));
+}

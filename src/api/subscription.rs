@@ -30,10 +30,6 @@ struct Inner {
     listeners: RefCell<Vec<Rc<Entry>>>,
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
-    /// The transport the engine chose last (`""` until it chose one): read
-    /// from its `transportchange` notices, because a connection that
-    /// stopped at start never chose any.
-    transport: Cell<&'static str>,
 }
 
 /// One `addEventListener` registration, as `EventTarget` keeps them.
@@ -59,12 +55,7 @@ impl Subscription {
             listeners: RefCell::new(Vec::new()),
             parse,
             abort_listener: RefCell::new(None),
-            transport: Cell::new(""),
         });
-        // Joining a connection that already chose a transport (a shared
-        // connection that stopped is never joined: see `registry`).
-        // (With `crossTab`, a following tab reads the leader's.)
-        inner.transport.set(inner.conn.transport_name());
         let weak = Rc::downgrade(&inner);
         let handle = inner.conn.listen(Rc::new(move |n: &Notice| {
             if let Some(inner) = weak.upgrade() {
@@ -78,7 +69,7 @@ impl Subscription {
             let weak = Rc::downgrade(&inner);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
-                    dispatch(&inner, "open", &events::open(inner.transport.get()));
+                    dispatch(&inner, "open", &events::open(inner.conn.transport_name()));
                 }
             });
         }
@@ -187,7 +178,8 @@ impl Subscription {
     /// and for good when it stopped before choosing (no usable transport).
     #[wasm_bindgen(getter)]
     pub fn transport(&self) -> String {
-        self.inner.transport.get().into()
+        // The engine's (the leader's with `crossTab`): the one source.
+        self.inner.conn.transport_name().into()
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
@@ -243,14 +235,11 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
             dispatch(inner, "error", &events::headers_error(cause, *retry_in_ms));
         }
         Notice::Action(action) => {
-            if let Action::TransportChanged { transport, .. } = action {
-                inner.transport.set(transport.as_str());
-            }
             if let Action::State {
                 state: State::Open, ..
             } = action
             {
-                dispatch(inner, "open", &events::open(inner.transport.get()));
+                dispatch(inner, "open", &events::open(inner.conn.transport_name()));
             }
             if let Some((kind, e)) = events::from_action(action) {
                 dispatch(inner, kind, &e);

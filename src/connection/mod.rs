@@ -152,7 +152,8 @@ impl Connection {
         self.view(|m| m.state, |e| e.state())
     }
 
-    /// The transport name (`""` before the first attempt).
+    /// The transport name: `""` before the engine chose one, and for good
+    /// when it stopped before choosing (see `Engine::transport`).
     pub fn transport_name(&self) -> &'static str {
         let t = self.view(|m| m.transport, |e| e.transport());
         t.map(|t| t.as_str()).unwrap_or("")

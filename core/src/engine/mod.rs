@@ -235,9 +235,11 @@ impl Engine {
         self.state
     }
 
-    /// The transport in use (or about to be), `None` before start.
+    /// The transport in use (or about to be); `None` before start and for
+    /// good when the engine stopped before choosing one (an invalid URL, no
+    /// usable transport): the one source of the JS `transport` (`""` then).
     pub fn transport(&self) -> Option<TransportKind> {
-        self.started.then(|| self.selector.current())
+        self.selector.chosen()
     }
 
     /// The cursor: the last event id, `config.last_event_id` initially.
