@@ -244,53 +244,8 @@ fn open_fetch(
         Read::ByContentType
     };
     let on_fact: Rc<dyn Fn(fetch::Fact)> = Rc::new(move |fact| {
-        let Some(conn) = weak.upgrade() else { return };
-        match fact {
-            fetch::Fact::Head {
-                status,
-                content_type,
-                headers,
-            } => {
-                let head = ResponseHead {
-                    status,
-                    content_type,
-                    headers,
-                };
-                feed(&conn, |e, now| e.handle_response_head(now, id, &head))
-            }
-            fetch::Fact::Chunk(bytes) => feed(&conn, |e, now| e.handle_bytes(now, id, &bytes)),
-            fetch::Fact::Text { text, json } if durable && json => {
-                let elements = crate::transport::durable::json_elements(&text);
-                feed(&conn, |e, now| e.handle_json_chunk(now, id, elements))
-            }
-            fetch::Fact::Text { text, json } => {
-                if json {
-                    match decode_json(&text) {
-                        Some((msgs, hint)) => {
-                            feed(&conn, |e, now| e.handle_messages(now, id, msgs, hint))
-                        }
-                        None => feed(&conn, |e, now| e.handle_body_resource(now, id, text)),
-                    }
-                } else {
-                    feed(&conn, |e, now| e.handle_body_resource(now, id, text))
-                }
-            }
-            fetch::Fact::End => feed(&conn, |e, now| e.handle_stream_end(now, id)),
-            // The app's own failure (a token refresh that failed, a bad
-            // value): the engine decides; what was thrown waits for its
-            // `headers` error.
-            fetch::Fact::HeadersFailed(err) => {
-                *conn.headers_cause.borrow_mut() = Some(err);
-                feed(&conn, |e, now| e.handle_headers_failed(now, id))
-            }
-            fetch::Fact::Failed { aborted } => {
-                let err = if aborted {
-                    TransportError::Aborted
-                } else {
-                    TransportError::NetworkOrCors
-                };
-                feed(&conn, |e, now| e.handle_transport_error(now, id, err))
-            }
+        if let Some(conn) = weak.upgrade() {
+            report_fetch_fact(&conn, id, durable, fact);
         }
     });
     let f = Fetch::start(
@@ -304,6 +259,59 @@ fn open_fetch(
         on_fact,
     )?;
     Ok(Live::Fetch(id, f))
+}
+
+/// Report what a `fetch` of attempt `id` learned to the engine, as the fact
+/// it is (`durable`: the Durable Streams profile, whose JSON bodies are
+/// arrays of elements).
+fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: fetch::Fact) {
+    match fact {
+        fetch::Fact::Head {
+            status,
+            content_type,
+            headers,
+        } => {
+            let head = ResponseHead {
+                status,
+                content_type,
+                headers,
+            };
+            feed(conn, |e, now| e.handle_response_head(now, id, &head))
+        }
+        fetch::Fact::Chunk(bytes) => feed(conn, |e, now| e.handle_bytes(now, id, &bytes)),
+        fetch::Fact::Text { text, json } if durable && json => {
+            let elements = crate::transport::durable::json_elements(&text);
+            feed(conn, |e, now| e.handle_json_chunk(now, id, elements))
+        }
+        fetch::Fact::Text { text, json } => {
+            if json {
+                match decode_json(&text) {
+                    Some((msgs, hint)) => {
+                        feed(conn, |e, now| e.handle_messages(now, id, msgs, hint))
+                    }
+                    None => feed(conn, |e, now| e.handle_body_resource(now, id, text)),
+                }
+            } else {
+                feed(conn, |e, now| e.handle_body_resource(now, id, text))
+            }
+        }
+        fetch::Fact::End => feed(conn, |e, now| e.handle_stream_end(now, id)),
+        // The app's own failure (a token refresh that failed, a bad
+        // value): the engine decides; what was thrown waits for its
+        // `headers` error.
+        fetch::Fact::HeadersFailed(err) => {
+            *conn.headers_cause.borrow_mut() = Some(err);
+            feed(conn, |e, now| e.handle_headers_failed(now, id))
+        }
+        fetch::Fact::Failed { aborted } => {
+            let err = if aborted {
+                TransportError::Aborted
+            } else {
+                TransportError::NetworkOrCors
+            };
+            feed(conn, |e, now| e.handle_transport_error(now, id, err))
+        }
+    }
 }
 
 /// A JSON long-poll/poll body: an array of `{id, event?, data}`, or an
