@@ -290,65 +290,12 @@ fn drive(conn: &Rc<Connection>) {
             // The borrow ends with this statement: rendering an action may
             // start JS work, which must not find the engine borrowed.
             let action = conn.engine.borrow_mut().poll();
-            if conn.adapter.debug {
-                debug::log(&action);
-            }
-            match action {
-                Action::Wait { until } => {
-                    arm_timer(conn, until);
-                    break;
-                }
-                Action::Open(req) => {
-                    let live = live::open(conn, req);
-                    let old = conn.live.borrow_mut().replace(live);
-                    drop(old);
-                }
-                Action::Abort(id) => {
-                    let matches = conn.live.borrow().as_ref().is_some_and(|l| l.id() == id);
-                    if matches {
-                        let old = conn.live.borrow_mut().take();
-                        drop(old);
-                    }
-                }
-                // For the debug log only (logged above).
-                Action::Note(_) => {}
-                Action::Deliver(msg) => {
-                    let transport = conn
-                        .engine
-                        .borrow()
-                        .transport()
-                        .map(|t| t.as_str())
-                        .unwrap_or("");
-                    push(conn, Notice::Message(msg, transport));
-                }
-                // For the debug log only (logged above): nothing to render.
-                Action::Ignored { .. } => {}
-                Action::Error {
-                    code: ErrorCode::Headers,
-                    retry_in_ms,
-                    ..
-                } => {
-                    let cause = conn.headers_cause.take().unwrap_or_default();
-                    push(conn, Notice::HeadersFailed { cause, retry_in_ms });
-                }
-                other => push(conn, Notice::Action(other)),
+            if !render(conn, action) {
+                break;
             }
         }
-        // Tell subscribers, one notice at a time, with no borrow held.
         let fed_before = conn.fed.get();
-        loop {
-            let next = conn.outbox.borrow_mut().pop_front();
-            let Some(notice) = next else { break };
-            let targets: Vec<NoticeFn> = conn
-                .listeners
-                .borrow()
-                .iter()
-                .map(|(_, f)| f.clone())
-                .collect();
-            for f in targets {
-                f(&notice);
-            }
-        }
+        tell_subscribers(conn);
         // A listener may have fed the engine meanwhile (e.g. `close()`):
         // drain again so its actions are rendered.
         if conn.fed.get() == fed_before {
@@ -356,6 +303,68 @@ fn drive(conn: &Rc<Connection>) {
         }
     }
     conn.driving.set(false);
+}
+
+/// Carry out one engine action, or queue it for subscribers; `false` after
+/// the `Wait` that ends a drain.
+fn render(conn: &Rc<Connection>, action: Action) -> bool {
+    if conn.adapter.debug {
+        debug::log(&action);
+    }
+    match action {
+        Action::Wait { until } => {
+            arm_timer(conn, until);
+            return false;
+        }
+        Action::Open(req) => {
+            let live = live::open(conn, req);
+            let old = conn.live.borrow_mut().replace(live);
+            drop(old);
+        }
+        Action::Abort(id) => {
+            let matches = conn.live.borrow().as_ref().is_some_and(|l| l.id() == id);
+            if matches {
+                let old = conn.live.borrow_mut().take();
+                drop(old);
+            }
+        }
+        // For the debug log only (logged above): nothing to render.
+        Action::Note(_) | Action::Ignored { .. } => {}
+        Action::Deliver(msg) => {
+            let transport = conn.engine.borrow().transport();
+            push(
+                conn,
+                Notice::Message(msg, transport.map_or("", |t| t.as_str())),
+            );
+        }
+        Action::Error {
+            code: ErrorCode::Headers,
+            retry_in_ms,
+            ..
+        } => {
+            let cause = conn.headers_cause.take().unwrap_or_default();
+            push(conn, Notice::HeadersFailed { cause, retry_in_ms });
+        }
+        other => push(conn, Notice::Action(other)),
+    }
+    true
+}
+
+/// Tell subscribers, one notice at a time, with no borrow held.
+fn tell_subscribers(conn: &Rc<Connection>) {
+    loop {
+        let next = conn.outbox.borrow_mut().pop_front();
+        let Some(notice) = next else { break };
+        let targets: Vec<NoticeFn> = conn
+            .listeners
+            .borrow()
+            .iter()
+            .map(|(_, f)| f.clone())
+            .collect();
+        for f in targets {
+            f(&notice);
+        }
+    }
 }
 
 /// Queue an engine notice for subscribers, after the coordinator's actions
