@@ -58,6 +58,7 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
 /// The request of the live attempt; dropping it closes/aborts it (the guards
 /// are held only for their `Drop`).
 #[allow(dead_code)]
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub enum Live {
     /// Native EventSource, and the `fetch` probe that learns why it failed
     /// (see [`open_native`]).

@@ -30,6 +30,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::guard::Listener;
 
 /// The channel, closed (and its listener removed) on drop.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Channel {
     bc: web_sys::BroadcastChannel,
     _listener: Listener,

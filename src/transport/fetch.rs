@@ -76,6 +76,7 @@ pub enum Read {
 }
 
 /// An in-flight request; aborting on drop cancels the body read as well.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Fetch {
     controller: AbortController,
 }

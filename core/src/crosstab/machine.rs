@@ -93,6 +93,7 @@ impl CrossTab {
     }
 
     /// The next action; drain until [`TabAction::Wait`].
+    #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> TabAction {
         self.actions.pop_front().unwrap_or(TabAction::Wait {
             until: self.steal_at.map(|t| t.max(self.last_now)),

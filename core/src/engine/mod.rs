@@ -284,6 +284,7 @@ impl Engine {
     /// The next action. Drain until [`Action::Wait`], whose `until` is the
     /// earliest deadline (never before the `now` of the last input; `None` =
     /// nothing scheduled).
+    #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> Action {
         if let Some(action) = self.actions.pop_front() {
             return action;
