@@ -55,7 +55,8 @@ export type Reason =
   | "start" | "capability" | "backoff" | "retry-after" | "rate-limit" | "server-hint"
   | "breaker-open" | "breaker-probe" | "buffered-stream" | "stalled" | "open-failed"
   | "failback-probe" | "hidden" | "visible" | "offline" | "online" | "frozen" | "resumed"
-  | "permanent-error" | "closed-by-user" | "aborted" | "resume-ignored" | "stream-closed";
+  | "permanent-error" | "closed-by-user" | "aborted" | "resume-ignored" | "stream-closed"
+  | "headers-failed";
 
 /** The error codes, as a frozen object: `if (e.code === ErrorCode.Auth) …`. */
 export declare const ErrorCode: Readonly<{
@@ -105,6 +106,7 @@ export declare const ErrorCode: Readonly<{
    * The `headers` function threw or its promise rejected, or it returned an invalid header name or
    * value (`cause`: what was thrown). Nothing was sent; retried with backoff (counted toward
    * `backoff.maxAttempts`), and not counted against the transport (no fallback, no circuit breaker).
+   * The `statechange` to `waiting` after it has reason `headers-failed`.
    */
   Headers: "headers";
   /** `subscribe` was called before the promise of {@link init} resolved (thrown by `subscribe`). */

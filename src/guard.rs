@@ -6,6 +6,7 @@ use wasm_bindgen::JsCast;
 use web_sys::EventTarget;
 
 /// An event listener registered on `target` for `kind`; removed on drop.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Listener {
     target: EventTarget,
     kind: String,
@@ -37,6 +38,7 @@ impl Drop for Listener {
 
 /// A one-shot timer (`setTimeout`); cancelled on drop. Waits are clamped to
 /// 2^31−1 ms, the largest delay `setTimeout` honours.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Timer {
     _inner: gloo_timers::callback::Timeout,
 }

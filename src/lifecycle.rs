@@ -47,6 +47,7 @@ pub enum PageFact {
 pub type Report = Rc<dyn Fn(PageFact)>;
 
 /// The lifecycle listeners of one connection.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Lifecycle {
     _listeners: Vec<Listener>,
 }

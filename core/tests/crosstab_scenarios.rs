@@ -359,6 +359,7 @@ fn a_fatal_error_of_the_leader_reaches_every_tab_and_no_tab_takes_over() {
         status: Some(404),
         retry_in_ms: None,
         fatal: true,
+        id: None,
     });
     p.emit(0, err.clone(), "5");
     p.emit(0, state(State::Closed, Reason::PermanentError), "5");

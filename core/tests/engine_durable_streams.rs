@@ -191,7 +191,8 @@ fn json_batches_and_repeats_dropped_by_position() {
             code: ErrorCode::Parse,
             status: None,
             retry_in_ms: None,
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     assert_eq!(sim.engine.last_event_id(), "0_5");
@@ -330,7 +331,8 @@ fn gone_resets_once_then_is_fatal() {
             code: ErrorCode::HttpStatus,
             status: Some(410),
             retry_in_ms: None,
-            fatal: true
+            fatal: true,
+            id: None,
         }]
     );
     assert_eq!(sim.engine.state(), State::Closed);

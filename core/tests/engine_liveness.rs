@@ -104,7 +104,8 @@ fn bc14_v3_stall_detected_on_time() {
             code: ErrorCode::Timeout,
             status: None,
             retry_in_ms: Some(1700),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     // Open 15 s with a byte: healthy, so the fleet-wide spread floor + U[0, floor).
@@ -529,7 +530,8 @@ fn bc16_v1_endless_line() {
             code: ErrorCode::TooLarge,
             status: None,
             retry_in_ms: None,
-            fatal: false
+            fatal: false,
+            id: Some(String::new()),
         }]
     );
     let t = sim.now.mono.0;

@@ -121,6 +121,7 @@ fn long_poll_410_after_an_answer_retries_under_backoff() {
             status: Some(410),
             retry_in_ms: Some(ms),
             fatal: false,
+            id: None,
         }] => *ms,
         other => panic!("{other:?}"),
     };
@@ -173,7 +174,8 @@ fn a_first_410_answered_at_once_is_permanent() {
                 code: ErrorCode::HttpStatus,
                 status: Some(410),
                 retry_in_ms: None,
-                fatal: true
+                fatal: true,
+                id: None,
             }],
             "{transport:?}"
         );

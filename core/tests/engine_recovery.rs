@@ -33,7 +33,8 @@ fn server_restart() {
             code: ErrorCode::NetworkOrCors,
             status: None,
             retry_in_ms: Some(1915),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     let t0 = sim.now.mono.0;
@@ -72,7 +73,8 @@ fn retry_after_seconds() {
             code: ErrorCode::HttpStatus,
             status: Some(503),
             retry_in_ms: Some(d),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     assert_eq!(waiting(&acts), [(Reason::RetryAfter, d)]);
@@ -254,7 +256,8 @@ fn long_poll_408_on_idle_is_no_news() {
     config.transports = vec![TransportKind::LongPoll];
     let mut sim = Sim::new(config, 51);
     let mut o = the_open(&sim.start());
-    assert_eq!(o.timeout_ms, Some(35_000));
+    // The engine holds the long-poll deadline itself (no adapter timeout).
+    assert_eq!(sim.wait.map(|w| w.0), Some(sim.now.mono.0 + 35_000));
     let mut gaps = vec![];
     for _ in 0..60 {
         sim.run_for(30_000);
@@ -296,7 +299,8 @@ fn long_poll_client_timeouts() {
             code: ErrorCode::Timeout,
             status: None,
             retry_in_ms: Some(1109),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     // A third: two strikes of evidence against long-poll → poll.

@@ -18,6 +18,7 @@ fn fatal_error(code: ErrorCode, status: Option<u16>) -> Action {
         status,
         retry_in_ms: None,
         fatal: true,
+        id: None,
     }
 }
 
@@ -123,7 +124,8 @@ fn bc10_s6_503_backs_off() {
             code: ErrorCode::HttpStatus,
             status: Some(503),
             retry_in_ms: Some(1370),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     assert_eq!(
@@ -276,7 +278,8 @@ fn auth_refresh_once() {
             code: ErrorCode::Auth,
             status: Some(401),
             retry_in_ms: Some(0),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     // The refreshed request works; later the token expires again.
@@ -322,25 +325,26 @@ fn duplicate_open_reports_keep_the_body() {
 
 /// `eventsource`, a one-shot 503 / 429 / 204: the native EventSource fails
 /// before opening and its status probe then gets `200 text/event-stream`, so
-/// the adapter reports `ServerRefused`: `http-status` without a status, not
+/// the engine takes it as a refusal: `http-status` without a status, not
 /// fatal, retried under backoff, and no transport change (twice in a row
-/// either: an HTTP refusal says nothing against the path). A `Network`
-/// report (the probe itself failed) stays `network-or-cors` with evidence:
-/// the second one in a row skips the streams.
+/// either: an HTTP refusal says nothing against the path). A probe that
+/// failed itself is `network-or-cors` with evidence: the second one in a row
+/// skips the streams.
 #[test]
 fn native_refusal_then_served_is_a_transient_status_failure() {
     let mut config = tidings_core::engine::Config::new("/stream");
     config.backoff.strategy = Strategy::None;
     let mut sim = Sim::new(config, 5);
     let o = the_open(&sim.start());
-    let acts = sim.error(o.id, TransportError::ServerRefused);
+    let acts = sim.probe(o.id, Some(ResponseHead::event_stream()));
     assert_eq!(
         errors(&acts),
         [Action::Error {
             code: ErrorCode::HttpStatus,
             status: None,
             retry_in_ms: Some(1500),
-            fatal: false
+            fatal: false,
+            id: None,
         }]
     );
     assert_eq!(
@@ -349,7 +353,8 @@ fn native_refusal_then_served_is_a_transient_status_failure() {
     );
     let o2 = sim.must_open(1500);
     assert_eq!(o2.transport, TransportKind::EventSource);
-    sim.error(o2.id, TransportError::ServerRefused);
+    let served = ResponseHead::new(200).with_content_type("Text/Event-Stream; charset=utf-8");
+    sim.probe(o2.id, Some(served));
     let o3 = sim.must_open(60_000);
     assert_eq!(o3.transport, TransportKind::EventSource);
     let changes = sim.find(|a| match a {
@@ -360,10 +365,10 @@ fn native_refusal_then_served_is_a_transient_status_failure() {
     sim.opened(o3.id);
     assert_eq!(sim.native(o3.id, "message", "hi", "1").len(), 1);
 
-    // The old report for the same facts: a network verdict and evidence.
+    // The probe failed too: a network verdict and evidence.
     let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 5);
     let o = the_open(&sim.start());
-    let acts = sim.error(o.id, TransportError::Network);
+    let acts = sim.probe(o.id, None);
     assert!(matches!(
         errors(&acts)[..],
         [Action::Error {
@@ -372,7 +377,124 @@ fn native_refusal_then_served_is_a_transient_status_failure() {
         }]
     ));
     let o2 = sim.must_open(60_000);
-    sim.error(o2.id, TransportError::Network);
+    sim.probe(o2.id, None);
     let o3 = sim.must_open(60_000);
     assert_eq!(o3.transport, TransportKind::LongPoll);
+}
+
+/// `eventsource`: the probe after a failed native open answers with a status
+/// or a media type the stream cannot use; the engine takes it as the
+/// attempt's own head. `text/event-streamx` is not `text/event-stream` (one
+/// media-type rule, the whole token), so it stops with `bad-content-type`;
+/// a 204 stops with `no-content`; a 503 waits for its `Retry-After`.
+#[test]
+fn native_probe_head_is_the_attempts_head() {
+    let fatal = |head: ResponseHead| {
+        let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 5);
+        let o = the_open(&sim.start());
+        errors(&sim.probe(o.id, Some(head)))
+    };
+    let streamx = ResponseHead::new(200).with_content_type("text/event-streamx");
+    assert_eq!(
+        fatal(streamx),
+        [fatal_error(ErrorCode::BadContentType, Some(200))]
+    );
+    assert_eq!(
+        fatal(ResponseHead::new(204)),
+        [fatal_error(ErrorCode::NoContent, Some(204))]
+    );
+    let busy = ResponseHead::new(503).with_header("Retry-After", "7");
+    assert!(matches!(
+        fatal(busy)[..],
+        [Action::Error {
+            code: ErrorCode::HttpStatus,
+            status: Some(503),
+            retry_in_ms: Some(ms),
+            fatal: false,
+            id: None,
+        }] if ms >= 7000
+    ));
+}
+
+/// The app's `headers` function fails before each request: its own error
+/// (`headers`, not fatal, with the delay) and its own reason
+/// (`headers-failed`), retried after the growing backoff delay; never
+/// evidence against the transport (eight in a row stay on `fetch-sse`, where
+/// two failed opens would skip the streams) and never the breaker (no
+/// `breaker-open` after its threshold of 5). `maxAttempts` still ends it.
+#[test]
+fn headers_function_failure_has_its_own_reason_and_retry_rule() {
+    let mut config = fetch_sse_config();
+    config.backoff.strategy = Strategy::None;
+    config.backoff.max_attempts = Some(9);
+    let mut sim = Sim::new(config, 5);
+    let mut o = the_open(&sim.start());
+    let mut delays = Vec::new();
+    for _ in 0..8 {
+        assert_eq!(o.transport, TransportKind::FetchSse);
+        let acts = sim.headers_failed(o.id);
+        let [Action::Error {
+            code: ErrorCode::Headers,
+            status: None,
+            retry_in_ms: Some(ms),
+            fatal: false,
+            id: None,
+        }] = errors(&acts)[..]
+        else {
+            panic!("{acts:#?}")
+        };
+        assert_eq!(
+            states(&acts),
+            [(State::Waiting, Reason::HeadersFailed, Some(ms))]
+        );
+        delays.push(ms);
+        o = sim.must_open(ms);
+    }
+    assert_eq!(delays, [1500, 2000, 3000, 5000, 9000, 17000, 33000, 61000]);
+    let acts = sim.headers_failed(o.id);
+    assert!(matches!(
+        errors(&acts)[..],
+        [Action::Error {
+            code: ErrorCode::GaveUp,
+            fatal: true,
+            ..
+        }]
+    ));
+    let changes = sim.find(|a| match a {
+        Action::TransportChanged { reason, .. } => Some(*reason),
+        _ => None,
+    });
+    assert_eq!(changes, [(0, Reason::Start)]);
+}
+
+/// The engine is the one source of the transport name, including "stopped
+/// before choosing": `None` before start, and for good after a start that
+/// found no usable transport or an invalid URL (it never reports a
+/// transport it did not choose, such as `poll` for a subscription that
+/// never ran).
+#[test]
+fn transport_is_none_until_chosen_and_after_stopping_before_choosing() {
+    let mut config = tidings_core::engine::Config::new("/stream");
+    config.transports = vec![TransportKind::EventSource];
+    let mut sim = Sim::new(config, 1);
+    assert_eq!(sim.engine.transport(), None);
+    let acts = sim.start_with(tidings_core::engine::Capabilities::default());
+    assert!(matches!(
+        errors(&acts)[..],
+        [Action::Error {
+            code: ErrorCode::GaveUp,
+            fatal: true,
+            ..
+        }]
+    ));
+    assert_eq!(sim.engine.transport(), None);
+
+    let mut sim = Sim::new(tidings_core::engine::Config::new(""), 1);
+    sim.start();
+    assert_eq!(sim.engine.state(), State::Closed);
+    assert_eq!(sim.engine.transport(), None);
+
+    let mut sim = Sim::new(fetch_sse_config(), 1);
+    sim.start();
+    assert_eq!(sim.engine.transport(), Some(TransportKind::FetchSse));
 }

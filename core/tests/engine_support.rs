@@ -171,6 +171,18 @@ impl Sim {
         self.drain()
     }
 
+    pub fn probe(&mut self, id: AttemptId, head: Option<ResponseHead>) -> Vec<Action> {
+        self.touched = self.touched.max(id.0);
+        self.engine.handle_native_probe(self.now, id, head.as_ref());
+        self.drain()
+    }
+
+    pub fn headers_failed(&mut self, id: AttemptId) -> Vec<Action> {
+        self.touched = self.touched.max(id.0);
+        self.engine.handle_headers_failed(self.now, id);
+        self.drain()
+    }
+
     pub fn end(&mut self, id: AttemptId) -> Vec<Action> {
         self.touched = self.touched.max(id.0);
         self.engine.handle_stream_end(self.now, id);

@@ -16,12 +16,14 @@ use tidings_core::sse::SseLimits;
 
 const MIB: usize = 1 << 20;
 
-fn too_large() -> Action {
+/// The `too-large` error, carrying the skipped message's own id.
+fn too_large(id: &str) -> Action {
     Action::Error {
         code: ErrorCode::TooLarge,
         status: None,
         retry_in_ms: None,
         fatal: false,
+        id: Some(id.into()),
     }
 }
 
@@ -71,7 +73,7 @@ fn fetch_sse_skips_an_event_over_one_mebibyte_and_goes_on() {
         [deliver("1", "1", "a")]
     );
     let acts = feed_chunked(&mut sim, o.id, &big_event("2", 3 * MIB / 2));
-    assert_eq!(acts, [skipped("2", "2"), too_large()]);
+    assert_eq!(acts, [skipped("2", "2"), too_large("2")]);
     assert_eq!(sim.engine.last_event_id(), "2");
     assert_eq!(
         sim.bytes(o.id, b"id: 3\ndata: c\n\n"),
@@ -109,9 +111,9 @@ fn fetch_sse_skip_with_late_id_and_without_id() {
         sim.bytes(o.id, body.as_bytes()),
         [
             skipped("9", "9"),
-            too_large(),
+            too_large("9"),
             skipped("", "9"),
-            too_large(),
+            too_large(""),
             deliver("", "9", "ok")
         ]
     );
@@ -135,7 +137,7 @@ fn skipped_events_follow_the_filter_and_dedupe() {
     );
     assert_eq!(
         sim.bytes(o.id, body.as_bytes()),
-        [skipped("2", "2"), too_large()]
+        [skipped("2", "2"), too_large("2")]
     );
 }
 
@@ -156,8 +158,8 @@ fn body_ending_inside_a_skipped_event_reports_it() {
     assert_eq!(sim.engine.live_attempt(), Some(o.id));
     let acts = sim.end(o.id);
     assert_eq!(acts.first(), Some(&skipped("", "")));
-    assert_eq!(acts.get(1), Some(&too_large()));
-    assert_eq!(errors(&acts), [too_large()]);
+    assert_eq!(acts.get(1), Some(&too_large("")));
+    assert_eq!(errors(&acts), [too_large("")]);
     assert_eq!(sim.engine.last_event_id(), "");
 }
 
@@ -180,14 +182,14 @@ fn long_poll_event_stream_body_over_the_limit_does_not_loop() {
             .filter(|a| !matches!(a, Action::State { .. }))
             .cloned()
             .collect::<Vec<_>>(),
-        [skipped("1", "1"), too_large(), deliver("2", "2", "b")]
+        [skipped("1", "1"), too_large("1"), deliver("2", "2", "b")]
     );
     let next = sim.must_open(200);
     assert_eq!(header(&next, "Last-Event-ID"), Some("2"));
     // An answer holding only the big event moves the cursor all the same.
     sim.head(next.id, ResponseHead::event_stream());
     let acts = feed_chunked(&mut sim, next.id, &big_event("3", 3 * MIB / 2));
-    assert_eq!(acts, [skipped("3", "3"), too_large()]);
+    assert_eq!(acts, [skipped("3", "3"), too_large("3")]);
     sim.end(next.id);
     let third = sim.must_open(200);
     assert_eq!(header(&third, "Last-Event-ID"), Some("3"));
@@ -221,7 +223,11 @@ fn json_and_native_messages_over_the_limit_are_skipped() {
             .filter(|a| !matches!(a, Action::State { .. }))
             .cloned()
             .collect::<Vec<_>>(),
-        [skipped("1", "1"), too_large(), deliver("2", "2", "small")]
+        [
+            skipped("1", "1"),
+            too_large("1"),
+            deliver("2", "2", "small")
+        ]
     );
     let next = sim.must_open(200);
     assert_eq!(header(&next, "Last-Event-ID"), Some("2"));
@@ -234,7 +240,7 @@ fn json_and_native_messages_over_the_limit_are_skipped() {
     sim.opened(o.id);
     assert_eq!(
         sim.native(o.id, "message", &big, "7"),
-        [skipped("7", "7"), too_large()]
+        [skipped("7", "7"), too_large("7")]
     );
     assert_eq!(
         sim.native(o.id, "message", "ok", "8"),

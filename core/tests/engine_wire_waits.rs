@@ -382,6 +382,7 @@ fn fatal_409(actions: &[Action]) -> bool {
             status: Some(409),
             retry_in_ms: None,
             fatal: true,
+            id: None,
         }]
 }
 

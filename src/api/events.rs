@@ -2,7 +2,7 @@
 //! objects with a `type`). Shapes are those of the API contract in README.
 
 use tidings_core::engine::{Action, ErrorCode, Message, Stats};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use super::options::Parse;
 use crate::js::{name, set};
@@ -81,12 +81,12 @@ pub fn error(
 
 /// `error` with code `headers`: the app's `headers` failed (`cause`: what it
 /// threw, or the `TypeError` of an invalid header); retried in `retry_in_ms`.
-pub fn headers_error(cause: &JsValue, retry_in_ms: u64) -> JsValue {
+pub fn headers_error(cause: &JsValue, retry_in_ms: Option<u64>) -> JsValue {
     let e = error(
         "headers",
-        "the headers option failed",
+        says(ErrorCode::Headers, true),
         None,
-        Some(retry_in_ms),
+        retry_in_ms,
         false,
     );
     set(wasm_bindgen::JsCast::unchecked_ref(&e), "cause", cause);
@@ -131,16 +131,15 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             status,
             retry_in_ms,
             fatal,
-        } => Some((
-            "error",
-            error(
-                code.as_str(),
-                says(*code, retry_in_ms.is_some()),
-                *status,
-                *retry_in_ms,
-                *fatal,
-            ),
-        )),
+            id,
+        } => {
+            let says = says(*code, retry_in_ms.is_some());
+            let e = error(code.as_str(), says, *status, *retry_in_ms, *fatal);
+            if let Some(id) = id {
+                set(e.unchecked_ref(), "id", &JsValue::from_str(id));
+            }
+            Some(("error", e))
+        }
         Action::Reset { reason } => {
             let o = object("reset");
             set(&o, "reason", &name(reason.as_str()));
@@ -170,6 +169,7 @@ fn says(code: ErrorCode, retrying: bool) -> &'static str {
         ErrorCode::Parse => "message data is not JSON, or a body not valid for its type",
         ErrorCode::Auth => "refused (401/403)",
         ErrorCode::GaveUp => "gave up: maxAttempts, or no usable transport",
+        ErrorCode::Headers => "the headers option failed",
         ErrorCode::ResumeIgnored if retrying => {
             "the server ignored the cursor in the query (lastEventIdParam) and replayed \
              old events; switching to a transport that sends Last-Event-ID"

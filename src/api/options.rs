@@ -93,7 +93,20 @@ impl Options {
 /// engine's list: it drops server events of these names).
 const RESERVED: [&str; 6] = tidings_core::engine::RESERVED_EVENTS;
 
+/// Every option of `v` into `c` and `o`, in this order (the first invalid
+/// one is the one reported).
 fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
+    read_page_side(o, v)?;
+    read_transports(c, v)?;
+    read_cursor(c, v)?;
+    read_headers_and_pause(c, o, v)?;
+    read_retries(c, v)?;
+    read_interval(c, v)?;
+    read_deadlines(c, v)
+}
+
+/// `parse`, `withCredentials`, `debug`, `crossTab`, `seed`, `signal`.
+fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     if let Some(i) = one_of(&get(v, "parse"), "parse", &["text", "json"])? {
         o.parse = [Parse::Text, Parse::Json][i];
     }
@@ -109,7 +122,11 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
         );
     }
     o.signal = signal(&get(v, "signal"))?;
+    Ok(())
+}
 
+/// `urls` and `transports`.
+fn read_transports(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     let urls = group(v, "urls")?;
     c.urls.eventsource = transport_url(&get(&urls, "eventsource"))?;
     c.urls.fetch_sse = transport_url(&get(&urls, "fetch-sse"))?;
@@ -129,6 +146,12 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
             .filter(|k| !k.is_empty())
             .ok_or_else(|| invalid("transports"))?;
     }
+    Ok(())
+}
+
+/// `events`, `lastEventId`, the Durable Streams options, `lastEventIdParam`,
+/// `maxMessageBytes`.
+fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     c.events = events(&get(v, "events"))?;
     if let Some(id) = text(v, "lastEventId")? {
         // An id from a stream never holds these (WHATWG HTML §9.2.6), and
@@ -149,6 +172,11 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
             max_event_data_bytes: n,
         };
     }
+    Ok(())
+}
+
+/// `headers`, `heartbeatEvent`, `pauseWhenHidden`.
+fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     let headers = get(v, "headers");
     o.headers = checked_headers(headers)?;
     c.has_custom_headers = o.headers.is_some();
@@ -166,6 +194,11 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
         set_ms(&mut c.pause_when_hidden, &p, "afterMs", "pauseWhenHidden")?;
     }
 
+    Ok(())
+}
+
+/// `backoff`, `maxRetryAfterMs`, `breaker`.
+fn read_retries(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     let b = backoff(&mut c.backoff, v)?;
     set_ms(
         &mut c.backoff.healthy_after_ms,
@@ -182,7 +215,16 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
         c.breaker.failure_threshold = n.unwrap_or(u32::MAX);
     }
     set_ms(&mut c.breaker.cooldown_ms, &br, "cooldownMs", "breaker")?;
-    interval(&mut c.interval, v)?;
+    Ok(())
+}
+
+/// `interval`.
+fn read_interval(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
+    interval(&mut c.interval, v)
+}
+
+/// `watchdog`, `longPoll`, `fallback`.
+fn read_deadlines(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     let w = group(v, "watchdog")?;
     set_ms(
         &mut c.watchdog.idle_timeout_ms,

@@ -6,9 +6,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use tidings_core::engine::{Action, ErrorCode, State};
+use tidings_core::engine::{Action, State};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::events;
 use super::options::{Options, Parse};
@@ -31,13 +30,6 @@ struct Inner {
     listeners: Listeners,
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
-    /// The transport the engine chose last (`""` until it chose one): read
-    /// from its `transportchange` notices, because a connection that
-    /// stopped at start never chose any.
-    transport: Cell<&'static str>,
-    /// The id of the message the engine just skipped for its size: put on
-    /// the `too-large` error that follows it.
-    skipped: RefCell<Option<String>>,
     /// `ack`: delivery ACKs of the messages dispatched here.
     #[cfg_attr(not(feature = "send"), allow(dead_code))]
     ack: Ack,
@@ -62,14 +54,8 @@ impl Subscription {
             listeners: Listeners::default(),
             parse,
             abort_listener: RefCell::new(None),
-            transport: Cell::new(""),
-            skipped: RefCell::new(None),
             ack,
         });
-        // Joining a connection that already chose a transport (a shared
-        // connection that stopped is never joined: see `registry`).
-        // (With `crossTab`, a following tab reads the leader's.)
-        inner.transport.set(inner.conn.transport_name());
         let weak = Rc::downgrade(&inner);
         let handle = inner.conn.listen(Rc::new(move |n: &Notice| {
             if let Some(inner) = weak.upgrade() {
@@ -83,7 +69,7 @@ impl Subscription {
             let weak = Rc::downgrade(&inner);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
-                    dispatch(&inner, "open", &events::open(inner.transport.get()));
+                    dispatch(&inner, "open", &events::open(inner.conn.transport_name()));
                 }
             });
         }
@@ -175,7 +161,8 @@ impl Subscription {
     /// and for good when it stopped before choosing (no usable transport).
     #[wasm_bindgen(getter)]
     pub fn transport(&self) -> String {
-        self.inner.transport.get().into()
+        // The engine's (the leader's with `crossTab`): the one source.
+        self.inner.conn.transport_name().into()
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
@@ -248,36 +235,17 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
                 dispatch(inner, "error", &e)
             }
         },
-        Notice::HeadersFailed(cause) => {
-            // Rendered after the engine scheduled the retry: its delay is known.
-            let delay_ms = inner.conn.with_engine(|e| e.stats().current_delay_ms);
-            let e = events::headers_error(cause, delay_ms);
-            dispatch(inner, "error", &e);
+        Notice::HeadersFailed { cause, retry_in_ms } => {
+            dispatch(inner, "error", &events::headers_error(cause, *retry_in_ms));
         }
         Notice::Action(action) => {
-            if let Action::TransportChanged { transport, .. } = action {
-                inner.transport.set(transport.as_str());
-            }
             if let Action::State {
                 state: State::Open, ..
             } = action
             {
-                dispatch(inner, "open", &events::open(inner.transport.get()));
-            }
-            if let Action::Skipped { id, .. } = action {
-                *inner.skipped.borrow_mut() = Some(id.clone());
+                dispatch(inner, "open", &events::open(inner.conn.transport_name()));
             }
             if let Some((kind, e)) = events::from_action(action) {
-                if let Action::Error {
-                    code: ErrorCode::TooLarge,
-                    ..
-                } = action
-                {
-                    let id = inner.skipped.borrow_mut().take();
-                    if let Some(id) = id {
-                        crate::js::set(e.unchecked_ref(), "id", &JsValue::from_str(&id));
-                    }
-                }
                 dispatch(inner, kind, &e);
             }
         }

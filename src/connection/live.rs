@@ -58,6 +58,7 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
 /// The request of the live attempt; dropping it closes/aborts it (the guards
 /// are held only for their `Drop`).
 #[allow(dead_code)]
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub enum Live {
     /// Native EventSource, and the `fetch` probe that learns why it failed
     /// (see [`open_native`]).
@@ -105,11 +106,9 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
 /// `fetch` of the same URL learns them and reports them to the engine as the
 /// attempt's response head: a 204 then stops (`no-content`), a 503 waits for
 /// its `Retry-After`, a wrong content type stops (`bad-content-type`). The
-/// probe is aborted as soon as its head is read. When the probe gets a usable
-/// event stream after all, the server refused only that one connection (a
-/// one-shot 503, 429 or 204: the status is gone by now), reported as
-/// [`TransportError::ServerRefused`] (`http-status`, backoff, no downgrade);
-/// when the probe fails itself, a network error (`network-or-cors`).
+/// probe is aborted as soon as its head is read, and what it saw (its head, or
+/// nothing when it failed too) goes to `Engine::handle_native_probe`, which
+/// decides what it means.
 fn open_native(
     conn: &Connection,
     weak: Weak<Connection>,
@@ -142,9 +141,7 @@ fn open_native(
             eventsource::Fact::Error { failed: true } if !opened.get() => {
                 match start_probe(weak.clone(), id, &url, with_credentials, slot.clone()) {
                     Ok(f) => *slot.borrow_mut() = Some(f),
-                    Err(_) => feed(&conn, |e, now| {
-                        e.handle_transport_error(now, id, TransportError::Network)
-                    }),
+                    Err(_) => feed(&conn, |e, now| e.handle_native_probe(now, id, None)),
                 }
             }
             // A network error, or a stream that ended: the engine decides.
@@ -211,19 +208,10 @@ fn start_probe(
         let probe = slot.borrow_mut().take();
         drop(probe);
         let Some(conn) = weak.upgrade() else { return };
-        let error = match head {
-            Some(h) if !(h.status == 200 && is_event_stream(h.content_type.as_deref())) => {
-                feed(&conn, |e, now| e.handle_response_head(now, id, &h));
-                return;
-            }
-            // The server serves the stream now: it refused that one
-            // connection (a one-shot 503, 429, 204…), which is neither a
-            // network nor a CORS failure, and no reason to leave the transport.
-            Some(_) => TransportError::ServerRefused,
-            // The probe failed too: unreachable, or refused by CORS.
-            None => TransportError::Network,
-        };
-        feed(&conn, |e, now| e.handle_transport_error(now, id, error));
+        // What the probe's answer means is the engine's to decide.
+        feed(&conn, |e, now| {
+            e.handle_native_probe(now, id, head.as_ref())
+        });
     });
     let accept = [(
         String::from("Accept"),
@@ -239,13 +227,6 @@ fn start_probe(
         },
         on_fact,
     )
-}
-
-/// `text/event-stream`, parameters and case ignored.
-fn is_event_stream(content_type: Option<&str>) -> bool {
-    content_type
-        .and_then(|ct| ct.split(';').next())
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
 }
 
 fn open_fetch(
@@ -264,60 +245,8 @@ fn open_fetch(
         Read::ByContentType
     };
     let on_fact: Rc<dyn Fn(fetch::Fact)> = Rc::new(move |fact| {
-        let Some(conn) = weak.upgrade() else { return };
-        match fact {
-            fetch::Fact::Head {
-                status,
-                content_type,
-                headers,
-            } => {
-                let head = ResponseHead {
-                    status,
-                    content_type,
-                    headers,
-                };
-                feed(&conn, |e, now| e.handle_response_head(now, id, &head))
-            }
-            fetch::Fact::Chunk(bytes) => feed(&conn, |e, now| e.handle_bytes(now, id, &bytes)),
-            fetch::Fact::Text { text, json } if durable && json => {
-                let elements = crate::transport::durable::json_elements(&text);
-                feed(&conn, |e, now| e.handle_json_chunk(now, id, elements))
-            }
-            fetch::Fact::Text { text, json } => {
-                if json {
-                    match decode_json(&text) {
-                        Some((msgs, hint)) => {
-                            feed(&conn, |e, now| e.handle_messages(now, id, msgs, hint))
-                        }
-                        None => feed(&conn, |e, now| e.handle_body_resource(now, id, text)),
-                    }
-                } else {
-                    feed(&conn, |e, now| e.handle_body_resource(now, id, text))
-                }
-            }
-            fetch::Fact::End => feed(&conn, |e, now| e.handle_stream_end(now, id)),
-            // The app's own failure (a token refresh that failed, a bad
-            // value): nothing was sent, so it is no evidence against the
-            // transport or the server. The engine has no input for it; an
-            // abort is the closest (retried with backoff, not counted by the
-            // breaker or the fallback). Subscribers hear it as an `error`
-            // with code `headers`, queued before the engine's own notices.
-            fetch::Fact::HeadersFailed(err) => {
-                conn.outbox
-                    .borrow_mut()
-                    .push_back(super::Notice::HeadersFailed(err));
-                feed(&conn, |e, now| {
-                    e.handle_transport_error(now, id, TransportError::Aborted)
-                })
-            }
-            fetch::Fact::Failed { aborted } => {
-                let err = if aborted {
-                    TransportError::Aborted
-                } else {
-                    TransportError::NetworkOrCors
-                };
-                feed(&conn, |e, now| e.handle_transport_error(now, id, err))
-            }
+        if let Some(conn) = weak.upgrade() {
+            report_fetch_fact(&conn, id, durable, fact);
         }
     });
     let f = Fetch::start(
@@ -331,6 +260,59 @@ fn open_fetch(
         on_fact,
     )?;
     Ok(Live::Fetch(id, f))
+}
+
+/// Report what a `fetch` of attempt `id` learned to the engine, as the fact
+/// it is (`durable`: the Durable Streams profile, whose JSON bodies are
+/// arrays of elements).
+fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: fetch::Fact) {
+    match fact {
+        fetch::Fact::Head {
+            status,
+            content_type,
+            headers,
+        } => {
+            let head = ResponseHead {
+                status,
+                content_type,
+                headers,
+            };
+            feed(conn, |e, now| e.handle_response_head(now, id, &head))
+        }
+        fetch::Fact::Chunk(bytes) => feed(conn, |e, now| e.handle_bytes(now, id, &bytes)),
+        fetch::Fact::Text { text, json } if durable && json => {
+            let elements = crate::transport::durable::json_elements(&text);
+            feed(conn, |e, now| e.handle_json_chunk(now, id, elements))
+        }
+        fetch::Fact::Text { text, json } => {
+            if json {
+                match decode_json(&text) {
+                    Some((msgs, hint)) => {
+                        feed(conn, |e, now| e.handle_messages(now, id, msgs, hint))
+                    }
+                    None => feed(conn, |e, now| e.handle_body_resource(now, id, text)),
+                }
+            } else {
+                feed(conn, |e, now| e.handle_body_resource(now, id, text))
+            }
+        }
+        fetch::Fact::End => feed(conn, |e, now| e.handle_stream_end(now, id)),
+        // The app's own failure (a token refresh that failed, a bad
+        // value): the engine decides; what was thrown waits for its
+        // `headers` error.
+        fetch::Fact::HeadersFailed(err) => {
+            *conn.headers_cause.borrow_mut() = Some(err);
+            feed(conn, |e, now| e.handle_headers_failed(now, id))
+        }
+        fetch::Fact::Failed { aborted } => {
+            let err = if aborted {
+                TransportError::Aborted
+            } else {
+                TransportError::NetworkOrCors
+            };
+            feed(conn, |e, now| e.handle_transport_error(now, id, err))
+        }
+    }
 }
 
 /// A JSON long-poll/poll body: an array of `{id, event?, data}`, or an

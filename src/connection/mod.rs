@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use tidings_core::crosstab::{CrossTab, Mirror};
-use tidings_core::engine::{Action, Capabilities, Config, Engine};
+use tidings_core::engine::{Action, Capabilities, Config, Engine, ErrorCode};
 use tidings_core::time::{MonoMs, Now};
 
 use crate::clock;
@@ -35,10 +35,16 @@ pub enum Notice {
     /// Any other engine action worth telling: `Open`-state, errors, state and
     /// transport changes, resets.
     Action(Action),
-    /// The app's `headers` failed (what it threw, or the `TypeError` of an
-    /// invalid header); the engine was told the attempt was aborted, so it
-    /// retries with backoff without counting it against the transport.
-    HeadersFailed(wasm_bindgen::JsValue),
+    /// The engine's `headers` error (the app's `headers` failed; see
+    /// `Engine::handle_headers_failed`), with what the app's function threw
+    /// or the `TypeError` of an invalid header: a JS value the engine cannot
+    /// hold, so the adapter keeps it until the engine's error comes.
+    HeadersFailed {
+        /// What was thrown.
+        cause: wasm_bindgen::JsValue,
+        /// The engine's delay before the retry, ms.
+        retry_in_ms: Option<u64>,
+    },
 }
 
 /// A subscriber's callback for the connection's notices.
@@ -53,6 +59,9 @@ pub struct Connection {
     timer: RefCell<Option<(MonoMs, Timer)>>,
     driving: Cell<bool>,
     outbox: RefCell<VecDeque<Notice>>,
+    /// What the app's `headers` threw for the attempt the engine was last
+    /// told about (`handle_headers_failed`), until its error is rendered.
+    headers_cause: RefCell<Option<wasm_bindgen::JsValue>>,
     listeners: RefCell<Vec<(u32, NoticeFn)>>,
     next_listener: Cell<u32>,
     adapter: AdapterOptions,
@@ -91,6 +100,7 @@ impl Connection {
             timer: RefCell::new(None),
             driving: Cell::new(false),
             outbox: RefCell::new(VecDeque::new()),
+            headers_cause: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
             next_listener: Cell::new(0),
             adapter,
@@ -149,7 +159,8 @@ impl Connection {
         self.view(|m| m.state, |e| e.state())
     }
 
-    /// The transport name (`""` before the first attempt).
+    /// The transport name: `""` before the engine chose one, and for good
+    /// when it stopped before choosing (see `Engine::transport`).
     pub fn transport_name(&self) -> &'static str {
         let t = self.view(|m| m.transport, |e| e.transport());
         t.map(|t| t.as_str()).unwrap_or("")
@@ -286,57 +297,12 @@ fn drive(conn: &Rc<Connection>) {
             // The borrow ends with this statement: rendering an action may
             // start JS work, which must not find the engine borrowed.
             let action = conn.engine.borrow_mut().poll();
-            if conn.adapter.debug {
-                debug::log(&action);
-            }
-            match action {
-                Action::Wait { until } => {
-                    arm_timer(conn, until);
-                    break;
-                }
-                Action::Open(req) => {
-                    let live = live::open(conn, req);
-                    let old = conn.live.borrow_mut().replace(live);
-                    drop(old);
-                }
-                Action::Abort(id) => {
-                    let matches = conn.live.borrow().as_ref().is_some_and(|l| l.id() == id);
-                    if matches {
-                        let old = conn.live.borrow_mut().take();
-                        drop(old);
-                    }
-                }
-                // For the debug log only (logged above).
-                Action::Note(_) => {}
-                Action::Deliver(msg) => {
-                    let transport = conn
-                        .engine
-                        .borrow()
-                        .transport()
-                        .map(|t| t.as_str())
-                        .unwrap_or("");
-                    push(conn, Notice::Message(msg, transport));
-                }
-                // For the debug log only (logged above): nothing to render.
-                Action::Ignored { .. } => {}
-                other => push(conn, Notice::Action(other)),
+            if !render(conn, action) {
+                break;
             }
         }
-        // Tell subscribers, one notice at a time, with no borrow held.
         let fed_before = conn.fed.get();
-        loop {
-            let next = conn.outbox.borrow_mut().pop_front();
-            let Some(notice) = next else { break };
-            let targets: Vec<NoticeFn> = conn
-                .listeners
-                .borrow()
-                .iter()
-                .map(|(_, f)| f.clone())
-                .collect();
-            for f in targets {
-                f(&notice);
-            }
-        }
+        tell_subscribers(conn);
         // A listener may have fed the engine meanwhile (e.g. `close()`):
         // drain again so its actions are rendered.
         if conn.fed.get() == fed_before {
@@ -344,6 +310,68 @@ fn drive(conn: &Rc<Connection>) {
         }
     }
     conn.driving.set(false);
+}
+
+/// Carry out one engine action, or queue it for subscribers; `false` after
+/// the `Wait` that ends a drain.
+fn render(conn: &Rc<Connection>, action: Action) -> bool {
+    if conn.adapter.debug {
+        debug::log(&action);
+    }
+    match action {
+        Action::Wait { until } => {
+            arm_timer(conn, until);
+            return false;
+        }
+        Action::Open(req) => {
+            let live = live::open(conn, req);
+            let old = conn.live.borrow_mut().replace(live);
+            drop(old);
+        }
+        Action::Abort(id) => {
+            let matches = conn.live.borrow().as_ref().is_some_and(|l| l.id() == id);
+            if matches {
+                let old = conn.live.borrow_mut().take();
+                drop(old);
+            }
+        }
+        // For the debug log only (logged above): nothing to render.
+        Action::Note(_) | Action::Ignored { .. } => {}
+        Action::Deliver(msg) => {
+            let transport = conn.engine.borrow().transport();
+            push(
+                conn,
+                Notice::Message(msg, transport.map_or("", |t| t.as_str())),
+            );
+        }
+        Action::Error {
+            code: ErrorCode::Headers,
+            retry_in_ms,
+            ..
+        } => {
+            let cause = conn.headers_cause.take().unwrap_or_default();
+            push(conn, Notice::HeadersFailed { cause, retry_in_ms });
+        }
+        other => push(conn, Notice::Action(other)),
+    }
+    true
+}
+
+/// Tell subscribers, one notice at a time, with no borrow held.
+fn tell_subscribers(conn: &Rc<Connection>) {
+    loop {
+        let next = conn.outbox.borrow_mut().pop_front();
+        let Some(notice) = next else { break };
+        let targets: Vec<NoticeFn> = conn
+            .listeners
+            .borrow()
+            .iter()
+            .map(|(_, f)| f.clone())
+            .collect();
+        for f in targets {
+            f(&notice);
+        }
+    }
 }
 
 /// Queue an engine notice for subscribers, after the coordinator's actions

@@ -30,6 +30,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::guard::Listener;
 
 /// The channel, closed (and its listener removed) on drop.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Channel {
     bc: web_sys::BroadcastChannel,
     _listener: Listener,
@@ -83,35 +84,44 @@ fn push_n(a: &Array, v: Option<u64>) {
 /// `wire` as posted. `None` for a notice that never travels (the machine
 /// posts none).
 pub fn encode(wire: &Wire) -> Option<Array> {
-    let (notice, cursor, sync) = match wire {
-        Wire::Hello => return Some(array("h")),
-        Wire::Bye => return Some(array("b")),
+    match wire {
+        Wire::Hello => Some(array("h")),
+        Wire::Bye => Some(array("b")),
         Wire::Notice {
-            notice,
+            notice: Relay::Message(m, transport),
+            ..
+        } => Some(encode_message(m, *transport)),
+        Wire::Notice {
+            notice: Relay::Action(action),
             cursor,
             sync,
-        } => (notice, cursor, *sync),
-    };
+        } => encode_action(action, cursor, *sync),
+    }
+}
+
+fn encode_message(m: &Message, transport: Option<TransportKind>) -> Array {
+    let a = array("m");
+    push(&a, transport.map_or("", |t| t.as_str()));
+    push(&a, &m.id);
+    push(&a, &m.last_event_id);
+    push(&a, &m.event);
+    push(&a, &m.data);
+    a.push(&JsValue::from_bool(m.binary));
+    a
+}
+
+fn encode_action(action: &Action, cursor: &str, sync: bool) -> Option<Array> {
     let a;
-    match notice {
-        Relay::Message(m, transport) => {
-            a = array("m");
-            push(&a, transport.map_or("", |t| t.as_str()));
-            push(&a, &m.id);
-            push(&a, &m.last_event_id);
-            push(&a, &m.event);
-            push(&a, &m.data);
-            a.push(&JsValue::from_bool(m.binary));
-        }
-        Relay::Action(Action::UpToDate { last_event_id }) => {
+    match action {
+        Action::UpToDate { last_event_id } => {
             a = array("u");
             push(&a, last_event_id);
         }
-        Relay::Action(Action::State {
+        Action::State {
             state,
             reason,
             delay_ms,
-        }) => {
+        } => {
             a = array("s");
             a.push(&JsValue::from_bool(sync));
             push(&a, state.as_str());
@@ -119,11 +129,11 @@ pub fn encode(wire: &Wire) -> Option<Array> {
             push(&a, cursor);
             push_n(&a, *delay_ms);
         }
-        Relay::Action(Action::TransportChanged {
+        Action::TransportChanged {
             transport,
             previous,
             reason,
-        }) => {
+        } => {
             a = array("t");
             a.push(&JsValue::from_bool(sync));
             push(&a, transport.as_str());
@@ -132,26 +142,37 @@ pub fn encode(wire: &Wire) -> Option<Array> {
                 push(&a, p.as_str());
             }
         }
-        Relay::Action(Action::Error {
-            code,
-            status,
-            retry_in_ms,
-            fatal,
-        }) => {
-            a = array("e");
-            push(&a, code.as_str());
-            a.push(&JsValue::from_bool(*fatal));
-            // Both optional numbers keep their places.
-            a.push(&status.map_or(JsValue::NULL, |s| JsValue::from_f64(f64::from(s))));
-            push_n(&a, *retry_in_ms);
-        }
-        Relay::Action(Action::Reset { reason }) => {
+        Action::Error { .. } => a = encode_error(action),
+        Action::Reset { reason } => {
             a = array("r");
             push(&a, reason.as_str());
         }
-        Relay::Action(_) => return None,
+        _ => return None,
     }
     Some(a)
+}
+
+/// `["e", code, fatal, status|null, retryInMs|null, id?]`: every optional
+/// field before the last keeps its place.
+fn encode_error(action: &Action) -> Array {
+    let a = array("e");
+    if let Action::Error {
+        code,
+        status,
+        retry_in_ms,
+        fatal,
+        id,
+    } = action
+    {
+        push(&a, code.as_str());
+        a.push(&JsValue::from_bool(*fatal));
+        a.push(&status.map_or(JsValue::NULL, |s| JsValue::from_f64(f64::from(s))));
+        a.push(&retry_in_ms.map_or(JsValue::NULL, |ms| JsValue::from_f64(ms as f64)));
+        if let Some(id) = id {
+            push(&a, id);
+        }
+    }
+    a
 }
 
 /// A string at `i`.
@@ -186,6 +207,31 @@ fn code(a: &Array, i: u32) -> Option<ErrorCode> {
     ErrorCode::from_name(&string(a, i)?)
 }
 
+fn decode_message(a: &Array) -> Option<Relay> {
+    let t = transport(a, 1)?;
+    let msg = Message {
+        id: string(a, 2)?,
+        last_event_id: string(a, 3)?,
+        event: string(a, 4)?,
+        data: string(a, 5)?,
+        binary: a.get(6).as_bool() == Some(true),
+    };
+    Some(Relay::Message(msg, Some(t)))
+}
+
+fn decode_error(a: &Array) -> Option<Relay> {
+    Some(Relay::Action(Action::Error {
+        code: code(a, 1)?,
+        fatal: a.get(2).as_bool()?,
+        status: match number(a, 3)? {
+            Some(h) => Some(u16::try_from(h).ok()?),
+            None => None,
+        },
+        retry_in_ms: number(a, 4)?,
+        id: a.get(5).as_string(),
+    }))
+}
+
 /// What `v` says, or `None` when it is not one of ours (or malformed). A
 /// notice's cursor is the one a state carries (`""` otherwise).
 pub fn decode(v: &JsValue) -> Option<Wire> {
@@ -198,17 +244,7 @@ pub fn decode(v: &JsValue) -> Option<Wire> {
     let notice = match string(a, 0)?.as_str() {
         "h" => return Some(Wire::Hello),
         "b" => return Some(Wire::Bye),
-        "m" => {
-            let t = transport(a, 1)?;
-            let msg = Message {
-                id: string(a, 2)?,
-                last_event_id: string(a, 3)?,
-                event: string(a, 4)?,
-                data: string(a, 5)?,
-                binary: a.get(6).as_bool() == Some(true),
-            };
-            Relay::Message(msg, Some(t))
-        }
+        "m" => decode_message(a)?,
         "s" => {
             cursor = string(a, 4)?;
             Relay::Action(Action::State {
@@ -229,15 +265,7 @@ pub fn decode(v: &JsValue) -> Option<Wire> {
                 Some(transport(a, 4)?)
             },
         }),
-        "e" => Relay::Action(Action::Error {
-            code: code(a, 1)?,
-            fatal: a.get(2).as_bool()?,
-            status: match number(a, 3)? {
-                Some(h) => Some(u16::try_from(h).ok()?),
-                None => None,
-            },
-            retry_in_ms: number(a, 4)?,
-        }),
+        "e" => decode_error(a)?,
         "r" => Relay::Action(Action::Reset {
             reason: ResetReason::from_name(&string(a, 1)?)?,
         }),

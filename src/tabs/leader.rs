@@ -40,6 +40,7 @@ pub enum LockEvent {
 }
 
 /// A lock request, queued or granted. Dropping it releases or withdraws it.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Lock {
     _callback: Closure<dyn FnMut(JsValue) -> JsValue>,
     alive: Rc<Cell<bool>>,

@@ -55,6 +55,7 @@ pub enum Fact {
 }
 
 /// An open native EventSource and its listeners; closed and unhooked on drop.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct NativeEventSource {
     source: EventSource,
     _listeners: Vec<Listener>,

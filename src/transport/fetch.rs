@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use tidings_core::engine::{durable_body_kind, DurableBody};
+use tidings_core::engine::{durable_body_kind, DurableBody, MediaType};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -76,6 +76,7 @@ pub enum Read {
 }
 
 /// An in-flight request; aborting on drop cancels the body read as well.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Fetch {
     controller: AbortController,
 }
@@ -234,11 +235,13 @@ async fn run(
         }
     }
     let content_type = h.get("content-type").ok().flatten();
-    let media = content_type.as_deref().unwrap_or("").to_ascii_lowercase();
+    // The engine's media-type rule, so the body is read as the engine will
+    // judge it (a prefix test here once took `text/event-streamx` for a stream).
+    let media = MediaType::of(content_type.as_deref());
     let durable_json =
         read == Read::Durable && durable_body_kind(content_type.as_deref()) == DurableBody::Json;
-    let event_stream = media.starts_with("text/event-stream");
-    let json = durable_json || media.starts_with("application/json") || media.contains("+json");
+    let event_stream = media == MediaType::EventStream;
+    let json = durable_json || media == MediaType::Json;
     on_fact(Fact::Head {
         status: response.status(),
         content_type,

@@ -59,6 +59,7 @@ pub enum Reply {
 }
 
 /// A live attempt; dropping it aborts the request.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Attempt {
     controller: AbortController,
 }

@@ -386,12 +386,11 @@ test("a headers function that rejects or throws is an `error` with code `headers
   const errors = got.log.filter(([type]) => type === "error");
   assert.deepEqual(errors.map(([, code, cause, fatal]) => [code, cause, fatal]),
     [["headers", "refresh failed", false], ["headers", "no token", false]]);
-  // Each is followed by the wait it announced (at least the 50 ms floor). The
-  // engine has no input for "the app's headers failed": it is told the
-  // attempt was aborted, hence the reason.
+  // Each is followed by the wait it announced (at least the 50 ms floor),
+  // with the reason of its own: `headers-failed`.
   for (const e of errors) {
     const next = got.log[got.log.indexOf(e) + 1];
-    assert.deepEqual(next.slice(0, 3), ["statechange", "waiting", "aborted"]);
+    assert.deepEqual(next.slice(0, 3), ["statechange", "waiting", "headers-failed"]);
     assert.equal(next[4], e[4], "retryInMs = the waiting state's delayMs");
     assert.ok(e[4] >= 50, `retryInMs ${e[4]}`);
   }

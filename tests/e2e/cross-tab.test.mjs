@@ -612,3 +612,32 @@ test("BC-20 back-forward cache (real): the leader page leaving hands over at onc
     await b.close();
   }
 });
+
+test("crossTab: a message over maxMessageBytes is a too-large error carrying its id in every tab, the follower's too (relayed with the error)", async () => {
+  const t = tag();
+  const context = await browser.newContext();
+  const url = `/sse?t=${t}`;
+  const options = { crossTab: true, transports: ["fetch-sse"], maxMessageBytes: 64 };
+  try {
+    const pages = [];
+    for (let i = 0; i < 2; i++) {
+      const p = await openTab(context, url, options, ["a"]);
+      await p.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+      await p.evaluate(() => {
+        window.tooLarge = [];
+        window.subs.a.addEventListener("error", (e) => window.tooLarge.push([e.code, e.id, e.fatal]));
+      });
+      pages.push(p);
+    }
+    const { id: bigId } = await server.publish(`${t} ${"x".repeat(200)}`);
+    await server.publish(`${t} 2`);
+    for (const p of pages) {
+      await p.waitForFunction((t) => window.got.a.some((m) => m.data === `${t} 2`), t, { timeout: 5000 });
+      assert.deepEqual(await p.evaluate(() => window.tooLarge), [["too-large", String(bigId), false]]);
+      assert.deepEqual(p.errors, []);
+    }
+    assert.equal((await streams(t)).length, 1, "one stream for both tabs");
+  } finally {
+    await context.close();
+  }
+});

@@ -93,6 +93,7 @@ impl CrossTab {
     }
 
     /// The next action; drain until [`TabAction::Wait`].
+    #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> TabAction {
         self.actions.pop_front().unwrap_or(TabAction::Wait {
             until: self.steal_at.map(|t| t.max(self.last_now)),
@@ -524,11 +525,13 @@ fn relayed(a: &Action) -> Option<Action> {
             status,
             retry_in_ms,
             fatal,
+            ref id,
         } => Action::Error {
             code,
             status,
             retry_in_ms,
             fatal,
+            id: id.clone(),
         },
         Action::Reset { reason } => Action::Reset { reason },
         Action::UpToDate { ref last_event_id } => Action::UpToDate {

@@ -30,8 +30,8 @@ pub enum Action {
     /// id says (WHATWG HTML §9.2.6 commits the id of every dispatched block),
     /// and the connection goes on. Always followed by an [`Action::Error`]
     /// with code `too-large`, not fatal and without `retry_in_ms` (nothing is
-    /// retried): that one is the JS `error` event; this one says which
-    /// message it was.
+    /// retried), carrying the same `id`: that one is the JS `error` event;
+    /// this one is for the debug log.
     Skipped {
         /// The skipped message's own id, or `""` when its block set none (or
         /// its `id` line was itself past the limit, or the body ended before
@@ -89,6 +89,9 @@ pub enum Action {
         retry_in_ms: Option<u64>,
         /// `true` when the connection stopped for good (state `closed`).
         fatal: bool,
+        /// With [`ErrorCode::TooLarge`]: the skipped message's own id (`""`
+        /// when its block set none); `None` for every other code.
+        id: Option<String>,
     },
     /// A decision worth a line in the debug log (`debug: true`), not an event
     /// for the app.
@@ -128,10 +131,6 @@ pub struct OpenRequest {
     /// the JS `Headers` API rejects code points above U+00FF), `If-None-Match`,
     /// `If-Modified-Since`. Empty for `eventsource`.
     pub headers: Vec<(String, String)>,
-    /// For `long-poll`: abort the request after this many ms and report
-    /// [`TransportError::Timeout`](super::TransportError::Timeout) (the engine
-    /// also enforces it with its own timer). `None` otherwise.
-    pub timeout_ms: Option<u64>,
     /// Call the app's `headers` function with `{ status: 401 }` for this
     /// request: it is the one retry after a 401 (only with custom headers).
     pub refresh_auth: bool,
@@ -249,11 +248,14 @@ pub enum Reason {
     /// The server said the stream ended for good (Durable Streams
     /// `Stream-Closed: true`): state `closed`, no error, no more requests.
     StreamClosed,
+    /// The app's `headers` function failed, so nothing was sent
+    /// ([`ErrorCode::Headers`]; see `Engine::handle_headers_failed`).
+    HeadersFailed,
 }
 
 impl Reason {
     /// Every reason, for [`Reason::from_name`].
-    pub const ALL: [Reason; 23] = [
+    pub const ALL: [Reason; 24] = [
         Reason::Start,
         Reason::Capability,
         Reason::Backoff,
@@ -277,6 +279,7 @@ impl Reason {
         Reason::Aborted,
         Reason::ResumeIgnored,
         Reason::StreamClosed,
+        Reason::HeadersFailed,
     ];
 
     /// The reason named by its JS name (exact match), else `None`.
@@ -310,6 +313,7 @@ impl Reason {
             Reason::Aborted => "aborted",
             Reason::ResumeIgnored => "resume-ignored",
             Reason::StreamClosed => "stream-closed",
+            Reason::HeadersFailed => "headers-failed",
         }
     }
 }
@@ -352,11 +356,15 @@ pub enum ErrorCode {
     /// that sends the header (`fetch-sse` same-origin); without, none is
     /// usable and it stays (replays are dropped as duplicates).
     ResumeIgnored,
+    /// The app's `headers` function threw or rejected, or returned an
+    /// invalid header: nothing was sent. Never fatal by itself; retried
+    /// after the backoff delay (see `Engine::handle_headers_failed`).
+    Headers,
 }
 
 impl ErrorCode {
     /// Every code the engine emits, for [`ErrorCode::from_name`].
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::InvalidUrl,
         ErrorCode::HttpStatus,
         ErrorCode::NoContent,
@@ -368,6 +376,7 @@ impl ErrorCode {
         ErrorCode::Auth,
         ErrorCode::GaveUp,
         ErrorCode::ResumeIgnored,
+        ErrorCode::Headers,
     ];
 
     /// The code named by its JS name (exact match), else `None`.
@@ -389,6 +398,7 @@ impl ErrorCode {
             ErrorCode::Auth => "auth",
             ErrorCode::GaveUp => "gave-up",
             ErrorCode::ResumeIgnored => "resume-ignored",
+            ErrorCode::Headers => "headers",
         }
     }
 }
@@ -555,6 +565,6 @@ mod tests {
         assert_eq!(ResetReason::from_name("must-refetch"), None);
         assert_eq!(State::from_name("Open"), None);
         assert_eq!(Reason::from_name(""), None);
-        assert_eq!(ErrorCode::from_name("headers"), None);
+        assert_eq!(ErrorCode::from_name("invalid-option"), None);
     }
 }

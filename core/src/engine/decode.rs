@@ -116,35 +116,55 @@ pub(crate) fn classify(
     }
 }
 
-/// The media type of a `Content-Type` value: before `;`, trimmed, lower-cased
-/// comparisons are done by the callers.
-fn media_type(content_type: Option<&str>) -> &str {
-    content_type
-        .map(|ct| ct.split(';').next().unwrap_or("").trim())
-        .unwrap_or("")
+/// What a `Content-Type` value says about a body: the one media-type rule of
+/// tidings, used by the engine's verdicts and asked by the adapter (which
+/// hands over the header and reads the body as this says). Only the media
+/// type before `;` counts, trimmed, compared ASCII case-insensitively and in
+/// full: `text/event-streamx` is not an event stream and `application/jsonp`
+/// is not JSON (RFC 9110 §8.3.1: a media type is a token, not a prefix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MediaType {
+    /// `text/event-stream`: bytes through the SSE parser.
+    EventStream,
+    /// `application/json` or any `…/…+json` type (RFC 6839 structured
+    /// syntax suffix): decoded with `JSON.parse`.
+    Json,
+    /// Anything else, or no `Content-Type`: a raw resource.
+    Other,
+}
+
+impl MediaType {
+    /// The verdict on `content_type` (the header value as sent, if any).
+    pub fn of(content_type: Option<&str>) -> MediaType {
+        let m = content_type
+            .map(|ct| ct.split(';').next().unwrap_or("").trim())
+            .unwrap_or("");
+        let b = m.as_bytes();
+        if m.eq_ignore_ascii_case("text/event-stream") {
+            MediaType::EventStream
+        } else if m.eq_ignore_ascii_case("application/json")
+            || (b.len() > 5
+                && b[..b.len() - 5].contains(&b'/')
+                && b[b.len() - 5..].eq_ignore_ascii_case(b"+json"))
+        {
+            MediaType::Json
+        } else {
+            MediaType::Other
+        }
+    }
 }
 
 /// `text/event-stream` (parameters ignored, case-insensitive).
 pub(crate) fn is_event_stream(content_type: Option<&str>) -> bool {
-    media_type(content_type).eq_ignore_ascii_case("text/event-stream")
-}
-
-/// `application/json` or any `+json` type.
-pub(crate) fn is_json(content_type: Option<&str>) -> bool {
-    let m = media_type(content_type);
-    let b = m.as_bytes();
-    m.eq_ignore_ascii_case("application/json")
-        || (b.len() > 5 && b[b.len() - 5..].eq_ignore_ascii_case(b"+json"))
+    MediaType::of(content_type) == MediaType::EventStream
 }
 
 /// How a request transport's body is delivered.
 pub(crate) fn body_kind(content_type: Option<&str>) -> BodyKind {
-    if is_event_stream(content_type) {
-        BodyKind::EventStream
-    } else if is_json(content_type) {
-        BodyKind::Json
-    } else {
-        BodyKind::Resource
+    match MediaType::of(content_type) {
+        MediaType::EventStream => BodyKind::EventStream,
+        MediaType::Json => BodyKind::Json,
+        MediaType::Other => BodyKind::Resource,
     }
 }
 
@@ -384,8 +404,9 @@ impl Engine {
         if let Some(a) = self.attempt.as_mut() {
             a.delivered = a.delivered.saturating_add(1);
         }
+        let id = own_id.unwrap_or_default();
         self.actions.push_back(Action::Skipped {
-            id: own_id.unwrap_or_default(),
+            id: id.clone(),
             last_event_id,
         });
         self.actions.push_back(Action::Error {
@@ -393,6 +414,7 @@ impl Engine {
             status: None,
             retry_in_ms: None,
             fatal: false,
+            id: Some(id),
         });
     }
 }
@@ -517,8 +539,32 @@ mod tests {
         assert!(wanted(&events, "message"));
         assert!(wanted(&events, "price"));
         assert!(!wanted(&events, "goaway"));
-        assert!(!is_json(Some("json")));
-        assert!(is_json(Some("application/é+JSON")));
-        assert!(!is_json(Some("+json")));
+        assert_ne!(MediaType::of(Some("json")), MediaType::Json);
+        assert_eq!(MediaType::of(Some("application/é+JSON")), MediaType::Json);
+        assert_ne!(MediaType::of(Some("+json")), MediaType::Json);
+    }
+
+    #[test]
+    fn media_type_is_the_whole_token_not_a_prefix() {
+        use MediaType::*;
+        let cases = [
+            (Some("text/event-stream"), EventStream),
+            (Some(" TEXT/Event-Stream ; charset=utf-8"), EventStream),
+            (Some("text/event-streamx"), Other),
+            (Some("text/event-stream-x;a=b"), Other),
+            (Some("application/json"), Json),
+            (Some("application/JSON; charset=utf-8"), Json),
+            (Some("application/ld+json"), Json),
+            (Some("application/jsonp"), Other),
+            (Some("application/json5"), Other),
+            (Some("text/plain; x=+json"), Other),
+            (Some("+json"), Other),
+            (Some("x+json"), Other),
+            (Some(""), Other),
+            (None, Other),
+        ];
+        for (ct, want) in cases {
+            assert_eq!(MediaType::of(ct), want, "{ct:?}");
+        }
     }
 }

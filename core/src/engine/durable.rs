@@ -405,6 +405,7 @@ impl Engine {
                     status: None,
                     retry_in_ms: None,
                     fatal: false,
+                    id: None,
                 });
             }
             Payload::TooLarge => {

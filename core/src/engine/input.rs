@@ -89,7 +89,10 @@ pub enum TransportError {
     /// engine-requested abort makes the attempt stale, so its facts are
     /// ignored anyway).
     Aborted,
-    /// The adapter's own timeout fired (the `timeout_ms` of the `Open`).
+    /// A timeout of the adapter's own fired. The engine enforces every
+    /// deadline itself (long-poll hold, connect, idle: its `Wait`), so the
+    /// browser adapter never reports it; an embedder whose transport has
+    /// a timeout of its own may.
     Timeout,
     /// The native `EventSource` failed before it opened (the browser hides
     /// why: a status other than 200, a wrong content type, CORS), and a
@@ -100,7 +103,9 @@ pub enum TransportError {
     /// status and retries with backoff (counted for the breaker and
     /// `maxAttempts`), and it is no evidence against the transport, as no
     /// HTTP status is (the server answered). Only valid before the stream
-    /// opened; after it, it counts as [`TransportError::Network`].
+    /// opened; after it, it counts as [`TransportError::Network`]. The
+    /// engine derives it itself from the probe's head in
+    /// [`Engine::handle_native_probe`](super::Engine::handle_native_probe).
     ServerRefused,
     /// The native `EventSource` fired `error` in `readyState` CONNECTING:
     /// it was about to reestablish the connection (WHATWG HTML §9.2.3), which

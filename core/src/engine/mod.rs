@@ -27,12 +27,15 @@
 //! - `stats`: the counters.
 
 mod action;
+mod app_headers;
 mod config;
 mod cursor_reset;
 mod decode;
 mod durable;
+mod head;
 mod input;
 mod lifecycle;
+mod native_probe;
 mod quiet;
 mod replay;
 mod request;
@@ -53,7 +56,7 @@ pub use config::{
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
-pub use decode::{push_decimal, RESERVED_EVENTS, RESET_EVENT};
+pub use decode::{push_decimal, MediaType, RESERVED_EVENTS, RESET_EVENT};
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
     START_OFFSET,
@@ -73,14 +76,11 @@ pub use stats::Stats;
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::Breaker;
 use crate::policy::dedupe::Dedupe;
-use crate::policy::headers::HeaderLookup;
 use crate::policy::interval::{NetworkTier, PollInterval};
-use crate::policy::retry_after::{poll_interval_hint_ms, server_wait};
 use crate::policy::validators::{Outcome, Validators};
 use crate::rng::Rng;
 use crate::sse::{SseItem, SseParser};
 use crate::time::{MonoMs, Now, WallMs};
-use decode::Verdict;
 use retry::Failure;
 use selector::{Change, Selector};
 use state::{Attempt, BodyKind, Lifecycle, Scheduled};
@@ -233,9 +233,11 @@ impl Engine {
         self.state
     }
 
-    /// The transport in use (or about to be), `None` before start.
+    /// The transport in use (or about to be); `None` before start and for
+    /// good when the engine stopped before choosing one (an invalid URL, no
+    /// usable transport): the one source of the JS `transport` (`""` then).
     pub fn transport(&self) -> Option<TransportKind> {
-        self.started.then(|| self.selector.current())
+        self.selector.chosen()
     }
 
     /// The cursor: the last event id, `config.last_event_id` initially.
@@ -282,6 +284,7 @@ impl Engine {
     /// The next action. Drain until [`Action::Wait`], whose `until` is the
     /// earliest deadline (never before the `now` of the last input; `None` =
     /// nothing scheduled).
+    #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> Action {
         if let Some(action) = self.actions.pop_front() {
             return action;
@@ -357,117 +360,6 @@ impl Engine {
             if a.transport.is_streaming() && a.opened_at.is_none() {
                 self.stream_opened(now);
             }
-        }
-        self.advance(now);
-    }
-
-    /// A `fetch` response head arrived (every `fetch` transport). See
-    /// `decode` for the status rules; a failing head aborts the request.
-    pub fn handle_response_head(&mut self, now: Now, id: AttemptId, head: &ResponseHead) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
-            return;
-        };
-        if a.status.is_some() {
-            self.advance(now);
-            return;
-        }
-        a.status = Some(head.status);
-        a.last_activity = now;
-        let transport = a.transport;
-        let held_ms = now.mono.since(a.started);
-        if transport == TransportKind::LongPoll {
-            self.long_poll_timeouts = 0;
-        }
-        let mut verdict = decode::classify(transport, head.status, head.content_type.as_deref());
-        if self.is_durable() {
-            match self.durable_head(now, head) {
-                Some(v) => verdict = v,
-                None => return self.advance(now),
-            }
-        } else {
-            if head.status == 410 && self.gone_is_transient(transport, held_ms) {
-                verdict = Verdict::Retry {
-                    server_hint: false,
-                    step_multiplier: 1,
-                };
-            }
-            if self.cursor_verdict(now, head.status, verdict) {
-                self.advance(now);
-                return;
-            }
-        }
-        match verdict {
-            // A stream already counted as open (`handle_opened` came first)
-            // keeps its parser state.
-            Verdict::OpenStream if self.attempt.as_ref().is_some_and(|a| a.opened_at.is_some()) => {
-            }
-            Verdict::OpenStream => self.stream_opened(now),
-            Verdict::Body(kind) => {
-                let outcome = self.validators.update(head.status, head);
-                if outcome == Outcome::Unchanged {
-                    self.stats.not_modified = self.stats.not_modified.saturating_add(1);
-                }
-                let hint = head
-                    .header("X-Poll-Interval")
-                    .and_then(poll_interval_hint_ms);
-                if kind == BodyKind::EventStream {
-                    self.new_body();
-                }
-                if let Some(a) = self.attempt.as_mut() {
-                    a.body = kind;
-                    a.outcome = Some(outcome);
-                    a.hint_ms = hint;
-                }
-            }
-            Verdict::NoNews => {
-                if self.validators.update(head.status, head) == Outcome::NotModified {
-                    self.stats.not_modified = self.stats.not_modified.saturating_add(1);
-                }
-                let hint = head
-                    .header("X-Poll-Interval")
-                    .and_then(poll_interval_hint_ms);
-                if let Some(mut a) = self.attempt.take() {
-                    a.hint_ms = hint;
-                    self.actions.push_back(Action::Abort(a.id));
-                    self.succeed_request(now, &a, false);
-                }
-            }
-            Verdict::Retry {
-                server_hint,
-                step_multiplier,
-            } => {
-                let wait = if server_hint {
-                    server_wait(head, now.wall, self.config.max_retry_after_ms)
-                } else {
-                    None
-                };
-                if let Some(a) = self.attempt.take() {
-                    self.actions.push_back(Action::Abort(a.id));
-                    let f = Failure {
-                        status: Some(head.status),
-                        wait,
-                        step_multiplier: if wait.is_some() { 1 } else { step_multiplier },
-                        ..Failure::new(ErrorCode::HttpStatus, Reason::Backoff)
-                    };
-                    self.fail(now, &a, f);
-                }
-            }
-            Verdict::Unauthorized if self.config.has_custom_headers && !self.auth_refreshed => {
-                if let Some(a) = self.attempt.take() {
-                    self.actions.push_back(Action::Abort(a.id));
-                    self.release_probe(now);
-                    self.auth_refreshed = true;
-                    self.refresh_next = true;
-                    self.report(Some(ErrorCode::Auth), Some(head.status), 0, false);
-                    self.schedule(now, 0, a.reason);
-                }
-            }
-            Verdict::Unauthorized => {
-                self.fatal(ErrorCode::Auth, Some(head.status), Reason::PermanentError)
-            }
-            Verdict::Fatal(code) => self.fatal(code, Some(head.status), Reason::PermanentError),
         }
         self.advance(now);
     }
@@ -1178,9 +1070,6 @@ impl Engine {
         } else {
             request::render(&self.config, transport, &self.cursor, &self.validators)
         };
-        let timeout_ms = (transport == TransportKind::LongPoll
-            && self.config.long_poll.timeout_ms > 0)
-            .then_some(self.config.long_poll.timeout_ms);
         let refresh_auth = mem::take(&mut self.refresh_next);
         self.stats.requests = self.stats.requests.saturating_add(1);
         if self.stats.requests > 1 {
@@ -1202,7 +1091,6 @@ impl Engine {
             transport,
             url,
             headers,
-            timeout_ms,
             refresh_auth,
         }));
     }

@@ -203,5 +203,6 @@ fn resume_error(retry_in_ms: Option<u64>) -> Action {
         status: None,
         retry_in_ms,
         fatal: false,
+        id: None,
     }
 }

@@ -304,6 +304,7 @@ impl Engine {
                 status,
                 retry_in_ms: (!fatal).then_some(retry_in_ms),
                 fatal,
+                id: None,
             });
         }
     }

@@ -128,11 +128,13 @@ impl Selector {
         Some((s, reason))
     }
 
-    /// A selector before start: `poll` only, never downgrades.
+    /// A selector before start, or after a start that found no usable
+    /// transport: none chosen ([`Selector::chosen`] is `None`), never
+    /// downgrades.
     pub fn placeholder() -> Selector {
         Selector {
             allowed: [TransportKind::Poll; 4],
-            len: 1,
+            len: 0,
             level: Level::Preferred,
             current: TransportKind::Poll,
             strikes: 0,
@@ -142,6 +144,12 @@ impl Selector {
             after_failures: 0,
             remember_ms: 0,
         }
+    }
+
+    /// The transport in use or about to be tried; `None` when none was
+    /// chosen (the placeholder).
+    pub fn chosen(&self) -> Option<TransportKind> {
+        (self.len > 0).then_some(self.current)
     }
 
     fn allowed(&self) -> &[TransportKind] {

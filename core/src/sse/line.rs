@@ -220,25 +220,7 @@ impl LineSplitter {
             }
         }
         loop {
-            let end = if self.skip.is_some() {
-                // Dropping an over-long line: only its end matters.
-                find_line_end(rest)
-            } else {
-                // Look no further than one byte past the limit: if no
-                // terminator is within reach, the line is too long whatever
-                // follows.
-                let room = max_line_bytes.saturating_sub(self.partial.len());
-                let window = rest.get(..room.saturating_add(1)).unwrap_or(rest);
-                match find_line_end(window) {
-                    None if rest.len() > room => {
-                        // Past the limit: drop the rest of this line.
-                        self.start_skip();
-                        continue;
-                    }
-                    end => end,
-                }
-            };
-            let Some(end) = end else {
+            let Some(end) = self.line_end(rest, max_line_bytes) else {
                 // No terminator: `rest` is the start of a line (or nothing).
                 self.push_partial(rest, max_line_bytes);
                 return;
@@ -248,21 +230,7 @@ impl LineSplitter {
                 self.push_partial(rest, max_line_bytes);
                 return;
             };
-            if let Some(mut skip) = self.skip.take() {
-                skip.absorb(content);
-                on_piece(Piece::Overlong {
-                    head: skip.head(),
-                    truncated: skip.truncated,
-                });
-            } else if self.partial.is_empty() {
-                on_piece(Piece::Line(content));
-            } else {
-                self.push_partial(content, max_line_bytes);
-                let mut line = mem::take(&mut self.partial);
-                on_piece(Piece::Line(&line));
-                line.clear();
-                self.partial = line;
-            }
+            self.complete_line(content, max_line_bytes, &mut on_piece);
             rest = after;
             if terminator == b'\r' {
                 match rest.split_first() {
@@ -276,6 +244,51 @@ impl LineSplitter {
             if rest.is_empty() {
                 return;
             }
+        }
+    }
+
+    /// Where the line at the start of `rest` ends (the index of its CR or
+    /// LF), or `None` when no terminator is within reach. Looks no further
+    /// than one byte past the limit: with no terminator within reach the line
+    /// is too long whatever follows, and the rest of it is dropped (a skip
+    /// starts, and only its end matters).
+    #[inline]
+    fn line_end(&mut self, rest: &[u8], max_line_bytes: usize) -> Option<usize> {
+        if self.skip.is_some() {
+            return find_line_end(rest);
+        }
+        let room = max_line_bytes.saturating_sub(self.partial.len());
+        let window = rest.get(..room.saturating_add(1)).unwrap_or(rest);
+        match find_line_end(window) {
+            None if rest.len() > room => {
+                self.start_skip();
+                find_line_end(rest)
+            }
+            end => end,
+        }
+    }
+
+    /// A line ended with `content` as its last bytes: hand it (or the head
+    /// of the over-long line it ends) to `on_piece`.
+    #[inline]
+    fn complete_line<F>(&mut self, content: &[u8], max_line_bytes: usize, on_piece: &mut F)
+    where
+        F: FnMut(Piece<'_>),
+    {
+        if let Some(mut skip) = self.skip.take() {
+            skip.absorb(content);
+            on_piece(Piece::Overlong {
+                head: skip.head(),
+                truncated: skip.truncated,
+            });
+        } else if self.partial.is_empty() {
+            on_piece(Piece::Line(content));
+        } else {
+            self.push_partial(content, max_line_bytes);
+            let mut line = mem::take(&mut self.partial);
+            on_piece(Piece::Line(&line));
+            line.clear();
+            self.partial = line;
         }
     }
 }

@@ -201,6 +201,7 @@ impl Sender {
     }
 
     /// The next action. After `Settle`, only `Wait { until: None }`.
+    #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> SendAction {
         if let Some(action) = self.actions.pop_front() {
             return action;

@@ -232,6 +232,7 @@ fn act(d: &Rc<Drive>, now: Now, action: ReportAction) {
                 status,
                 retry_in_ms,
                 fatal,
+                id: None,
             };
             event(d, &a);
         }

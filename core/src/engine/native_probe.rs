@@ -1,0 +1,40 @@
+//! What a native `EventSource` failure means, once the adapter's status probe
+//! has answered.
+//!
+//! A native `EventSource` hides the status and headers of a connection it
+//! fails (WHATWG HTML §9.2.3 "fail the connection"). When it fails before it
+//! ever opened, the adapter sends one `fetch` of the same URL and reports what
+//! that probe saw through [`Engine::handle_native_probe`]; the verdict is
+//! made here, by the engine's one media-type rule.
+
+use super::decode::MediaType;
+use super::input::{AttemptId, ResponseHead, TransportError};
+use super::Engine;
+use crate::time::Now;
+
+impl Engine {
+    /// The answer of the status probe for native attempt `id`, which failed
+    /// before it opened. `head` is the probe's response head, or `None` when
+    /// the probe failed as well.
+    ///
+    /// - a head other than `200 text/event-stream` is taken as the attempt's
+    ///   own head (a 204 stops with `no-content`, a 503 waits for its
+    ///   `Retry-After`, a wrong content type stops with `bad-content-type`);
+    /// - `200 text/event-stream`: the path, CORS and endpoint work, so the
+    ///   server refused that one connection (a one-shot 503, 429 or 204 whose
+    ///   status is gone): [`TransportError::ServerRefused`], an `http-status`
+    ///   failure without a status, backoff, no evidence against the transport;
+    /// - `None`: unreachable or refused by CORS, [`TransportError::Network`].
+    pub fn handle_native_probe(&mut self, now: Now, id: AttemptId, head: Option<&ResponseHead>) {
+        match head {
+            Some(h)
+                if h.status == 200
+                    && MediaType::of(h.content_type.as_deref()) == MediaType::EventStream =>
+            {
+                self.handle_transport_error(now, id, TransportError::ServerRefused);
+            }
+            Some(h) => self.handle_response_head(now, id, h),
+            None => self.handle_transport_error(now, id, TransportError::Network),
+        }
+    }
+}
