@@ -9,7 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use tidings_core::engine::{Action, ResponseHead, State, TransportError};
-use tidings_core::time::Now;
+use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{IdempotencyKey, Issue, ReportAction, Reporter};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -236,21 +236,25 @@ fn act(d: &Rc<Drive>, now: Now, action: ReportAction) {
             };
             event(d, &a);
         }
-        ReportAction::Wait { until } => {
-            let timer = until.map(|t| {
-                let weak = Rc::downgrade(d);
-                Timer::new(t.since(now.mono), move || {
-                    if let Some(d) = weak.upgrade() {
-                        let fired = d.timer.borrow_mut().take();
-                        drop(fired);
-                        feed(&d, Fact::Timer);
-                    }
-                })
-            });
-            let old = std::mem::replace(&mut *d.timer.borrow_mut(), timer);
-            drop(old);
-        }
+        ReportAction::Wait { until } => arm_timer(d, now, until),
     }
+}
+
+/// One timer for the machine's `Wait` (`None`: none); the old one is
+/// dropped (cancelled) after the borrow ends.
+fn arm_timer(d: &Rc<Drive>, now: Now, until: Option<MonoMs>) {
+    let timer = until.map(|t| {
+        let weak = Rc::downgrade(d);
+        Timer::new(t.since(now.mono), move || {
+            if let Some(d) = weak.upgrade() {
+                let fired = d.timer.borrow_mut().take();
+                drop(fired);
+                feed(&d, Fact::Timer);
+            }
+        })
+    });
+    let old = std::mem::replace(&mut *d.timer.borrow_mut(), timer);
+    drop(old);
 }
 
 /// `statechange` / `error` with a subscription's shapes (the listeners are
