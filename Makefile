@@ -22,6 +22,7 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy -q --workspace --all-targets -- -D warnings
 	cargo clippy -q --target wasm32-unknown-unknown --all-targets -- -D warnings
+	python3 scripts/fn-lengths.py --top 0
 
 native-tests:
 	cargo test --workspace
