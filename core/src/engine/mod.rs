@@ -31,6 +31,7 @@ mod config;
 mod cursor_reset;
 mod decode;
 mod durable;
+mod handover;
 mod input;
 mod lifecycle;
 mod quiet;
