@@ -109,3 +109,20 @@ test("crossTab: only the leading tab acknowledges; both tabs see the message onc
     await context.close();
   }
 });
+
+test("pagehide: the ids still waiting for their batch are acknowledged as the page goes (keepalive), not left for the server to re-send to the next page", async () => {
+  await clearAcks();
+  const page = await blankPage(browser, web.url);
+  try {
+    // batchMs 60 s: the batch would never go out on its own within the test.
+    await subscribe(page, "p", { transports: ["fetch-sse"], ack: { url: "/ack", batchMs: 60_000 } });
+    const { id } = await publishResent("bye", "resendAfterMs=60000&maxResends=1");
+    await until(() => page.evaluate((id) => window.seen.p.includes(id), id), "the message");
+    assert.deepEqual((await acks()).acked, [], "nothing acknowledged before the page goes");
+    await page.goto(`${web.url}/_faults?left=1`);
+    await until(async () => (await acks()).acked.includes(id), "the ACK sent at pagehide");
+    assert.equal((await acks()).batches, 1);
+  } finally {
+    await page.closeAll();
+  }
+});
