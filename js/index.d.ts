@@ -507,7 +507,8 @@ export interface Options<M = {}> {
    * {@link send} (its own idempotency key, the send's retries); its failure is not reported (the
    * server re-sends, the dedupe hides the repeat). Messages without an id are not acknowledged.
    * With `crossTab`, only the tab that holds the connection acknowledges. `url` missing or not a
-   * URL: `invalid-option` / `invalid-url`.
+   * URL: `invalid-option` / `invalid-url`. With `protocol: "durable-streams"` (no message has an
+   * id): `invalid-option` (`ack`).
    */
   ack?: { url: string | URL; batchMs?: number; maxBatch?: number };
 }

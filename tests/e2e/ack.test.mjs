@@ -126,3 +126,27 @@ test("pagehide: the ids still waiting for their batch are acknowledged as the pa
     await page.closeAll();
   }
 });
+
+test("ack with protocol durable-streams is refused at subscribe() (invalid-option `ack`): its messages carry no id, so nothing could ever be acknowledged", async () => {
+  const page = await blankPage(browser, web.url);
+  try {
+    const got = await page.evaluate(() => {
+      const tries = [
+        { protocol: "durable-streams", ack: { url: "/ack" } },
+        { protocol: "durable-streams", ack: null },
+        { ack: { url: "/ack" } },
+      ];
+      return tries.map((o) => {
+        try {
+          window.tidings.subscribe("/sse", o).close();
+          return "accepted";
+        } catch (e) {
+          return `${e.code}: ${e.message}`;
+        }
+      });
+    });
+    assert.deepEqual(got, ["invalid-option: invalid option: ack", "accepted", "accepted"]);
+  } finally {
+    await page.closeAll();
+  }
+});
