@@ -7,7 +7,8 @@
 //!
 //! | kind | what | then |
 //! |---|---|---|
-//! | `m` | a message | transport, id, lastEventId, event, data |
+//! | `m` | a message | transport, id, lastEventId, event, data, binary (bytes as U+0000–U+00FF) |
+//! | `u` | uptodate (Durable Streams) | the offset reached |
 //! | `s` | statechange | sync, state, reason, the leader's cursor, delayMs? |
 //! | `t` | transportchange | sync, transport, reason, previous? |
 //! | `e` | error | code, fatal, status (or `null`), retryInMs? |
