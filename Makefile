@@ -52,8 +52,12 @@ browser-tests:
 # uptodate; +3.9 KB gzip) landed. The 13 KB goal is open work (issue 19).
 # Raised to 98304 for issue 16 (subscribe `ack` +1.7 KB gzip: 84 525 -> 86 227;
 # appender() +11.6 KB: -> 97 825, README "Size"; a Rust app leaves the
-# appender out with the `append` feature off).
-SIZE_CEILING ?= 98304
+# appender out with the `append` feature off). Raised to 100352 by the review of
+# the merged wave (branch review-2): merged main measured 98 687, already over
+# 98304 (each branch was measured alone); the cross-branch fixes add 630
+# (ack keepalive at pagehide, Engine::resuming for cross-tab hand-overs,
+# ack refused with Durable Streams): 99 317.
+SIZE_CEILING ?= 100352
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh
