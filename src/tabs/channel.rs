@@ -13,7 +13,7 @@
 //! | `t` | transportchange | sync, transport, reason, previous? |
 //! | `e` | error | code, fatal, status (or `null`), retryInMs? |
 //! | `r` | reset | reason |
-//! | `h` | hello: a new tab asks the leader to re-post its last `t` and `s` | – |
+//! | `h` | hello: a new tab asks the leader to re-post its last `t`, `s` and `u` | – |
 //! | `b` | bye: the leader's page is going away (the lock passes on by itself) | – |
 //!
 //! `sync` is `true` on a re-post for a newcomer (a tab that already knows it
