@@ -8,7 +8,7 @@
 //! | kind | what | then |
 //! |---|---|---|
 //! | `m` | a message | transport, id, lastEventId, event, data, binary (bytes as U+0000–U+00FF) |
-//! | `u` | uptodate (Durable Streams) | the offset reached |
+//! | `u` | uptodate (Durable Streams) | sync, the offset reached |
 //! | `s` | statechange | sync, state, reason, the leader's cursor, delayMs? |
 //! | `t` | transportchange | sync, transport, reason, previous? |
 //! | `e` | error | code, fatal, status (or `null`), retryInMs? |
@@ -106,6 +106,7 @@ pub fn encode(wire: &Wire) -> Option<Array> {
         }
         Relay::Action(Action::UpToDate { last_event_id }) => {
             a = array("u");
+            a.push(&JsValue::from_bool(sync));
             push(&a, last_event_id);
         }
         Relay::Action(Action::State {
@@ -219,7 +220,7 @@ pub fn decode(v: &JsValue) -> Option<Wire> {
             })
         }
         "u" => Relay::Action(Action::UpToDate {
-            last_event_id: string(a, 1)?,
+            last_event_id: string(a, 2)?,
         }),
         "t" => Relay::Action(Action::TransportChanged {
             transport: transport(a, 2)?,
