@@ -54,9 +54,9 @@ browser-tests:
 # appender() +11.6 KB: -> 97 825, README "Size"; a Rust app leaves the
 # appender out with the `append` feature off). Raised to 100352 by the review of
 # the merged wave (branch review-2): merged main measured 98 687, already over
-# 98304 (each branch was measured alone); the cross-branch fixes add 630
+# 98304 (each branch was measured alone); the cross-branch fixes add 762
 # (ack keepalive at pagehide, Engine::resuming for cross-tab hand-overs,
-# ack refused with Durable Streams): 99 317.
+# ack refused with Durable Streams, uptodate re-posted across tabs): 99 449.
 SIZE_CEILING ?= 100352
 size:
 	@scripts/bootstrap.sh build
