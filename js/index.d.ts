@@ -504,11 +504,13 @@ export interface Options<M = {}> {
    * Delivery ACKs (README "Delivery ACKs"): the id of every message dispatched to this
    * subscription's listeners (an async iterator is one: a message it buffered counts) is posted
    * to `url` as `{"ids": ["<id>", …]}`, in batches: `batchMs` (default `1000`) after the first id
-   * of a batch, or at once at `maxBatch` ids (default `100`), and on `close()`. Each batch is one
+   * of a batch, or at once at `maxBatch` ids (default `100`), on `close()`, and at `pagehide`
+   * (then as one `keepalive` request, its answer not read). Each other batch is one
    * {@link send} (its own idempotency key, the send's retries); its failure is not reported (the
    * server re-sends, the dedupe hides the repeat). Messages without an id are not acknowledged.
    * With `crossTab`, only the tab that holds the connection acknowledges. `url` missing or not a
-   * URL: `invalid-option` / `invalid-url`.
+   * URL: `invalid-option` / `invalid-url`. With `protocol: "durable-streams"` (no message has an
+   * id): `invalid-option` (`ack`).
    */
   ack?: { url: string | URL; batchMs?: number; maxBatch?: number };
 }

@@ -414,3 +414,55 @@ fn an_up_to_date_offset_is_where_the_next_leader_resumes() {
     assert_eq!(p.running(), vec![1]);
     assert_eq!(p.tabs[1].runs, vec![String::from("0000_0042")]);
 }
+
+/// Durable Streams: a tab that joins after the leader caught up hears
+/// `uptodate` (after the transport and state), as a tab of its own would;
+/// the tabs that heard it already do not hear it again. After a `reset`
+/// (410: the stream restarts) a newcomer is not told the stale one.
+#[test]
+fn a_follower_joining_late_hears_uptodate_once() {
+    let up = |o: &str| {
+        Relay::Action(Action::UpToDate {
+            last_event_id: String::from(o),
+        })
+    };
+    let mut p = three_tabs([A, A, A]);
+    p.emit(0, up("0000_0042"), "0000_0042");
+    // Live after catching up: a message moves the cursor past that offset.
+    p.emit(0, msg(43), "0000_0050");
+    p.settle();
+    let late = p.open("", A, false, true);
+    p.settle();
+    let told = &p.tabs[late].told;
+    // The re-post names where the leader is now (it is still up to date).
+    assert_eq!(
+        told,
+        &vec![
+            transport_changed(),
+            state(State::Open, Reason::Start),
+            up("0000_0050")
+        ]
+    );
+    // The newcomer would resume from there, not from the older offset.
+    let m = p.tabs[late].m.following();
+    assert_eq!(m.map(|m| m.last_event_id.as_str()), Some("0000_0050"));
+    let ups = |p: &Profile, i: usize| {
+        p.tabs[i]
+            .told
+            .iter()
+            .filter(|r| matches!(r, Relay::Action(Action::UpToDate { .. })))
+            .count()
+    };
+    assert_eq!((ups(&p, 0), ups(&p, 1), ups(&p, 2)), (1, 1, 1));
+    p.emit(
+        0,
+        Relay::Action(Action::Reset {
+            reason: ResetReason::Gone,
+        }),
+        "-1",
+    );
+    p.settle();
+    let later = p.open("", A, false, true);
+    p.settle();
+    assert_eq!(ups(&p, later), 0, "{:?}", p.tabs[later].told);
+}

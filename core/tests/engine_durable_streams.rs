@@ -9,8 +9,8 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, AttemptId, Config, ErrorCode, Message, Protocol, Reason, ResetReason, ResponseHead,
-    State, TransportError, TransportKind,
+    Action, AttemptId, Config, Engine, ErrorCode, Message, Protocol, Reason, ResetReason,
+    ResponseHead, State, TransportError, TransportKind,
 };
 
 fn ds_config(start: &str) -> Config {
@@ -484,4 +484,52 @@ fn offline_sends_nothing_and_online_resumes_from_the_offset() {
     sim.online(true);
     let o = sim.must_open(1_000);
     assert_eq!(o.url, format!("{BASE}?cursor=9&live=long-poll&offset=0_4"));
+}
+
+/// A connection handed over between tabs (crossTab) resumes from the offset
+/// the old leader reached, but its configured start stays the app's: a 410
+/// after the hand-over restarts from `now` when the app asked for `now` (not
+/// from `-1`, which would replay the whole stream), and from `-1` otherwise.
+#[test]
+fn handed_over_connection_restarts_from_the_configured_start_on_410() {
+    let mut sim = Sim::new(ds_config("now"), 1);
+    sim.engine = Engine::resuming(ds_config("now"), 1, "0_8");
+    let o = the_open(&sim.start());
+    assert_eq!(
+        o.url,
+        format!("{BASE}?offset=0_8"),
+        "catch-up from the hand-over"
+    );
+    assert_eq!(sim.engine.last_event_id(), "0_8");
+    let out = sim.head(o.id, ResponseHead::new(410));
+    assert!(out.contains(&Action::Reset {
+        reason: ResetReason::Gone
+    }));
+    let o = sim.must_open(100);
+    assert_eq!(o.url, format!("{BASE}?live=long-poll&offset=now"));
+    assert_eq!(sim.engine.last_event_id(), "now");
+
+    let mut sim = Sim::new(ds_config(""), 1);
+    sim.engine = Engine::resuming(ds_config(""), 1, "0_8");
+    let o = the_open(&sim.start());
+    assert_eq!(o.url, format!("{BASE}?offset=0_8"));
+    sim.head(o.id, ResponseHead::new(410));
+    assert_eq!(sim.must_open(100).url, format!("{BASE}?offset=-1"));
+}
+
+/// A hand-over cursor that is no offset (none seen yet, or garbage another
+/// same-origin script posted on the channel) resumes from the configured
+/// start.
+#[test]
+fn handed_over_connection_ignores_an_unusable_cursor() {
+    for bad in ["", "a&b=c", "x y"] {
+        let mut sim = Sim::new(ds_config("now"), 1);
+        sim.engine = Engine::resuming(ds_config("now"), 1, bad);
+        let o = the_open(&sim.start());
+        assert_eq!(
+            o.url,
+            format!("{BASE}?live=long-poll&offset=now"),
+            "{bad:?}"
+        );
+    }
 }

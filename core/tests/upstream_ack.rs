@@ -10,9 +10,46 @@ fn drain(b: &mut AckBatcher) -> (Vec<Vec<String>>, Option<MonoMs>) {
     loop {
         match b.poll() {
             AckAction::Send(ids) => out.push(ids),
+            AckAction::SendKeepalive(ids) => panic!("keepalive batch {ids:?} outside pagehide"),
             AckAction::Wait { until } => return (out, until),
         }
     }
+}
+
+/// The batches posted with `keepalive: true` (and the ordinary ones).
+fn drain_keepalive(b: &mut AckBatcher) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let (mut send, mut keep) = (Vec::new(), Vec::new());
+    loop {
+        match b.poll() {
+            AckAction::Send(ids) => send.push(ids),
+            AckAction::SendKeepalive(ids) => keep.push(ids),
+            AckAction::Wait { .. } => return (send, keep),
+        }
+    }
+}
+
+/// `pagehide`: the ids waiting for their batch go out at once, as one
+/// `keepalive` batch (a send could not finish once the page is gone, and an
+/// id never acknowledged is re-sent by the server to the next page, which
+/// has forgotten it and shows it again). The batcher stays open: a page back
+/// from the back-forward cache goes on batching. Nothing pending: nothing.
+#[test]
+fn pagehide_sends_what_is_pending_with_keepalive() {
+    let mut b = AckBatcher::new(60_000, 100);
+    b.handle_page_hide();
+    assert_eq!(drain_keepalive(&mut b), (vec![], vec![]));
+    b.handle_received(MonoMs(10), "1", true);
+    b.handle_received(MonoMs(20), "2", true);
+    b.handle_page_hide();
+    assert_eq!(drain_keepalive(&mut b), (vec![], vec![ids(&["1", "2"])]));
+    assert_eq!(drain(&mut b), (vec![], None), "the batch timer is gone");
+    b.handle_received(MonoMs(30), "3", true);
+    assert_eq!(drain(&mut b), (vec![], Some(MonoMs(60_030))));
+    b.handle_timer(MonoMs(60_030));
+    assert_eq!(drain(&mut b), (vec![ids(&["3"])], None));
+    b.handle_close();
+    b.handle_page_hide();
+    assert_eq!(drain_keepalive(&mut b), (vec![], vec![]));
 }
 
 fn ids(v: &[&str]) -> Vec<String> {

@@ -849,3 +849,51 @@ fn adaptive_interval_follows_what_the_task_has() {
     assert_eq!(seen, [20_000, 40_000, 60_000, 60_000, 30_000, 15_000, 7500]);
     assert_eq!(s.r.stats().skipped, 4);
 }
+
+/// `keep_all`: a queued report's `deadline_ms` runs from its collection (the
+/// report's "call", as for an `ordered` send queued behind another of its
+/// URL, `Sender::handle_queued`), not from when its turn comes: a report
+/// that waited out its deadline behind a head held offline is dropped
+/// (`Failed`) and never sent.
+#[test]
+fn keep_all_deadline_runs_from_collection() {
+    let mut config = keep_all();
+    config.send.deadline_ms = Some(30_000);
+    let mut s = Sim::new(config);
+    s.until_collect();
+    s.collect(true);
+    s.fail(50);
+    s.until_collect();
+    let collected = s.now;
+    s.collect(true);
+    s.r.handle_online(s.t(), false);
+    s.drain();
+    // The head's own deadline (from its collection at 7416) passes offline.
+    s.fire();
+    assert_eq!(s.now, 37_416);
+    s.now = collected + 40_000;
+    s.r.handle_online(s.t(), true);
+    s.drain();
+    for _ in 0..3 {
+        if s.wait.is_some() {
+            s.fire();
+        }
+        if s.collecting.is_some() {
+            s.collect(false);
+        }
+    }
+    let reports: Vec<u64> = s.issues().iter().map(|i| i.1).collect();
+    assert!(
+        !reports.contains(&2),
+        "report 2 sent past its deadline: {:?}",
+        s.issues()
+    );
+    let settled = s.settled();
+    assert!(
+        matches!(
+            settled.iter().find(|r| r.0 == 2),
+            Some((2, ReportOutcome::Failed(_)))
+        ),
+        "{settled:?}"
+    );
+}

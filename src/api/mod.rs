@@ -45,6 +45,13 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     let parsed = options::Options::from_js(&url, &options)?;
     #[cfg(feature = "send")]
     let ack = options::checked(|| crate::upstream::ack::from_options(&options))?;
+    // Durable Streams messages carry no id (exactly once comes from the
+    // offset): `ack` could never acknowledge one, so it is refused rather
+    // than silently doing nothing.
+    #[cfg(feature = "send")]
+    if ack.is_some() && parsed.config.protocol == tidings_core::engine::Protocol::DurableStreams {
+        return Err(options::invalid("ack"));
+    }
     #[cfg(not(feature = "send"))]
     let ack = ();
     Ok(Subscription::start(&url, &options, parsed, ack))

@@ -227,11 +227,13 @@ fn halt(conn: &Rc<Connection>) {
 
 /// [`halt`], the new engine starting from `cursor` when given.
 fn halt_with(conn: &Rc<Connection>, cursor: Option<String>) {
-    let mut config = conn.config.clone();
-    if let Some(c) = cursor {
-        config.last_event_id = c;
-    }
-    let engine = Engine::new(config, conn.seed);
+    // The app's configured start stays in the config (a Durable Streams 410
+    // restarts from it); the cursor is only where this engine resumes.
+    let config = conn.config.clone();
+    let engine = match cursor {
+        Some(c) => Engine::resuming(config, conn.seed, &c),
+        None => Engine::new(config, conn.seed),
+    };
     let live = conn.live.borrow_mut().take();
     let timer = conn.timer.borrow_mut().take();
     let old = std::mem::replace(&mut *conn.engine.borrow_mut(), engine);

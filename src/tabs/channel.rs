@@ -7,12 +7,13 @@
 //!
 //! | kind | what | then |
 //! |---|---|---|
-//! | `m` | a message | transport, id, lastEventId, event, data |
+//! | `m` | a message | transport, id, lastEventId, event, data, binary (bytes as U+0000–U+00FF) |
+//! | `u` | uptodate (Durable Streams) | sync, the offset reached |
 //! | `s` | statechange | sync, state, reason, the leader's cursor, delayMs? |
 //! | `t` | transportchange | sync, transport, reason, previous? |
 //! | `e` | error | code, fatal, status (or `null`), retryInMs? |
 //! | `r` | reset | reason |
-//! | `h` | hello: a new tab asks the leader to re-post its last `t` and `s` | – |
+//! | `h` | hello: a new tab asks the leader to re-post its last `t`, `s` and `u` | – |
 //! | `b` | bye: the leader's page is going away (the lock passes on by itself) | – |
 //!
 //! `sync` is `true` on a re-post for a newcomer (a tab that already knows it
@@ -115,6 +116,7 @@ fn encode_action(action: &Action, cursor: &str, sync: bool) -> Option<Array> {
     match action {
         Action::UpToDate { last_event_id } => {
             a = array("u");
+            a.push(&JsValue::from_bool(sync));
             push(&a, last_event_id);
         }
         Action::State {
@@ -254,7 +256,7 @@ pub fn decode(v: &JsValue) -> Option<Wire> {
             })
         }
         "u" => Relay::Action(Action::UpToDate {
-            last_event_id: string(a, 1)?,
+            last_event_id: string(a, 2)?,
         }),
         "t" => Relay::Action(Action::TransportChanged {
             transport: transport(a, 2)?,

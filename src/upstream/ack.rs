@@ -4,23 +4,32 @@
 //! key, the send's retries). "Received" is reported by the subscription
 //! when it dispatched a message to the app's listeners (the async iterator
 //! is one of them: a message it buffered counts).
+//!
+//! `pagehide`: the ids still waiting for their batch go out at once with
+//! `fetch(…, { keepalive: true })` (the core's `handle_page_hide`): a send's
+//! retries cannot run once the page is gone, and an id never acknowledged is
+//! re-sent by the server to the next page, which would show it again.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
 use tidings_core::upstream::{ack_body, AckAction, AckBatcher};
-use tidings_core::upstream::{DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH};
+use tidings_core::upstream::{
+    DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH, DEFAULT_IDEMPOTENCY_HEADER,
+};
 use wasm_bindgen::prelude::*;
 
 use crate::api::options::{absent, count, get, group, invalid, set_ms, text};
 use crate::clock;
-use crate::guard::Timer;
+use crate::guard::{Listener, Timer};
 
 /// One subscription's ACKs.
 pub struct Acker {
     machine: RefCell<AckBatcher>,
     url: String,
     timer: RefCell<Option<Timer>>,
+    /// The window's `pagehide` listener (none in a worker), until close.
+    pagehide: RefCell<Option<Listener>>,
 }
 
 /// Read `ack` (`undefined`/`null`: none). `url` is required and resolved
@@ -41,11 +50,24 @@ pub fn from_options(v: &JsValue) -> Result<Option<Rc<Acker>>, JsValue> {
         Some(None) => usize::MAX,
         None => DEFAULT_ACK_MAX_BATCH,
     };
-    Ok(Some(Rc::new(Acker {
+    let acker = Rc::new(Acker {
         machine: RefCell::new(AckBatcher::new(batch_ms, max)),
         url,
         timer: RefCell::new(None),
-    })))
+        pagehide: RefCell::new(None),
+    });
+    if web_sys::window().is_some() {
+        let weak = Rc::downgrade(&acker);
+        let global: web_sys::EventTarget = js_sys::global().unchecked_into();
+        let listener = Listener::new(&global, "pagehide", move |_| {
+            if let Some(a) = weak.upgrade() {
+                a.machine.borrow_mut().handle_page_hide();
+                drain(&a);
+            }
+        });
+        *acker.pagehide.borrow_mut() = Some(listener);
+    }
+    Ok(Some(acker))
 }
 
 /// The app received message `id`; `leader`: this tab holds the connection.
@@ -60,15 +82,18 @@ pub fn close(acker: &Rc<Acker>) {
     acker.machine.borrow_mut().handle_close();
     drain(acker);
     let timer = acker.timer.borrow_mut().take();
-    drop(timer);
+    let pagehide = acker.pagehide.borrow_mut().take();
+    drop((timer, pagehide));
 }
 
 fn drain(acker: &Rc<Acker>) {
     let now = clock::now().mono;
     let mut batches = Vec::new();
+    let mut keepalive = Vec::new();
     let until = loop {
         match acker.machine.borrow_mut().poll() {
             AckAction::Send(ids) => batches.push(ids),
+            AckAction::SendKeepalive(ids) => keepalive.push(ids),
             AckAction::Wait { until } => break until,
         }
     };
@@ -88,6 +113,28 @@ fn drain(acker: &Rc<Acker>) {
     for ids in batches {
         post(&acker.url, &ack_body(&ids));
     }
+    for ids in keepalive {
+        post_keepalive(&acker.url, &ack_body(&ids));
+    }
+}
+
+/// One batch as the page goes: a single `keepalive` request with its own
+/// key (as a send's first attempt has), its answer not read.
+fn post_keepalive(url: &str, body: &str) {
+    let Ok(headers) = web_sys::Headers::new() else {
+        return;
+    };
+    let _ = headers.set("Content-Type", "application/json");
+    if let Ok(key) = super::new_key() {
+        let _ = headers.set(DEFAULT_IDEMPOTENCY_HEADER, &key.header_value());
+    }
+    let req = super::request::Request {
+        url: url.into(),
+        body: JsValue::from_str(body),
+        app_headers: None,
+        credentials: false,
+    };
+    super::request::keepalive(&req, "POST", &headers);
 }
 
 /// One batch: a `send` with a JSON body; its outcome is not the app's

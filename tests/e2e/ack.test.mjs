@@ -109,3 +109,44 @@ test("crossTab: only the leading tab acknowledges; both tabs see the message onc
     await context.close();
   }
 });
+
+test("pagehide: the ids still waiting for their batch are acknowledged as the page goes (keepalive), not left for the server to re-send to the next page", async () => {
+  await clearAcks();
+  const page = await blankPage(browser, web.url);
+  try {
+    // batchMs 60 s: the batch would never go out on its own within the test.
+    await subscribe(page, "p", { transports: ["fetch-sse"], ack: { url: "/ack", batchMs: 60_000 } });
+    const { id } = await publishResent("bye", "resendAfterMs=60000&maxResends=1");
+    await until(() => page.evaluate((id) => window.seen.p.includes(id), id), "the message");
+    assert.deepEqual((await acks()).acked, [], "nothing acknowledged before the page goes");
+    await page.goto(`${web.url}/_faults?left=1`);
+    await until(async () => (await acks()).acked.includes(id), "the ACK sent at pagehide");
+    assert.equal((await acks()).batches, 1);
+  } finally {
+    await page.closeAll();
+  }
+});
+
+test("ack with protocol durable-streams is refused at subscribe() (invalid-option `ack`): its messages carry no id, so nothing could ever be acknowledged", async () => {
+  const page = await blankPage(browser, web.url);
+  try {
+    const got = await page.evaluate(() => {
+      const tries = [
+        { protocol: "durable-streams", ack: { url: "/ack" } },
+        { protocol: "durable-streams", ack: null },
+        { ack: { url: "/ack" } },
+      ];
+      return tries.map((o) => {
+        try {
+          window.tidings.subscribe("/sse", o).close();
+          return "accepted";
+        } catch (e) {
+          return `${e.code}: ${e.message}`;
+        }
+      });
+    });
+    assert.deepEqual(got, ["invalid-option: invalid option: ack", "accepted", "accepted"]);
+  } finally {
+    await page.closeAll();
+  }
+});

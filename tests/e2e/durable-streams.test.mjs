@@ -352,3 +352,38 @@ test("crossTab: two tabs of one profile read the stream through one poller (no o
     await context.close();
   }
 });
+
+test("crossTab: a tab that joins after the leader caught up hears uptodate once (at the leader's offset), and the tabs that heard it already do not hear it again", async () => {
+  const path = streamPath();
+  await ds.create(path, "application/json");
+  await ds.append(path, json({ n: 0 }), "application/json");
+  const context = await browser.newContext();
+  const pages = [];
+  try {
+    const opts = { parse: "json", crossTab: true };
+    const ups = async (p) => (await log(p, "s")).filter((e) => e.type === "uptodate");
+    for (let i = 0; i < 3; i++) {
+      const p = await blankPage(browser, web.url, { context });
+      pages.push(p);
+      await subscribe(p, "s", ds.url + path, opts);
+      await waitLog(p, "s", (l) => l.some((e) => e.type === "uptodate"), 10_000, `tab ${i} caught up`);
+      if (i === 0) {
+        // Live: the leader's offset moves past the one it caught up at.
+        await ds.append(path, json({ n: 1 }), "application/json");
+        await waitLog(p, "s", (l) => msgs(l).some((m) => m.data.n === 1), 10_000, "message 1");
+      }
+    }
+    await sleep(500);
+    const first = await ups(pages[0]);
+    const leaderNow = (await log(pages[0], "s")).filter((e) => e.type === "message").at(-1).lastEventId;
+    for (const [i, p] of pages.entries()) {
+      const u = await ups(p);
+      assert.equal(u.length, 1, `tab ${i}: ${JSON.stringify(u)}`);
+      if (i > 0) assert.equal(u[0].lastEventId, leaderNow, `tab ${i}`);
+    }
+    assert.notEqual(first[0].lastEventId, leaderNow);
+    for (const p of pages) assert.deepEqual(p.errors, []);
+  } finally {
+    await context.close();
+  }
+});

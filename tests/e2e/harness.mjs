@@ -8,11 +8,13 @@ import { chromium } from "playwright-core";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SERVER_BIN = process.env.TIDINGS_SERVER_BIN ?? `${ROOT}target/release/tidings-server`;
+// The package the server serves (`OUT=… scripts/build-pkg.sh` builds another).
+const PKG_DIR = process.env.TIDINGS_PKG_DIR ?? `${ROOT}pkg`;
 
 /** Start tidings-server on port 0; resolves to { url, stop(), log(), lines }. */
 export async function startServer(args = []) {
   // Defaults for what `args` does not set itself (the server rejects a repeated flag).
-  const defaults = [["--port", "0"], ["--www", `${ROOT}www`], ["--pkg", `${ROOT}pkg`]]
+  const defaults = [["--port", "0"], ["--www", `${ROOT}www`], ["--pkg", PKG_DIR]]
     .filter(([flag]) => !args.includes(flag))
     .flat();
   const child = spawn(SERVER_BIN, [...defaults, ...args], {

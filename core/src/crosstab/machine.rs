@@ -38,6 +38,11 @@ pub struct CrossTab {
     /// The leader's last transport change and state, re-posted for a newcomer.
     last_t: Option<Action>,
     last_s: Option<Action>,
+    /// Durable Streams: the leader's `uptodate` since its last `reset`,
+    /// re-posted for a newcomer (whose app waits for its "caught up").
+    last_u: Option<Action>,
+    /// This tab's subscriptions heard `uptodate` since the last `reset`.
+    heard_up_to_date: bool,
     /// The leader said `bye`: no steal until a leader speaks again.
     leader_gone: bool,
     /// Back from the back-forward cache: the cursor this tab left with.
@@ -70,6 +75,8 @@ impl CrossTab {
             own_cursor: String::new(),
             last_t: None,
             last_s: None,
+            last_u: None,
+            heard_up_to_date: false,
             leader_gone: false,
             restored_from: None,
             steal_at: None,
@@ -313,6 +320,8 @@ impl CrossTab {
         match a {
             Action::State { .. } => self.last_s = relayed(&a),
             Action::TransportChanged { .. } => self.last_t = relayed(&a),
+            Action::UpToDate { .. } => self.last_u = relayed(&a),
+            Action::Reset { .. } => self.last_u = None,
             _ => {}
         }
         self.own(Relay::Action(a), cursor)
@@ -371,10 +380,16 @@ impl CrossTab {
         if self.role != Role::Leader {
             return;
         }
-        for a in [&self.last_t, &self.last_s] {
-            let Some(a) = a.as_ref().and_then(relayed) else {
+        for a in [&self.last_t, &self.last_s, &self.last_u] {
+            let Some(mut a) = a.as_ref().and_then(relayed) else {
                 continue;
             };
+            // Still up to date (live answers keep saying so) where the
+            // cursor is now: the newcomer must not resume from the older
+            // offset of the moment it first caught up.
+            if let Action::UpToDate { last_event_id } = &mut a {
+                last_event_id.clone_from(&self.own_cursor);
+            }
             self.actions.push_back(TabAction::Post(Wire::Notice {
                 notice: Relay::Action(a),
                 cursor: self.own_cursor.clone(),
@@ -451,11 +466,15 @@ impl CrossTab {
             Relay::Action(Action::TransportChanged { transport, .. }) => {
                 m.transport = Some(*transport);
             }
-            Relay::Action(Action::Reset { .. }) => self.seen.clear(),
+            Relay::Action(Action::Reset { .. }) => {
+                self.seen.clear();
+                self.heard_up_to_date = false;
+            }
             // Durable Streams: an offset reached without a message (a 204
             // from `now` names the tail) is where a new leader resumes.
             Relay::Action(Action::UpToDate { last_event_id }) => {
                 m.last_event_id.clone_from(last_event_id);
+                self.heard_up_to_date = true;
             }
             Relay::Action(_) => {}
         }
@@ -469,6 +488,7 @@ impl CrossTab {
             Relay::Action(Action::TransportChanged { transport, .. }) => {
                 self.mirror.transport == Some(*transport)
             }
+            Relay::Action(Action::UpToDate { .. }) => self.heard_up_to_date,
             _ => false,
         }
     }

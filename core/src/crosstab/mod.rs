@@ -38,8 +38,10 @@
 //!   tab releases its lock and the browser grants it to the next in line.
 //! - Relay: the leader posts every notice; followers tell their
 //!   subscriptions. A newcomer posts `hello`; the leader re-posts its last
-//!   transport change and state marked `sync` (ignored by a tab that already
-//!   knows them).
+//!   transport change and state, and (Durable Streams) its `uptodate` since
+//!   the last `reset` at its current offset, marked `sync` (ignored by a tab
+//!   that already knows them): a tab that joins after the leader caught up
+//!   hears its "caught up" too.
 //! - No gap, no duplicate at a hand-over: every tab drops a message whose id
 //!   it already delivered (the engine's [`Dedupe`] over the last
 //!   [`SEEN_IDS`] ids), which covers two leaders overlapping during a steal.

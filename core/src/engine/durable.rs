@@ -182,8 +182,13 @@ impl Durable {
     /// The initial state for `config`: a start at `now` goes live at once
     /// (§8: a long-poll from `now` saves the empty catch-up round trip).
     pub(crate) fn new(config: &Config) -> Durable {
+        Durable::starting_at(&config.last_event_id)
+    }
+
+    /// The initial state for a connection that starts at `offset`.
+    pub(crate) fn starting_at(offset: &str) -> Durable {
         Durable {
-            up_to_date: config.last_event_id == NOW_OFFSET,
+            up_to_date: offset == NOW_OFFSET,
             ..Durable::default()
         }
     }

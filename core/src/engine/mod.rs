@@ -32,6 +32,7 @@ mod config;
 mod cursor_reset;
 mod decode;
 mod durable;
+mod handover;
 mod head;
 mod input;
 mod lifecycle;

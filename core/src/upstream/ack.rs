@@ -12,6 +12,11 @@
 //!   never dispatched, so never reported; a repeat reported anyway is
 //!   skipped while its batch is pending). Empty ids are not acknowledged
 //!   (nothing names them).
+//! - `pagehide`: what is pending goes out at once as one batch posted with
+//!   `fetch(…, { keepalive: true })` ([`AckAction::SendKeepalive`]; a send's
+//!   retries cannot run once the page is gone, and an id never acknowledged
+//!   is re-sent by the server to the next page, which shows it again). The
+//!   batcher goes on: a page back from the back-forward cache keeps batching.
 //! - `crossTab`: only the tab that holds the connection acknowledges; a
 //!   following tab's reports are dropped ([`AckBatcher::handle_received`]
 //!   takes `leader`): the leader dispatched the same messages itself.
@@ -32,6 +37,10 @@ pub const DEFAULT_ACK_MAX_BATCH: usize = 100;
 pub enum AckAction {
     /// Post this batch (one idempotent send).
     Send(Vec<String>),
+    /// Post this batch once with `fetch(…, { keepalive: true })`: the page
+    /// is going away ([`AckBatcher::handle_page_hide`]); its answer is not
+    /// read.
+    SendKeepalive(Vec<String>),
     /// Arm the single timer (`None`: no timer).
     Wait {
         /// When to call `handle_timer`.
@@ -47,6 +56,8 @@ pub struct AckBatcher {
     pending: Vec<String>,
     due: Option<MonoMs>,
     ready: Vec<Vec<String>>,
+    /// Batches for [`AckAction::SendKeepalive`].
+    keepalive: Vec<Vec<String>>,
     closed: bool,
 }
 
@@ -59,6 +70,7 @@ impl AckBatcher {
             pending: Vec::new(),
             due: None,
             ready: Vec::new(),
+            keepalive: Vec::new(),
             closed: false,
         }
     }
@@ -91,8 +103,19 @@ impl AckBatcher {
         self.closed = true;
     }
 
+    /// `pagehide`: what is pending goes out now, as a keepalive batch.
+    pub fn handle_page_hide(&mut self) {
+        self.due = None;
+        if !self.closed && !self.pending.is_empty() {
+            self.keepalive.push(core::mem::take(&mut self.pending));
+        }
+    }
+
     /// The next action.
     pub fn poll(&mut self) -> AckAction {
+        if !self.keepalive.is_empty() {
+            return AckAction::SendKeepalive(self.keepalive.remove(0));
+        }
         if !self.ready.is_empty() {
             return AckAction::Send(self.ready.remove(0));
         }

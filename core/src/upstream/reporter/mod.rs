@@ -44,7 +44,10 @@
 //!   and sent in order, one at a time; the head is retried by its Sender;
 //!   after a success the next queued one goes `min + U[0, interval − min]`
 //!   later (`min` = `interval.min_ms`): a backlog drains at about two
-//!   reports per interval, spread over it.
+//!   reports per interval, spread over it. A queued report's `deadline_ms`
+//!   runs from its collection (its "call", as for an `ordered` send queued
+//!   behind another: [`Sender::handle_queued`]), so a queue that does not
+//!   move cannot send a report older than its deadline.
 //! - Hidden ([`HiddenPolicy`]): stop (default), slower, or unchanged.
 //!   Offline: nothing is collected nor sent; online: the missed report
 //!   `U[0, 250)` ms later, never before a server's wait.
@@ -214,7 +217,9 @@ pub struct Reporter {
     /// A report is due but one is in flight (supersede mode).
     owed: bool,
     current: Option<Current>,
-    queue: VecDeque<(u64, IdempotencyKey)>,
+    /// `keep_all`: reports waiting for their turn, with when each was
+    /// collected (its send's deadline runs from then).
+    queue: VecDeque<(u64, IdempotencyKey, Now)>,
     /// `keep_all`: when the next queued report may start.
     queue_at: Option<MonoMs>,
     next_report: u64,
@@ -442,7 +447,7 @@ impl Reporter {
             }
             self.settle(cur.report, outcome);
         }
-        while let Some((report, _)) = self.queue.pop_front() {
+        while let Some((report, _, _)) = self.queue.pop_front() {
             self.settle(report, ReportOutcome::Stopped);
         }
         self.collecting = None;

@@ -153,8 +153,8 @@ impl Reporter {
             return;
         }
         self.queue_at = None;
-        if let Some((report, key)) = self.queue.pop_front() {
-            self.start_report(now, report, key);
+        if let Some((report, key, collected)) = self.queue.pop_front() {
+            self.start_report(now, report, key, Some(collected));
         }
     }
 

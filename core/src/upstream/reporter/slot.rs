@@ -37,9 +37,9 @@ impl Reporter {
                 if self.current.is_none() && self.queue.is_empty() {
                     self.queue_at = Some(paced);
                 }
-                self.queue.push_back((report, key));
+                self.queue.push_back((report, key, now));
                 if self.queue.len() > self.config.max_queued.max(1) {
-                    if let Some((old, _)) = self.queue.pop_front() {
+                    if let Some((old, _, _)) = self.queue.pop_front() {
                         self.settle(old, ReportOutcome::Dropped);
                     }
                 }
@@ -57,7 +57,7 @@ impl Reporter {
             }
             self.settle(old.report, ReportOutcome::Superseded);
         }
-        self.start_report(now, report, key);
+        self.start_report(now, report, key, None);
     }
 
     /// Supersede mode, the task had nothing new: send the waiting report's
@@ -69,12 +69,23 @@ impl Reporter {
         self.sync_sender_online(now);
     }
 
-    /// Start `report` as a new Sender whose backoff floor is the interval.
-    pub(super) fn start_report(&mut self, now: Now, report: u64, key: IdempotencyKey) {
+    /// Start `report` as a new Sender whose backoff floor is the interval;
+    /// `queued`: when a `keep_all` report was collected and queued (its
+    /// deadline runs from then; one already past settles it at once).
+    pub(super) fn start_report(
+        &mut self,
+        now: Now,
+        report: u64,
+        key: IdempotencyKey,
+        queued: Option<Now>,
+    ) {
         let mut send = self.config.send.clone();
         send.backoff.floor_ms = send.backoff.floor_ms.max(self.effective_interval_ms());
         let mut sender = Sender::new(send, &key, self.rng.next_u64());
         let online = !self.paused();
+        if let Some(collected) = queued {
+            sender.handle_queued(collected);
+        }
         if !online {
             sender.handle_online(now, false);
         }
