@@ -195,8 +195,11 @@ for (const name of ORIGINS) {
       const starts = (await fetchStarts(page, `&sub=${name}`)).filter((s) => s >= t0 && s < published);
       const gaps = starts.slice(1).map((s, k) => Math.round(s - starts[k]));
       // Never faster than one per floor (a loop would send hundreds), never
-      // growing like a backoff (which would reach 650, 1050, 1850 ms).
-      assert.ok(gaps.length >= 5 && gaps.every((g) => g >= FLOOR - 2 && g <= FLOOR + 100 + 60 + slack),
+      // growing like a backoff (which would reach 650, 1050, 1850 ms). The
+      // starts are stamped by the page's fetch wrapper, after the engine
+      // stamped its own: a late stamp shortens the next gap (a loaded box
+      // showed 295 against 298), so 25 ms of slack below the floor.
+      assert.ok(gaps.length >= 5 && gaps.every((g) => g >= FLOOR - 25 && g <= FLOOR + 100 + 60 + slack),
         `${name}: start-to-start gaps ${JSON.stringify(gaps)} (want ${FLOOR} + U[0, 100], + 60 ms + ${slack} ms lateness)`);
       assert.ok(starts.length <= Math.ceil((published - t0) / FLOOR) + 1,
         `${name}: ${starts.length} requests in ${Math.round(published - t0)} ms`);
