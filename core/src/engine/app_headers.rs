@@ -25,7 +25,7 @@ impl Engine {
             self.advance(now);
             return;
         }
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else { return };
         self.drop_body();
         let f = Failure {
             counts: false,

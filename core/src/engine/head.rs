@@ -66,7 +66,7 @@ impl Engine {
     /// A stream opens, unless it already counted as open (`handle_opened`
     /// came first): then it keeps its parser state.
     fn head_opens_stream(&mut self, now: Now) {
-        if self.attempt.as_ref().is_none_or(|a| a.opened_at.is_none()) {
+        if self.phase.attempt().is_none_or(|a| a.opened_at.is_none()) {
             self.stream_opened(now);
         }
     }
@@ -80,7 +80,7 @@ impl Engine {
         if kind == BodyKind::EventStream {
             self.new_body();
         }
-        if let Some(a) = self.attempt.as_mut() {
+        if let Some(a) = self.phase.attempt_mut() {
             a.body = kind;
             a.outcome = Some(outcome);
             a.hint_ms = interval_hint_ms(head);
@@ -92,7 +92,7 @@ impl Engine {
         if self.validators.update(head.status, head) == Outcome::NotModified {
             self.stats.not_modified = self.stats.not_modified.saturating_add(1);
         }
-        if let Some(mut a) = self.attempt.take() {
+        if let Some(mut a) = self.phase.take_attempt() {
             a.hint_ms = interval_hint_ms(head);
             self.actions.push_back(Action::Abort(a.id));
             self.succeed_request(now, &a, false);
@@ -114,7 +114,7 @@ impl Engine {
         } else {
             None
         };
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
             let f = Failure {
                 status: Some(head.status),
@@ -133,7 +133,7 @@ impl Engine {
         if !self.config.has_custom_headers || self.auth_refreshed {
             return self.fatal(ErrorCode::Auth, Some(status), Reason::PermanentError);
         }
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
             self.release_probe(now);
             self.auth_refreshed = true;

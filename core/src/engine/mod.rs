@@ -84,7 +84,7 @@ use crate::sse::{SseItem, SseParser};
 use crate::time::{MonoMs, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
-use state::{Attempt, BodyKind, Lifecycle, Scheduled};
+use state::{Attempt, BodyKind, Lifecycle, Phase, Scheduled};
 use watchdog::Expiry;
 
 /// Rounds of due-deadline processing per input (each round starts, ends or
@@ -128,7 +128,6 @@ pub struct Engine {
     config: Config,
     rng: Rng,
     started: bool,
-    closed: bool,
     selector: Selector,
     backoff: Backoff,
     breaker: Breaker,
@@ -138,9 +137,9 @@ pub struct Engine {
     parser: SseParser,
     /// The last event id (persists across reconnects and transport switches).
     cursor: String,
-    attempt: Option<Attempt>,
+    /// Idle, scheduled, live or closed (see `state::Phase`).
+    phase: Phase,
     next_id: u64,
-    scheduled: Option<Scheduled>,
     life: Lifecycle,
     state: State,
     state_reason: Option<Reason>,
@@ -193,7 +192,6 @@ impl Engine {
         Engine {
             rng: Rng::new(seed),
             started: false,
-            closed: false,
             selector: Selector::placeholder(),
             backoff: Backoff::new(config.backoff),
             breaker: Breaker::new(config.breaker),
@@ -202,9 +200,8 @@ impl Engine {
             dedupe: Dedupe::new(config.dedupe_capacity),
             parser,
             cursor: config.last_event_id.clone(),
-            attempt: None,
+            phase: Phase::Idle,
             next_id: 1,
-            scheduled: None,
             life: Lifecycle::default(),
             state: State::Connecting,
             state_reason: None,
@@ -267,7 +264,7 @@ impl Engine {
 
     /// The live attempt (the one whose facts are accepted), if any.
     pub fn live_attempt(&self) -> Option<AttemptId> {
-        self.attempt.as_ref().map(|a| a.id)
+        self.phase.attempt().map(|a| a.id)
     }
 
     /// The sanitized configuration.
@@ -303,7 +300,7 @@ impl Engine {
     /// URL stops with the fatal error `invalid-url`; no usable transport in the
     /// preference list stops with `gave-up` (reason `capability`).
     pub fn handle_start(&mut self, now: Now, caps: Capabilities) {
-        if self.started || self.closed {
+        if self.started || self.phase.is_closed() {
             return;
         }
         let Some(now) = self.begin(now) else { return };
@@ -328,7 +325,7 @@ impl Engine {
         if self.life.offline || self.life.frozen {
             self.pause(now, self.life.pause_reason());
         } else {
-            self.scheduled = Some(Scheduled {
+            self.phase.schedule(Scheduled {
                 at: now.mono,
                 reason: Reason::Start,
             });
@@ -339,15 +336,15 @@ impl Engine {
     /// The app closed the subscription: abort, state `closed`
     /// (`closed-by-user`). Every later input is ignored.
     pub fn handle_close(&mut self, now: Now) {
-        if self.closed {
+        if self.phase.is_closed() {
             return;
         }
         let _ = self.begin(now);
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
         }
-        self.scheduled = None;
-        self.closed = true;
+        self.phase.cancel_scheduled();
+        self.phase.close();
         self.set_state(State::Closed, Reason::ClosedByUser, None);
     }
 
@@ -517,7 +514,7 @@ impl Engine {
             self.keep_cursor_on_replay(dropped, before);
         }
         self.parser.set_last_event_id(&self.cursor);
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
         }
@@ -573,7 +570,7 @@ impl Engine {
                 if body.len() > self.config.sse_limits.max_event_data_bytes {
                     self.skip_message(Some(id), self.cursor.clone());
                 } else {
-                    if let Some(a) = self.attempt.as_mut() {
+                    if let Some(a) = self.phase.attempt_mut() {
                         a.delivered = a.delivered.saturating_add(1);
                     }
                     self.actions.push_back(Action::Deliver(Message {
@@ -586,7 +583,7 @@ impl Engine {
                 }
             }
         }
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
         }
@@ -607,7 +604,7 @@ impl Engine {
             self.advance(now);
             return;
         }
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else { return };
         self.drop_body();
         let code = match error {
             TransportError::Timeout => ErrorCode::Timeout,
@@ -662,7 +659,7 @@ impl Engine {
             self.advance(now);
             return;
         }
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else { return };
         self.drop_body();
         if a.transport != TransportKind::EventSource {
             // Native events move the cursor themselves; the parser never saw
@@ -746,7 +743,7 @@ impl Engine {
     /// Common entry of every input: ignore everything once closed; keep the
     /// monotonic clock from going backwards; notice clock disagreement.
     fn begin(&mut self, now: Now) -> Option<Now> {
-        if self.closed {
+        if self.phase.is_closed() {
             return None;
         }
         let now = Now {
@@ -764,13 +761,13 @@ impl Engine {
 
     /// The live attempt if it is `id`.
     fn live_mut(&mut self, id: AttemptId) -> Option<&mut Attempt> {
-        self.attempt.as_mut().filter(|a| a.id == id)
+        self.phase.attempt_mut().filter(|a| a.id == id)
     }
 
     /// Process every deadline that is due at `now`.
     fn advance(&mut self, now: Now) {
         for _ in 0..MAX_ROUNDS {
-            if self.closed || !self.started {
+            if self.phase.is_closed() || !self.started {
                 return;
             }
             self.on_resume_ignored(now);
@@ -787,9 +784,9 @@ impl Engine {
                     continue;
                 }
             }
-            if let Some(s) = self.scheduled {
-                if s.at <= now.mono && self.attempt.is_none() && !self.life.paused() {
-                    self.scheduled = None;
+            if let Some(s) = self.phase.scheduled() {
+                if s.at <= now.mono && self.phase.attempt().is_none() && !self.life.paused() {
+                    self.phase.cancel_scheduled();
                     self.start_attempt(now, s.reason);
                     continue;
                 }
@@ -812,16 +809,16 @@ impl Engine {
     }
 
     fn attempt_deadline(&self) -> Option<(MonoMs, Expiry)> {
-        let a = self.attempt.as_ref()?;
+        let a = self.phase.attempt()?;
         watchdog::deadline(a, &self.config.watchdog, self.config.long_poll.timeout_ms)
     }
 
     /// The earliest deadline of anything.
     fn next_deadline(&self) -> Option<MonoMs> {
-        if self.closed || !self.started {
+        if self.phase.is_closed() || !self.started {
             return None;
         }
-        let scheduled = self.scheduled.filter(|_| !self.life.paused()).map(|s| s.at);
+        let scheduled = self.phase.scheduled().filter(|_| !self.life.paused()).map(|s| s.at);
         [
             self.pause_deadline(),
             self.attempt_deadline().map(|d| d.0),
@@ -837,7 +834,7 @@ impl Engine {
         if kind == Expiry::FirstByte && self.keep_silent_stream() {
             return;
         }
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else { return };
         self.actions.push_back(Action::Abort(a.id));
         self.drop_body();
         match kind {
@@ -906,7 +903,7 @@ impl Engine {
 
     /// A stream is open (usable head, `open` event, or first native event).
     fn stream_opened(&mut self, now: Now) {
-        let Some(a) = self.attempt.as_mut() else {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         a.opened_at = Some(now.mono);
@@ -928,7 +925,7 @@ impl Engine {
     /// anything it delivers (the first answer's messages must not reach the
     /// app while it is still `connecting`). `succeed_request` does the rest.
     fn request_opened(&mut self) {
-        let Some(a) = self.attempt.as_ref() else {
+        let Some(a) = self.phase.attempt() else {
             return;
         };
         if !a.transport.is_streaming() && self.state != State::Open {
@@ -992,8 +989,8 @@ impl Engine {
         let ms = ms.min(self.config.max_retry_after_ms);
         self.backoff.set_server_retry_ms(ms);
         let is_poll = self
-            .attempt
-            .as_ref()
+            .phase
+            .attempt()
             .is_some_and(|a| a.transport == TransportKind::Poll);
         if is_poll {
             self.interval.set_floor_ms(Some(ms));
@@ -1025,7 +1022,7 @@ impl Engine {
     /// backoff count while it is still open (so a later drop starts from k = 0).
     fn check_healthy(&mut self, now: Now) {
         let after = self.backoff.config().healthy_after_ms;
-        let Some(a) = self.attempt.as_mut() else {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         if a.transport.is_streaming() && !a.healthy_seen && a.healthy_at(now.mono, after) {
@@ -1036,7 +1033,7 @@ impl Engine {
 
     /// Start the scheduled attempt.
     fn start_attempt(&mut self, now: Now, reason: Reason) {
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
         }
         let mut reason = reason;
@@ -1081,7 +1078,7 @@ impl Engine {
         let mut attempt = Attempt::new(id, transport, reason, now, probe);
         attempt.cursor_at_start.clone_from(&self.cursor);
         attempt.carried_cursor = self.request_carries_cursor(transport);
-        self.attempt = Some(attempt);
+        self.phase = Phase::Live(attempt);
         self.watch_replay();
         let request_cycle = !transport.is_streaming() && self.state == State::Open;
         if !request_cycle {
