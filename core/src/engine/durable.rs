@@ -267,7 +267,9 @@ impl Engine {
     /// is adopted when it moves the cursor forward (after `now`, it is the
     /// tail); `Stream-Closed` ends the stream.
     fn durable_no_news(&mut self, now: Now, head: &ResponseHead) {
-        let Some(a) = self.phase.take_attempt() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.actions.push_back(Action::Abort(a.id));
         if let Some(next) = head.header("stream-next-offset") {
             if is_valid_offset(next, false) && advances(&self.cursor, next) {
@@ -331,7 +333,10 @@ impl Engine {
     /// JSON array (a `parse` error; the cursor moves past it). Ignored unless
     /// the live attempt's 200 said `application/json`.
     pub fn handle_json_chunk(&mut self, now: Now, id: AttemptId, elements: Option<Vec<String>>) {
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, super::Input::JsonChunk(id, elements));
+    }
+
+    pub(crate) fn on_json_chunk(&mut self, now: Now, id: AttemptId, elements: Option<Vec<String>>) {
         if let Some(c) = self.take_chunk(id) {
             let limit = self.config.sse_limits.max_event_data_bytes;
             let payload = match elements {
@@ -341,7 +346,12 @@ impl Engine {
             };
             self.finish_chunk(now, c, payload);
         }
-        self.advance(now);
+    }
+
+    /// A fact about attempt `id`, no longer live: its chunk, if any, can
+    /// never be read again.
+    pub(crate) fn drop_stale(&mut self, id: AttemptId) {
+        let _ = self.durable.chunk.take_if(|c| c.id == id);
     }
 
     /// The live attempt's chunk (`id`'s), taken out.
@@ -375,7 +385,9 @@ impl Engine {
     /// A complete chunk: deliver it if it moves the cursor, then move it,
     /// then tell `uptodate`, then end the stream or schedule the next read.
     fn finish_chunk(&mut self, now: Now, c: Chunk, payload: Payload) {
-        let Some(a) = self.phase.take_attempt() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         let advanced = advances(&self.cursor, &c.next);
         if !advanced {
             let empty = match &payload {
@@ -460,7 +472,9 @@ impl Engine {
     /// A 200 without a usable `Stream-Next-Offset`: its body cannot be
     /// placed, so it is not delivered; a `parse` failure under backoff.
     fn durable_bad_answer(&mut self, now: Now) {
-        let Some(a) = self.phase.take_attempt() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.actions.push_back(Action::Abort(a.id));
         let f = Failure {
             status: a.status,
@@ -475,7 +489,9 @@ impl Engine {
         if self.durable.gone_pending {
             return self.fatal(ErrorCode::HttpStatus, Some(410), Reason::PermanentError);
         }
-        let Some(a) = self.phase.take_attempt() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.actions.push_back(Action::Abort(a.id));
         self.mark_answered();
         let start = if self.config.last_event_id == NOW_OFFSET {

@@ -6,6 +6,7 @@ use super::decode::{self, Verdict};
 use super::input::{AttemptId, ResponseHead};
 use super::retry::Failure;
 use super::state::BodyKind;
+use super::Input;
 use super::{Engine, TransportKind};
 use crate::policy::headers::HeaderLookup;
 use crate::policy::retry_after::{poll_interval_hint_ms, server_wait};
@@ -17,9 +18,12 @@ impl Engine {
     /// `decode` for the status rules; a failing head aborts the request.
     /// Only the first head of an attempt counts.
     pub fn handle_response_head(&mut self, now: Now, id: AttemptId, head: &ResponseHead) {
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, Input::ResponseHead(id, head));
+    }
+
+    pub(crate) fn on_response_head(&mut self, now: Now, id: AttemptId, head: &ResponseHead) {
         let Some(verdict) = self.head_verdict(now, id, head) else {
-            return self.advance(now);
+            return;
         };
         match verdict {
             Verdict::OpenStream => self.head_opens_stream(now),
@@ -32,7 +36,6 @@ impl Engine {
             Verdict::Unauthorized => self.head_unauthorized(now, head.status),
             Verdict::Fatal(code) => self.fatal(code, Some(head.status), Reason::PermanentError),
         }
-        self.advance(now);
     }
 
     /// Record `head` on live attempt `id` and judge it: `None` when there is

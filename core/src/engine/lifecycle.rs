@@ -57,7 +57,11 @@ impl Engine {
 
     /// Leave a pause: one prompt attempt.
     pub(crate) fn resume(&mut self, now: Now, reason: Reason, reset_backoff: bool) {
-        if self.phase.is_closed() || !self.started || self.life.paused() || self.phase.attempt().is_some() {
+        if self.phase.is_closed()
+            || !self.started
+            || self.life.paused()
+            || self.phase.attempt().is_some()
+        {
             return;
         }
         if reset_backoff {

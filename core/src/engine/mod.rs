@@ -32,6 +32,7 @@ mod config;
 mod cursor_reset;
 mod decode;
 mod durable;
+mod entry;
 mod handover;
 mod head;
 mod input;
@@ -62,6 +63,7 @@ pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
     START_OFFSET,
 };
+pub use entry::Input;
 pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
@@ -300,10 +302,10 @@ impl Engine {
     /// URL stops with the fatal error `invalid-url`; no usable transport in the
     /// preference list stops with `gave-up` (reason `capability`).
     pub fn handle_start(&mut self, now: Now, caps: Capabilities) {
-        if self.started || self.phase.is_closed() {
-            return;
-        }
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, Input::Start(caps));
+    }
+
+    fn on_start(&mut self, now: Now, caps: Capabilities) {
         self.started = true;
         if request::is_invalid_url(&self.config.url) {
             self.fatal(ErrorCode::InvalidUrl, None, Reason::PermanentError);
@@ -330,16 +332,15 @@ impl Engine {
                 reason: Reason::Start,
             });
         }
-        self.advance(now);
     }
 
     /// The app closed the subscription: abort, state `closed`
     /// (`closed-by-user`). Every later input is ignored.
     pub fn handle_close(&mut self, now: Now) {
-        if self.phase.is_closed() {
-            return;
-        }
-        let _ = self.begin(now);
+        self.handle(now, Input::Close);
+    }
+
+    fn on_close(&mut self) {
         if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
         }
@@ -353,13 +354,15 @@ impl Engine {
     /// `fetch-sse` counts as a usable head, for the request transports it is
     /// ignored.)
     pub fn handle_opened(&mut self, now: Now, id: AttemptId) {
-        let Some(now) = self.begin(now) else { return };
-        if let Some(a) = self.live_mut(id) {
+        self.handle(now, Input::Opened(id));
+    }
+
+    fn on_opened(&mut self, now: Now) {
+        if let Some(a) = self.phase.attempt() {
             if a.transport.is_streaming() && a.opened_at.is_none() {
                 self.stream_opened(now);
             }
         }
-        self.advance(now);
     }
 
     /// Body bytes: `fetch-sse` chunks, and `text/event-stream` bodies of
@@ -371,9 +374,11 @@ impl Engine {
     /// never sends it again. Bytes of a request whose head was not usable are
     /// ignored.
     pub fn handle_bytes(&mut self, now: Now, id: AttemptId, bytes: &[u8]) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
+        self.handle(now, Input::Bytes(id, bytes));
+    }
+
+    fn on_bytes(&mut self, now: Now, id: AttemptId, bytes: &[u8]) {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
@@ -403,7 +408,6 @@ impl Engine {
             self.durable_bytes(id, bytes);
         }
         self.check_healthy(now);
-        self.advance(now);
     }
 
     /// A native `EventSource` event (decoded by the browser, which hides
@@ -424,13 +428,20 @@ impl Engine {
         data: &str,
         last_event_id: &str,
     ) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
+        let input = Input::NativeEvent {
+            id,
+            event_type,
+            data,
+            last_event_id,
+        };
+        self.handle(now, input);
+    }
+
+    fn on_native_event(&mut self, now: Now, event_type: &str, data: &str, last_event_id: &str) {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         if a.transport != TransportKind::EventSource {
-            self.advance(now);
             return;
         }
         let first_event = !a.saw_event;
@@ -467,7 +478,6 @@ impl Engine {
         );
         self.keep_cursor_on_replay(dropped, before);
         self.check_healthy(now);
-        self.advance(now);
     }
 
     /// A JSON body of `long-poll` / `poll`, decoded by the adapter: the whole
@@ -483,13 +493,19 @@ impl Engine {
         msgs: Vec<IncomingMessage>,
         polling_hint_ms: Option<u64>,
     ) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
+        let input = Input::Messages {
+            id,
+            msgs,
+            polling_hint_ms,
+        };
+        self.handle(now, input);
+    }
+
+    fn on_messages(&mut self, now: Now, msgs: Vec<IncomingMessage>, polling_hint_ms: Option<u64>) {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         if a.transport.is_streaming() {
-            self.advance(now);
             return;
         }
         a.last_activity = now;
@@ -518,7 +534,6 @@ impl Engine {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
         }
-        self.advance(now);
     }
 
     /// A raw resource body of `long-poll` / `poll` (neither event stream nor
@@ -539,13 +554,14 @@ impl Engine {
     /// becomes the cursor, and it goes through the `events` filter and dedupe
     /// like any event (see `decode::nchan_message_id`).
     pub fn handle_body_resource(&mut self, now: Now, id: AttemptId, body: String) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
+        self.handle(now, Input::BodyResource(id, body));
+    }
+
+    fn on_body_resource(&mut self, now: Now, body: String) {
+        let Some(a) = self.phase.attempt() else {
             return;
         };
         if a.transport.is_streaming() {
-            self.advance(now);
             return;
         }
         let unchanged = a.outcome == Some(Outcome::Unchanged)
@@ -587,7 +603,6 @@ impl Engine {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
         }
-        self.advance(now);
     }
 
     /// The request failed. Before the response head (or `open`) this is an
@@ -599,12 +614,13 @@ impl Engine {
     /// stream opened is an `http-status` failure without a status: backoff,
     /// no evidence (see [`TransportError::ServerRefused`]).
     pub fn handle_transport_error(&mut self, now: Now, id: AttemptId, error: TransportError) {
-        let Some(now) = self.begin(now) else { return };
-        if self.live_mut(id).is_none() {
-            self.advance(now);
+        self.handle(now, Input::TransportError(id, error));
+    }
+
+    fn on_transport_error(&mut self, now: Now, error: TransportError) {
+        let Some(a) = self.phase.take_attempt() else {
             return;
-        }
-        let Some(a) = self.phase.take_attempt() else { return };
+        };
         self.drop_body();
         let code = match error {
             TransportError::Timeout => ErrorCode::Timeout,
@@ -648,18 +664,21 @@ impl Engine {
                 self.fail(now, &a, f);
             }
         }
-        self.advance(now);
     }
 
     /// The body ended cleanly. A stream reconnects (healthy or not, see
     /// `backoff.healthyAfterMs`); a long-poll or poll answer is complete.
     pub fn handle_stream_end(&mut self, now: Now, id: AttemptId) {
-        let Some(now) = self.begin(now) else { return };
-        if self.live_mut(id).is_none() || self.durable_body_end(now, id) {
-            self.advance(now);
+        self.handle(now, Input::StreamEnd(id));
+    }
+
+    fn on_stream_end(&mut self, now: Now, id: AttemptId) {
+        if self.durable_body_end(now, id) {
             return;
         }
-        let Some(a) = self.phase.take_attempt() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.drop_body();
         if a.transport != TransportKind::EventSource {
             // Native events move the cursor themselves; the parser never saw
@@ -684,43 +703,38 @@ impl Engine {
             }
             self.fail(now, &a, f);
         }
-        self.advance(now);
     }
 
     /// The timer armed from the last [`Action::Wait`] fired (or any time: the
     /// engine re-checks every deadline against `now`). A timer ≥ 1 s late
     /// means the tab or device slept (see `lifecycle`).
     pub fn handle_timer(&mut self, now: Now) {
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, Input::Timer);
+    }
+
+    fn on_timer(&mut self, now: Now) {
         let late = self
             .armed
             .is_some_and(|at| now.mono.since(at) >= LATE_TIMER_MS);
         if late {
             self.on_wake(now);
         }
-        self.advance(now);
     }
 
     /// `visibilitychange`: hidden pauses after `pauseWhenHidden.afterMs`;
     /// visible resumes with one prompt attempt.
     pub fn handle_visibility(&mut self, now: Now, hidden: bool) {
-        let Some(now) = self.begin(now) else { return };
-        self.on_visibility(now, hidden);
-        self.advance(now);
+        self.handle(now, Input::Visibility { hidden });
     }
 
     /// `online` / `offline`.
     pub fn handle_online(&mut self, now: Now, online: bool) {
-        let Some(now) = self.begin(now) else { return };
-        self.on_online(now, online);
-        self.advance(now);
+        self.handle(now, Input::Online(online));
     }
 
     /// `freeze` / `resume`, and `pagehide` / `pageshow` with `persisted`.
     pub fn handle_frozen(&mut self, now: Now, frozen: bool) {
-        let Some(now) = self.begin(now) else { return };
-        self.on_frozen(now, frozen);
-        self.advance(now);
+        self.handle(now, Input::Frozen(frozen));
     }
 
     /// `navigator.connection` changed: poll intervals stretch on slow
@@ -728,14 +742,16 @@ impl Engine {
     /// the maximum), always within `[interval.minMs, interval.maxMs]`. Without
     /// `rtt`, the effective type's typical RTT is used.
     pub fn handle_network_hint(&mut self, now: Now, hint: NetworkHint) {
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, Input::NetworkHint(hint));
+    }
+
+    fn on_network_hint(&mut self, hint: NetworkHint) {
         let rtt = hint
             .rtt_ms
             .or_else(|| hint.effective_type.map(EffectiveType::typical_rtt_ms));
         self.interval
             .set_network_tier(NetworkTier::from_rtt(rtt, hint.save_data));
         self.stats.current_interval_ms = self.interval.current_ms();
-        self.advance(now);
     }
 
     // ----- internals ---------------------------------------------------------
@@ -818,7 +834,11 @@ impl Engine {
         if self.phase.is_closed() || !self.started {
             return None;
         }
-        let scheduled = self.phase.scheduled().filter(|_| !self.life.paused()).map(|s| s.at);
+        let scheduled = self
+            .phase
+            .scheduled()
+            .filter(|_| !self.life.paused())
+            .map(|s| s.at);
         [
             self.pause_deadline(),
             self.attempt_deadline().map(|d| d.0),
@@ -834,7 +854,9 @@ impl Engine {
         if kind == Expiry::FirstByte && self.keep_silent_stream() {
             return;
         }
-        let Some(a) = self.phase.take_attempt() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.actions.push_back(Action::Abort(a.id));
         self.drop_body();
         match kind {
