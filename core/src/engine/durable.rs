@@ -464,8 +464,7 @@ impl Engine {
     /// scheduled; every later input is ignored.
     fn durable_end_of_stream(&mut self, a: &Attempt) {
         self.mark_success(a.transport, true);
-        self.phase.cancel_scheduled();
-        self.phase.close();
+        let _ = self.phase.close();
         self.set_state(State::Closed, Reason::StreamClosed, None);
     }
 

@@ -1,5 +1,6 @@
-//! The engine: one state machine per connection, fed facts (`handle_*`) and
-//! drained for actions ([`Engine::poll`]).
+//! The engine: one state machine per connection, fed facts ([`Engine::handle`]
+//! with an [`Input`], or its `handle_*` shorthands) and drained for actions
+//! ([`Engine::poll`]).
 //!
 //! Every input takes a [`Now`] (both clocks) first; the engine never reads a
 //! clock or an ambient random source (its [`Rng`] is seeded by
@@ -13,7 +14,9 @@
 //! - `config`: [`Config`] and the option types;
 //! - `input`: the facts ([`ResponseHead`], [`IncomingMessage`], …);
 //! - `action`: the outputs ([`Action`], [`State`], [`Reason`], [`ErrorCode`]);
-//! - `state`: the live attempt, the scheduled retry, the page lifecycle;
+//! - `entry`: the one input entry ([`Input`], [`Engine::handle`]);
+//! - `state`: the phase (idle, scheduled, live attempt, closed), the page
+//!   lifecycle;
 //! - `selector`: transport selection, fallback and failback;
 //! - `watchdog`: the deadlines of the live attempt;
 //! - `request`: rendering the URL and request headers;
@@ -341,11 +344,9 @@ impl Engine {
     }
 
     fn on_close(&mut self) {
-        if let Some(a) = self.phase.take_attempt() {
+        if let Some(a) = self.phase.close() {
             self.actions.push_back(Action::Abort(a.id));
         }
-        self.phase.cancel_scheduled();
-        self.phase.close();
         self.set_state(State::Closed, Reason::ClosedByUser, None);
     }
 

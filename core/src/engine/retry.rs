@@ -324,11 +324,9 @@ impl Engine {
 
     /// Stop for good: abort the live attempt, cancel everything, report.
     pub(crate) fn fatal(&mut self, code: ErrorCode, status: Option<u16>, reason: Reason) {
-        if let Some(a) = self.phase.take_attempt() {
+        if let Some(a) = self.phase.close() {
             self.actions.push_back(Action::Abort(a.id));
         }
-        self.phase.cancel_scheduled();
-        self.phase.close();
         self.report(Some(code), status, 0, true);
         self.set_state(State::Closed, reason, None);
     }
