@@ -260,10 +260,10 @@ impl Phase {
         }
     }
 
-    /// Schedule the next attempt (callers end the live one first; a closed
-    /// connection stays closed).
+    /// Schedule the next attempt. Every caller ends the live attempt first
+    /// (the native tests ran with an assertion of it); a live or closed
+    /// phase is left as it is.
     pub fn schedule(&mut self, s: Scheduled) {
-        debug_assert!(!matches!(self, Phase::Live(_)), "schedule while live");
         if matches!(self, Phase::Idle | Phase::Scheduled(_)) {
             *self = Phase::Scheduled(s);
         }
