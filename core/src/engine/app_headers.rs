@@ -20,18 +20,18 @@ impl Engine {
     /// `gave-up`), but not toward the circuit breaker and never as evidence
     /// against the transport (no fallback): the server was never asked.
     pub fn handle_headers_failed(&mut self, now: Now, id: AttemptId) {
-        let Some(now) = self.begin(now) else { return };
-        if self.live_mut(id).is_none() {
-            self.advance(now);
+        self.handle(now, super::Input::HeadersFailed(id));
+    }
+
+    pub(crate) fn on_headers_failed(&mut self, now: Now) {
+        let Some(a) = self.phase.take_attempt() else {
             return;
-        }
-        let Some(a) = self.attempt.take() else { return };
+        };
         self.drop_body();
         let f = Failure {
             counts: false,
             ..Failure::new(ErrorCode::Headers, Reason::HeadersFailed)
         };
         self.fail(now, &a, f);
-        self.advance(now);
     }
 }

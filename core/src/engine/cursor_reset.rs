@@ -58,13 +58,13 @@ impl Engine {
     /// caller should treat it as any other status (fatal `http-status`).
     pub(crate) fn cursor_rejected(&mut self, now: Now) -> bool {
         let allowed = self
-            .attempt
-            .as_ref()
+            .phase
+            .attempt()
             .is_some_and(|a| a.carried_cursor && !self.cursor_reset_pending);
         if !allowed {
             return false;
         }
-        let Some(a) = self.attempt.take() else {
+        let Some(a) = self.phase.take_attempt() else {
             return false;
         };
         self.actions.push_back(Action::Abort(a.id));
@@ -78,7 +78,7 @@ impl Engine {
         });
         let delay = self.rng.below(LONG_POLL_JITTER_MS + 1);
         self.stats.current_delay_ms = delay;
-        self.scheduled = Some(Scheduled {
+        self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason: a.reason,
         });
@@ -88,7 +88,7 @@ impl Engine {
     /// The live attempt's request was accepted (a usable answer, a stream
     /// opened): when it carried a cursor, a later 409 may reset again.
     pub(crate) fn cursor_accepted(&mut self) {
-        if self.attempt.as_ref().is_some_and(|a| a.carried_cursor) {
+        if self.phase.attempt().is_some_and(|a| a.carried_cursor) {
             self.cursor_reset_pending = false;
         }
     }

@@ -301,7 +301,7 @@ impl Engine {
             return false;
         }
         self.note_replay(position, false);
-        if let Some(a) = self.attempt.as_mut() {
+        if let Some(a) = self.phase.attempt_mut() {
             a.delivered = a.delivered.saturating_add(1);
         }
         self.actions.push_back(Action::Deliver(Message {
@@ -368,7 +368,7 @@ impl Engine {
                 id: String::from(id),
             });
         } else if who == Audience::Filtered {
-            if let Some(a) = self.attempt.as_mut() {
+            if let Some(a) = self.phase.attempt_mut() {
                 a.filtered = a.filtered.saturating_add(1);
             }
         }
@@ -401,7 +401,7 @@ impl Engine {
     /// Report a message skipped for its size: [`Action::Skipped`], then the
     /// `too-large` error (not fatal, nothing retried: the connection goes on).
     pub(crate) fn skip_message(&mut self, own_id: Option<String>, last_event_id: String) {
-        if let Some(a) = self.attempt.as_mut() {
+        if let Some(a) = self.phase.attempt_mut() {
             a.delivered = a.delivered.saturating_add(1);
         }
         let id = own_id.unwrap_or_default();

@@ -249,7 +249,7 @@ impl Engine {
         };
         let kind = body_kind(head.content_type.as_deref());
         self.durable.chunk = Some(Chunk {
-            id: self.attempt.as_ref().map_or(AttemptId(0), |a| a.id),
+            id: self.phase.attempt().map_or(AttemptId(0), |a| a.id),
             next: String::from(next),
             up_to_date: flag(head, "stream-up-to-date"),
             closed: flag(head, "stream-closed"),
@@ -257,7 +257,7 @@ impl Engine {
             body: Vec::new(),
             too_large: false,
         });
-        if let Some(a) = self.attempt.as_mut() {
+        if let Some(a) = self.phase.attempt_mut() {
             // Not the SSE parser's: bytes go to `durable_bytes`.
             a.body = BodyKind::Resource;
         }
@@ -267,7 +267,9 @@ impl Engine {
     /// is adopted when it moves the cursor forward (after `now`, it is the
     /// tail); `Stream-Closed` ends the stream.
     fn durable_no_news(&mut self, now: Now, head: &ResponseHead) {
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.actions.push_back(Action::Abort(a.id));
         if let Some(next) = head.header("stream-next-offset") {
             if is_valid_offset(next, false) && advances(&self.cursor, next) {
@@ -331,7 +333,10 @@ impl Engine {
     /// JSON array (a `parse` error; the cursor moves past it). Ignored unless
     /// the live attempt's 200 said `application/json`.
     pub fn handle_json_chunk(&mut self, now: Now, id: AttemptId, elements: Option<Vec<String>>) {
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, super::Input::JsonChunk(id, elements));
+    }
+
+    pub(crate) fn on_json_chunk(&mut self, now: Now, id: AttemptId, elements: Option<Vec<String>>) {
         if let Some(c) = self.take_chunk(id) {
             let limit = self.config.sse_limits.max_event_data_bytes;
             let payload = match elements {
@@ -341,12 +346,17 @@ impl Engine {
             };
             self.finish_chunk(now, c, payload);
         }
-        self.advance(now);
+    }
+
+    /// A fact about attempt `id`, no longer live: its chunk, if any, can
+    /// never be read again.
+    pub(crate) fn drop_stale(&mut self, id: AttemptId) {
+        let _ = self.durable.chunk.take_if(|c| c.id == id);
     }
 
     /// The live attempt's chunk (`id`'s), taken out.
     fn take_chunk(&mut self, id: AttemptId) -> Option<Chunk> {
-        let live = self.attempt.as_ref().is_some_and(|a| a.id == id);
+        let live = self.phase.attempt().is_some_and(|a| a.id == id);
         let c = self.durable.chunk.take_if(|c| c.id == id);
         if live {
             c
@@ -375,7 +385,9 @@ impl Engine {
     /// A complete chunk: deliver it if it moves the cursor, then move it,
     /// then tell `uptodate`, then end the stream or schedule the next read.
     fn finish_chunk(&mut self, now: Now, c: Chunk, payload: Payload) {
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         let advanced = advances(&self.cursor, &c.next);
         if !advanced {
             let empty = match &payload {
@@ -452,15 +464,16 @@ impl Engine {
     /// scheduled; every later input is ignored.
     fn durable_end_of_stream(&mut self, a: &Attempt) {
         self.mark_success(a.transport, true);
-        self.scheduled = None;
-        self.closed = true;
+        let _ = self.phase.close();
         self.set_state(State::Closed, Reason::StreamClosed, None);
     }
 
     /// A 200 without a usable `Stream-Next-Offset`: its body cannot be
     /// placed, so it is not delivered; a `parse` failure under backoff.
     fn durable_bad_answer(&mut self, now: Now) {
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.actions.push_back(Action::Abort(a.id));
         let f = Failure {
             status: a.status,
@@ -475,7 +488,9 @@ impl Engine {
         if self.durable.gone_pending {
             return self.fatal(ErrorCode::HttpStatus, Some(410), Reason::PermanentError);
         }
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.actions.push_back(Action::Abort(a.id));
         self.mark_answered();
         let start = if self.config.last_event_id == NOW_OFFSET {
@@ -495,7 +510,7 @@ impl Engine {
         });
         let delay = self.rng.below(LONG_POLL_JITTER_MS + 1);
         self.stats.current_delay_ms = delay;
-        self.scheduled = Some(Scheduled {
+        self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason: a.reason,
         });

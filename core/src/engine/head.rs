@@ -6,6 +6,7 @@ use super::decode::{self, Verdict};
 use super::input::{AttemptId, ResponseHead};
 use super::retry::Failure;
 use super::state::BodyKind;
+use super::Input;
 use super::{Engine, TransportKind};
 use crate::policy::headers::HeaderLookup;
 use crate::policy::retry_after::{poll_interval_hint_ms, server_wait};
@@ -17,9 +18,12 @@ impl Engine {
     /// `decode` for the status rules; a failing head aborts the request.
     /// Only the first head of an attempt counts.
     pub fn handle_response_head(&mut self, now: Now, id: AttemptId, head: &ResponseHead) {
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, Input::ResponseHead(id, head));
+    }
+
+    pub(crate) fn on_response_head(&mut self, now: Now, id: AttemptId, head: &ResponseHead) {
         let Some(verdict) = self.head_verdict(now, id, head) else {
-            return self.advance(now);
+            return;
         };
         match verdict {
             Verdict::OpenStream => self.head_opens_stream(now),
@@ -32,7 +36,6 @@ impl Engine {
             Verdict::Unauthorized => self.head_unauthorized(now, head.status),
             Verdict::Fatal(code) => self.fatal(code, Some(head.status), Reason::PermanentError),
         }
-        self.advance(now);
     }
 
     /// Record `head` on live attempt `id` and judge it: `None` when there is
@@ -66,7 +69,7 @@ impl Engine {
     /// A stream opens, unless it already counted as open (`handle_opened`
     /// came first): then it keeps its parser state.
     fn head_opens_stream(&mut self, now: Now) {
-        if self.attempt.as_ref().is_none_or(|a| a.opened_at.is_none()) {
+        if self.phase.attempt().is_none_or(|a| a.opened_at.is_none()) {
             self.stream_opened(now);
         }
     }
@@ -80,7 +83,7 @@ impl Engine {
         if kind == BodyKind::EventStream {
             self.new_body();
         }
-        if let Some(a) = self.attempt.as_mut() {
+        if let Some(a) = self.phase.attempt_mut() {
             a.body = kind;
             a.outcome = Some(outcome);
             a.hint_ms = interval_hint_ms(head);
@@ -92,7 +95,7 @@ impl Engine {
         if self.validators.update(head.status, head) == Outcome::NotModified {
             self.stats.not_modified = self.stats.not_modified.saturating_add(1);
         }
-        if let Some(mut a) = self.attempt.take() {
+        if let Some(mut a) = self.phase.take_attempt() {
             a.hint_ms = interval_hint_ms(head);
             self.actions.push_back(Action::Abort(a.id));
             self.succeed_request(now, &a, false);
@@ -114,7 +117,7 @@ impl Engine {
         } else {
             None
         };
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
             let f = Failure {
                 status: Some(head.status),
@@ -133,7 +136,7 @@ impl Engine {
         if !self.config.has_custom_headers || self.auth_refreshed {
             return self.fatal(ErrorCode::Auth, Some(status), Reason::PermanentError);
         }
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
             self.release_probe(now);
             self.auth_refreshed = true;

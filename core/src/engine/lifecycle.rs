@@ -44,20 +44,24 @@ pub(crate) fn clocks_disagree(before: Now, now: Now) -> bool {
 impl Engine {
     /// Release everything: abort the live attempt, cancel the pending retry.
     pub(crate) fn pause(&mut self, now: Now, reason: Reason) {
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
             self.note_stream_gap(&a);
             self.parser.new_stream();
         }
         self.release_probe(now);
-        self.scheduled = None;
+        self.phase.cancel_scheduled();
         self.stats.current_delay_ms = 0;
         self.set_state(State::Paused, reason, None);
     }
 
     /// Leave a pause: one prompt attempt.
     pub(crate) fn resume(&mut self, now: Now, reason: Reason, reset_backoff: bool) {
-        if self.closed || !self.started || self.life.paused() || self.attempt.is_some() {
+        if self.phase.is_closed()
+            || !self.started
+            || self.life.paused()
+            || self.phase.attempt().is_some()
+        {
             return;
         }
         if reset_backoff {
@@ -92,7 +96,7 @@ impl Engine {
             return;
         }
         self.life.offline = !online;
-        if !self.started || self.closed {
+        if !self.started || self.phase.is_closed() {
             return;
         }
         if online {
@@ -108,7 +112,7 @@ impl Engine {
             return;
         }
         self.life.frozen = frozen;
-        if !self.started || self.closed {
+        if !self.started || self.phase.is_closed() {
             return;
         }
         if frozen {
@@ -119,7 +123,7 @@ impl Engine {
     }
 
     fn resume_or_stay_paused(&mut self, now: Now, reason: Reason, reset_backoff: bool) {
-        if !self.started || self.closed {
+        if !self.started || self.phase.is_closed() {
             return;
         }
         if self.life.paused() {
@@ -133,10 +137,10 @@ impl Engine {
     /// The device or the tab's timers slept: re-check the live attempt's
     /// deadline on both clocks; replace a dead attempt by one prompt attempt.
     pub(crate) fn on_wake(&mut self, now: Now) {
-        if !self.started || self.closed || self.life.paused() {
+        if !self.started || self.phase.is_closed() || self.life.paused() {
             return;
         }
-        let Some(attempt) = self.attempt.as_ref() else {
+        let Some(attempt) = self.phase.attempt() else {
             return;
         };
         let overdue = watchdog::overdue(
@@ -148,7 +152,7 @@ impl Engine {
         if overdue.is_none() {
             return;
         }
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
             self.note_stream_gap(&a);
             self.parser.new_stream();

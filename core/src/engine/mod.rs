@@ -1,5 +1,6 @@
-//! The engine: one state machine per connection, fed facts (`handle_*`) and
-//! drained for actions ([`Engine::poll`]).
+//! The engine: one state machine per connection, fed facts ([`Engine::handle`]
+//! with an [`Input`], or its `handle_*` shorthands) and drained for actions
+//! ([`Engine::poll`]).
 //!
 //! Every input takes a [`Now`] (both clocks) first; the engine never reads a
 //! clock or an ambient random source (its [`Rng`] is seeded by
@@ -13,7 +14,9 @@
 //! - `config`: [`Config`] and the option types;
 //! - `input`: the facts ([`ResponseHead`], [`IncomingMessage`], …);
 //! - `action`: the outputs ([`Action`], [`State`], [`Reason`], [`ErrorCode`]);
-//! - `state`: the live attempt, the scheduled retry, the page lifecycle;
+//! - `entry`: the one input entry ([`Input`], [`Engine::handle`]);
+//! - `state`: the phase (idle, scheduled, live attempt, closed), the page
+//!   lifecycle;
 //! - `selector`: transport selection, fallback and failback;
 //! - `watchdog`: the deadlines of the live attempt;
 //! - `request`: rendering the URL and request headers;
@@ -32,6 +35,7 @@ mod config;
 mod cursor_reset;
 mod decode;
 mod durable;
+mod entry;
 mod handover;
 mod head;
 mod input;
@@ -62,6 +66,7 @@ pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
     START_OFFSET,
 };
+pub use entry::Input;
 pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
@@ -84,7 +89,7 @@ use crate::sse::{SseItem, SseParser};
 use crate::time::{MonoMs, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
-use state::{Attempt, BodyKind, Lifecycle, Scheduled};
+use state::{Attempt, BodyKind, Lifecycle, Phase, Scheduled};
 use watchdog::Expiry;
 
 /// Rounds of due-deadline processing per input (each round starts, ends or
@@ -128,7 +133,6 @@ pub struct Engine {
     config: Config,
     rng: Rng,
     started: bool,
-    closed: bool,
     selector: Selector,
     backoff: Backoff,
     breaker: Breaker,
@@ -138,9 +142,9 @@ pub struct Engine {
     parser: SseParser,
     /// The last event id (persists across reconnects and transport switches).
     cursor: String,
-    attempt: Option<Attempt>,
+    /// Idle, scheduled, live or closed (see `state::Phase`).
+    phase: Phase,
     next_id: u64,
-    scheduled: Option<Scheduled>,
     life: Lifecycle,
     state: State,
     state_reason: Option<Reason>,
@@ -193,7 +197,6 @@ impl Engine {
         Engine {
             rng: Rng::new(seed),
             started: false,
-            closed: false,
             selector: Selector::placeholder(),
             backoff: Backoff::new(config.backoff),
             breaker: Breaker::new(config.breaker),
@@ -202,9 +205,8 @@ impl Engine {
             dedupe: Dedupe::new(config.dedupe_capacity),
             parser,
             cursor: config.last_event_id.clone(),
-            attempt: None,
+            phase: Phase::Idle,
             next_id: 1,
-            scheduled: None,
             life: Lifecycle::default(),
             state: State::Connecting,
             state_reason: None,
@@ -267,7 +269,7 @@ impl Engine {
 
     /// The live attempt (the one whose facts are accepted), if any.
     pub fn live_attempt(&self) -> Option<AttemptId> {
-        self.attempt.as_ref().map(|a| a.id)
+        self.phase.attempt().map(|a| a.id)
     }
 
     /// The sanitized configuration.
@@ -303,10 +305,10 @@ impl Engine {
     /// URL stops with the fatal error `invalid-url`; no usable transport in the
     /// preference list stops with `gave-up` (reason `capability`).
     pub fn handle_start(&mut self, now: Now, caps: Capabilities) {
-        if self.started || self.closed {
-            return;
-        }
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, Input::Start(caps));
+    }
+
+    fn on_start(&mut self, now: Now, caps: Capabilities) {
         self.started = true;
         if request::is_invalid_url(&self.config.url) {
             self.fatal(ErrorCode::InvalidUrl, None, Reason::PermanentError);
@@ -328,26 +330,23 @@ impl Engine {
         if self.life.offline || self.life.frozen {
             self.pause(now, self.life.pause_reason());
         } else {
-            self.scheduled = Some(Scheduled {
+            self.phase.schedule(Scheduled {
                 at: now.mono,
                 reason: Reason::Start,
             });
         }
-        self.advance(now);
     }
 
     /// The app closed the subscription: abort, state `closed`
     /// (`closed-by-user`). Every later input is ignored.
     pub fn handle_close(&mut self, now: Now) {
-        if self.closed {
-            return;
-        }
-        let _ = self.begin(now);
-        if let Some(a) = self.attempt.take() {
+        self.handle(now, Input::Close);
+    }
+
+    fn on_close(&mut self) {
+        if let Some(a) = self.phase.close() {
             self.actions.push_back(Action::Abort(a.id));
         }
-        self.scheduled = None;
-        self.closed = true;
         self.set_state(State::Closed, Reason::ClosedByUser, None);
     }
 
@@ -356,13 +355,15 @@ impl Engine {
     /// `fetch-sse` counts as a usable head, for the request transports it is
     /// ignored.)
     pub fn handle_opened(&mut self, now: Now, id: AttemptId) {
-        let Some(now) = self.begin(now) else { return };
-        if let Some(a) = self.live_mut(id) {
+        self.handle(now, Input::Opened(id));
+    }
+
+    fn on_opened(&mut self, now: Now) {
+        if let Some(a) = self.phase.attempt() {
             if a.transport.is_streaming() && a.opened_at.is_none() {
                 self.stream_opened(now);
             }
         }
-        self.advance(now);
     }
 
     /// Body bytes: `fetch-sse` chunks, and `text/event-stream` bodies of
@@ -374,9 +375,11 @@ impl Engine {
     /// never sends it again. Bytes of a request whose head was not usable are
     /// ignored.
     pub fn handle_bytes(&mut self, now: Now, id: AttemptId, bytes: &[u8]) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
+        self.handle(now, Input::Bytes(id, bytes));
+    }
+
+    fn on_bytes(&mut self, now: Now, id: AttemptId, bytes: &[u8]) {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
@@ -406,7 +409,6 @@ impl Engine {
             self.durable_bytes(id, bytes);
         }
         self.check_healthy(now);
-        self.advance(now);
     }
 
     /// A native `EventSource` event (decoded by the browser, which hides
@@ -427,13 +429,20 @@ impl Engine {
         data: &str,
         last_event_id: &str,
     ) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
+        let input = Input::NativeEvent {
+            id,
+            event_type,
+            data,
+            last_event_id,
+        };
+        self.handle(now, input);
+    }
+
+    fn on_native_event(&mut self, now: Now, event_type: &str, data: &str, last_event_id: &str) {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         if a.transport != TransportKind::EventSource {
-            self.advance(now);
             return;
         }
         let first_event = !a.saw_event;
@@ -470,7 +479,6 @@ impl Engine {
         );
         self.keep_cursor_on_replay(dropped, before);
         self.check_healthy(now);
-        self.advance(now);
     }
 
     /// A JSON body of `long-poll` / `poll`, decoded by the adapter: the whole
@@ -486,13 +494,19 @@ impl Engine {
         msgs: Vec<IncomingMessage>,
         polling_hint_ms: Option<u64>,
     ) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
+        let input = Input::Messages {
+            id,
+            msgs,
+            polling_hint_ms,
+        };
+        self.handle(now, input);
+    }
+
+    fn on_messages(&mut self, now: Now, msgs: Vec<IncomingMessage>, polling_hint_ms: Option<u64>) {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         if a.transport.is_streaming() {
-            self.advance(now);
             return;
         }
         a.last_activity = now;
@@ -517,11 +531,10 @@ impl Engine {
             self.keep_cursor_on_replay(dropped, before);
         }
         self.parser.set_last_event_id(&self.cursor);
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
         }
-        self.advance(now);
     }
 
     /// A raw resource body of `long-poll` / `poll` (neither event stream nor
@@ -542,13 +555,14 @@ impl Engine {
     /// becomes the cursor, and it goes through the `events` filter and dedupe
     /// like any event (see `decode::nchan_message_id`).
     pub fn handle_body_resource(&mut self, now: Now, id: AttemptId, body: String) {
-        let Some(now) = self.begin(now) else { return };
-        let Some(a) = self.live_mut(id) else {
-            self.advance(now);
+        self.handle(now, Input::BodyResource(id, body));
+    }
+
+    fn on_body_resource(&mut self, now: Now, body: String) {
+        let Some(a) = self.phase.attempt() else {
             return;
         };
         if a.transport.is_streaming() {
-            self.advance(now);
             return;
         }
         let unchanged = a.outcome == Some(Outcome::Unchanged)
@@ -573,7 +587,7 @@ impl Engine {
                 if body.len() > self.config.sse_limits.max_event_data_bytes {
                     self.skip_message(Some(id), self.cursor.clone());
                 } else {
-                    if let Some(a) = self.attempt.as_mut() {
+                    if let Some(a) = self.phase.attempt_mut() {
                         a.delivered = a.delivered.saturating_add(1);
                     }
                     self.actions.push_back(Action::Deliver(Message {
@@ -586,11 +600,10 @@ impl Engine {
                 }
             }
         }
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
         }
-        self.advance(now);
     }
 
     /// The request failed. Before the response head (or `open`) this is an
@@ -602,12 +615,13 @@ impl Engine {
     /// stream opened is an `http-status` failure without a status: backoff,
     /// no evidence (see [`TransportError::ServerRefused`]).
     pub fn handle_transport_error(&mut self, now: Now, id: AttemptId, error: TransportError) {
-        let Some(now) = self.begin(now) else { return };
-        if self.live_mut(id).is_none() {
-            self.advance(now);
+        self.handle(now, Input::TransportError(id, error));
+    }
+
+    fn on_transport_error(&mut self, now: Now, error: TransportError) {
+        let Some(a) = self.phase.take_attempt() else {
             return;
-        }
-        let Some(a) = self.attempt.take() else { return };
+        };
         self.drop_body();
         let code = match error {
             TransportError::Timeout => ErrorCode::Timeout,
@@ -651,18 +665,21 @@ impl Engine {
                 self.fail(now, &a, f);
             }
         }
-        self.advance(now);
     }
 
     /// The body ended cleanly. A stream reconnects (healthy or not, see
     /// `backoff.healthyAfterMs`); a long-poll or poll answer is complete.
     pub fn handle_stream_end(&mut self, now: Now, id: AttemptId) {
-        let Some(now) = self.begin(now) else { return };
-        if self.live_mut(id).is_none() || self.durable_body_end(now, id) {
-            self.advance(now);
+        self.handle(now, Input::StreamEnd(id));
+    }
+
+    fn on_stream_end(&mut self, now: Now, id: AttemptId) {
+        if self.durable_body_end(now, id) {
             return;
         }
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.drop_body();
         if a.transport != TransportKind::EventSource {
             // Native events move the cursor themselves; the parser never saw
@@ -687,43 +704,38 @@ impl Engine {
             }
             self.fail(now, &a, f);
         }
-        self.advance(now);
     }
 
     /// The timer armed from the last [`Action::Wait`] fired (or any time: the
     /// engine re-checks every deadline against `now`). A timer ≥ 1 s late
     /// means the tab or device slept (see `lifecycle`).
     pub fn handle_timer(&mut self, now: Now) {
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, Input::Timer);
+    }
+
+    fn on_timer(&mut self, now: Now) {
         let late = self
             .armed
             .is_some_and(|at| now.mono.since(at) >= LATE_TIMER_MS);
         if late {
             self.on_wake(now);
         }
-        self.advance(now);
     }
 
     /// `visibilitychange`: hidden pauses after `pauseWhenHidden.afterMs`;
     /// visible resumes with one prompt attempt.
     pub fn handle_visibility(&mut self, now: Now, hidden: bool) {
-        let Some(now) = self.begin(now) else { return };
-        self.on_visibility(now, hidden);
-        self.advance(now);
+        self.handle(now, Input::Visibility { hidden });
     }
 
     /// `online` / `offline`.
     pub fn handle_online(&mut self, now: Now, online: bool) {
-        let Some(now) = self.begin(now) else { return };
-        self.on_online(now, online);
-        self.advance(now);
+        self.handle(now, Input::Online(online));
     }
 
     /// `freeze` / `resume`, and `pagehide` / `pageshow` with `persisted`.
     pub fn handle_frozen(&mut self, now: Now, frozen: bool) {
-        let Some(now) = self.begin(now) else { return };
-        self.on_frozen(now, frozen);
-        self.advance(now);
+        self.handle(now, Input::Frozen(frozen));
     }
 
     /// `navigator.connection` changed: poll intervals stretch on slow
@@ -731,14 +743,16 @@ impl Engine {
     /// the maximum), always within `[interval.minMs, interval.maxMs]`. Without
     /// `rtt`, the effective type's typical RTT is used.
     pub fn handle_network_hint(&mut self, now: Now, hint: NetworkHint) {
-        let Some(now) = self.begin(now) else { return };
+        self.handle(now, Input::NetworkHint(hint));
+    }
+
+    fn on_network_hint(&mut self, hint: NetworkHint) {
         let rtt = hint
             .rtt_ms
             .or_else(|| hint.effective_type.map(EffectiveType::typical_rtt_ms));
         self.interval
             .set_network_tier(NetworkTier::from_rtt(rtt, hint.save_data));
         self.stats.current_interval_ms = self.interval.current_ms();
-        self.advance(now);
     }
 
     // ----- internals ---------------------------------------------------------
@@ -746,7 +760,7 @@ impl Engine {
     /// Common entry of every input: ignore everything once closed; keep the
     /// monotonic clock from going backwards; notice clock disagreement.
     fn begin(&mut self, now: Now) -> Option<Now> {
-        if self.closed {
+        if self.phase.is_closed() {
             return None;
         }
         let now = Now {
@@ -764,13 +778,13 @@ impl Engine {
 
     /// The live attempt if it is `id`.
     fn live_mut(&mut self, id: AttemptId) -> Option<&mut Attempt> {
-        self.attempt.as_mut().filter(|a| a.id == id)
+        self.phase.attempt_mut().filter(|a| a.id == id)
     }
 
     /// Process every deadline that is due at `now`.
     fn advance(&mut self, now: Now) {
         for _ in 0..MAX_ROUNDS {
-            if self.closed || !self.started {
+            if self.phase.is_closed() || !self.started {
                 return;
             }
             self.on_resume_ignored(now);
@@ -787,9 +801,9 @@ impl Engine {
                     continue;
                 }
             }
-            if let Some(s) = self.scheduled {
-                if s.at <= now.mono && self.attempt.is_none() && !self.life.paused() {
-                    self.scheduled = None;
+            if let Some(s) = self.phase.scheduled() {
+                if s.at <= now.mono && self.phase.attempt().is_none() && !self.life.paused() {
+                    self.phase.cancel_scheduled();
                     self.start_attempt(now, s.reason);
                     continue;
                 }
@@ -812,16 +826,20 @@ impl Engine {
     }
 
     fn attempt_deadline(&self) -> Option<(MonoMs, Expiry)> {
-        let a = self.attempt.as_ref()?;
+        let a = self.phase.attempt()?;
         watchdog::deadline(a, &self.config.watchdog, self.config.long_poll.timeout_ms)
     }
 
     /// The earliest deadline of anything.
     fn next_deadline(&self) -> Option<MonoMs> {
-        if self.closed || !self.started {
+        if self.phase.is_closed() || !self.started {
             return None;
         }
-        let scheduled = self.scheduled.filter(|_| !self.life.paused()).map(|s| s.at);
+        let scheduled = self
+            .phase
+            .scheduled()
+            .filter(|_| !self.life.paused())
+            .map(|s| s.at);
         [
             self.pause_deadline(),
             self.attempt_deadline().map(|d| d.0),
@@ -837,7 +855,9 @@ impl Engine {
         if kind == Expiry::FirstByte && self.keep_silent_stream() {
             return;
         }
-        let Some(a) = self.attempt.take() else { return };
+        let Some(a) = self.phase.take_attempt() else {
+            return;
+        };
         self.actions.push_back(Action::Abort(a.id));
         self.drop_body();
         match kind {
@@ -906,7 +926,7 @@ impl Engine {
 
     /// A stream is open (usable head, `open` event, or first native event).
     fn stream_opened(&mut self, now: Now) {
-        let Some(a) = self.attempt.as_mut() else {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         a.opened_at = Some(now.mono);
@@ -928,7 +948,7 @@ impl Engine {
     /// anything it delivers (the first answer's messages must not reach the
     /// app while it is still `connecting`). `succeed_request` does the rest.
     fn request_opened(&mut self) {
-        let Some(a) = self.attempt.as_ref() else {
+        let Some(a) = self.phase.attempt() else {
             return;
         };
         if !a.transport.is_streaming() && self.state != State::Open {
@@ -992,8 +1012,8 @@ impl Engine {
         let ms = ms.min(self.config.max_retry_after_ms);
         self.backoff.set_server_retry_ms(ms);
         let is_poll = self
-            .attempt
-            .as_ref()
+            .phase
+            .attempt()
             .is_some_and(|a| a.transport == TransportKind::Poll);
         if is_poll {
             self.interval.set_floor_ms(Some(ms));
@@ -1025,7 +1045,7 @@ impl Engine {
     /// backoff count while it is still open (so a later drop starts from k = 0).
     fn check_healthy(&mut self, now: Now) {
         let after = self.backoff.config().healthy_after_ms;
-        let Some(a) = self.attempt.as_mut() else {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         if a.transport.is_streaming() && !a.healthy_seen && a.healthy_at(now.mono, after) {
@@ -1036,7 +1056,7 @@ impl Engine {
 
     /// Start the scheduled attempt.
     fn start_attempt(&mut self, now: Now, reason: Reason) {
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
         }
         let mut reason = reason;
@@ -1081,7 +1101,7 @@ impl Engine {
         let mut attempt = Attempt::new(id, transport, reason, now, probe);
         attempt.cursor_at_start.clone_from(&self.cursor);
         attempt.carried_cursor = self.request_carries_cursor(transport);
-        self.attempt = Some(attempt);
+        self.phase = Phase::Live(attempt);
         self.watch_replay();
         let request_cycle = !transport.is_streaming() && self.state == State::Open;
         if !request_cycle {

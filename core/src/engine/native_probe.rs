@@ -26,15 +26,19 @@ impl Engine {
     ///   failure without a status, backoff, no evidence against the transport;
     /// - `None`: unreachable or refused by CORS, [`TransportError::Network`].
     pub fn handle_native_probe(&mut self, now: Now, id: AttemptId, head: Option<&ResponseHead>) {
+        self.handle(now, super::Input::NativeProbe(id, head));
+    }
+
+    pub(crate) fn on_native_probe(&mut self, now: Now, id: AttemptId, head: Option<&ResponseHead>) {
         match head {
             Some(h)
                 if h.status == 200
                     && MediaType::of(h.content_type.as_deref()) == MediaType::EventStream =>
             {
-                self.handle_transport_error(now, id, TransportError::ServerRefused);
+                self.on_transport_error(now, TransportError::ServerRefused);
             }
-            Some(h) => self.handle_response_head(now, id, h),
-            None => self.handle_transport_error(now, id, TransportError::Network),
+            Some(h) => self.on_response_head(now, id, h),
+            None => self.on_transport_error(now, TransportError::Network),
         }
     }
 }

@@ -29,7 +29,7 @@ impl Engine {
     /// usable.
     pub(crate) fn keep_silent_stream(&mut self) -> bool {
         let alone = self.selector.alone();
-        let Some(a) = self.attempt.as_mut() else {
+        let Some(a) = self.phase.attempt_mut() else {
             return false;
         };
         if a.transport != TransportKind::EventSource || !alone {

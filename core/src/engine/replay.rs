@@ -65,7 +65,7 @@ impl Engine {
     pub(crate) fn watch_replay(&mut self) {
         let cross = self.config.cross_origin;
         let resumed = !self.cursor.is_empty();
-        if let Some(a) = self.attempt.as_mut() {
+        if let Some(a) = self.phase.attempt_mut() {
             if resumed && cursor_in_query(a.transport, cross.contains(a.transport)) {
                 a.replay = ReplayWatch::Watching { run: 0 };
             }
@@ -75,7 +75,7 @@ impl Engine {
     /// Before dedupe decides on an event: where its own id stands in the
     /// remembered order, when the live attempt is watched.
     pub(crate) fn replay_position(&self, own_id: Option<&str>) -> Option<usize> {
-        let a = self.attempt.as_ref()?;
+        let a = self.phase.attempt()?;
         if a.replay == ReplayWatch::Off {
             return None;
         }
@@ -86,7 +86,7 @@ impl Engine {
     /// from before: extend the run, stop the watch, or recognise the replay.
     pub(crate) fn note_replay(&mut self, position: Option<usize>, duplicate: bool) {
         let remembered = self.dedupe.len();
-        let Some(a) = self.attempt.as_mut() else {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
         let ReplayWatch::Watching { run } = a.replay else {
@@ -122,7 +122,7 @@ impl Engine {
             self.actions.push_back(resume_error(None));
             return;
         };
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
         }
         self.drop_body();

@@ -247,7 +247,7 @@ impl Engine {
             Reason::Backoff
         };
         self.stats.current_delay_ms = delay;
-        self.scheduled = Some(Scheduled {
+        self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason,
         });
@@ -312,7 +312,7 @@ impl Engine {
     /// Schedule the next attempt `delay` ms from now, in state `waiting`
     /// (no state change for a 0 ms delay).
     pub(crate) fn schedule(&mut self, now: Now, delay: u64, reason: Reason) {
-        self.scheduled = Some(Scheduled {
+        self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason,
         });
@@ -324,11 +324,9 @@ impl Engine {
 
     /// Stop for good: abort the live attempt, cancel everything, report.
     pub(crate) fn fatal(&mut self, code: ErrorCode, status: Option<u16>, reason: Reason) {
-        if let Some(a) = self.attempt.take() {
+        if let Some(a) = self.phase.close() {
             self.actions.push_back(Action::Abort(a.id));
         }
-        self.scheduled = None;
-        self.closed = true;
         self.report(Some(code), status, 0, true);
         self.set_state(State::Closed, reason, None);
     }

@@ -207,3 +207,85 @@ mod tests {
         assert_eq!(wall_after(WallMs(i64::MAX - 1), 10), WallMs(i64::MAX));
     }
 }
+
+/// The connection's phase: one of these at a time, each with its own data
+/// only (a live attempt and a scheduled one never coexist; closed has
+/// neither).
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Phase {
+    /// Nothing live, nothing scheduled (before start, or paused).
+    #[default]
+    Idle,
+    /// The next attempt goes out at `Scheduled::at`.
+    Scheduled(Scheduled),
+    /// A request is out: its facts are accepted.
+    Live(Attempt),
+    /// Stopped for good: every later input is ignored.
+    Closed,
+}
+
+impl Phase {
+    /// The live attempt, if any.
+    pub fn attempt(&self) -> Option<&Attempt> {
+        match self {
+            Phase::Live(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The live attempt, mutably.
+    pub fn attempt_mut(&mut self) -> Option<&mut Attempt> {
+        match self {
+            Phase::Live(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// End the live attempt (the phase becomes idle); other phases stay.
+    pub fn take_attempt(&mut self) -> Option<Attempt> {
+        if !matches!(self, Phase::Live(_)) {
+            return None;
+        }
+        match core::mem::take(self) {
+            Phase::Live(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The scheduled attempt, if any.
+    pub fn scheduled(&self) -> Option<Scheduled> {
+        match self {
+            Phase::Scheduled(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// Schedule the next attempt. Every caller ends the live attempt first
+    /// (the native tests ran with an assertion of it); a live or closed
+    /// phase is left as it is.
+    pub fn schedule(&mut self, s: Scheduled) {
+        if matches!(self, Phase::Idle | Phase::Scheduled(_)) {
+            *self = Phase::Scheduled(s);
+        }
+    }
+
+    /// Cancel the scheduled attempt, if any.
+    pub fn cancel_scheduled(&mut self) {
+        if matches!(self, Phase::Scheduled(_)) {
+            *self = Phase::Idle;
+        }
+    }
+
+    /// Stop for good; the live attempt, if any, is returned to abort.
+    pub fn close(&mut self) -> Option<Attempt> {
+        match core::mem::replace(self, Phase::Closed) {
+            Phase::Live(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Whether the connection stopped for good.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Phase::Closed)
+    }
+}
