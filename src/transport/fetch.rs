@@ -10,22 +10,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, Response};
 
-/// The response headers the engine reads, lower-case names (exposed
-/// cross-origin only when the server lists them in
-/// `Access-Control-Expose-Headers`; `Last-Modified` is safelisted).
-const WANTED: [&str; 11] = [
-    "retry-after",
-    "date",
-    "etag",
-    "last-modified",
-    "x-poll-interval",
-    "ratelimit-reset",
-    "x-ratelimit-reset",
-    "stream-next-offset",
-    "stream-up-to-date",
-    "stream-closed",
-    "stream-cursor",
-];
+/// The response headers the engine reads (the core's list).
+use tidings_core::policy::headers::ENGINE_RESPONSE_HEADERS as WANTED;
 
 /// What a fetch reported.
 pub enum Fact {

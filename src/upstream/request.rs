@@ -14,16 +14,9 @@ use web_sys::{AbortController, Headers, RequestInit, Response};
 
 use crate::transport::fetch::{add_object, fetch, latin1_bytes};
 
-/// The response headers the core reads for a retry (`Retry-After` against
-/// `Date`, rate-limit reset) and a reporter's pace (`X-Poll-Interval`),
-/// lower-case. Cross-origin JS sees them only when the server exposes them.
-const WANTED: [&str; 5] = [
-    "retry-after",
-    "date",
-    "ratelimit-reset",
-    "x-ratelimit-reset",
-    "x-poll-interval",
-];
+/// The response headers the core reads for a retry and a reporter's pace
+/// (the core's list).
+use tidings_core::policy::headers::UPSTREAM_RESPONSE_HEADERS as WANTED;
 
 /// What a send carries on every attempt.
 pub struct Request {

@@ -32,6 +32,36 @@ impl<N: AsRef<str>, V: AsRef<str>, const K: usize> HeaderLookup for [(N, V); K] 
     }
 }
 
+/// The response header fields the connection engine reads, lower-case: the
+/// adapter hands over these (cross-origin, a script sees them only when the
+/// server lists them in `Access-Control-Expose-Headers`; `Last-Modified` is
+/// safelisted). Retry waits (`Retry-After` against `Date`, rate-limit reset),
+/// validators, the poll hint and the Durable Streams profile's fields.
+pub const ENGINE_RESPONSE_HEADERS: [&str; 11] = [
+    "retry-after",
+    "date",
+    "etag",
+    "last-modified",
+    "x-poll-interval",
+    "ratelimit-reset",
+    "x-ratelimit-reset",
+    "stream-next-offset",
+    "stream-up-to-date",
+    "stream-closed",
+    "stream-cursor",
+];
+
+/// The response header fields the upstream machines (`Sender`, `Reporter`)
+/// read, lower-case: a retry's wait (`Retry-After` against `Date`, rate-limit
+/// reset) and a reporter's pace (`X-Poll-Interval`).
+pub const UPSTREAM_RESPONSE_HEADERS: [&str; 5] = [
+    "retry-after",
+    "date",
+    "ratelimit-reset",
+    "x-ratelimit-reset",
+    "x-poll-interval",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
