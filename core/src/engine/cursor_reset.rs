@@ -73,15 +73,7 @@ impl Engine {
         self.cursor_reset_pending = true;
         // The server answered: the transport works, the breaker closes.
         self.mark_answered();
-        self.actions.push_back(Action::Reset {
-            reason: ResetReason::CursorInvalid,
-        });
-        let delay = self.rng.below(LONG_POLL_JITTER_MS + 1);
-        self.stats.current_delay_ms = delay;
-        self.phase.schedule(Scheduled {
-            at: now.mono.plus(delay),
-            reason: a.reason,
-        });
+        self.reset_and_restart(now, ResetReason::CursorInvalid, a.reason);
         true
     }
 
@@ -96,6 +88,25 @@ impl Engine {
     /// Forget where to resume from: the cursor (also the parser's), the
     /// dedupe memory (the server will send those ids again) and the
     /// validators. A pending `unresumable` reset is covered by this one.
+    /// Tell the app `reset` (`reason`), then start again from the cursor as
+    /// it now stands after `U[0, LONG_POLL_JITTER_MS]` ms: a reset is the
+    /// server's answer, not a failure, so no backoff (used for 409 to a
+    /// resume and a Durable Streams 410).
+    pub(crate) fn reset_and_restart(
+        &mut self,
+        now: Now,
+        reason: ResetReason,
+        cause: super::Reason,
+    ) {
+        self.actions.push_back(Action::Reset { reason });
+        let delay = self.rng.below(LONG_POLL_JITTER_MS + 1);
+        self.stats.current_delay_ms = delay;
+        self.phase.schedule(Scheduled {
+            at: now.mono.plus(delay),
+            reason: cause,
+        });
+    }
+
     fn forget_cursor(&mut self) {
         self.cursor.clear();
         self.parser.set_last_event_id("");

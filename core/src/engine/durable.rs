@@ -53,8 +53,8 @@ use super::config::{Config, Protocol, TransportKind};
 use super::decode::Verdict;
 use super::input::{AttemptId, ResponseHead};
 use super::request::with_query_param;
-use super::retry::{Failure, LONG_POLL_JITTER_MS};
-use super::state::{Attempt, BodyKind, Scheduled};
+use super::retry::Failure;
+use super::state::{Attempt, BodyKind};
 use super::Engine;
 use crate::policy::headers::HeaderLookup;
 use crate::time::Now;
@@ -505,15 +505,7 @@ impl Engine {
             repeats: self.durable.repeats,
             ..Durable::default()
         };
-        self.actions.push_back(Action::Reset {
-            reason: ResetReason::Gone,
-        });
-        let delay = self.rng.below(LONG_POLL_JITTER_MS + 1);
-        self.stats.current_delay_ms = delay;
-        self.phase.schedule(Scheduled {
-            at: now.mono.plus(delay),
-            reason: a.reason,
-        });
+        self.reset_and_restart(now, ResetReason::Gone, a.reason);
     }
 }
 
