@@ -487,7 +487,8 @@ export interface Options<M = {}> {
   seed?: number;
   /**
    * Release the connection while the page is hidden (`{ afterMs }`: after that grace period,
-   * milliseconds). Default `true` (`afterMs: 0`).
+   * milliseconds). Default `true` (`afterMs: 0`). Visible again: one request at once, with the
+   * cursor (`U[0, 250)` ms later only when the device just woke from sleep; after `online` too).
    */
   pauseWhenHidden?: boolean | { afterMs?: number };
   /**

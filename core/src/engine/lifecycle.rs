@@ -4,12 +4,16 @@
 //! - Hidden, once `pauseWhenHidden.afterMs` has passed (0 = at once): the live
 //!   attempt is aborted and every pending retry cancelled, state `paused`
 //!   (`hidden`). No `Open` while paused, also when the server is failing.
-//! - Visible again: one prompt attempt, `U[0, 250)` ms later (BC-18: "within
-//!   500 ms ... resume delay U[0, 250 ms)"; the jitter keeps a fleet of
-//!   laptops opened at 9:00 from arriving in the same millisecond), with the
-//!   backoff count reset and the cursor.
+//! - Visible again: one attempt at once (0 ms; issue 19: one page becoming
+//!   visible is not a fleet, and a user looking at the tab waits for it),
+//!   with the backoff count reset and the cursor. Only a `visible` that
+//!   reveals a wake from sleep (below) waits `U[0, RESUME_JITTER_MS)`:
+//!   devices scheduled to wake together (kiosks, laptops at 9:00) would
+//!   otherwise arrive in the same millisecond. (This reverses BC-18's "resume
+//!   delay U[0, 250 ms)" for the plain case.)
 //! - Offline: no attempts (state `paused`, `offline`); online: one prompt
-//!   attempt, `U[0, 250)` ms later.
+//!   attempt, `U[0, 250)` ms later (a network restored for a whole office or
+//!   a region brings its fleet back at once).
 //! - Frozen (`freeze`, `pagehide` into the back/forward cache): like hidden
 //!   without grace; resumed: one prompt attempt (`resumed`).
 //! - Wake detection: a timer firing ≥ 1 s late, or the monotonic and wall
@@ -26,7 +30,8 @@ use super::watchdog;
 use super::Engine;
 use crate::time::Now;
 
-/// Delay window of the prompt attempt after visible / online / resumed, ms: `U[0, 250)`.
+/// Delay window of the prompt attempt after online / resumed / a wake from
+/// sleep (also a `visible` that reveals one), ms: `U[0, 250)`.
 pub const RESUME_JITTER_MS: u64 = 250;
 /// A timer this late (ms) means the tab or device slept.
 pub const LATE_TIMER_MS: u64 = 1000;
@@ -67,8 +72,18 @@ impl Engine {
         if reset_backoff {
             self.backoff.record_healthy();
         }
-        let delay = self.rng.below(RESUME_JITTER_MS);
+        let delay = self.resume_delay_ms(now, reason);
         self.schedule(now, delay, reason);
+    }
+
+    /// The delay of the prompt attempt (module doc): 0 after `visible`,
+    /// unless that same input revealed a wake from sleep; else the fleet
+    /// spread `U[0, RESUME_JITTER_MS)`.
+    fn resume_delay_ms(&mut self, now: Now, reason: Reason) -> u64 {
+        if reason == Reason::Visible && self.life.woke_at != Some(now.mono) {
+            return 0;
+        }
+        self.rng.below(RESUME_JITTER_MS)
     }
 
     /// The page's visibility changed.
@@ -137,6 +152,7 @@ impl Engine {
     /// The device or the tab's timers slept: re-check the live attempt's
     /// deadline on both clocks; replace a dead attempt by one prompt attempt.
     pub(crate) fn on_wake(&mut self, now: Now) {
+        self.life.woke_at = Some(now.mono);
         if !self.started || self.phase.is_closed() || self.life.paused() {
             return;
         }

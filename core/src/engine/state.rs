@@ -148,6 +148,9 @@ pub(crate) struct Lifecycle {
     pub offline: bool,
     /// `freeze`, or `pagehide` into the back/forward cache.
     pub frozen: bool,
+    /// When the last wake from sleep was noticed (`lifecycle`): a `visible`
+    /// at that instant is a fleet waking, and keeps the resume spread.
+    pub woke_at: Option<MonoMs>,
 }
 
 impl Lifecycle {
