@@ -81,6 +81,36 @@ for (const transport of ["eventsource", "fetch-sse"]) {
   });
 }
 
+// Issue 19: one page becoming visible is not a fleet. Seed 32 drew a
+// 229 ms resume spread before (U[0, 250)); now the request goes out with the
+// visibilitychange itself. The state sequence is exact; the time from the
+// event to the fetch call is printed, and bounded loosely (a spread of a
+// few hundred ms, or a timer turn on a loaded machine, would still break it).
+test("visible → the first request goes out with the event (no waiting, no spread)", async () => {
+  const t = tag();
+  const page = await browser.newPage();
+  await subscribed(page, `/sse?t=${t}`, { transports: ["fetch-sse"], seed: 32 });
+  await page.evaluate(() => window.setHidden(true));
+  await page.waitForFunction(() => window.sub.state === "paused");
+  const gapMs = await page.evaluate(async () => {
+    const fetch = window.fetch;
+    let called;
+    const first = new Promise((resolve) => { called = resolve; });
+    window.fetch = function (...args) { called(performance.now()); return fetch.apply(this, args); };
+    window.states.length = 0;
+    const shown = performance.now();
+    window.setHidden(false);
+    const at = await first;
+    window.fetch = fetch;
+    return at - shown;
+  });
+  await page.waitForFunction(() => window.sub.state === "open");
+  console.log(`visible → fetch: ${gapMs.toFixed(1)} ms`);
+  assert.deepEqual((await page.evaluate(() => window.states)).slice(0, 2), ["connecting:visible", "open:visible"]);
+  assert.ok(gapMs < 150, `visible → fetch ${gapMs} ms`);
+  await page.close();
+});
+
 test("hidden/visible flipped 10 times within 1 s ends with exactly one open stream", async () => {
   const t = tag();
   const page = await browser.newPage();
