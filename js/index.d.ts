@@ -423,7 +423,12 @@ export interface Options<M = {}> {
      */
     cooldownMs?: number;
   };
-  /** Poll interval (the `poll` transport). Every server hint is clamped into [minMs, maxMs]. */
+  /**
+   * Poll interval (the `poll` transport). Every server hint is clamped into [minMs, maxMs]. The
+   * adaptive modes stretch on slow networks (RTT < 50 ms ×1, < 200 ms ×3, < 1 s ×6, worse or
+   * `saveData` → maxMs); the RTT is the smallest of the last 4 measured `poll` request times
+   * (request to response head), `navigator.connection.rtt` only until one was measured.
+   */
   interval?: {
     /**
      * `"exponential"` (×2 per unchanged answer, ÷2 on change), `"aimd"` (+1 s unchanged, halve on

@@ -50,6 +50,7 @@ impl Engine {
         a.last_activity = now;
         let transport = a.transport;
         let held_ms = now.mono.since(a.started);
+        self.on_request_time(transport, held_ms);
         if transport == TransportKind::LongPoll {
             self.long_poll_timeouts = 0;
         }

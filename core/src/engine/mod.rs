@@ -25,6 +25,7 @@
 //! - `cursor_reset`: a 409 to a resume (the cursor is no longer valid);
 //! - `durable`: the Durable Streams profile (offsets, closure, 410);
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
+//! - `network`: the poll interval's network tier (measured, reported);
 //! - `quiet`: a silent native stream with nowhere to go;
 //! - `replay`: a server that ignores the cursor in the query;
 //! - `stats`: the counters.
@@ -41,6 +42,7 @@ mod head;
 mod input;
 mod lifecycle;
 mod native_probe;
+mod network;
 mod quiet;
 mod replay;
 mod request;
@@ -82,7 +84,8 @@ pub use stats::Stats;
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::Breaker;
 use crate::policy::dedupe::Dedupe;
-use crate::policy::interval::{NetworkTier, PollInterval};
+use crate::policy::interval::PollInterval;
+use crate::policy::network::NetworkView;
 use crate::policy::validators::{Outcome, Validators};
 use crate::rng::Rng;
 use crate::sse::{SseItem, SseParser};
@@ -178,6 +181,8 @@ pub struct Engine {
     resume: replay::ResumeCheck,
     /// The Durable Streams profile's state (`durable`).
     durable: durable::Durable,
+    /// The browser's network report and the measured request times (`network`).
+    network: NetworkView,
 }
 
 impl Engine {
@@ -225,6 +230,7 @@ impl Engine {
             silence_noted: false,
             resume: replay::ResumeCheck::default(),
             durable: durable::Durable::new(&config),
+            network: NetworkView::default(),
             config,
         }
     }
@@ -740,19 +746,12 @@ impl Engine {
 
     /// `navigator.connection` changed: poll intervals stretch on slow
     /// networks (RTT < 50 ms ×1, < 200 ms ×3, < 1 s ×6, worse or `saveData` →
-    /// the maximum), always within `[interval.minMs, interval.maxMs]`. Without
-    /// `rtt`, the effective type's typical RTT is used.
+    /// the maximum), always within `[interval.minMs, interval.maxMs]`. The
+    /// browser's `rtt` (without it, the effective type's typical RTT) counts
+    /// only until the engine measured its own `poll` requests (see
+    /// `policy::network`); `saveData` always counts.
     pub fn handle_network_hint(&mut self, now: Now, hint: NetworkHint) {
         self.handle(now, Input::NetworkHint(hint));
-    }
-
-    fn on_network_hint(&mut self, hint: NetworkHint) {
-        let rtt = hint
-            .rtt_ms
-            .or_else(|| hint.effective_type.map(EffectiveType::typical_rtt_ms));
-        self.interval
-            .set_network_tier(NetworkTier::from_rtt(rtt, hint.save_data));
-        self.stats.current_interval_ms = self.interval.current_ms();
     }
 
     // ----- internals ---------------------------------------------------------
