@@ -558,3 +558,58 @@ fn request_transports_open_before_the_first_delivery() {
     acts.extend(sim.resource(o.id, "body2"));
     assert_eq!(order(&acts), ["deliver"]);
 }
+
+/// A long-poll answer with one event, `held_ms` after its request: the delay
+/// before the next request.
+fn long_poll_news_after(seed: u64, held_ms: u64) -> u64 {
+    let mut sim = Sim::new(lp_config(), seed);
+    let o = the_open(&sim.start());
+    sim.run_for(held_ms);
+    sim.head(o.id, ResponseHead::event_stream());
+    sim.bytes(o.id, b"id: 1\ndata: x\n\n");
+    let answered = sim.now.mono.0;
+    sim.end(o.id);
+    sim.must_open(200);
+    sim.last_open_at - answered
+}
+
+/// Issue 19, decided with `make bench-herd`'s broadcast: after a long-poll
+/// answer with news the next request waits `U[0, min(held / 10, 100)]` ms,
+/// `held` = the time the request waited. A 30 s hold ended by a publish (the
+/// request a broadcast synchronises with a whole fleet) spreads over 100 ms
+/// as before; a busy feed (10 ms holds) over 1 ms; a backlog answered at once
+/// not at all. (It was `U[0, 100]` after every answer: `make bench`'s
+/// long-poll p50 was 35 ms for events 10 ms apart.) "No news" keeps its
+/// pacing and `U[0, 100]`.
+#[test]
+fn long_poll_spread_after_news_is_a_tenth_of_the_hold() {
+    for (held, max) in [(30_000u64, 100u64), (500, 50), (10, 1), (0, 0)] {
+        let delays: Vec<u64> = (0..60).map(|s| long_poll_news_after(s, held)).collect();
+        assert!(delays.iter().all(|d| *d <= max), "held {held}: {delays:?}");
+        let widest = delays.iter().max().copied().unwrap_or(0);
+        assert!(widest * 10 >= max * 9, "held {held}: {delays:?}");
+    }
+    assert_eq!(long_poll_news_after(3, 30_000), 11);
+    assert_eq!(long_poll_news_after(3, 500), 5);
+
+    // A backlog of 20 answers, each answered at once: 20 requests in the
+    // same millisecond (it cost 20 × U[0, 100] ms).
+    let mut sim = Sim::new(lp_config(), 3);
+    let mut o = the_open(&sim.start());
+    for n in 1..=20 {
+        sim.head(o.id, ResponseHead::event_stream());
+        sim.bytes(o.id, format!("id: {n}\ndata: x\n\n").as_bytes());
+        sim.end(o.id);
+        o = sim.must_open(0);
+        assert_eq!(header(&o, "Last-Event-ID"), Some(n.to_string().as_str()));
+    }
+    assert_eq!(sim.now.mono.0, 0);
+
+    // "No news" after a 30 s hold: U[0, 100] as before.
+    let mut sim = Sim::new(lp_config(), 3);
+    let o = the_open(&sim.start());
+    sim.run_for(30_000);
+    sim.head(o.id, ResponseHead::new(204));
+    sim.must_open(200);
+    assert_eq!(sim.last_open_at, 30_000 + 11);
+}

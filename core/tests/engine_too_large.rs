@@ -177,9 +177,11 @@ fn long_poll_event_stream_body_over_the_limit_does_not_loop() {
     body.extend_from_slice(b"id: 2\ndata: b\n\n");
     let mut acts = feed_chunked(&mut sim, o.id, &body);
     acts.extend(sim.end(o.id));
+    // (The next request may go out with the answer: issue 19's spread after
+    // an answer that came at once is 0.)
     assert_eq!(
         acts.iter()
-            .filter(|a| !matches!(a, Action::State { .. }))
+            .filter(|a| !matches!(a, Action::State { .. } | Action::Open(_)))
             .cloned()
             .collect::<Vec<_>>(),
         [skipped("1", "1"), too_large("1"), deliver("2", "2", "b")]
@@ -220,7 +222,7 @@ fn json_and_native_messages_over_the_limit_are_skipped() {
     );
     assert_eq!(
         acts.iter()
-            .filter(|a| !matches!(a, Action::State { .. }))
+            .filter(|a| !matches!(a, Action::State { .. } | Action::Open(_)))
             .cloned()
             .collect::<Vec<_>>(),
         [

@@ -64,6 +64,14 @@ export class Model {
     const floor = this.floor();
     return floor + this.rng.below(Math.max(floor, this.b.baseMs));
   }
-  /** A long-poll answer: the next request after U[0, 100] ms. */
-  longPollNext() { this.k = 0; return this.rng.below(101); }
+  /**
+   * A long-poll answer with news, `heldMs` after its request went out: the next request after
+   * U[0, min(heldMs / 10, 100)] ms (issue 19; core/src/engine/retry.rs long_poll_spread_max_ms).
+   * Without `heldMs` (a "no news" answer), U[0, 100] after the pacing.
+   */
+  longPollNext(heldMs) {
+    this.k = 0;
+    const max = heldMs === undefined ? 100 : Math.min(Math.floor(heldMs / 10), 100);
+    return this.rng.below(max + 1);
+  }
 }

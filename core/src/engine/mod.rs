@@ -76,8 +76,8 @@ pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use replay::REPLAY_RUN;
 pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
 pub use retry::{
-    herd_spread_max_ms, server_wait_delay_ms, LONG_POLL_JITTER_MS, RETRY_AFTER_SPREAD_DIVISOR,
-    RETRY_AFTER_SPREAD_MAX_MS,
+    herd_spread_max_ms, long_poll_spread_max_ms, server_wait_delay_ms, LONG_POLL_JITTER_MS,
+    LONG_POLL_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_MAX_MS,
 };
 pub use stats::Stats;
 

@@ -45,8 +45,35 @@ use crate::policy::retry_after::{ServerWait, WaitSource};
 use crate::rng::Rng;
 use crate::time::{clamp_timer_ms, Now};
 
-/// Jitter before the next long-poll request after an answer, ms: `U[0, 100]`.
+/// Jitter before the next long-poll request after an answer, ms: `U[0, 100]`
+/// after "no news" (and the ceiling of the spread after news, see
+/// [`long_poll_spread_max_ms`]).
 pub const LONG_POLL_JITTER_MS: u64 = 100;
+
+/// The spread after a long-poll answer with news is at most this fraction
+/// (1 / n) of the time the request waited for it: 10 %.
+pub const LONG_POLL_SPREAD_DIVISOR: u64 = 10;
+
+/// The widest spread before the next long-poll request after an answer with
+/// news that came `held_ms` after its request went out, ms:
+/// `min(held_ms / 10, 100)` (issue 19, decided with `make bench-herd`'s
+/// broadcast).
+///
+/// The spread is for the broadcast: one publish answers every held request
+/// of a fleet in the same instant, and without a spread the re-polls come
+/// back in that instant too. The requests a publish synchronises are the
+/// ones that waited; an answer that came at once (a backlog: the client is
+/// behind) or after a short hold (a busy feed) synchronised nothing, and a
+/// spread there only delays what comes next (a flat `U[0, 100]` made
+/// `make bench`'s long-poll p50 35 ms for events 10 ms apart, and a
+/// 20,000-event backlog paid it 20 times). Capped at 10 % of the hold, the
+/// gap in which a new event waits is at most a tenth of the quiet before it,
+/// and the fleet's re-poll burst stays at most about 10× its steady rate
+/// for holds up to 1 s (the same 10 % as the herd spread of a
+/// server-requested wait, `herd_spread_max_ms`).
+pub fn long_poll_spread_max_ms(held_ms: u64) -> u64 {
+    (held_ms / LONG_POLL_SPREAD_DIVISOR).min(LONG_POLL_JITTER_MS)
+}
 
 /// Ceiling of the herd spread added to a server-requested wait, ms (module
 /// doc, rule 3): `U[0, min(wait / RETRY_AFTER_SPREAD_DIVISOR, this)]`.
@@ -205,7 +232,9 @@ impl Engine {
     /// - `poll`: after the interval (slower after "unchanged", faster after
     ///   news, set by a server hint within bounds);
     /// - `long-poll` with a server hint: after the clamped hint;
-    /// - `long-poll` news: at once (`U[0, 100]` ms jitter);
+    /// - `long-poll` news: at once, spread by
+    ///   `U[0, min(held / 10, 100)]` ms, `held` = the time from the request to
+    ///   the answer ([`long_poll_spread_max_ms`]);
     /// - `long-poll` "no news" (204, 304, 408, an empty 200, a hold that timed
     ///   out, an answer of repeats): paced by the START of the request, at
     ///   `max(now, started + floor) + U[0, 100]`, floor = `backoff.floorMs`
@@ -230,16 +259,16 @@ impl Engine {
         } else if let Some(hint) = attempt.hint_ms {
             hint.clamp(self.interval.min_ms(), self.interval.max_ms())
         } else {
-            let pace = if news {
-                0
+            let (pace, spread) = if news {
+                (0, long_poll_spread_max_ms(now.mono.since(attempt.started)))
             } else {
                 // `backoff.floorMs`, raised by the server's `retry:` (an
                 // interval floor left from a poll failure does not apply).
                 self.backoff.set_interval_floor_ms(None);
                 let earliest = attempt.started.plus(self.backoff.floor_ms());
-                earliest.since(now.mono)
+                (earliest.since(now.mono), LONG_POLL_JITTER_MS)
             };
-            clamp_timer_ms(pace.saturating_add(self.rng.below(LONG_POLL_JITTER_MS + 1)))
+            clamp_timer_ms(pace.saturating_add(self.rng.below(spread + 1)))
         };
         let reason = if attempt.hint_ms.is_some() {
             Reason::ServerHint
