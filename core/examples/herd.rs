@@ -9,7 +9,7 @@
 //!
 //! Run: `cargo run --release -p tidings-core --example herd` (3.5 min of
 //! CPU on the 2-core VM, measured while it was shared). Optional arguments: the fleet size (default
-//! 100 000), then `stream`, `poll` or `reporter` to run one section only.
+//! 100 000), then `stream`, `poll`, `reporter` or `broadcast` to run one section only.
 //!
 //! Printed figures, per fleet (stream, poll) and client model:
 //! - per-second request rates around the outage (5 s and 60 s averages),
@@ -21,11 +21,16 @@
 //! - poll fleet: the peak after recovery ÷ the fleet's own steady 1 s maximum,
 //! - the time until the rate stays within 10 % of steady,
 //! - the reporter fleet (`herd/reporter.rs`, issue 15),
+//! - the long-poll broadcast (`herd/broadcast.rs`, issue 19): one publish
+//!   wakes every held request at once; the re-poll burst and the latency cost
+//!   of the spread, per rule,
 //! - the cost of polling an unchanged resource for two idle hours,
 //! - engine time per handled input and memory per client at 10k, 100k and 1M.
 //!
 //! This is a benchmark that prints figures, not a test: nothing is asserted.
 
+#[path = "herd/broadcast.rs"]
+mod broadcast;
 #[path = "herd/reporter.rs"]
 mod reporter;
 
@@ -929,6 +934,10 @@ fn main() {
         reporter::print(n);
         return;
     }
+    if only.as_deref() == Some("broadcast") {
+        broadcast::print(n);
+        return;
+    }
     let t0 = stopwatch();
     println!(
         "tidings herd benchmark: {n} clients per fleet; steady state, {} s of refused \
@@ -986,6 +995,7 @@ fn main() {
         return;
     }
     reporter::print(n);
+    broadcast::print(n);
     println!();
     unchanged_resource_cost();
 
