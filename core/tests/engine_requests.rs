@@ -184,10 +184,11 @@ fn network_hint_stretches_the_interval() {
 
 /// `make bench` (issue 19): Chromium reports `rtt` 100 ms, `effectiveType`
 /// "4g", even on loopback, which stretched a 1 s poll to 3 s. The engine's
-/// own measured request time (a 304 in 2 ms) is the tier's RTT: ×1. A
-/// network that really is slow shows in the measurements, without any
-/// report: 4 answers in a row taking 300 ms give ×6 (one fast answer among
-/// them keeps ×1: the smallest of the last 4 counts).
+/// own measured request time (a 200 in 2 ms) lowers the tier's RTT: ×1.
+/// A slow answer never raises it above the report (a loaded machine or
+/// server is not a slow network): reported 600 ms (×6), one answer in 20 ms
+/// gives ×1 until 4 answers in a row took 300 ms (the smallest of the last 4
+/// counts), then ×6 again.
 #[test]
 fn measured_request_times_decide_the_network_tier() {
     let mut c = poll_config();
@@ -222,6 +223,15 @@ fn measured_request_times_decide_the_network_tier() {
     c.interval.initial_ms = 1000;
     let mut sim = Sim::new(c, 8);
     let mut o = the_open(&sim.start());
+    sim.engine.handle_network_hint(
+        sim.now,
+        NetworkHint {
+            rtt_ms: Some(600),
+            ..NetworkHint::default()
+        },
+    );
+    sim.drain();
+    assert_eq!(sim.engine.stats().current_interval_ms, 6000);
     let mut intervals = vec![];
     for n in 0..5 {
         sim.run_for(if n == 0 { 20 } else { 300 });

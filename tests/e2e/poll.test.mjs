@@ -268,8 +268,8 @@ for (const name of ORIGINS) {
   });
 }
 
-// Issue 19: the network tier comes from the client's own measured request
-// times. Headless Chromium reports rtt 100 on loopback (the ×3 tier by the
+// Issue 19: the client's own measured request times lower the browser's
+// rtt. Headless Chromium reports rtt 100 on loopback (the ×3 tier by the
 // report alone: 150, 300, 600 before); the polls take a few ms, so ×1.
 test("same-origin: the interval follows the measured request times, not the browser's rtt 100 on loopback (×1, was ×3)", async () => {
   const o = origin("same-origin");

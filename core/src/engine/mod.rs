@@ -747,8 +747,8 @@ impl Engine {
     /// `navigator.connection` changed: poll intervals stretch on slow
     /// networks (RTT < 50 ms ×1, < 200 ms ×3, < 1 s ×6, worse or `saveData` →
     /// the maximum), always within `[interval.minMs, interval.maxMs]`. The
-    /// browser's `rtt` (without it, the effective type's typical RTT) counts
-    /// only until the engine measured its own `poll` requests (see
+    /// RTT is the browser's `rtt` (without it, the effective type's typical
+    /// RTT), lowered by the engine's own faster `poll` request times (see
     /// `policy::network`); `saveData` always counts.
     pub fn handle_network_hint(&mut self, now: Now, hint: NetworkHint) {
         self.handle(now, Input::NetworkHint(hint));
