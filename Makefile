@@ -1,6 +1,6 @@
 # tidings — every command a developer or CI needs. Each target installs what
 # it needs first (scripts/bootstrap.sh, idempotent).
-.PHONY: demo test size bench bench-herd bootstrap pkg server lint native-tests package-tests browser-tests clean
+.PHONY: demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests clean
 
 PORT ?= 8787
 
@@ -13,7 +13,7 @@ demo:
 	@target/release/tidings-server --port $(PORT) --www www --pkg pkg
 
 ## make test: every test (native engine + server, wasm in headless Chromium, Playwright e2e).
-test: bootstrap lint native-tests package-tests pkg server browser-tests
+test: bootstrap lint native-tests package-tests pkg server example browser-tests
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -35,6 +35,10 @@ pkg:
 
 server:
 	cargo build -q --release -p tidings-server
+
+## make example: the example Rust app (examples/rust-app) into target/example-app/www.
+example:
+	scripts/build-example.sh
 
 browser-tests:
 	scripts/browser-tests.sh

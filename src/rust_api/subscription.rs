@@ -170,23 +170,30 @@ impl futures_core::Stream for Subscription {
     }
 }
 
+impl Events {
+    /// The next event, or `None` once the subscription ended (the
+    /// `Stream`'s `next`, without needing `futures-util`).
+    pub async fn next(&mut self) -> Option<Event> {
+        std::future::poll_fn(|cx| poll_event(&self.inner, cx)).await
+    }
+}
+
 impl futures_core::Stream for Events {
     type Item = Event;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        let next = self
-            .inner
-            .events
-            .borrow_mut()
-            .as_mut()
-            .and_then(VecDeque::pop_front);
-        match next {
-            Some(e) => Poll::Ready(Some(e)),
-            None if ended(&self.inner) => Poll::Ready(None),
-            None => {
-                *self.inner.event_waker.borrow_mut() = Some(cx.waker().clone());
-                Poll::Pending
-            }
+        poll_event(&self.inner, cx)
+    }
+}
+
+fn poll_event(inner: &Inner, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+    let next = inner.events.borrow_mut().as_mut().and_then(VecDeque::pop_front);
+    match next {
+        Some(e) => Poll::Ready(Some(e)),
+        None if ended(inner) => Poll::Ready(None),
+        None => {
+            *inner.event_waker.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
         }
     }
 }
