@@ -80,7 +80,12 @@ async fn typed_json_messages_arrive_in_order_with_ids() {
     }
     let got = take_tagged(&mut sub, &tag, 3).await;
     let ticks: Vec<Tick> = got.iter().map(|m| m.json().unwrap()).collect();
-    let expected: Vec<Tick> = (1..=3).map(|n| Tick { tag: tag.clone(), n }).collect();
+    let expected: Vec<Tick> = (1..=3)
+        .map(|n| Tick {
+            tag: tag.clone(),
+            n,
+        })
+        .collect();
     assert_eq!(ticks, expected);
     let got_ids: Vec<&str> = got.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(got_ids, ids);
@@ -122,27 +127,45 @@ async fn a_decoding_failure_is_a_typed_error_and_the_stream_goes_on() {
     publish(&format!(r#"{{"tag":"{tag}","n":2}}"#)).await;
     let got = take_tagged(&mut sub, &tag, 3).await;
     let e = got[0].json::<Tick>().unwrap_err();
-    assert!(matches!(&e, Error::Decode { id, .. } if *id == bad), "{e:?}");
+    assert!(
+        matches!(&e, Error::Decode { id, .. } if *id == bad),
+        "{e:?}"
+    );
     assert_eq!(e.code(), "parse");
     let e = got[1].json::<Tick>().unwrap_err();
-    assert!(matches!(&e, Error::Decode { id, .. } if *id == wrong), "{e:?}");
+    assert!(
+        matches!(&e, Error::Decode { id, .. } if *id == wrong),
+        "{e:?}"
+    );
     assert_eq!(got[2].json::<Tick>().unwrap(), Tick { tag, n: 2 });
 }
 
 #[wasm_bindgen_test]
 async fn invalid_options_and_urls_are_refused_up_front() {
-    let e = tidings::subscribe("ftp://x/", Options::new()).err().unwrap();
+    let e = tidings::subscribe("ftp://x/", Options::new())
+        .err()
+        .unwrap();
     assert_eq!(e, Error::InvalidUrl);
     let url = format!("{}/sse", server());
     let e = tidings::subscribe(&url, Options::new().events(["open"]))
         .err()
         .unwrap();
     assert_eq!(e.code(), "invalid-option");
-    assert_eq!(e, Error::InvalidOption { option: "events".into() });
+    assert_eq!(
+        e,
+        Error::InvalidOption {
+            option: "events".into()
+        }
+    );
     let e = tidings::subscribe(&url, Options::new().last_event_id("a\nb"))
         .err()
         .unwrap();
-    assert_eq!(e, Error::InvalidOption { option: "lastEventId".into() });
+    assert_eq!(
+        e,
+        Error::InvalidOption {
+            option: "lastEventId".into()
+        }
+    );
 }
 
 #[wasm_bindgen_test]
@@ -211,7 +234,10 @@ async fn dropping_the_subscription_closes_the_connection() {
     assert_eq!(requests("/sse", &tag).await.len(), 1);
     assert_eq!(ended(&tag).await, 0);
     drop(sub);
-    assert!(server_sees_end(&tag, 1, 3000).await, "the stream never ended");
+    assert!(
+        server_sees_end(&tag, 1, 3000).await,
+        "the stream never ended"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -234,6 +260,12 @@ async fn two_subscriptions_share_one_connection_and_dropping_one_keeps_it() {
     assert_eq!(ended(&tag).await, 0);
     b.close();
     assert_eq!(b.state(), State::Closed);
-    assert!(within(&mut b, 50).await.is_none(), "the stream ends at close");
-    assert!(server_sees_end(&tag, 1, 3000).await, "the stream never ended");
+    assert!(
+        within(&mut b, 50).await.is_none(),
+        "the stream ends at close"
+    );
+    assert!(
+        server_sees_end(&tag, 1, 3000).await,
+        "the stream never ended"
+    );
 }

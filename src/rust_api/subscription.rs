@@ -187,7 +187,11 @@ impl futures_core::Stream for Events {
 }
 
 fn poll_event(inner: &Inner, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-    let next = inner.events.borrow_mut().as_mut().and_then(VecDeque::pop_front);
+    let next = inner
+        .events
+        .borrow_mut()
+        .as_mut()
+        .and_then(VecDeque::pop_front);
     match next {
         Some(e) => Poll::Ready(Some(e)),
         None if ended(inner) => Poll::Ready(None),
@@ -264,66 +268,64 @@ fn on_notice(inner: &Inner, notice: &Notice) {
 }
 
 fn on_action(inner: &Inner, a: &Action) {
-    match a {
+    if let Action::State { state, .. } = a {
+        if *state == State::Open {
+            let transport = inner.conn.transport_name();
+            event(inner, Event::Open { transport });
+        }
+    }
+    let stops = match a {
+        Action::State { state, .. } => *state == State::Closed,
+        Action::Error { fatal, .. } => *fatal,
+        _ => false,
+    };
+    if stops {
+        inner.stopped.set(true);
+    }
+    if let Some(e) = from_action(a) {
+        event(inner, e);
+    }
+}
+
+/// The [`Event`] for an engine action the app hears of (JS `from_action`).
+fn from_action(a: &Action) -> Option<Event> {
+    Some(match a {
         Action::State {
             state,
             reason,
             delay_ms,
-        } => {
-            if *state == State::Open {
-                let transport = inner.conn.transport_name();
-                event(inner, Event::Open { transport });
-            }
-            if *state == State::Closed {
-                inner.stopped.set(true);
-            }
-            let (state, reason, delay_ms) = (*state, *reason, *delay_ms);
-            event(
-                inner,
-                Event::State {
-                    state,
-                    reason,
-                    delay_ms,
-                },
-            );
-        }
+        } => Event::State {
+            state: *state,
+            reason: *reason,
+            delay_ms: *delay_ms,
+        },
         Action::TransportChanged {
             transport,
             previous,
             reason,
-        } => event(
-            inner,
-            Event::Transport {
-                transport: *transport,
-                previous: *previous,
-                reason: *reason,
-            },
-        ),
+        } => Event::Transport {
+            transport: *transport,
+            previous: *previous,
+            reason: *reason,
+        },
         Action::Error {
             code,
             status,
             retry_in_ms,
             fatal,
             ..
-        } => {
-            if *fatal {
-                inner.stopped.set(true);
-            }
-            let e = Error::Connection {
-                code: *code,
-                status: *status,
-                retry_in_ms: *retry_in_ms,
-                fatal: *fatal,
-            };
-            event(inner, Event::Error(e));
-        }
-        Action::Reset { reason } => event(inner, Event::Reset { reason: *reason }),
-        Action::UpToDate { last_event_id } => {
-            let last_event_id = last_event_id.clone();
-            event(inner, Event::UpToDate { last_event_id });
-        }
-        _ => {}
-    }
+        } => Event::Error(Error::Connection {
+            code: *code,
+            status: *status,
+            retry_in_ms: *retry_in_ms,
+            fatal: *fatal,
+        }),
+        Action::Reset { reason } => Event::Reset { reason: *reason },
+        Action::UpToDate { last_event_id } => Event::UpToDate {
+            last_event_id: last_event_id.clone(),
+        },
+        _ => return None,
+    })
 }
 
 fn event(inner: &Inner, e: Event) {

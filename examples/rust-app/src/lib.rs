@@ -49,9 +49,7 @@ mod live {
             while let Some(e) = events.next().await {
                 match e {
                     Event::State { state, .. } => show(&d, "state", state.as_str()),
-                    Event::Transport { transport, .. } => {
-                        show(&d, "transport", transport.as_str())
-                    }
+                    Event::Transport { transport, .. } => show(&d, "transport", transport.as_str()),
                     Event::Error(e) => show(&d, "error", &e.to_string()),
                     _ => {}
                 }
