@@ -43,7 +43,8 @@ example:
 browser-tests:
 	scripts/browser-tests.sh
 
-## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go.
+## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go;
+## then what a Rust app pays for tidings (scripts/size-rust-app.sh, not checked against a ceiling).
 # Raised from 16384 when the whole engine, the four transports, the page
 # lifecycle and the package entry landed (README "Size"), to 56320 when
 # subscribe() started checking every option and URL up front and listeners got
@@ -67,6 +68,7 @@ size:
 	@scripts/build-pkg.sh
 	@scripts/names-build.sh
 	@python3 scripts/size.py --ceiling $(SIZE_CEILING)
+	@scripts/size-rust-app.sh
 
 ## make bench: tidings vs native EventSource, fetch-event-source and a fetch poll loop in headless Chromium; prints figures (~7 min; docs/bench.md).
 bench:

@@ -57,7 +57,7 @@ mod live {
         });
         wasm_bindgen_futures::spawn_local(async move {
             while let Some(msg) = sub.next().await {
-                let text = match msg.json::<Update>() {
+                let text = match decode(&msg) {
                     Ok(u) => format!("{} = {}", u.name, u.value),
                     Err(_) => msg.data.clone(),
                 };
@@ -65,6 +65,17 @@ mod live {
             }
             show(&doc, "state", "closed");
         });
+    }
+
+    #[cfg(not(feature = "decode-serde-json"))]
+    fn decode(msg: &tidings::Message) -> Result<Update, tidings::Error> {
+        msg.json()
+    }
+
+    /// serde_json in wasm, for the measurement only.
+    #[cfg(feature = "decode-serde-json")]
+    fn decode(msg: &tidings::Message) -> Result<Update, serde_json::Error> {
+        serde_json::from_str(&msg.data)
     }
 
     /// A new `<li><span class=id>head</span>text</li>` first in `#messages`.
