@@ -23,24 +23,24 @@
 
 pub use tidings_core as core;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod capabilities;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod clock;
 // Without `js`, parts only the JS API reads (a `headers` function's throw,
 // the `parse` error log) are unused.
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 #[cfg_attr(not(feature = "js"), allow(dead_code))]
 mod connection;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod guard;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod js;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod lifecycle;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod tabs;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod transport;
 #[cfg(all(target_arch = "wasm32", feature = "send"))]
 pub mod upstream;

@@ -72,6 +72,7 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
 /// `url` resolved (see [`resolve_url`]) and `options` read and checked
 /// (see [`options`]) for the Rust API: the same two steps as `subscribe`,
 /// so both APIs check what the app asked for in one place. No side effect.
+#[cfg(feature = "rust")]
 pub(crate) fn prepare(url: &str, options: &JsValue) -> Result<(String, options::Options), JsValue> {
     let url = resolve_url(url)?;
     let parsed = options::Options::from_js(&url, options)?;
