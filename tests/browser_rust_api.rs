@@ -43,6 +43,20 @@ async fn within<S: Stream + Unpin>(s: &mut S, ms: u32) -> Option<S::Item> {
 
 use std::future::Future;
 
+/// Whether `s` ends (yields `None`) within `ms`, items before the end
+/// skipped; `false` when the time runs out first.
+async fn ends_within<S: Stream + Unpin>(s: &mut S, ms: u32) -> bool {
+    let mut timeout = gloo_timers::future::TimeoutFuture::new(ms);
+    std::future::poll_fn(|cx| loop {
+        match Pin::new(&mut *s).poll_next(cx) {
+            Poll::Ready(None) => return Poll::Ready(true),
+            Poll::Ready(Some(_)) => continue,
+            Poll::Pending => return Pin::new(&mut timeout).poll(cx).map(|_| false),
+        }
+    })
+    .await
+}
+
 /// Wait for [`Event::Open`] on `sub`'s events.
 async fn opened(sub: &Subscription) {
     let mut events = sub.events();
@@ -268,4 +282,39 @@ async fn two_subscriptions_share_one_connection_and_dropping_one_keeps_it() {
         server_sees_end(&tag, 1, 3000).await,
         "the stream never ended"
     );
+}
+
+#[wasm_bindgen_test]
+async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
+    let tag = unique("fatal");
+    http(
+        "POST",
+        "/_faults",
+        r#"{"path":"/sse","times":null,"fault":{"kind":"status","status":404}}"#,
+    )
+    .await;
+    let url = format!("{}/sse?t={tag}", server());
+    let options = Options::new().transports(&[tidings::TransportKind::FetchSse]);
+    let mut sub = tidings::subscribe(&url, options).unwrap();
+    let mut events = sub.events();
+    let ended = ends_within(&mut sub, 5000).await;
+    http("DELETE", "/_faults", "").await;
+    assert!(ended, "the message stream never ended");
+    assert_eq!(sub.state(), State::Closed);
+    let mut errors = Vec::new();
+    while let Some(e) = within(&mut events, 10).await {
+        if let Event::Error(e) = e {
+            errors.push(e);
+        }
+    }
+    let expected = Error::Connection {
+        code: tidings::ErrorCode::HttpStatus,
+        status: Some(404),
+        retry_in_ms: None,
+        fatal: true,
+    };
+    assert_eq!(errors, [expected.clone()]);
+    assert_eq!(expected.code(), "http-status");
+    assert_eq!(expected.to_string(), "http-status (HTTP 404), stopped");
+    assert_eq!(requests("/sse", &tag).await.len(), 1);
 }
