@@ -313,7 +313,7 @@ async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
         retry_in_ms: None,
         fatal: true,
     };
-    assert_eq!(errors, [expected.clone()]);
+    assert_eq!(errors, std::slice::from_ref(&expected));
     assert_eq!(expected.code(), "http-status");
     assert_eq!(expected.to_string(), "http-status (HTTP 404), stopped");
     assert_eq!(requests("/sse", &tag).await.len(), 1);
