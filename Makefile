@@ -21,7 +21,7 @@ bootstrap:
 lint:
 	cargo fmt --all -- --check
 	cargo clippy -q --workspace --all-targets -- -D warnings
-	cargo clippy -q --target wasm32-unknown-unknown --all-targets -- -D warnings
+	cargo clippy -q --target wasm32-unknown-unknown --all-targets --features rust -- -D warnings
 	python3 scripts/fn-lengths.py --top 0
 
 native-tests:
