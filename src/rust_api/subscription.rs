@@ -59,6 +59,8 @@ pub enum Event {
 
 /// A live subscription: a `futures_core::Stream` of [`Message`]s that ends
 /// when it is closed or stops for good (a fatal error, in [`Self::events`]).
+/// Messages queue until read, as on a channel: read them, or drop the
+/// subscription.
 /// Dropping it closes it; the shared connection closes with its last
 /// subscription, never while another still reads it.
 pub struct Subscription {
