@@ -23,7 +23,7 @@ async function openApp() {
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto(server.url + "/");
-  await page.waitForFunction(() => document.getElementById("state").textContent === "open", null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById("state").textContent === "open", null, { timeout: 15000 });
   return { page, errors };
 }
 
@@ -34,7 +34,7 @@ test("the Rust app shows published JSON decoded into its type, newest first", as
   const tag = `t${Date.now()}`;
   const a = await server.publish(JSON.stringify({ name: `${tag}-a`, value: 1.5 }));
   const b = await server.publish(JSON.stringify({ name: `${tag}-b`, value: 2 }));
-  await page.waitForSelector(`#messages li:has-text("${tag}-b")`, { timeout: 3000 });
+  await page.waitForSelector(`#messages li:has-text("${tag}-b")`, { timeout: 10000 });
   const items = await page.$$eval("#messages li", (lis) => lis.map((li) => li.textContent));
   assert.deepEqual(items.slice(0, 2), [
     `#${b.id} message ${tag}-b = 2`,
@@ -48,7 +48,7 @@ test("a named event listed in the app's options arrives under its name; text tha
   const { page } = await openApp();
   const tag = `n${Date.now()}`;
   const { id } = await server.publish(`${tag} not json`, "price");
-  await page.waitForSelector(`#messages li:has-text("${tag}")`, { timeout: 3000 });
+  await page.waitForSelector(`#messages li:has-text("${tag}")`, { timeout: 10000 });
   assert.equal(await page.textContent("#messages li"), `#${id} price ${tag} not json`);
   await page.close();
 });
