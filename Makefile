@@ -1,6 +1,6 @@
 # tidings — every command a developer or CI needs. Each target installs what
 # it needs first (scripts/bootstrap.sh, idempotent).
-.PHONY: demo test size bench bench-herd bootstrap pkg server lint native-tests package-tests browser-tests clean
+.PHONY: demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests clean
 
 PORT ?= 8787
 
@@ -13,7 +13,7 @@ demo:
 	@target/release/tidings-server --port $(PORT) --www www --pkg pkg
 
 ## make test: every test (native engine + server, wasm in headless Chromium, Playwright e2e).
-test: bootstrap lint native-tests package-tests pkg server browser-tests
+test: bootstrap lint native-tests package-tests pkg server example browser-tests
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -21,7 +21,7 @@ bootstrap:
 lint:
 	cargo fmt --all -- --check
 	cargo clippy -q --workspace --all-targets -- -D warnings
-	cargo clippy -q --target wasm32-unknown-unknown --all-targets -- -D warnings
+	cargo clippy -q --target wasm32-unknown-unknown --all-targets --features rust -- -D warnings
 	python3 scripts/fn-lengths.py --top 0
 
 native-tests:
@@ -36,10 +36,15 @@ pkg:
 server:
 	cargo build -q --release -p tidings-server
 
+## make example: the example Rust app (examples/rust-app) into target/example-app/www.
+example:
+	scripts/build-example.sh
+
 browser-tests:
 	scripts/browser-tests.sh
 
-## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go.
+## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go;
+## then what a Rust app pays for tidings (scripts/size-rust-app.sh, not checked against a ceiling).
 # Raised from 16384 when the whole engine, the four transports, the page
 # lifecycle and the package entry landed (README "Size"), to 56320 when
 # subscribe() started checking every option and URL up front and listeners got
@@ -63,6 +68,7 @@ size:
 	@scripts/build-pkg.sh
 	@scripts/names-build.sh
 	@python3 scripts/size.py --ceiling $(SIZE_CEILING)
+	@scripts/size-rust-app.sh
 
 ## make bench: tidings vs native EventSource, fetch-event-source and a fetch poll loop in headless Chromium; prints figures (~7 min; docs/bench.md).
 bench:

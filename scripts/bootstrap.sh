@@ -19,7 +19,9 @@ if rustup toolchain list | grep -q '^nightly'; then
     || { say "adding rust-src to nightly"; rustup component add rust-src --toolchain nightly; }
 fi
 
-WB=$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)
+# The CLI must match the wasm-bindgen crate the build links: Cargo.lock's
+# version (Cargo.toml has a caret requirement for apps, issue 21).
+WB=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$WB" ]; then
   # Without --locked: the registry mirror lacks one locked dependency.
   say "installing wasm-bindgen-cli $WB (about 5 minutes)"; cargo install -q wasm-bindgen-cli --version "$WB"

@@ -19,5 +19,6 @@ done
 [ -n "${url:-}" ] || { echo "reference server did not start:"; cat "$log"; exit 1; }
 echo "browser-tests: reference server at $url"
 
-TIDINGS_TEST_SERVER="$url" wasm-pack --log-level warn test --headless --chrome
+# `--features rust`: the Rust API's tests (tests/browser_rust_api.rs) too.
+TIDINGS_TEST_SERVER="$url" wasm-pack --log-level warn test --headless --chrome --features rust
 node --test --test-reporter=spec tests/e2e/

@@ -12,6 +12,8 @@
 //! - `tabs/`: `crossTab`, one connection shared by every tab (Web Locks +
 //!   `BroadcastChannel`).
 //! - `api/`: the `#[wasm_bindgen]` exports, behind the default `js` feature.
+//! - `rust_api/`: the Rust API ([`subscribe`] → a `Stream` of [`Message`]s
+//!   with typed JSON decoding), behind the `rust` feature.
 //! - `upstream/`: `send()`, behind the default `send` feature, and
 //!   `report()`, behind the default `report` feature (which implies `send`).
 //!
@@ -21,30 +23,48 @@
 
 pub use tidings_core as core;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod capabilities;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod clock;
-#[cfg(all(target_arch = "wasm32", feature = "js"))]
+// Without `js`, parts only the JS API reads (a `headers` function's throw,
+// the `parse` error log) are unused.
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
+#[cfg_attr(not(feature = "js"), allow(dead_code))]
 mod connection;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod guard;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod js;
-#[cfg(all(target_arch = "wasm32", feature = "js"))]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod lifecycle;
-#[cfg(all(target_arch = "wasm32", feature = "js"))]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod tabs;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod transport;
 #[cfg(all(target_arch = "wasm32", feature = "send"))]
 pub mod upstream;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod api;
+// The Rust API reads its options through the JS API's checks (one copy):
+// without `js` the module is there, its #[wasm_bindgen] exports are not.
+#[cfg(all(target_arch = "wasm32", feature = "rust", not(feature = "js")))]
+mod api;
+
+#[cfg(all(target_arch = "wasm32", feature = "rust"))]
+mod rust_api;
+#[cfg(all(target_arch = "wasm32", feature = "rust"))]
+pub use rust_api::*;
 
 /// talc instead of std's dlmalloc: 4.7 KB less code in the bundle (measured by
 /// `make size`), and faster for the small, short-lived allocations we make.
-#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+/// Behind the default `talc` feature: an app with its own allocator turns
+/// default features off.
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "talc",
+    not(target_feature = "atomics")
+))]
 #[global_allocator]
 static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();

@@ -5,7 +5,7 @@
 //! The test page is served by the test runner, so this run is cross-origin to
 //! the reference server (CORS). `make test` starts the server on a free port
 //! and passes its URL at compile time in `TIDINGS_TEST_SERVER`.
-#![cfg(target_arch = "wasm32")]
+#![cfg(all(target_arch = "wasm32", feature = "js"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::cell::RefCell;

@@ -2,7 +2,7 @@
 //! `wasm-pack test`, cross-origin to the reference server started by
 //! `make test`), using the server's fault injection (`POST /_faults`) and its
 //! request log (`GET /_log`).
-#![cfg(target_arch = "wasm32")]
+#![cfg(all(target_arch = "wasm32", feature = "js"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::cell::RefCell;

@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use super::events;
 use super::options::{Options, Parse};
 use super::target::Listeners;
-use crate::connection::{self, registry, Connection, Notice};
+use crate::connection::{registry, Connection, Notice};
 use crate::guard::Listener;
 
 /// A live subscription. Listen with `addEventListener(type, fn)` for
@@ -199,10 +199,7 @@ fn close(inner: &Rc<Inner>) {
     if let Some(a) = &inner.ack {
         crate::upstream::ack::close(a);
     }
-    if inner.conn.unlisten(handle) == 0 {
-        registry::forget(&inner.key, &inner.conn);
-        connection::close(&inner.conn);
-    }
+    registry::leave(&inner.key, &inner.conn, handle);
 }
 
 /// The app received message `id` (dispatched to its listeners): report it

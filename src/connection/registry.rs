@@ -70,6 +70,17 @@ pub fn connect(
     (key, conn)
 }
 
+/// A subscription leaves `conn` (its `listen` handle): the connection is
+/// closed and forgotten when it was the last one (JS and Rust API alike).
+/// Inlined: the JS package must not grow for sharing it (issue 21).
+#[inline(always)]
+pub fn leave(key: &str, conn: &Rc<Connection>, handle: u32) {
+    if conn.unlisten(handle) == 0 {
+        forget(key, conn);
+        super::close(conn);
+    }
+}
+
 /// Unregister `conn` (its last subscription closed).
 pub fn forget(key: &str, conn: &Rc<Connection>) {
     if key.is_empty() {

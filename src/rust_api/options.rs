@@ -1,0 +1,289 @@
+//! [`Options`]: the Rust builder for `subscribe` options, with the JS option
+//! names in snake case and the same defaults (README options table).
+//!
+//! Durations are `u64` milliseconds in `_ms` setters, not `Duration`: the
+//! engine, the JS API, the README table and the debug log all speak
+//! milliseconds, so a value reads the same everywhere, and a negative
+//! duration cannot be written at all. The builder checks nothing itself:
+//! [`subscribe`](super::subscribe) renders it to the JS options object and
+//! reads that through the JS API's checks (`src/api/options.rs`), so both APIs
+//! accept and refuse exactly the same options, and two subscriptions with the
+//! same options share one connection whichever API made them.
+
+use tidings_core::engine::{Protocol, TransportKind};
+use tidings_core::policy::backoff::Strategy;
+use tidings_core::policy::interval::IntervalMode;
+use wasm_bindgen::JsValue;
+
+/// One option value, as JS would have passed it.
+#[derive(Clone, Debug, PartialEq)]
+enum Value {
+    Text(String),
+    Number(f64),
+    Flag(bool),
+    List(Vec<String>),
+}
+
+/// `subscribe` options. Every setter takes the JS option of the same name
+/// (`backoff_base_ms` is `backoff.baseMs`); what is not set keeps the JS
+/// default. Checked when [`subscribe`](super::subscribe) is called: a value
+/// the JS API would refuse is [`Error::InvalidOption`](super::Error) there.
+///
+/// ```no_run
+/// use tidings::{Options, TransportKind};
+/// let options = Options::new()
+///     .events(["price"])
+///     .transports(&[TransportKind::FetchSse, TransportKind::LongPoll])
+///     .header("Authorization", "Bearer abc")
+///     .backoff_base_ms(1_000)
+///     .last_event_id("42");
+/// let sub = tidings::subscribe("/updates", options)?;
+/// # Ok::<(), tidings::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options {
+    /// `(group, key, value)`; group `""` is a top-level option.
+    entries: Vec<(&'static str, String, Value)>,
+    headers: Vec<(String, String)>,
+}
+
+macro_rules! ms_setters {
+    ($($(#[$doc:meta])* $fn:ident => $group:literal . $key:literal;)*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub fn $fn(self, ms: u64) -> Self {
+            self.set($group, $key, Value::Number(ms as f64))
+        }
+    )*};
+}
+
+impl Options {
+    /// The defaults (the README options table).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn set(mut self, group: &'static str, key: &str, value: Value) -> Self {
+        self.entries.retain(|(g, k, _)| !(*g == group && k == key));
+        self.entries.push((group, key.into(), value));
+        self
+    }
+
+    /// `events`: named event types delivered besides `message` (default none).
+    #[must_use]
+    pub fn events<S: Into<String>>(self, names: impl IntoIterator<Item = S>) -> Self {
+        let names = names.into_iter().map(Into::into).collect();
+        self.set("", "events", Value::List(names))
+    }
+
+    /// `transports`: preference order (default all four, `eventsource` first).
+    #[must_use]
+    pub fn transports(self, kinds: &[TransportKind]) -> Self {
+        let names = kinds.iter().map(|k| k.as_str().to_string()).collect();
+        self.set("", "transports", Value::List(names))
+    }
+
+    /// `urls[transport]`: another endpoint for one transport (default: the
+    /// subscribe URL).
+    #[must_use]
+    pub fn url_for(self, transport: TransportKind, url: &str) -> Self {
+        self.set("urls", transport.as_str(), Value::Text(url.into()))
+    }
+
+    /// `lastEventId`: the initial cursor (default `""`).
+    #[must_use]
+    pub fn last_event_id(self, id: &str) -> Self {
+        self.set("", "lastEventId", Value::Text(id.into()))
+    }
+
+    /// `lastEventIdParam`: the query parameter for the cursor (default
+    /// `"lastEventId"`; nchan: `"last_event_id"`).
+    #[must_use]
+    pub fn last_event_id_param(self, name: &str) -> Self {
+        self.set("", "lastEventIdParam", Value::Text(name.into()))
+    }
+
+    /// `heartbeatEvent` (default `"heartbeat"`).
+    #[must_use]
+    pub fn heartbeat_event(self, name: &str) -> Self {
+        self.set("", "heartbeatEvent", Value::Text(name.into()))
+    }
+
+    /// One entry of `headers` (fetch transports only; rules out
+    /// `eventsource` and connection sharing, as in JS).
+    #[must_use]
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// `withCredentials` (default `false`).
+    #[must_use]
+    pub fn with_credentials(self, on: bool) -> Self {
+        self.set("", "withCredentials", Value::Flag(on))
+    }
+
+    /// `crossTab`: one connection for every tab of the profile (default `false`).
+    #[must_use]
+    pub fn cross_tab(self, on: bool) -> Self {
+        self.set("", "crossTab", Value::Flag(on))
+    }
+
+    /// `debug`: log every decision on the console (default `false`).
+    #[must_use]
+    pub fn debug(self, on: bool) -> Self {
+        self.set("", "debug", Value::Flag(on))
+    }
+
+    /// `seed`: seeds the jitter PRNG (default random). Up to 2^53 exactly.
+    #[must_use]
+    pub fn seed(self, seed: u64) -> Self {
+        self.set("", "seed", Value::Number(seed as f64))
+    }
+
+    /// `pauseWhenHidden: false`, or `true` (the default).
+    #[must_use]
+    pub fn pause_when_hidden(self, on: bool) -> Self {
+        self.set("", "pauseWhenHidden", Value::Flag(on))
+    }
+
+    /// `backoff.strategy` (default full jitter).
+    #[must_use]
+    pub fn backoff_strategy(self, s: Strategy) -> Self {
+        let name = match s {
+            Strategy::FullJitter => "full-jitter",
+            Strategy::EqualJitter => "equal-jitter",
+            Strategy::Decorrelated => "decorrelated",
+            Strategy::None => "none",
+        };
+        self.set("backoff", "strategy", Value::Text(name.into()))
+    }
+
+    /// `backoff.maxAttempts` (default unlimited).
+    #[must_use]
+    pub fn backoff_max_attempts(self, n: u32) -> Self {
+        self.set("backoff", "maxAttempts", Value::Number(f64::from(n)))
+    }
+
+    /// `breaker.failureThreshold` (default 5).
+    #[must_use]
+    pub fn breaker_failure_threshold(self, n: u32) -> Self {
+        self.set("breaker", "failureThreshold", Value::Number(f64::from(n)))
+    }
+
+    /// `fallback.afterFailures` (default 2).
+    #[must_use]
+    pub fn fallback_after_failures(self, n: u32) -> Self {
+        self.set("fallback", "afterFailures", Value::Number(f64::from(n)))
+    }
+
+    /// `interval.mode` (default exponential).
+    #[must_use]
+    pub fn interval_mode(self, m: IntervalMode) -> Self {
+        let name = match m {
+            IntervalMode::Exponential => "exponential",
+            IntervalMode::Aimd => "aimd",
+            IntervalMode::RateWindow => "rate-window",
+            IntervalMode::Fixed => "fixed",
+        };
+        self.set("interval", "mode", Value::Text(name.into()))
+    }
+
+    /// `maxMessageBytes`: larger messages are skipped with a `too-large` error.
+    #[must_use]
+    pub fn max_message_bytes(self, n: u64) -> Self {
+        self.set("", "maxMessageBytes", Value::Number(n as f64))
+    }
+
+    /// `protocol` (default [`Protocol::Default`]).
+    #[must_use]
+    pub fn protocol(self, p: Protocol) -> Self {
+        self.set("", "protocol", Value::Text(p.as_str().into()))
+    }
+
+    /// `offset`: the Durable Streams start offset (`"-1"`, `"now"`, or a
+    /// stored `Stream-Next-Offset`); needs [`Protocol::DurableStreams`].
+    #[must_use]
+    pub fn offset(self, offset: &str) -> Self {
+        self.set("", "offset", Value::Text(offset.into()))
+    }
+
+    ms_setters! {
+        /// `pauseWhenHidden.afterMs`: pause this long after the page hides (default 0).
+        pause_when_hidden_after_ms => "pauseWhenHidden"."afterMs";
+        /// `backoff.baseMs` (default 500).
+        backoff_base_ms => "backoff"."baseMs";
+        /// `backoff.maxMs` (default 60000).
+        backoff_max_ms => "backoff"."maxMs";
+        /// `backoff.floorMs` (default 1000).
+        backoff_floor_ms => "backoff"."floorMs";
+        /// `backoff.healthyAfterMs` (default 10000).
+        backoff_healthy_after_ms => "backoff"."healthyAfterMs";
+        /// `maxRetryAfterMs` (default 300000).
+        max_retry_after_ms => ""."maxRetryAfterMs";
+        /// `breaker.cooldownMs` (default 30000).
+        breaker_cooldown_ms => "breaker"."cooldownMs";
+        /// `interval.initialMs` (default 5000).
+        interval_initial_ms => "interval"."initialMs";
+        /// `interval.minMs` (default 1000).
+        interval_min_ms => "interval"."minMs";
+        /// `interval.maxMs` (default 300000).
+        interval_max_ms => "interval"."maxMs";
+        /// `watchdog.idleTimeoutMs` (default 45000).
+        watchdog_idle_timeout_ms => "watchdog"."idleTimeoutMs";
+        /// `watchdog.firstEventTimeoutMs` (default 15000).
+        watchdog_first_event_timeout_ms => "watchdog"."firstEventTimeoutMs";
+        /// `longPoll.timeoutMs` (default 35000).
+        long_poll_timeout_ms => "longPoll"."timeoutMs";
+        /// `fallback.rememberMs` (default 600000).
+        fallback_remember_ms => "fallback"."rememberMs";
+    }
+
+    /// The JS options object these options stand for (what the JS API reads).
+    pub(crate) fn to_js(&self) -> JsValue {
+        let root = js_sys::Object::new();
+        for (group, key, value) in &self.entries {
+            let target = match *group {
+                "" => root.clone(),
+                g => child(&root, g),
+            };
+            set(&target, key, &render(value));
+        }
+        if !self.headers.is_empty() {
+            let h = child(&root, "headers");
+            for (name, value) in &self.headers {
+                set(&h, name, &JsValue::from_str(value));
+            }
+        }
+        root.into()
+    }
+}
+
+/// `o[key]` as an object, created when missing (or set to a flag, as
+/// `pauseWhenHidden` may be: the group wins).
+fn child(o: &js_sys::Object, key: &str) -> js_sys::Object {
+    let v = js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+    if v.is_object() {
+        return v.into();
+    }
+    let c = js_sys::Object::new();
+    set(o, key, &c);
+    c
+}
+
+fn set(o: &js_sys::Object, key: &str, value: &JsValue) {
+    crate::js::set_dyn(o, key, value);
+}
+
+fn render(v: &Value) -> JsValue {
+    match v {
+        Value::Text(s) => JsValue::from_str(s),
+        Value::Number(n) => JsValue::from_f64(*n),
+        Value::Flag(b) => JsValue::from_bool(*b),
+        Value::List(l) => l
+            .iter()
+            .map(|s| JsValue::from_str(s))
+            .collect::<js_sys::Array>()
+            .into(),
+    }
+}

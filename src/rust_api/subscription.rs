@@ -1,0 +1,337 @@
+//! [`Subscription`]: a reader of a shared connection (`src/connection/`), as
+//! the JS `Subscription` is, rendering the connection's notices as Rust
+//! values: [`Message`]s on the `Stream`, the rest as [`Event`]s.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use tidings_core::engine::{Action, ErrorCode, Reason, ResetReason, State, Stats, TransportKind};
+
+use super::{Error, Message};
+use crate::api::options::Options as Checked;
+use crate::connection::{registry, Connection, Notice};
+
+/// What happens to a subscription besides its messages (the JS `open`,
+/// `statechange`, `transportchange`, `error`, `reset` and `uptodate` events),
+/// from [`Subscription::events`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The connection is open (`open`).
+    Open {
+        /// The transport it opened on.
+        transport: &'static str,
+    },
+    /// The state changed (`statechange`).
+    State {
+        /// The new state.
+        state: State,
+        /// Why.
+        reason: Reason,
+        /// For [`State::Waiting`]: milliseconds until the next attempt.
+        delay_ms: Option<u64>,
+    },
+    /// Another transport is used from now on (`transportchange`).
+    Transport {
+        /// The new one.
+        transport: TransportKind,
+        /// The one before (`None` at start).
+        previous: Option<TransportKind>,
+        /// Why.
+        reason: Reason,
+    },
+    /// Something went wrong (`error`); [`Error::is_fatal`] when it stopped.
+    Error(Error),
+    /// The server cannot fill the gap since the cursor: refetch your state.
+    Reset {
+        /// Why.
+        reason: ResetReason,
+    },
+    /// Caught up with everything the server had (Durable Streams).
+    UpToDate {
+        /// The offset at that moment.
+        last_event_id: String,
+    },
+}
+
+/// A live subscription: a `futures_core::Stream` of [`Message`]s that ends
+/// when it is closed or stops for good (a fatal error, in [`Self::events`]).
+/// Messages queue until read, as on a channel: read them, or drop the
+/// subscription.
+/// Dropping it closes it; the shared connection closes with its last
+/// subscription, never while another still reads it.
+pub struct Subscription {
+    inner: Rc<Inner>,
+}
+
+/// The [`Event`]s of a subscription ([`Subscription::events`]); ends with it.
+pub struct Events {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
+    conn: Rc<Connection>,
+    key: String,
+    handle: Cell<Option<u32>>,
+    messages: RefCell<VecDeque<Message>>,
+    /// `None` until [`Subscription::events`] asks: nobody reads them before.
+    events: RefCell<Option<VecDeque<Event>>>,
+    message_waker: RefCell<Option<Waker>>,
+    event_waker: RefCell<Option<Waker>>,
+    /// The connection stopped for good (fatal error or `closed`).
+    stopped: Cell<bool>,
+}
+
+impl Subscription {
+    pub(super) fn start(url: &str, raw: &wasm_bindgen::JsValue, options: Checked) -> Self {
+        let (key, conn) = registry::connect(url, raw, options);
+        let inner = Rc::new(Inner {
+            conn,
+            key,
+            handle: Cell::new(None),
+            messages: RefCell::default(),
+            events: RefCell::default(),
+            message_waker: RefCell::default(),
+            event_waker: RefCell::default(),
+            stopped: Cell::new(false),
+        });
+        let weak = Rc::downgrade(&inner);
+        let handle = inner.conn.listen(Rc::new(move |n: &Notice| {
+            if let Some(inner) = weak.upgrade() {
+                on_notice(&inner, n);
+            }
+        }));
+        inner.handle.set(Some(handle));
+        Subscription { inner }
+    }
+
+    /// The next message, or `None` once the subscription ended (the
+    /// `Stream`'s `next`, without needing `futures-util`).
+    pub async fn next(&mut self) -> Option<Message> {
+        std::future::poll_fn(|cx| poll_message(&self.inner, cx)).await
+    }
+
+    /// The subscription's [`Event`]s from now on (a second stream; events
+    /// before the first call are not kept). Joining a connection that is
+    /// already open starts with [`Event::Open`].
+    pub fn events(&self) -> Events {
+        let mut events = self.inner.events.borrow_mut();
+        if events.is_none() {
+            let mut q = VecDeque::new();
+            if self.inner.conn.state() == State::Open {
+                let transport = self.inner.conn.transport_name();
+                q.push_back(Event::Open { transport });
+            }
+            *events = Some(q);
+        }
+        Events {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// Close: no message or event comes any more (both streams end); the
+    /// connection closes when this was its last subscription. Idempotent;
+    /// `Drop` does it too.
+    pub fn close(&self) {
+        close(&self.inner);
+    }
+
+    /// The state (`Closed` once this subscription is closed).
+    pub fn state(&self) -> State {
+        match self.inner.handle.get() {
+            None => State::Closed,
+            Some(_) => self.inner.conn.state(),
+        }
+    }
+
+    /// The transport in use or about to be tried; `None` before the engine
+    /// chose one (a microtask after `subscribe`).
+    pub fn transport(&self) -> Option<TransportKind> {
+        TransportKind::from_name(self.inner.conn.transport_name())
+    }
+
+    /// The cursor: the last event id seen (or the initial `last_event_id`).
+    pub fn last_event_id(&self) -> String {
+        self.inner.conn.last_event_id()
+    }
+
+    /// The counters of the connection (JS `stats()`).
+    pub fn stats(&self) -> Stats {
+        self.inner.conn.with_engine(|e| e.stats())
+    }
+}
+
+impl futures_core::Stream for Subscription {
+    type Item = Message;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Message>> {
+        poll_message(&self.inner, cx)
+    }
+}
+
+impl Events {
+    /// The next event, or `None` once the subscription ended (the
+    /// `Stream`'s `next`, without needing `futures-util`).
+    pub async fn next(&mut self) -> Option<Event> {
+        std::future::poll_fn(|cx| poll_event(&self.inner, cx)).await
+    }
+}
+
+impl futures_core::Stream for Events {
+    type Item = Event;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        poll_event(&self.inner, cx)
+    }
+}
+
+fn poll_event(inner: &Inner, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+    let next = inner
+        .events
+        .borrow_mut()
+        .as_mut()
+        .and_then(VecDeque::pop_front);
+    match next {
+        Some(e) => Poll::Ready(Some(e)),
+        None if ended(inner) => Poll::Ready(None),
+        None => {
+            *inner.event_waker.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        close(&self.inner);
+    }
+}
+
+fn poll_message(inner: &Inner, cx: &mut Context<'_>) -> Poll<Option<Message>> {
+    let next = inner.messages.borrow_mut().pop_front();
+    match next {
+        Some(m) => Poll::Ready(Some(m)),
+        None if ended(inner) => Poll::Ready(None),
+        None => {
+            *inner.message_waker.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+}
+
+fn ended(inner: &Inner) -> bool {
+    inner.handle.get().is_none() || inner.stopped.get()
+}
+
+fn close(inner: &Inner) {
+    let Some(handle) = inner.handle.take() else {
+        return;
+    };
+    registry::leave(&inner.key, &inner.conn, handle);
+    wake(inner);
+}
+
+/// Wake both readers (the wakers are taken out first: waking may poll).
+fn wake(inner: &Inner) {
+    let m = inner.message_waker.borrow_mut().take();
+    let e = inner.event_waker.borrow_mut().take();
+    for w in [m, e].into_iter().flatten() {
+        w.wake();
+    }
+}
+
+/// Queue one connection notice for this subscription's readers.
+fn on_notice(inner: &Inner, notice: &Notice) {
+    if inner.handle.get().is_none() {
+        return;
+    }
+    match notice {
+        Notice::Message(m, transport) => {
+            inner
+                .messages
+                .borrow_mut()
+                .push_back(Message::from_engine(m, transport));
+        }
+        Notice::HeadersFailed { retry_in_ms, .. } => event(
+            inner,
+            Event::Error(Error::Connection {
+                code: ErrorCode::Headers,
+                status: None,
+                retry_in_ms: *retry_in_ms,
+                fatal: false,
+            }),
+        ),
+        Notice::Action(a) => on_action(inner, a),
+    }
+    wake(inner);
+}
+
+fn on_action(inner: &Inner, a: &Action) {
+    if let Action::State { state, .. } = a {
+        if *state == State::Open {
+            let transport = inner.conn.transport_name();
+            event(inner, Event::Open { transport });
+        }
+    }
+    let stops = match a {
+        Action::State { state, .. } => *state == State::Closed,
+        Action::Error { fatal, .. } => *fatal,
+        _ => false,
+    };
+    if stops {
+        inner.stopped.set(true);
+    }
+    if let Some(e) = from_action(a) {
+        event(inner, e);
+    }
+}
+
+/// The [`Event`] for an engine action the app hears of (JS `from_action`).
+fn from_action(a: &Action) -> Option<Event> {
+    Some(match a {
+        Action::State {
+            state,
+            reason,
+            delay_ms,
+        } => Event::State {
+            state: *state,
+            reason: *reason,
+            delay_ms: *delay_ms,
+        },
+        Action::TransportChanged {
+            transport,
+            previous,
+            reason,
+        } => Event::Transport {
+            transport: *transport,
+            previous: *previous,
+            reason: *reason,
+        },
+        Action::Error {
+            code,
+            status,
+            retry_in_ms,
+            fatal,
+            ..
+        } => Event::Error(Error::Connection {
+            code: *code,
+            status: *status,
+            retry_in_ms: *retry_in_ms,
+            fatal: *fatal,
+        }),
+        Action::Reset { reason } => Event::Reset { reason: *reason },
+        Action::UpToDate { last_event_id } => Event::UpToDate {
+            last_event_id: last_event_id.clone(),
+        },
+        _ => return None,
+    })
+}
+
+fn event(inner: &Inner, e: Event) {
+    if let Some(q) = inner.events.borrow_mut().as_mut() {
+        q.push_back(e);
+    }
+}

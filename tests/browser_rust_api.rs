@@ -1,0 +1,320 @@
+//! Browser tests of the Rust API (`tidings::subscribe` → a `Stream` of
+//! `Message`s, feature `rust`) in headless Chromium via `wasm-pack test`,
+//! cross-origin to the reference server `make test` starts
+//! (`TIDINGS_TEST_SERVER`): typed JSON messages, named events, resume after
+//! a server restart, a decoding error, drop closing the connection, and two
+//! subscriptions sharing one connection.
+#![cfg(all(target_arch = "wasm32", feature = "rust"))]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::pin::Pin;
+use std::task::Poll;
+
+use futures_core::Stream;
+use tidings::{Error, Event, Message, Options, State, Subscription};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+mod support;
+use support::*;
+
+#[derive(serde::Deserialize, Debug, PartialEq)]
+struct Tick {
+    tag: String,
+    n: u32,
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}{}", (js_sys::Math::random() * 1e12) as u64)
+}
+
+/// The next item of `s`, or `None` after `ms` without one.
+async fn within<S: Stream + Unpin>(s: &mut S, ms: u32) -> Option<S::Item> {
+    let mut timeout = gloo_timers::future::TimeoutFuture::new(ms);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(item) = Pin::new(&mut *s).poll_next(cx) {
+            return Poll::Ready(item);
+        }
+        Pin::new(&mut timeout).poll(cx).map(|_| None)
+    })
+    .await
+}
+
+use std::future::Future;
+
+/// Whether `s` ends (yields `None`) within `ms`, items before the end
+/// skipped; `false` when the time runs out first.
+async fn ends_within<S: Stream + Unpin>(s: &mut S, ms: u32) -> bool {
+    let mut timeout = gloo_timers::future::TimeoutFuture::new(ms);
+    std::future::poll_fn(|cx| loop {
+        match Pin::new(&mut *s).poll_next(cx) {
+            Poll::Ready(None) => return Poll::Ready(true),
+            Poll::Ready(Some(_)) => continue,
+            Poll::Pending => return Pin::new(&mut timeout).poll(cx).map(|_| false),
+        }
+    })
+    .await
+}
+
+/// Wait for [`Event::Open`] on `sub`'s events.
+async fn opened(sub: &Subscription) {
+    let mut events = sub.events();
+    loop {
+        match within(&mut events, 5000).await {
+            Some(Event::Open { .. }) => return,
+            Some(_) => continue,
+            None => panic!("never opened (state {:?})", sub.state()),
+        }
+    }
+}
+
+/// The next `n` messages whose data holds `tag` (others are other tests').
+async fn take_tagged(sub: &mut Subscription, tag: &str, n: usize) -> Vec<Message> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        match within(sub, 8000).await {
+            Some(m) if m.data.contains(tag) => got.push(m),
+            Some(_) => {}
+            None => panic!("got {} of {n}: {got:?}", got.len()),
+        }
+    }
+    got
+}
+
+#[wasm_bindgen_test]
+async fn typed_json_messages_arrive_in_order_with_ids() {
+    let tag = unique("typed");
+    let url = format!("{}/sse?t={tag}", server());
+    let mut sub = tidings::subscribe(&url, Options::new().seed(1)).unwrap();
+    opened(&sub).await;
+    let mut ids = Vec::new();
+    for n in 1..=3 {
+        ids.push(publish(&format!(r#"{{"tag":"{tag}","n":{n}}}"#)).await);
+    }
+    let got = take_tagged(&mut sub, &tag, 3).await;
+    let ticks: Vec<Tick> = got.iter().map(|m| m.json().unwrap()).collect();
+    let expected: Vec<Tick> = (1..=3)
+        .map(|n| Tick {
+            tag: tag.clone(),
+            n,
+        })
+        .collect();
+    assert_eq!(ticks, expected);
+    let got_ids: Vec<&str> = got.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(got_ids, ids);
+    assert_eq!(got[2].last_event_id, ids[2]);
+    assert_eq!(got[0].event, "message");
+    assert_eq!(got[0].transport, "eventsource");
+    assert_eq!(sub.last_event_id(), ids[2]);
+    assert_eq!(sub.state(), State::Open);
+}
+
+#[wasm_bindgen_test]
+async fn named_events_are_delivered_under_their_name_and_others_are_not() {
+    let tag = unique("named");
+    let url = format!("{}/sse?t={tag}", server());
+    let mut sub = tidings::subscribe(&url, Options::new().events(["price"])).unwrap();
+    opened(&sub).await;
+    http("POST", "/publish?event=price", &format!("{tag} p1")).await;
+    http("POST", "/publish?event=volume", &format!("{tag} v1")).await;
+    http("POST", "/publish", &format!("{tag} m1")).await;
+    let got = take_tagged(&mut sub, &tag, 2).await;
+    let seen: Vec<(String, String)> = got.into_iter().map(|m| (m.event, m.data)).collect();
+    assert_eq!(
+        seen,
+        [
+            ("price".to_string(), format!("{tag} p1")),
+            ("message".to_string(), format!("{tag} m1"))
+        ]
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_decoding_failure_is_a_typed_error_and_the_stream_goes_on() {
+    let tag = unique("decode");
+    let url = format!("{}/sse?t={tag}", server());
+    let mut sub = tidings::subscribe(&url, Options::new()).unwrap();
+    opened(&sub).await;
+    let bad = publish(&format!("{tag} not json")).await;
+    let wrong = publish(&format!(r#"{{"tag":"{tag}","n":"one"}}"#)).await;
+    publish(&format!(r#"{{"tag":"{tag}","n":2}}"#)).await;
+    let got = take_tagged(&mut sub, &tag, 3).await;
+    let e = got[0].json::<Tick>().unwrap_err();
+    assert!(
+        matches!(&e, Error::Decode { id, .. } if *id == bad),
+        "{e:?}"
+    );
+    assert_eq!(e.code(), "parse");
+    let e = got[1].json::<Tick>().unwrap_err();
+    assert!(
+        matches!(&e, Error::Decode { id, .. } if *id == wrong),
+        "{e:?}"
+    );
+    assert_eq!(got[2].json::<Tick>().unwrap(), Tick { tag, n: 2 });
+}
+
+#[wasm_bindgen_test]
+async fn invalid_options_and_urls_are_refused_up_front() {
+    let e = tidings::subscribe("ftp://x/", Options::new())
+        .err()
+        .unwrap();
+    assert_eq!(e, Error::InvalidUrl);
+    let url = format!("{}/sse", server());
+    let e = tidings::subscribe(&url, Options::new().events(["open"]))
+        .err()
+        .unwrap();
+    assert_eq!(e.code(), "invalid-option");
+    assert_eq!(
+        e,
+        Error::InvalidOption {
+            option: "events".into()
+        }
+    );
+    let e = tidings::subscribe(&url, Options::new().last_event_id("a\nb"))
+        .err()
+        .unwrap();
+    assert_eq!(
+        e,
+        Error::InvalidOption {
+            option: "lastEventId".into()
+        }
+    );
+}
+
+#[wasm_bindgen_test]
+async fn resume_after_a_server_restart_loses_and_repeats_nothing() {
+    let tag = unique("restart");
+    let url = format!("{}/sse?t={tag}", server());
+    let mut sub = tidings::subscribe(&url, Options::new().seed(7)).unwrap();
+    let mut events = sub.events();
+    opened(&sub).await;
+    let mut ids = vec![publish(&format!("{tag} 1")).await];
+    ids.push(publish(&format!("{tag} 2")).await);
+    let mut got = take_tagged(&mut sub, &tag, 2).await;
+    // Every stream is dropped; for 300 ms every request is refused.
+    http("POST", "/_restart", r#"{"ms":300,"mode":"refuse"}"#).await;
+    // Published while the client is away (it waits its backoff floor, 1 s):
+    // only the resume from the cursor can bring these.
+    gloo_timers::future::TimeoutFuture::new(400).await;
+    ids.push(publish(&format!("{tag} 3")).await);
+    ids.push(publish(&format!("{tag} 4")).await);
+    got.extend(take_tagged(&mut sub, &tag, 2).await);
+    ids.push(publish(&format!("{tag} 5")).await);
+    got.extend(take_tagged(&mut sub, &tag, 1).await);
+    let got_ids: Vec<&str> = got.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(got_ids, ids);
+    // Nothing more of ours (no repeat) after a moment.
+    gloo_timers::future::TimeoutFuture::new(300).await;
+    while let Some(m) = within(&mut sub, 10).await {
+        assert!(!m.data.contains(&tag), "repeated or extra: {m:?}");
+    }
+    // The reconnect was seen as such.
+    let mut reopened = 0;
+    while let Some(e) = within(&mut events, 10).await {
+        if matches!(e, Event::Open { .. }) {
+            reopened += 1;
+        }
+    }
+    assert!(reopened >= 1, "no second open");
+    assert!(sub.stats().reconnects >= 1);
+}
+
+/// The server log entries of `/sse` for `tag` that have ended.
+async fn ended(tag: &str) -> usize {
+    let reqs = requests("/sse", tag).await;
+    reqs.iter().filter(|r| !field(r, "end").is_empty()).count()
+}
+
+/// Wait up to `ms` for the server to see `n` `/sse` streams of `tag` end.
+async fn server_sees_end(tag: &str, n: usize, ms: u32) -> bool {
+    let mut waited = 0;
+    while waited < ms {
+        if ended(tag).await >= n {
+            return true;
+        }
+        gloo_timers::future::TimeoutFuture::new(50).await;
+        waited += 50;
+    }
+    false
+}
+
+#[wasm_bindgen_test]
+async fn dropping_the_subscription_closes_the_connection() {
+    let tag = unique("drop");
+    let url = format!("{}/sse?t={tag}", server());
+    let sub = tidings::subscribe(&url, Options::new()).unwrap();
+    opened(&sub).await;
+    assert_eq!(requests("/sse", &tag).await.len(), 1);
+    assert_eq!(ended(&tag).await, 0);
+    drop(sub);
+    assert!(
+        server_sees_end(&tag, 1, 3000).await,
+        "the stream never ended"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn two_subscriptions_share_one_connection_and_dropping_one_keeps_it() {
+    let tag = unique("share");
+    let url = format!("{}/sse?t={tag}", server());
+    let mut a = tidings::subscribe(&url, Options::new().seed(3)).unwrap();
+    let mut b = tidings::subscribe(&url, Options::new().seed(3)).unwrap();
+    opened(&a).await;
+    // b joined an open connection: its events start with that `open`.
+    opened(&b).await;
+    let first = publish(&format!("{tag} 1")).await;
+    assert_eq!(take_tagged(&mut a, &tag, 1).await[0].id, first);
+    assert_eq!(take_tagged(&mut b, &tag, 1).await[0].id, first);
+    drop(a);
+    let second = publish(&format!("{tag} 2")).await;
+    assert_eq!(take_tagged(&mut b, &tag, 1).await[0].id, second);
+    // One request for both, still open after one of them left.
+    assert_eq!(requests("/sse", &tag).await.len(), 1);
+    assert_eq!(ended(&tag).await, 0);
+    b.close();
+    assert_eq!(b.state(), State::Closed);
+    assert!(
+        within(&mut b, 50).await.is_none(),
+        "the stream ends at close"
+    );
+    assert!(
+        server_sees_end(&tag, 1, 3000).await,
+        "the stream never ended"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
+    let tag = unique("fatal");
+    http(
+        "POST",
+        "/_faults",
+        r#"{"path":"/sse","times":null,"fault":{"kind":"status","status":404}}"#,
+    )
+    .await;
+    let url = format!("{}/sse?t={tag}", server());
+    let options = Options::new().transports(&[tidings::TransportKind::FetchSse]);
+    let mut sub = tidings::subscribe(&url, options).unwrap();
+    let mut events = sub.events();
+    let ended = ends_within(&mut sub, 5000).await;
+    http("DELETE", "/_faults", "").await;
+    assert!(ended, "the message stream never ended");
+    assert_eq!(sub.state(), State::Closed);
+    let mut errors = Vec::new();
+    while let Some(e) = within(&mut events, 10).await {
+        if let Event::Error(e) = e {
+            errors.push(e);
+        }
+    }
+    let expected = Error::Connection {
+        code: tidings::ErrorCode::HttpStatus,
+        status: Some(404),
+        retry_in_ms: None,
+        fatal: true,
+    };
+    assert_eq!(errors, std::slice::from_ref(&expected));
+    assert_eq!(expected.code(), "http-status");
+    assert_eq!(expected.to_string(), "http-status (HTTP 404), stopped");
+    assert_eq!(requests("/sse", &tag).await.len(), 1);
+}
