@@ -26,6 +26,7 @@
 //! - `durable`: the Durable Streams profile (offsets, closure, 410);
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
 //! - `quiet`: a silent native stream with nowhere to go;
+//! - `reconnect`: the app's `reconnect()`;
 //! - `replay`: a server that ignores the cursor in the query;
 //! - `stats`: the counters.
 
@@ -42,6 +43,7 @@ mod input;
 mod lifecycle;
 mod native_probe;
 mod quiet;
+mod reconnect;
 mod replay;
 mod request;
 mod retry;
@@ -178,6 +180,8 @@ pub struct Engine {
     resume: replay::ResumeCheck,
     /// The Durable Streams profile's state (`durable`).
     durable: durable::Durable,
+    /// What the app's `reconnect()` must respect (`reconnect`).
+    user: reconnect::UserReconnect,
 }
 
 impl Engine {
@@ -225,6 +229,7 @@ impl Engine {
             silence_noted: false,
             resume: replay::ResumeCheck::default(),
             durable: durable::Durable::new(&config),
+            user: reconnect::UserReconnect::default(),
             config,
         }
     }
