@@ -34,7 +34,10 @@ fn ends_a_backoff_wait_at_once() {
     let acts = sim.reconnect(true);
     let o = the_open(&acts);
     assert_eq!(sim.now.mono.0, 200);
-    assert_eq!(states(&acts), [(State::Connecting, Reason::Reconnect, None)]);
+    assert_eq!(
+        states(&acts),
+        [(State::Connecting, Reason::Reconnect, None)]
+    );
     assert!(errors(&acts).is_empty());
     assert_eq!(sim.engine.live_attempt(), Some(o.id));
 }
@@ -58,7 +61,10 @@ fn is_a_no_op_while_open_or_connecting() {
 fn never_shortens_retry_after() {
     let mut sim = Sim::new(fetch_sse_config(), 3);
     let o = the_open(&sim.start());
-    let acts = sim.head(o.id, ResponseHead::new(503).with_header("Retry-After", "30"));
+    let acts = sim.head(
+        o.id,
+        ResponseHead::new(503).with_header("Retry-After", "30"),
+    );
     let [(Reason::RetryAfter, delay)] = waiting(&acts)[..] else {
         panic!("{acts:#?}")
     };
@@ -107,7 +113,10 @@ fn offline_resumes_only_when_online() {
     assert_eq!(sim.opens().len(), 1);
     let acts = sim.reconnect(true);
     assert_eq!(opens(&acts).len(), 1, "{acts:#?}");
-    assert_eq!(states(&acts), [(State::Connecting, Reason::Reconnect, None)]);
+    assert_eq!(
+        states(&acts),
+        [(State::Connecting, Reason::Reconnect, None)]
+    );
 
     let mut sim = Sim::new(fetch_sse_config(), 2);
     let o = the_open(&sim.start());
@@ -144,16 +153,24 @@ fn revives_gave_up_not_a_permanent_error() {
     sim.run_for(5000);
     let acts = sim.reconnect(true);
     let o = the_open(&acts);
-    assert_eq!(states(&acts), [(State::Connecting, Reason::Reconnect, None)]);
+    assert_eq!(
+        states(&acts),
+        [(State::Connecting, Reason::Reconnect, None)]
+    );
     // Counted from zero again: one failure is a plain backoff wait.
     let acts = sim.error(o.id, TransportError::NetworkOrCors);
     assert_eq!(waiting(&acts).len(), 1, "{acts:#?}");
-    assert!(errors(&acts).iter().all(|e| !matches!(e, Action::Error { fatal: true, .. })));
+    assert!(errors(&acts)
+        .iter()
+        .all(|e| !matches!(e, Action::Error { fatal: true, .. })));
 
     let mut sim = Sim::new(fetch_sse_config(), 9);
     let o = the_open(&sim.start());
     let acts = sim.head(o.id, ResponseHead::new(404));
-    assert_eq!(states(&acts), [(State::Closed, Reason::PermanentError, None)]);
+    assert_eq!(
+        states(&acts),
+        [(State::Closed, Reason::PermanentError, None)]
+    );
     sim.run_for(1000);
     assert!(sim.reconnect(true).is_empty());
     assert_eq!(sim.engine.state(), State::Closed);
