@@ -10,6 +10,7 @@
 
 pub(crate) mod events;
 pub(crate) mod options;
+mod persist;
 mod subscription;
 pub(crate) mod target;
 

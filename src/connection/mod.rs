@@ -8,6 +8,7 @@
 //! again only feeds the engine; the loop that is already running picks the
 //! new actions up (`driving` guards against a nested loop).
 
+mod calm;
 mod crosstab;
 mod debug;
 mod live;
@@ -26,6 +27,7 @@ use crate::clock;
 use crate::guard::Timer;
 use crate::lifecycle::{self, Lifecycle};
 pub use live::AdapterOptions;
+pub(crate) use live::web_storage_call;
 use live::Live;
 
 /// What subscribers are told, in order (rendered to JS events by the API layer).
@@ -45,6 +47,8 @@ pub enum Notice {
         /// The engine's delay before the retry, ms.
         retry_in_ms: Option<u64>,
     },
+    /// The calm status changed (`statuschange`; `calm.rs`).
+    Status(tidings_core::calm::Change),
 }
 
 /// A subscriber's callback for the connection's notices.
@@ -80,6 +84,9 @@ pub struct Connection {
     config: Config,
     seed: u64,
     caps: Capabilities,
+    /// The calm status and its timer (`calm.rs`).
+    calm: RefCell<tidings_core::calm::Calm>,
+    calm_timer: RefCell<Option<Timer>>,
 }
 
 impl Connection {
@@ -103,7 +110,6 @@ impl Connection {
             headers_cause: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
             next_listener: Cell::new(0),
-            adapter,
             closed: Cell::new(false),
             fed: Cell::new(0),
             lifecycle: RefCell::new(None),
@@ -115,9 +121,12 @@ impl Connection {
                 registry::random_seed(),
             )),
             tab_io: RefCell::new(crosstab::TabIo::new(share)),
+            calm: RefCell::new(tidings_core::calm::Calm::new(adapter.lost_after_ms)),
+            calm_timer: RefCell::new(None),
             config,
             seed,
             caps,
+            adapter,
         });
         let weak = Rc::downgrade(&conn);
         let watch = Lifecycle::watch(Rc::new(move |f| {
@@ -149,7 +158,6 @@ impl Connection {
 
     /// Whether this tab follows another tab's connection (`crossTab`): it
     /// does not acknowledge deliveries (`ack`), the leader does.
-    #[cfg(feature = "send")]
     pub fn follows(&self) -> bool {
         self.tabs.borrow().following().is_some()
     }
@@ -164,6 +172,12 @@ impl Connection {
     pub fn transport_name(&self) -> &'static str {
         let t = self.view(|m| m.transport, |e| e.transport());
         t.map(|t| t.as_str()).unwrap_or("")
+    }
+
+    /// The calm status (`connecting`, `connected`, `reconnecting`,
+    /// `offline`, `closed`).
+    pub fn status(&self) -> tidings_core::calm::Status {
+        self.calm.borrow().status()
     }
 
     /// The cursor.
@@ -255,9 +269,20 @@ fn tell(conn: &Rc<Connection>, notice: Notice) {
     if conn.closed.get() {
         return;
     }
-    conn.outbox.borrow_mut().push_back(notice);
+    enqueue(conn, notice);
     conn.fed.set(conn.fed.get().wrapping_add(1));
     drive(conn);
+}
+
+/// Queue `notice` for subscribers, followed by the status change it
+/// causes, if any.
+fn enqueue(conn: &Rc<Connection>, notice: Notice) {
+    let change = calm::on_notice(conn, &notice);
+    let mut outbox = conn.outbox.borrow_mut();
+    outbox.push_back(notice);
+    if let Some(c) = change {
+        outbox.push_back(Notice::Status(c));
+    }
 }
 
 /// Close the connection for good: the engine is told, the live request is
@@ -274,7 +299,8 @@ pub fn close(conn: &Rc<Connection>) {
     let live = conn.live.borrow_mut().take();
     let timer = conn.timer.borrow_mut().take();
     let lifecycle = conn.lifecycle.borrow_mut().take();
-    drop((live, timer, lifecycle));
+    let calm = conn.calm_timer.borrow_mut().take();
+    drop((live, timer, lifecycle, calm));
 }
 
 /// Give the engine one fact (with both clocks read now), then drive.
@@ -383,7 +409,7 @@ fn push(conn: &Rc<Connection>, notice: Notice) {
     let fresh = crosstab::own(conn, &notice);
     crosstab::drain(conn);
     if fresh {
-        conn.outbox.borrow_mut().push_back(notice);
+        enqueue(conn, notice);
     }
 }
 
