@@ -328,7 +328,7 @@ export interface Options<M = {}> {
   /**
    * Named event types delivered besides `message`; the same filter on every transport. Names of
    * the subscription's own events (`open`, `error`, `statechange`, `transportchange`, `reset`,
-   * `uptodate`) throw
+   * `uptodate`, `statuschange`) throw
    * `invalid-option`; `"message"` is always delivered. A server event of one of those names is never
    * a message nor a lifecycle event: `reset` asks the app to refetch (a `reset` event), the others
    * are dropped (logged as `ignore` with `debug`) and the stream stays open. Default `[]`.
@@ -559,7 +559,7 @@ export interface Options<M = {}> {
  */
 export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessage<M, D>> {
   /**
-   * Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`, `uptodate`. As on
+   * Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`, `uptodate`, `statuschange`. As on
    * `EventTarget`: a listener added twice for one type runs once, a listener removed during a
    * dispatch is not called, `null` is ignored, and a listener that throws is reported with
    * `reportError` (the page's `error` event) without stopping the others.

@@ -26,7 +26,7 @@
 
 use alloc::string::String;
 
-use crate::engine::push_decimal;
+use crate::engine::is_valid_offset;
 
 /// Every stored cursor's key starts with this.
 pub const KEY_PREFIX: &str = "tidings:cursor:";
@@ -40,52 +40,48 @@ pub enum Scope {
     Local,
 }
 
-/// The storage key: `persistKey` when given, else the hash of `identity`.
-pub fn storage_key(identity: &str, persist_key: Option<&str>) -> String {
+/// The storage key: `persistKey` when given, else the hash of the stream's
+/// identity, its `url` and `events` (each name after a 0xFF byte, which
+/// UTF-8 never holds, so `["a\nb"]` and `["a", "b"]` differ).
+pub fn storage_key(url: &str, events: &[String], persist_key: Option<&str>) -> String {
     let mut key = String::from(KEY_PREFIX);
-    match persist_key {
-        Some(k) => key.push_str(k),
-        None => {
-            let h = fnv1a64(identity.as_bytes());
-            for shift in (0..16).rev() {
-                let digit = (h >> (shift * 4)) & 0xf;
-                key.push(char::from_digit(digit as u32, 16).unwrap_or('0'));
-            }
-        }
+    if let Some(k) = persist_key {
+        key.push_str(k);
+        return key;
+    }
+    let mut h = fnv1a64(FNV_OFFSET, url.as_bytes());
+    for e in events {
+        h = fnv1a64(fnv1a64(h, &[0xff]), e.as_bytes());
+    }
+    for shift in (0..16).rev() {
+        let digit = ((h >> (shift * 4)) & 0xf) as u32;
+        key.push(char::from_digit(digit, 16).unwrap_or('0'));
     }
     key
 }
 
-/// The identity of a stream for [`storage_key`]: its URL and `events`.
-pub fn identity(url: &str, events: &[String]) -> String {
-    let mut id = String::from(url);
-    for e in events {
-        id.push('\n');
-        id.push_str(e);
-    }
-    id.push('\n');
-    push_decimal(&mut id, events.len() as u64);
-    id
-}
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
-/// FNV-1a, 64 bits (a key, not a secret: no collision resistance needed).
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// FNV-1a, 64 bits, continuing from `h` (a key, not a secret: no collision
+/// resistance needed).
+fn fnv1a64(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// The cursor to start from: the app's own (`configured`, non-empty) wins;
-/// else the stored one when `usable` says it can be sent.
-pub fn restore<'a>(
-    configured: &str,
-    stored: Option<&'a str>,
-    usable: impl Fn(&str) -> bool,
-) -> Option<&'a str> {
+/// else the stored one when it could be sent (no U+0000, CR, LF; with
+/// `durable`, a valid Durable Streams offset).
+pub fn restore<'a>(configured: &str, stored: Option<&'a str>, durable: bool) -> Option<&'a str> {
     if !configured.is_empty() {
         return None;
     }
-    stored.filter(|s| !s.is_empty() && usable(s))
+    stored.filter(|s| {
+        !s.is_empty()
+            && crate::engine::is_usable_event_id(s)
+            && (!durable || is_valid_offset(s, true))
+    })
 }
 
 /// A storage operation for the adapter.
@@ -169,28 +165,34 @@ mod tests {
     #[test]
     fn key_is_a_hash_never_the_url() {
         let url = "https://h.example/sse?token=s3cret";
-        let k = storage_key(&identity(url, &[]), None);
+        let k = storage_key(url, &[], None);
         assert_eq!(k.len(), KEY_PREFIX.len() + 16);
         assert!(!k.contains("s3cret") && !k.contains("h.example"));
         // Stable (pinned: a change would lose every stored cursor).
-        assert_eq!(storage_key("", None), "tidings:cursor:cbf29ce484222325");
-        assert_ne!(k, storage_key(&identity(url, &[String::from("a")]), None));
-        // `events: ["a\nb"]` is not `events: ["a", "b"]`.
-        assert_ne!(
-            identity(url, &[String::from("a\nb")]),
-            identity(url, &[String::from("a"), String::from("b")])
+        assert_eq!(
+            storage_key("", &[], None),
+            "tidings:cursor:cbf29ce484222325"
         );
-        assert_eq!(storage_key("x", Some("feed")), "tidings:cursor:feed");
+        let a = String::from("a");
+        assert_ne!(k, storage_key(url, &[a.clone()], None));
+        // `events: ["a\nb"]` is not `events: ["a", "b"]`, nor `["ab"]`.
+        let split = storage_key(url, &[a, String::from("b")], None);
+        assert_ne!(split, storage_key(url, &[String::from("a\nb")], None));
+        assert_ne!(split, storage_key(url, &[String::from("ab")], None));
+        assert_eq!(storage_key(url, &[], Some("feed")), "tidings:cursor:feed");
     }
 
     #[test]
     fn restore_prefers_the_apps_cursor_and_checks_the_stored_one() {
-        let ok = |s: &str| !s.contains('\n');
-        assert_eq!(restore("", Some("7"), ok), Some("7"));
-        assert_eq!(restore("3", Some("7"), ok), None);
-        assert_eq!(restore("", Some("a\nb"), ok), None);
-        assert_eq!(restore("", Some(""), ok), None);
-        assert_eq!(restore("", None, ok), None);
+        assert_eq!(restore("", Some("7"), false), Some("7"));
+        assert_eq!(restore("3", Some("7"), false), None);
+        assert_eq!(restore("", Some("a\nb"), false), None);
+        assert_eq!(restore("", Some("a\0b"), false), None);
+        assert_eq!(restore("", Some(""), false), None);
+        assert_eq!(restore("", None, false), None);
+        assert_eq!(restore("", Some("a b"), false), Some("a b"));
+        assert_eq!(restore("", Some("a b"), true), None);
+        assert_eq!(restore("", Some("0_12"), true), Some("0_12"));
     }
 
     #[test]

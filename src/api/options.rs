@@ -142,7 +142,10 @@ fn read_persist_and_status(o: &mut Options, v: &JsValue) -> Result<(), JsValue> 
     let scope = one_of(&get(v, "persist"), "persist", &["session", "local"])?
         .map(|i| [Scope::Session, Scope::Local][i]);
     let key = text(v, "persistKey")?;
-    if key.as_ref().is_some_and(|k| k.is_empty() || scope.is_none()) {
+    if key
+        .as_ref()
+        .is_some_and(|k| k.is_empty() || scope.is_none())
+    {
         return Err(invalid("persistKey"));
     }
     o.persist = scope.map(|s| (s, key));

@@ -4,9 +4,8 @@
 //! reads and writes the storage and reports its failure (one debug-log line).
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
 
-use tidings_core::engine::{is_valid_offset, Protocol};
+use tidings_core::engine::Protocol;
 use tidings_core::persist::{self, Op, Persist, Scope};
 use wasm_bindgen::JsValue;
 
@@ -21,17 +20,16 @@ pub(crate) struct Persisted {
     /// An async iterator reads the subscription: its pulls say what the app
     /// handled, not the dispatch to listeners.
     iterated: Cell<bool>,
-    queued: Cell<bool>,
     /// The read at `subscribe` failed: log it once the connection exists.
     read_failed: Cell<bool>,
 }
 
 /// For `options.persist`: read the stored cursor and start from it (unless
 /// the app gave one, see `persist::restore`).
-pub(crate) fn open(url: &str, options: &mut Options) -> Option<Rc<Persisted>> {
+pub(crate) fn open(url: &str, options: &mut Options) -> Option<Persisted> {
     let (scope, persist_key) = options.persist.clone()?;
     let c = &mut options.config;
-    let key = persist::storage_key(&persist::identity(url, &c.events), persist_key.as_deref());
+    let key = persist::storage_key(url, &c.events, persist_key.as_deref());
     let storage = match scope {
         Scope::Session => "sessionStorage",
         Scope::Local => "localStorage",
@@ -39,22 +37,20 @@ pub(crate) fn open(url: &str, options: &mut Options) -> Option<Rc<Persisted>> {
     let read = web_storage_call(storage, "getItem", &[&key]);
     let stored = read.as_ref().and_then(JsValue::as_string);
     let durable = c.protocol == Protocol::DurableStreams;
-    let usable = |s: &str| !s.contains(['\0', '\r', '\n']) && (!durable || is_valid_offset(s, true));
-    if let Some(cursor) = persist::restore(&c.last_event_id, stored.as_deref(), usable) {
+    if let Some(cursor) = persist::restore(&c.last_event_id, stored.as_deref(), durable) {
         c.last_event_id = String::from(cursor);
     }
     let mut policy = Persist::new(scope, stored);
     if read.is_none() {
         policy.failed();
     }
-    Some(Rc::new(Persisted {
+    Some(Persisted {
         key,
         storage,
         policy: RefCell::new(policy),
         iterated: Cell::new(false),
-        queued: Cell::new(false),
         read_failed: Cell::new(read.is_none()),
-    }))
+    })
 }
 
 impl Persisted {
@@ -65,39 +61,36 @@ impl Persisted {
         }
     }
 
-    /// The app handled a message with this cursor after it; `from_iterator`:
-    /// the iterator's pull said so (and from now on only it does).
-    pub fn handled(self: &Rc<Self>, conn: &Rc<Connection>, cursor: &str, from_iterator: bool) {
-        if from_iterator {
-            self.iterated.set(true);
-        } else if self.iterated.get() {
-            return;
+    /// The listeners handled a message with this cursor after it (written
+    /// at the end of the batch, [`Persisted::flush`]); nothing once an
+    /// iterator reads the subscription.
+    pub fn handled(&self, cursor: &str) {
+        if !self.iterated.get() {
+            self.policy.borrow_mut().handled(cursor);
         }
+    }
+
+    /// The iterator's pull: the consumer handled the message with this
+    /// cursor (`""`: an iterator started, and from now on only its pulls
+    /// count). Written at once: one pull is one message anyway.
+    pub fn pulled(&self, conn: &Connection, cursor: &str) {
+        self.iterated.set(true);
         self.policy.borrow_mut().handled(cursor);
-        self.queue(conn);
+        self.flush(conn);
     }
 
-    /// A `reset`: the stored cursor goes.
-    pub fn reset(self: &Rc<Self>, conn: &Rc<Connection>) {
+    /// A `reset`: the stored cursor goes (at the end of the batch).
+    pub fn reset(&self) {
         self.policy.borrow_mut().reset();
-        self.queue(conn);
     }
 
-    /// One storage write per batch: on a microtask, after the dispatch that
-    /// is under way.
-    fn queue(self: &Rc<Self>, conn: &Rc<Connection>) {
-        if self.queued.get() || !self.policy.borrow().is_pending() {
+    /// The end of a delivered batch: carry out what the policy says. (One
+    /// copy in the bundle: it has two callers.)
+    #[inline(never)]
+    pub fn flush(&self, conn: &Connection) {
+        if !self.policy.borrow().is_pending() {
             return;
         }
-        self.queued.set(true);
-        let (this, conn) = (self.clone(), conn.clone());
-        wasm_bindgen_futures::spawn_local(async move {
-            this.queued.set(false);
-            this.flush(&conn);
-        });
-    }
-
-    fn flush(&self, conn: &Connection) {
         let op = self.policy.borrow_mut().take(conn.follows());
         let done = match op {
             None => return,

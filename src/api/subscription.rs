@@ -32,7 +32,7 @@ struct Inner {
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
     /// `persist`: the cursor kept across reloads.
-    persist: Option<Rc<Persisted>>,
+    persist: Option<Persisted>,
     /// `ack`: delivery ACKs of the messages dispatched here.
     #[cfg_attr(not(feature = "send"), allow(dead_code))]
     ack: Ack,
@@ -176,11 +176,12 @@ impl Subscription {
     /// The calm status: `connecting`, `connected`, `reconnecting`,
     /// `offline` or `closed` (README "Connection status"; `statuschange`).
     #[wasm_bindgen(getter)]
-    pub fn status(&self) -> String {
-        if self.inner.handle.get().is_none() {
-            return State::Closed.as_str().into();
-        }
-        self.inner.conn.status().as_str().into()
+    pub fn status(&self) -> JsValue {
+        let status = match self.inner.handle.get() {
+            Some(_) => self.inner.conn.status().as_str(),
+            None => State::Closed.as_str(),
+        };
+        crate::js::name(status)
     }
 
     /// "Try now": ends a client-side backoff wait at once, resumes a
@@ -201,7 +202,7 @@ impl Subscription {
     #[wasm_bindgen(js_name = _handled)]
     pub fn handled(&self, cursor: Option<String>) {
         if let (Some(p), Some(_)) = (&self.inner.persist, self.inner.handle.get()) {
-            p.handled(&self.inner.conn, cursor.as_deref().unwrap_or(""), true);
+            p.pulled(&self.inner.conn, cursor.as_deref().unwrap_or(""));
         }
     }
 
@@ -270,7 +271,7 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
                 dispatch(inner, &msg.event, &e);
                 received(inner, &msg.id);
                 if let Some(p) = &inner.persist {
-                    p.handled(&inner.conn, &msg.last_event_id, false);
+                    p.handled(&msg.last_event_id);
                 }
             }
             Err(e) => {
@@ -281,12 +282,17 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
         Notice::HeadersFailed { cause, retry_in_ms } => {
             dispatch(inner, "error", &events::headers_error(cause, *retry_in_ms));
         }
+        Notice::BatchEnd => {
+            if let Some(p) = &inner.persist {
+                p.flush(&inner.conn);
+            }
+        }
         Notice::Status((status, reason)) => {
             dispatch(inner, "statuschange", &events::status(*status, *reason));
         }
         Notice::Action(action) => {
             if let (Action::Reset { .. }, Some(p)) = (action, &inner.persist) {
-                p.reset(&inner.conn);
+                p.reset();
             }
             if let Action::State {
                 state: State::Open, ..

@@ -26,8 +26,8 @@ use tidings_core::time::{MonoMs, Now};
 use crate::clock;
 use crate::guard::Timer;
 use crate::lifecycle::{self, Lifecycle};
-pub use live::AdapterOptions;
 pub(crate) use live::web_storage_call;
+pub use live::AdapterOptions;
 use live::Live;
 
 /// What subscribers are told, in order (rendered to JS events by the API layer).
@@ -49,6 +49,9 @@ pub enum Notice {
     },
     /// The calm status changed (`statuschange`; `calm.rs`).
     Status(tidings_core::calm::Change),
+    /// The notices of one fact were told: the end of a delivered batch
+    /// (`persist` writes then). Told to subscribers only.
+    BatchEnd,
 }
 
 /// A subscriber's callback for the connection's notices.
@@ -84,9 +87,8 @@ pub struct Connection {
     config: Config,
     seed: u64,
     caps: Capabilities,
-    /// The calm status and its timer (`calm.rs`).
+    /// The calm status (`calm.rs`); its deadline shares `timer`.
     calm: RefCell<tidings_core::calm::Calm>,
-    calm_timer: RefCell<Option<Timer>>,
 }
 
 impl Connection {
@@ -122,7 +124,6 @@ impl Connection {
             )),
             tab_io: RefCell::new(crosstab::TabIo::new(share)),
             calm: RefCell::new(tidings_core::calm::Calm::new(adapter.lost_after_ms)),
-            calm_timer: RefCell::new(None),
             config,
             seed,
             caps,
@@ -276,7 +277,7 @@ fn tell(conn: &Rc<Connection>, notice: Notice) {
 
 /// Queue `notice` for subscribers, followed by the status change it
 /// causes, if any.
-fn enqueue(conn: &Rc<Connection>, notice: Notice) {
+fn enqueue(conn: &Connection, notice: Notice) {
     let change = calm::on_notice(conn, &notice);
     let mut outbox = conn.outbox.borrow_mut();
     outbox.push_back(notice);
@@ -299,8 +300,7 @@ pub fn close(conn: &Rc<Connection>) {
     let live = conn.live.borrow_mut().take();
     let timer = conn.timer.borrow_mut().take();
     let lifecycle = conn.lifecycle.borrow_mut().take();
-    let calm = conn.calm_timer.borrow_mut().take();
-    drop((live, timer, lifecycle, calm));
+    drop((live, timer, lifecycle));
 }
 
 /// Give the engine one fact (with both clocks read now), then drive.
@@ -387,9 +387,16 @@ fn render(conn: &Rc<Connection>, action: Action) -> bool {
 
 /// Tell subscribers, one notice at a time, with no borrow held.
 fn tell_subscribers(conn: &Rc<Connection>) {
+    let mut told = false;
     loop {
         let next = conn.outbox.borrow_mut().pop_front();
-        let Some(notice) = next else { break };
+        // Notices were told: end the batch with `BatchEnd` (once).
+        let notice = match next {
+            Some(n) => n,
+            None if std::mem::take(&mut told) => Notice::BatchEnd,
+            None => break,
+        };
+        told |= !matches!(notice, Notice::BatchEnd);
         let targets: Vec<NoticeFn> = conn
             .listeners
             .borrow()
@@ -423,6 +430,8 @@ fn push(conn: &Rc<Connection>, notice: Notice) {
 /// `until` again, which arms a new one. Never late: an earlier `until`
 /// replaces it, `None` cancels it.
 fn arm_timer(conn: &Rc<Connection>, until: Option<MonoMs>) {
+    // The calm status's `lostAfterMs` deadline shares the timer.
+    let until = [until, calm::deadline(conn)].into_iter().flatten().min();
     let keep = match (until, conn.timer.borrow().as_ref()) {
         (Some(t), Some((armed, _))) => *armed <= t,
         _ => false,
@@ -439,6 +448,7 @@ fn arm_timer(conn: &Rc<Connection>, until: Option<MonoMs>) {
                 // dropped after the borrow ends, as a replaced timer always was).
                 let fired = conn.timer.borrow_mut().take();
                 drop(fired);
+                calm::on_timer(&conn);
                 feed(&conn, |e, now| e.handle_timer(now));
             }
         });

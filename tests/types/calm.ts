@@ -22,3 +22,5 @@ subscribe("/u", { lostAfterMs: "5s" });
 sub.addEventListener("statechange", (e) => {
   if (e.reason === "gave-up" || e.reason === "reconnect") void 0;
 });
+// @ts-expect-error `statuschange` is the subscription's own event, not a message name
+subscribe<{ statuschange: string }>("/sse", { events: ["statuschange"] });
