@@ -441,7 +441,7 @@ export interface Options<M = {}> {
      * events reconnects after the floor, never a growing backoff). Default `10000`.
      */
     healthyAfterMs?: number;
-    /** Consecutive failed attempts before giving up (error `gave-up`). Default `Infinity`. */
+    /** Consecutive failed attempts before giving up (error `gave-up`; state `closed`, reason `gave-up`, revived by `reconnect()`). Default `Infinity`. */
     maxAttempts?: number;
   };
   /**

@@ -176,6 +176,28 @@ fn revives_gave_up_not_a_permanent_error() {
     assert_eq!(sim.engine.state(), State::Closed);
 }
 
+/// Gave up while the browser is offline: `reconnect()` while it still says
+/// offline leaves it closed (and revivable); once online it revives.
+#[test]
+fn gave_up_and_offline_waits_for_online() {
+    let mut c = fetch_sse_config();
+    c.transports.truncate(1);
+    c.backoff.max_attempts = Some(1);
+    let mut sim = Sim::new(c, 4);
+    let o = the_open(&sim.start());
+    sim.error(o.id, TransportError::NetworkOrCors);
+    assert_eq!(sim.engine.state(), State::Closed);
+    sim.online(false);
+    assert!(sim.reconnect(false).is_empty());
+    assert_eq!(sim.engine.state(), State::Closed);
+    let acts = sim.reconnect(true);
+    assert_eq!(opens(&acts).len(), 1, "{acts:#?}");
+    assert_eq!(
+        states(&acts),
+        [(State::Connecting, Reason::Reconnect, None)]
+    );
+}
+
 /// Closed by the app after it gave up: not revived.
 #[test]
 fn close_after_gave_up_is_final() {

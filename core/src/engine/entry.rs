@@ -109,7 +109,7 @@ impl Engine {
             return;
         }
         match input {
-            Input::Reconnect { .. } => _ = self.revive_if_gave_up(),
+            Input::Reconnect { online } => _ = self.revive_if_gave_up(online),
             // Closed by the app for good, even after it gave up.
             Input::Close => self.user.revivable = false,
             _ => {}

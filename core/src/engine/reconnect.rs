@@ -64,9 +64,15 @@ impl Engine {
     }
 
     /// A closed engine that gave up is opened again (before the common input
-    /// entry, which ignores everything once closed). `true` when revived.
-    pub(crate) fn revive_if_gave_up(&mut self) -> bool {
+    /// entry, which ignores everything once closed), unless the browser says
+    /// offline now (`online`: a closed engine heard no page facts) or the
+    /// page was frozen or paused hidden when it stopped: then it stays as it
+    /// is, revivable. `true` when revived.
+    pub(crate) fn revive_if_gave_up(&mut self, online: bool) -> bool {
         if !self.phase.is_closed() || !self.user.revivable {
+            return false;
+        }
+        if !online || self.life.frozen || self.life.paused_hidden {
             return false;
         }
         self.user.revivable = false;
