@@ -174,7 +174,7 @@ mod tests {
             "tidings:cursor:cbf29ce484222325"
         );
         let a = String::from("a");
-        assert_ne!(k, storage_key(url, &[a.clone()], None));
+        assert_ne!(k, storage_key(url, std::slice::from_ref(&a), None));
         // `events: ["a\nb"]` is not `events: ["a", "b"]`, nor `["ab"]`.
         let split = storage_key(url, &[a, String::from("b")], None);
         assert_ne!(split, storage_key(url, &[String::from("a\nb")], None));
