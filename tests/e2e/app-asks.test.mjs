@@ -115,6 +115,41 @@ test("persist: a storage that refuses (quota) costs one debug line, and the subs
   await page.closeAll();
 });
 
+test("persist: with crossTab, the leader tab writes localStorage and the follower tab does not write it twice", { timeout: T }, async () => {
+  const t = tag("x");
+  const context = await browser.newContext();
+  // Counts this page's writes of cursor keys.
+  const init = () => {
+    const set = Storage.prototype.setItem;
+    window.writes = 0;
+    Storage.prototype.setItem = function (k, v) {
+      if (String(k).startsWith("tidings:cursor:")) window.writes++;
+      return set.call(this, k, v);
+    };
+  };
+  const leader = await h.blankPage(browser, server.url, { context, init });
+  const follower = await h.blankPage(browser, server.url, { context, init });
+  const options = { transports: ["fetch-sse"], crossTab: true, persist: "local" };
+  await h.subscribe(leader, "a", `/sse?t=${t}`, options);
+  await h.waitEvents(leader, "a", (l) => l.some((e) => e.type === "open"));
+  await h.subscribe(follower, "a", `/sse?t=${t}`, options);
+  await h.waitEvents(follower, "a", (l) => l.some((e) => e.type === "open"));
+  for (let i = 1; i <= 3; i++) {
+    await server.publish(`${t} ${i}`);
+    await messages(leader, "a", i);
+    await messages(follower, "a", i);
+  }
+  await h.sleep(100);
+  const last = (await h.events(follower, "a", "message")).at(-1).lastEventId;
+  assert.deepEqual(Object.values(await stored(follower, "localStorage")), [last]);
+  assert.equal(await follower.evaluate(() => window.writes), 0);
+  assert.ok(await leader.evaluate(() => window.writes) >= 1);
+  // One connection for both tabs.
+  assert.equal((await h.requests(server, "/sse")).filter((e) => e.query?.includes(t)).length, 1);
+  await leader.evaluate(() => localStorage.clear());
+  await context.close();
+});
+
 // ----- 2. reconnect() -----------------------------------------------------------
 
 test("reconnect(): ends a 20 s backoff wait at once; never shortens a Retry-After; revives a subscription that gave up", { timeout: T }, async () => {
