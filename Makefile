@@ -61,8 +61,10 @@ browser-tests:
 # `report` feature leaves it out), with the review's cross-branch fixes (+0.8 KB:
 # ack keepalive at pagehide, Engine::resuming, uptodate re-posted across tabs). Every upstream call is its own default-on
 # cargo feature; the npm package ships them all (README "Size"). The 13 KB goal
-# is open work (issue 19).
-SIZE_CEILING ?= 110592
+# is open work (issue 19). To 111616 for issue 22 (persist + persistKey,
+# reconnect(), status/statuschange: 108 097 → 111 140 gzip measured, +2.9 KB
+# wasm, +0.1 KB minified glue), which issue 19's cuts (wave-u) are to pay back.
+SIZE_CEILING ?= 111616
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh

@@ -56,7 +56,16 @@ export type Reason =
   | "breaker-open" | "breaker-probe" | "buffered-stream" | "stalled" | "open-failed"
   | "failback-probe" | "hidden" | "visible" | "offline" | "online" | "frozen" | "resumed"
   | "permanent-error" | "closed-by-user" | "aborted" | "resume-ignored" | "stream-closed"
-  | "headers-failed";
+  | "headers-failed" | "gave-up" | "reconnect";
+
+/**
+ * The calm connection status, for a "connection lost" banner (`status`, `statuschange`): `connecting`
+ * until first established; `connected` as soon as a transport opens or a request is answered;
+ * `reconnecting` (or `offline` when the browser is offline) only once it has been down for
+ * `lostAfterMs` without interruption, so short blips show nothing; `closed` when it stopped. A
+ * hidden or frozen page holds the status. README "Connection status".
+ */
+export type Status = "connecting" | "connected" | "reconnecting" | "offline" | "closed";
 
 /** The error codes, as a frozen object: `if (e.code === ErrorCode.Auth) …`. */
 export declare const ErrorCode: Readonly<{
@@ -178,6 +187,13 @@ export interface StateChangeEvent {
   readonly delayMs?: number;
 }
 
+/** `statuschange`: the calm status changed, with the reason of the state behind it. */
+export interface StatusChangeEvent {
+  readonly type: "statuschange";
+  readonly status: Status;
+  readonly reason: Reason;
+}
+
 /** `transportchange`: the engine switched transports (fallback, failback probe, capability). */
 export interface TransportChangeEvent {
   readonly type: "transportchange";
@@ -222,6 +238,7 @@ export interface LifecycleEventMap {
   transportchange: TransportChangeEvent;
   reset: ResetEvent;
   uptodate: UpToDateEvent;
+  statuschange: StatusChangeEvent;
 }
 
 /** Counters from `stats()`. */
@@ -311,7 +328,7 @@ export interface Options<M = {}> {
   /**
    * Named event types delivered besides `message`; the same filter on every transport. Names of
    * the subscription's own events (`open`, `error`, `statechange`, `transportchange`, `reset`,
-   * `uptodate`) throw
+   * `uptodate`, `statuschange`) throw
    * `invalid-option`; `"message"` is always delivered. A server event of one of those names is never
    * a message nor a lifecycle event: `reset` asks the app to refetch (a `reset` event), the others
    * are dropped (logged as `ignore` with `debug`) and the stream stays open. Default `[]`.
@@ -346,6 +363,27 @@ export interface Options<M = {}> {
   debug?: boolean;
   /** Aborting it closes the subscription; anything else throws `invalid-option`. Default: none. */
   signal?: AbortSignal;
+  /**
+   * Keep the cursor across reloads in `sessionStorage` (`"session"`: this tab) or `localStorage`
+   * (`"local"`: every tab of the origin): restored at `subscribe` (unless `lastEventId` / `offset`
+   * is given), written once per delivered batch after the listeners ran (with an async iterator:
+   * when it pulls the next message), removed on `reset`. A `crossTab` follower does not write
+   * `localStorage`. A storage that is missing, full or refused: one `debug` log line, and the
+   * subscription goes on without it. README "Persisted cursor". Default: off.
+   */
+  persist?: "session" | "local";
+  /**
+   * The storage key's name (`tidings:cursor:<persistKey>`), for a URL that changes between page
+   * loads (a rotating token in the query). Default: a hash of the URL and `events` (never the URL
+   * itself). A non-empty string, only with `persist`; else `invalid-option`.
+   */
+  persistKey?: string;
+  /**
+   * How long the connection must be down before `status` says `reconnecting` / `offline`, in
+   * milliseconds. Default `5000` (a restart of the reference server is back within about 1.6 s;
+   * README "Connection status").
+   */
+  lostAfterMs?: number;
   /**
    * Initial cursor (resume from a stored id). One holding U+0000, CR or LF (never a stream's id)
    * throws `invalid-option`. Default `""`. With `protocol: "durable-streams"` it is the offset
@@ -403,7 +441,7 @@ export interface Options<M = {}> {
      * events reconnects after the floor, never a growing backoff). Default `10000`.
      */
     healthyAfterMs?: number;
-    /** Consecutive failed attempts before giving up (error `gave-up`). Default `Infinity`. */
+    /** Consecutive failed attempts before giving up (error `gave-up`; state `closed`, reason `gave-up`, revived by `reconnect()`). Default `Infinity`. */
     maxAttempts?: number;
   };
   /**
@@ -528,7 +566,7 @@ export interface Options<M = {}> {
  */
 export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessage<M, D>> {
   /**
-   * Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`, `uptodate`. As on
+   * Lifecycle events: `open`, `error`, `statechange`, `transportchange`, `reset`, `uptodate`, `statuschange`. As on
    * `EventTarget`: a listener added twice for one type runs once, a listener removed during a
    * dispatch is not called, `null` is ignored, and a listener that throws is reported with
    * `reportError` (the page's `error` event) without stopping the others.
@@ -569,6 +607,18 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
   [Symbol.dispose](): void;
   /** The state. */
   readonly state: State;
+  /** The calm status (see {@link Status}; `statuschange` when it changes). */
+  readonly status: Status;
+  /**
+   * "Try now" (README "reconnect()"): ends a client-side backoff wait at once (state `connecting`,
+   * reason `reconnect`); resumes a subscription paused offline only when `navigator.onLine` says
+   * online; revives one that gave up (`gave-up`, which then stays open for this until `close()`),
+   * with the attempt count reset. Does nothing while open or connecting, during a server-requested
+   * wait (`Retry-After`, rate-limit reset) or an open breaker's cool-down, while the page is hidden,
+   * after a permanent error or `close()`, or in a `crossTab` follower tab. At most one attempt per
+   * `backoff.floorMs` (raised by the server's `retry:`), however often it is called.
+   */
+  reconnect(): void;
   /**
    * The transport in use, or about to be tried. `""` until the engine chose one (a microtask
    * after `subscribe`), and for good when it stopped before choosing (no usable transport).

@@ -37,12 +37,13 @@ export default function init(input) {
 }
 
 // Live subscription → { t: the message types it delivers, e: callbacks run
-// once when it stops (its iterators) }. Deleted when it stops.
+// once when it stops (its iterators) }. Deleted when it stops; kept when it
+// gave up (reconnect() revives it; its iterators end all the same).
 const live = new WeakMap();
-const stop = (sub) => {
+const stop = (sub, keep) => {
   const r = live.get(sub);
-  live.delete(sub);
-  r?.e.forEach((f) => f());
+  keep || live.delete(sub);
+  r?.e.forEach((f) => (f(), r.e.delete(f)));
 };
 
 // A promise, never a throw: a bad URL, body or option (checked before
@@ -76,10 +77,11 @@ export function subscribe(url, options) {
     live.set(sub, { t: ["message"].concat(options?.events || []), e: new Set() });
     // This listener (held by the wasm side until close) also keeps `sub`
     // reachable: the glue frees, and so closes, a subscription nobody holds.
-    // A stop (fatal error, gave up) closes it next tick, after every listener
-    // has seen the event, which releases the connection.
+    // A stop (fatal error) closes it next tick, after every listener has
+    // seen the event, which releases the connection; one that gave up stays
+    // for reconnect() until close().
     sub.addEventListener("statechange", (e) => {
-      if (e.state == "closed") stop(sub), queueMicrotask(() => sub.close());
+      if (e.state == "closed") e.reason == "gave-up" ? stop(sub, 1) : (stop(sub), queueMicrotask(() => sub.close()));
     });
     const signal = options?.signal;
     if (signal) signal.addEventListener("abort", () => sub.close(), { once: true });
@@ -103,13 +105,14 @@ P.close = P[Symbol.dispose || Symbol.for("Symbol.dispose")] = function () {
 // Messages (`message` and each name in `events`) buffered from the call on;
 // ends when the subscription closes; a fatal error rejects the next read
 // after the buffered messages; return() (a `break` out of for-await) closes.
+// With `persist`, a pull says the previous message was handled (_handled).
 P[Symbol.asyncIterator] = function () {
   const sub = this, r = live.get(sub), queue = [], waiting = [];
-  let done = !r, failure;
+  let done = !r, failure, last;
   const flush = () => {
     while (waiting.length && (queue.length || done)) {
       const [resolve, reject] = waiting.shift();
-      if (queue.length) resolve({ value: queue.shift(), done: false });
+      if (queue.length) resolve({ value: (last = queue.shift()), done: false });
       else if (failure) reject(failure), (failure = null);
       else resolve({ value: undefined, done: true });
     }
@@ -118,10 +121,11 @@ P[Symbol.asyncIterator] = function () {
     const push = (m) => { queue.push(m); flush(); };
     r.t.forEach((t) => sub.addEventListener(t, push));
     sub.addEventListener("error", (e) => { if (e.fatal) failure = e; });
-    r.e.add(() => { done = true; flush(); });
+    r.e.add(() => { done = true; r.t.forEach((t) => sub.removeEventListener(t, push)); flush(); });
+    sub._handled();
   }
   return {
-    next: () => new Promise((resolve, reject) => { waiting.push([resolve, reject]); flush(); }),
+    next: () => (last && sub._handled(last.lastEventId), new Promise((resolve, reject) => { waiting.push([resolve, reject]); flush(); })),
     return: (value) => (sub.close(), Promise.resolve({ value, done: true })),
     [Symbol.asyncIterator]() { return this; },
   };

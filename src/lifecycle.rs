@@ -58,12 +58,17 @@ pub fn current(report: &dyn Fn(PageFact)) {
     if page_hidden() {
         report(PageFact::Hidden(true));
     }
-    if !navigator_get(&["onLine"]).as_bool().unwrap_or(true) {
+    if !is_online() {
         report(PageFact::Online(false));
     }
     if navigator_get(&["connection"]).is_object() {
         report(PageFact::Network(network_hint()));
     }
+}
+
+/// `navigator.onLine` now (`true` when unknown).
+pub fn is_online() -> bool {
+    navigator_get(&["onLine"]).as_bool().unwrap_or(true)
 }
 
 /// `document.hidden` (`false` outside a window).

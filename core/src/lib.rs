@@ -92,8 +92,10 @@
 
 extern crate alloc;
 
+pub mod calm;
 pub mod crosstab;
 pub mod engine;
+pub mod persist;
 pub mod policy;
 pub mod rng;
 pub mod sse;

@@ -51,6 +51,14 @@ pub fn message(m: &Message, transport: &'static str, parse: Parse) -> Result<JsV
     Ok(o.into())
 }
 
+/// `{ type: "statuschange", status, reason }`.
+pub fn status(status: tidings_core::calm::Status, reason: tidings_core::engine::Reason) -> JsValue {
+    let o = object("statuschange");
+    set(&o, "status", &name(status.as_str()));
+    set(&o, "reason", &name(reason.as_str()));
+    o.into()
+}
+
 /// `{ type: "open", transport }`.
 pub fn open(transport: &'static str) -> JsValue {
     let o = object("open");

@@ -17,6 +17,8 @@
 pub(crate) mod events;
 pub(crate) mod options;
 #[cfg(feature = "js")]
+mod persist;
+#[cfg(feature = "js")]
 mod subscription;
 pub(crate) mod target;
 

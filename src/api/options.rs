@@ -21,7 +21,9 @@
 
 use std::cell::Cell;
 
+use tidings_core::calm::DEFAULT_LOST_AFTER_MS;
 use tidings_core::engine::{is_valid_offset, Config, Protocol, TransportKind};
+use tidings_core::persist::Scope;
 use tidings_core::policy::backoff::{BackoffConfig, Strategy};
 use tidings_core::policy::interval::{IntervalConfig, IntervalMode};
 use tidings_core::sse::SseLimits;
@@ -54,6 +56,12 @@ pub struct Options {
     /// `debug`: log every decision of the engine with its reason on the
     /// console (`console.debug`). Default `false`.
     pub debug: bool,
+    /// `persist` (`"session"` / `"local"`) and `persistKey`: keep the cursor
+    /// in Web Storage across reloads (`tidings_core::persist`). Default off.
+    pub persist: Option<(Scope, Option<String>)>,
+    /// `lostAfterMs`: down this long before `status` says so
+    /// (`tidings_core::calm`). Default 5000.
+    pub lost_after_ms: u64,
 }
 
 impl Options {
@@ -70,6 +78,8 @@ impl Options {
             signal: None,
             headers: None,
             debug: false,
+            persist: None,
+            lost_after_ms: DEFAULT_LOST_AFTER_MS,
         };
         THREW.with(Cell::take);
         let checked = if v.is_object() {
@@ -91,7 +101,7 @@ impl Options {
 /// The subscription's own event types: a message event (`events`) or the
 /// heartbeat event of one of these names could never be told apart (the
 /// engine's list: it drops server events of these names).
-const RESERVED: [&str; 6] = tidings_core::engine::RESERVED_EVENTS;
+const RESERVED: [&str; 7] = tidings_core::engine::RESERVED_EVENTS;
 
 /// Every option of `v` into `c` and `o`, in this order (the first invalid
 /// one is the one reported).
@@ -105,7 +115,8 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
     read_deadlines(c, v)
 }
 
-/// `parse`, `withCredentials`, `debug`, `crossTab`, `seed`, `signal`.
+/// `parse`, `withCredentials`, `debug`, `crossTab`, `seed`, `signal`, then
+/// the persisted cursor and the calm status.
 fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     if let Some(i) = one_of(&get(v, "parse"), "parse", &["text", "json"])? {
         o.parse = [Parse::Text, Parse::Json][i];
@@ -122,6 +133,25 @@ fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
         );
     }
     o.signal = signal(&get(v, "signal"))?;
+    read_persist_and_status(o, v)
+}
+
+/// `persist`, `persistKey` (a non-empty string, only with `persist`),
+/// `lostAfterMs`.
+fn read_persist_and_status(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
+    let scope = one_of(&get(v, "persist"), "persist", &["session", "local"])?
+        .map(|i| [Scope::Session, Scope::Local][i]);
+    let key = text(v, "persistKey")?;
+    if key
+        .as_ref()
+        .is_some_and(|k| k.is_empty() || scope.is_none())
+    {
+        return Err(invalid("persistKey"));
+    }
+    o.persist = scope.map(|s| (s, key));
+    if let Some(ms) = ms(v, "lostAfterMs")? {
+        o.lost_after_ms = ms;
+    }
     Ok(())
 }
 

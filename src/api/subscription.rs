@@ -11,8 +11,9 @@ use wasm_bindgen::prelude::*;
 
 use super::events;
 use super::options::{Options, Parse};
+use super::persist::{self, Persisted};
 use super::target::Listeners;
-use crate::connection::{registry, Connection, Notice};
+use crate::connection::{self, registry, Connection, Notice};
 use crate::guard::Listener;
 
 /// A live subscription. Listen with `addEventListener(type, fn)` for
@@ -30,6 +31,8 @@ struct Inner {
     listeners: Listeners,
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
+    /// `persist`: the cursor kept across reloads.
+    persist: Option<Persisted>,
     /// `ack`: delivery ACKs of the messages dispatched here.
     #[cfg_attr(not(feature = "send"), allow(dead_code))]
     ack: Ack,
@@ -43,10 +46,14 @@ pub(crate) type Ack = Option<Rc<crate::upstream::ack::Acker>>;
 pub(crate) type Ack = ();
 
 impl Subscription {
-    pub(super) fn start(url: &str, raw: &JsValue, options: Options, ack: Ack) -> Subscription {
+    pub(super) fn start(url: &str, raw: &JsValue, mut options: Options, ack: Ack) -> Subscription {
         let parse = options.parse;
         let signal = options.signal.clone();
+        let persist = persist::open(url, &mut options);
         let (key, conn) = registry::connect(url, raw, options);
+        if let Some(p) = &persist {
+            p.started(&conn);
+        }
         let inner = Rc::new(Inner {
             conn,
             key,
@@ -54,6 +61,7 @@ impl Subscription {
             listeners: Listeners::default(),
             parse,
             abort_listener: RefCell::new(None),
+            persist,
             ack,
         });
         let weak = Rc::downgrade(&inner);
@@ -165,6 +173,39 @@ impl Subscription {
         self.inner.conn.transport_name().into()
     }
 
+    /// The calm status: `connecting`, `connected`, `reconnecting`,
+    /// `offline` or `closed` (README "Connection status"; `statuschange`).
+    #[wasm_bindgen(getter)]
+    pub fn status(&self) -> JsValue {
+        let status = match self.inner.handle.get() {
+            Some(_) => self.inner.conn.status().as_str(),
+            None => State::Closed.as_str(),
+        };
+        crate::js::name(status)
+    }
+
+    /// "Try now": ends a client-side backoff wait at once, resumes a
+    /// subscription paused offline when `navigator.onLine` says online, and
+    /// revives one that gave up; never shortens a server-requested wait or
+    /// an open breaker, nothing while open or connecting, at most one per
+    /// `backoff.floorMs` (the rules: `tidings_core` `engine::reconnect`).
+    pub fn reconnect(&self) {
+        if self.inner.handle.get().is_some() {
+            let online = crate::lifecycle::is_online();
+            connection::feed(&self.inner.conn, |e, now| e.handle_reconnect(now, online));
+        }
+    }
+
+    /// For the package's async iterator: `cursor` is that of the message the
+    /// consumer handled (it pulled the next one); without it, an iterator
+    /// started, and from now on only its pulls say what was handled.
+    #[wasm_bindgen(js_name = _handled)]
+    pub fn handled(&self, cursor: Option<String>) {
+        if let (Some(p), Some(_)) = (&self.inner.persist, self.inner.handle.get()) {
+            p.pulled(&self.inner.conn, cursor.as_deref().unwrap_or(""));
+        }
+    }
+
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
     #[wasm_bindgen(getter)]
     pub fn state(&self) -> String {
@@ -226,6 +267,9 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
             Ok(e) => {
                 dispatch(inner, &msg.event, &e);
                 received(inner, &msg.id);
+                if let Some(p) = &inner.persist {
+                    p.handled(&msg.last_event_id);
+                }
             }
             Err(e) => {
                 inner.conn.debug_log("error", &e);
@@ -235,7 +279,18 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
         Notice::HeadersFailed { cause, retry_in_ms } => {
             dispatch(inner, "error", &events::headers_error(cause, *retry_in_ms));
         }
+        Notice::BatchEnd => {
+            if let Some(p) = &inner.persist {
+                p.flush(&inner.conn);
+            }
+        }
+        Notice::Status((status, reason)) => {
+            dispatch(inner, "statuschange", &events::status(*status, *reason));
+        }
         Notice::Action(action) => {
+            if let (Action::Reset { .. }, Some(p)) = (action, &inner.persist) {
+                p.reset();
+            }
             if let Action::State {
                 state: State::Open, ..
             } = action

@@ -70,7 +70,7 @@ pub(super) fn own(conn: &Connection, notice: &Notice) -> bool {
             tabs.handle_own_message(m, TransportKind::from_name(t), e.last_event_id())
         }
         Notice::Action(a) => tabs.handle_own_action(a, e.last_event_id()),
-        Notice::HeadersFailed { .. } => true,
+        Notice::HeadersFailed { .. } | Notice::Status(_) | Notice::BatchEnd => true,
     }
 }
 

@@ -26,6 +26,8 @@ pub struct AdapterOptions {
     pub headers: Option<JsValue>,
     /// `debug`: log every engine decision on the console (`debug.rs`).
     pub debug: bool,
+    /// `lostAfterMs` of the calm status (`calm.rs`).
+    pub lost_after_ms: u64,
 }
 
 /// The app's headers for `req` as a promise, calling its function if it gave
@@ -388,14 +390,21 @@ fn downgrade_key(url: &str) -> String {
     k
 }
 
-fn session_storage() -> Option<JsValue> {
-    let s = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("sessionStorage")).ok()?;
+fn web_storage(name: &str) -> Option<JsValue> {
+    let s = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(name)).ok()?;
     (s.is_object()).then_some(s)
 }
 
-/// `storage[method](args…)`, `None` when anything throws.
+/// `sessionStorage[method](args…)`, `None` when anything throws.
 fn storage_call(method: &str, args: &[&str]) -> Option<JsValue> {
-    let s = session_storage()?;
+    web_storage_call("sessionStorage", method, args)
+}
+
+/// `globalThis[storage][method](args…)` (`storage`: `"sessionStorage"` or
+/// `"localStorage"`): `None` when the storage is missing or anything throws
+/// (disabled, sandboxed, quota exceeded); else what it returned.
+pub(crate) fn web_storage_call(storage: &str, method: &str, args: &[&str]) -> Option<JsValue> {
+    let s = web_storage(storage)?;
     let f: js_sys::Function = js_sys::Reflect::get(&s, &JsValue::from_str(method))
         .ok()?
         .dyn_into()

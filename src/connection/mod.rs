@@ -8,6 +8,7 @@
 //! again only feeds the engine; the loop that is already running picks the
 //! new actions up (`driving` guards against a nested loop).
 
+mod calm;
 mod crosstab;
 mod debug;
 mod live;
@@ -25,6 +26,7 @@ use tidings_core::time::{MonoMs, Now};
 use crate::clock;
 use crate::guard::Timer;
 use crate::lifecycle::{self, Lifecycle};
+pub(crate) use live::web_storage_call;
 pub use live::AdapterOptions;
 use live::Live;
 
@@ -45,6 +47,11 @@ pub enum Notice {
         /// The engine's delay before the retry, ms.
         retry_in_ms: Option<u64>,
     },
+    /// The calm status changed (`statuschange`; `calm.rs`).
+    Status(tidings_core::calm::Change),
+    /// The notices of one fact were told: the end of a delivered batch
+    /// (`persist` writes then). Told to subscribers only.
+    BatchEnd,
 }
 
 /// A subscriber's callback for the connection's notices.
@@ -80,6 +87,8 @@ pub struct Connection {
     config: Config,
     seed: u64,
     caps: Capabilities,
+    /// The calm status (`calm.rs`); its deadline shares `timer`.
+    calm: RefCell<tidings_core::calm::Calm>,
 }
 
 impl Connection {
@@ -103,7 +112,6 @@ impl Connection {
             headers_cause: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
             next_listener: Cell::new(0),
-            adapter,
             closed: Cell::new(false),
             fed: Cell::new(0),
             lifecycle: RefCell::new(None),
@@ -115,9 +123,11 @@ impl Connection {
                 registry::random_seed(),
             )),
             tab_io: RefCell::new(crosstab::TabIo::new(share)),
+            calm: RefCell::new(tidings_core::calm::Calm::new(adapter.lost_after_ms)),
             config,
             seed,
             caps,
+            adapter,
         });
         let weak = Rc::downgrade(&conn);
         let watch = Lifecycle::watch(Rc::new(move |f| {
@@ -149,7 +159,6 @@ impl Connection {
 
     /// Whether this tab follows another tab's connection (`crossTab`): it
     /// does not acknowledge deliveries (`ack`), the leader does.
-    #[cfg(feature = "send")]
     pub fn follows(&self) -> bool {
         self.tabs.borrow().following().is_some()
     }
@@ -164,6 +173,12 @@ impl Connection {
     pub fn transport_name(&self) -> &'static str {
         let t = self.view(|m| m.transport, |e| e.transport());
         t.map(|t| t.as_str()).unwrap_or("")
+    }
+
+    /// The calm status (`connecting`, `connected`, `reconnecting`,
+    /// `offline`, `closed`).
+    pub fn status(&self) -> tidings_core::calm::Status {
+        self.calm.borrow().status()
     }
 
     /// The cursor.
@@ -255,9 +270,20 @@ fn tell(conn: &Rc<Connection>, notice: Notice) {
     if conn.closed.get() {
         return;
     }
-    conn.outbox.borrow_mut().push_back(notice);
+    enqueue(conn, notice);
     conn.fed.set(conn.fed.get().wrapping_add(1));
     drive(conn);
+}
+
+/// Queue `notice` for subscribers, followed by the status change it
+/// causes, if any.
+fn enqueue(conn: &Connection, notice: Notice) {
+    let change = calm::on_notice(conn, &notice);
+    let mut outbox = conn.outbox.borrow_mut();
+    outbox.push_back(notice);
+    if let Some(c) = change {
+        outbox.push_back(Notice::Status(c));
+    }
 }
 
 /// Close the connection for good: the engine is told, the live request is
@@ -361,9 +387,16 @@ fn render(conn: &Rc<Connection>, action: Action) -> bool {
 
 /// Tell subscribers, one notice at a time, with no borrow held.
 fn tell_subscribers(conn: &Rc<Connection>) {
+    let mut told = false;
     loop {
         let next = conn.outbox.borrow_mut().pop_front();
-        let Some(notice) = next else { break };
+        // Notices were told: end the batch with `BatchEnd` (once).
+        let notice = match next {
+            Some(n) => n,
+            None if std::mem::take(&mut told) => Notice::BatchEnd,
+            None => break,
+        };
+        told |= !matches!(notice, Notice::BatchEnd);
         let targets: Vec<NoticeFn> = conn
             .listeners
             .borrow()
@@ -383,7 +416,7 @@ fn push(conn: &Rc<Connection>, notice: Notice) {
     let fresh = crosstab::own(conn, &notice);
     crosstab::drain(conn);
     if fresh {
-        conn.outbox.borrow_mut().push_back(notice);
+        enqueue(conn, notice);
     }
 }
 
@@ -397,6 +430,8 @@ fn push(conn: &Rc<Connection>, notice: Notice) {
 /// `until` again, which arms a new one. Never late: an earlier `until`
 /// replaces it, `None` cancels it.
 fn arm_timer(conn: &Rc<Connection>, until: Option<MonoMs>) {
+    // The calm status's `lostAfterMs` deadline shares the timer.
+    let until = [until, calm::deadline(conn)].into_iter().flatten().min();
     let keep = match (until, conn.timer.borrow().as_ref()) {
         (Some(t), Some((armed, _))) => *armed <= t,
         _ => false,
@@ -413,6 +448,7 @@ fn arm_timer(conn: &Rc<Connection>, until: Option<MonoMs>) {
                 // dropped after the borrow ends, as a replaced timer always was).
                 let fired = conn.timer.borrow_mut().take();
                 drop(fired);
+                calm::on_timer(&conn);
                 feed(&conn, |e, now| e.handle_timer(now));
             }
         });

@@ -58,6 +58,7 @@ pub fn connect(
         native_events,
         headers: options.headers,
         debug: options.debug,
+        lost_after_ms: options.lost_after_ms,
     };
     // `crossTab: true` (default `false`): one connection across the tabs of
     // the profile (`src/tabs/`), for options that can be shared at all.

@@ -265,6 +265,9 @@ fn on_notice(inner: &Inner, notice: &Notice) {
             }),
         ),
         Notice::Action(a) => on_action(inner, a),
+        // Not yet surfaced by the Rust API (issue 22's status; persist is
+        // the JS API's option).
+        Notice::Status(_) | Notice::BatchEnd => return,
     }
     wake(inner);
 }

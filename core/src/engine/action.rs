@@ -235,7 +235,7 @@ pub enum Reason {
     Frozen,
     /// The page was resumed, or the device woke up.
     Resumed,
-    /// A permanent failure (status, content type, gave up).
+    /// A permanent failure (status, content type, invalid URL).
     PermanentError,
     /// The app called `close()`.
     ClosedByUser,
@@ -251,11 +251,16 @@ pub enum Reason {
     /// The app's `headers` function failed, so nothing was sent
     /// ([`ErrorCode::Headers`]; see `Engine::handle_headers_failed`).
     HeadersFailed,
+    /// `backoff.maxAttempts` consecutive failures: state `closed` after the
+    /// fatal `gave-up` error; `reconnect()` revives it (`reconnect`).
+    GaveUp,
+    /// The app called `reconnect()` (see `Engine::handle_reconnect`).
+    Reconnect,
 }
 
 impl Reason {
     /// Every reason, for [`Reason::from_name`].
-    pub const ALL: [Reason; 24] = [
+    pub const ALL: [Reason; 26] = [
         Reason::Start,
         Reason::Capability,
         Reason::Backoff,
@@ -280,6 +285,8 @@ impl Reason {
         Reason::ResumeIgnored,
         Reason::StreamClosed,
         Reason::HeadersFailed,
+        Reason::GaveUp,
+        Reason::Reconnect,
     ];
 
     /// The reason named by its JS name (exact match), else `None`.
@@ -314,6 +321,8 @@ impl Reason {
             Reason::ResumeIgnored => "resume-ignored",
             Reason::StreamClosed => "stream-closed",
             Reason::HeadersFailed => "headers-failed",
+            Reason::GaveUp => "gave-up",
+            Reason::Reconnect => "reconnect",
         }
     }
 }

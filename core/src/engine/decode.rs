@@ -31,7 +31,8 @@ use crate::policy::validators::Validators;
 pub const RESET_EVENT: &str = "reset";
 
 /// The subscription's own event types (DESIGN.md "Events"; `uptodate` is the
-/// Durable Streams "caught up" moment, [`Action::UpToDate`]). A server event of
+/// Durable Streams "caught up" moment, [`Action::UpToDate`]; `statuschange`
+/// is the calm status, `tidings_core::calm`). A server event of
 /// one of these types is never dispatched to the app as a message, whatever
 /// `events` lists: `reset` keeps its protocol meaning ([`Action::Reset`]), the
 /// others are dropped and reported as [`Action::Ignored`] (issue 13 rule 1:
@@ -39,13 +40,14 @@ pub const RESET_EVENT: &str = "reset";
 /// failure). The JS options refuse these names in `events` and
 /// `heartbeatEvent`. `open` and `error` come first: a native `EventSource`
 /// has listeners of its own for them, the adapter listens for the rest.
-pub const RESERVED_EVENTS: [&str; 6] = [
+pub const RESERVED_EVENTS: [&str; 7] = [
     "open",
     "error",
     "statechange",
     "transportchange",
     "reset",
     "uptodate",
+    "statuschange",
 ];
 
 /// Who an event is for ([`Engine::audience`]).

@@ -72,6 +72,11 @@ pub enum Input<'a> {
     StreamEnd(AttemptId),
     /// See [`Engine::handle_headers_failed`].
     HeadersFailed(AttemptId),
+    /// See [`Engine::handle_reconnect`].
+    Reconnect {
+        /// `navigator.onLine`, read when the app called `reconnect()`.
+        online: bool,
+    },
 }
 
 impl Input<'_> {
@@ -102,6 +107,12 @@ impl Engine {
     pub fn handle(&mut self, now: Now, input: Input<'_>) {
         if self.started && matches!(input, Input::Start(_)) {
             return;
+        }
+        match input {
+            Input::Reconnect { online } => _ = self.revive_if_gave_up(online),
+            // Closed by the app for good, even after it gave up.
+            Input::Close => self.user.revivable = false,
+            _ => {}
         }
         let Some(now) = self.begin(now) else { return };
         match input.attempt() {
@@ -141,6 +152,7 @@ impl Engine {
             Input::TransportError(_, error) => self.on_transport_error(now, error),
             Input::StreamEnd(id) => self.on_stream_end(now, id),
             Input::HeadersFailed(_) => self.on_headers_failed(now),
+            Input::Reconnect { online } => self.on_reconnect(now, online),
         }
     }
 }

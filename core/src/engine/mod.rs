@@ -27,6 +27,7 @@
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
 //! - `network`: the poll interval's network tier (measured, reported);
 //! - `quiet`: a silent native stream with nowhere to go;
+//! - `reconnect`: the app's `reconnect()`;
 //! - `replay`: a server that ignores the cursor in the query;
 //! - `stats`: the counters.
 
@@ -44,6 +45,7 @@ mod lifecycle;
 mod native_probe;
 mod network;
 mod quiet;
+mod reconnect;
 mod replay;
 mod request;
 mod retry;
@@ -63,6 +65,7 @@ pub use config::{
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
+pub(crate) use decode::is_usable_event_id;
 pub use decode::{push_decimal, MediaType, RESERVED_EVENTS, RESET_EVENT};
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
@@ -183,6 +186,8 @@ pub struct Engine {
     durable: durable::Durable,
     /// The browser's network report and the measured request times (`network`).
     network: NetworkView,
+    /// What the app's `reconnect()` must respect (`reconnect`).
+    user: reconnect::UserReconnect,
 }
 
 impl Engine {
@@ -231,6 +236,7 @@ impl Engine {
             resume: replay::ResumeCheck::default(),
             durable: durable::Durable::new(&config),
             network: NetworkView::default(),
+            user: reconnect::UserReconnect::default(),
             config,
         }
     }

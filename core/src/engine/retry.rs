@@ -181,12 +181,18 @@ impl Engine {
         }
         let floor = (attempt.transport == TransportKind::Poll).then(|| self.interval.current_ms());
         self.backoff.set_interval_floor_ms(floor);
+        if let Some(w) = f.wait {
+            // `reconnect()` never comes back before the server asked.
+            self.user.server_wait_until = Some(now.mono.plus(w.wait_ms));
+        }
         let delay = match f.wait {
             Some(w) => self.server_wait_delay_ms(w.wait_ms),
             None => self.backoff_delay_ms(&f),
         };
         let Ok(mut delay) = delay else {
-            self.fatal(ErrorCode::GaveUp, f.status, Reason::PermanentError);
+            self.fatal(ErrorCode::GaveUp, f.status, Reason::GaveUp);
+            // Not a verdict on the server: `reconnect()` may try again.
+            self.user.revivable = true;
             return;
         };
         let mut reason = match f.wait.map(|w| w.source) {

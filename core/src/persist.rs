@@ -1,0 +1,239 @@
+//! The persisted cursor (issue 22 item 1; Durable Streams: clients SHOULD
+//! persist offsets): what is stored, under which key, and when. The adapter
+//! only reads and writes `sessionStorage` / `localStorage` and reports a
+//! failure.
+//!
+//! - Key: `tidings:cursor:` + the app's `persistKey`, else + 16 hex digits of
+//!   the FNV-1a 64 hash of the stream's identity (its URL and `events`): the
+//!   URL itself never goes into storage, since URLs carry tokens. (An app
+//!   whose URL changes between page loads, a rotating token in the query,
+//!   gives a `persistKey`.)
+//! - Restore at `subscribe`: the stored cursor, unless the app gave one
+//!   (`lastEventId` / `offset`: a server-rendered page knows better), and only
+//!   when it could be sent (no U+0000, CR, LF; a valid offset for Durable
+//!   Streams); anything else is ignored.
+//! - Write: the cursor after a message the app has handled, once per
+//!   delivered batch (never before the app had it: a reload in between would
+//!   skip it), and only when it changed.
+//! - `reset` (the server cannot fill the gap): the stored cursor is removed
+//!   at once; the next handled message writes the new one.
+//! - `crossTab`: a follower tab does not write `localStorage` (the leader
+//!   tab writes the same value to the same place); with `sessionStorage`
+//!   (one per tab) every tab writes its own.
+//! - A storage that is missing, full or refused: the first failure is
+//!   reported (one debug-log line) and nothing is stored any more; the
+//!   subscription goes on.
+
+use alloc::string::String;
+
+use crate::engine::is_valid_offset;
+
+/// Every stored cursor's key starts with this.
+pub const KEY_PREFIX: &str = "tidings:cursor:";
+
+/// Where the cursor is kept (JS `persist`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// `"session"`: `sessionStorage`, this tab only, until it closes.
+    Session,
+    /// `"local"`: `localStorage`, every tab of the origin, across restarts.
+    Local,
+}
+
+/// The storage key: `persistKey` when given, else the hash of the stream's
+/// identity, its `url` and `events` (each name after a 0xFF byte, which
+/// UTF-8 never holds, so `["a\nb"]` and `["a", "b"]` differ).
+pub fn storage_key(url: &str, events: &[String], persist_key: Option<&str>) -> String {
+    let mut key = String::from(KEY_PREFIX);
+    if let Some(k) = persist_key {
+        key.push_str(k);
+        return key;
+    }
+    let mut h = fnv1a64(FNV_OFFSET, url.as_bytes());
+    for e in events {
+        h = fnv1a64(fnv1a64(h, &[0xff]), e.as_bytes());
+    }
+    for shift in (0..16).rev() {
+        let digit = ((h >> (shift * 4)) & 0xf) as u32;
+        key.push(char::from_digit(digit, 16).unwrap_or('0'));
+    }
+    key
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a, 64 bits, continuing from `h` (a key, not a secret: no collision
+/// resistance needed).
+fn fnv1a64(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The cursor to start from: the app's own (`configured`, non-empty) wins;
+/// else the stored one when it could be sent (no U+0000, CR, LF; with
+/// `durable`, a valid Durable Streams offset).
+pub fn restore<'a>(configured: &str, stored: Option<&'a str>, durable: bool) -> Option<&'a str> {
+    if !configured.is_empty() {
+        return None;
+    }
+    stored.filter(|s| {
+        !s.is_empty()
+            && crate::engine::is_usable_event_id(s)
+            && (!durable || is_valid_offset(s, true))
+    })
+}
+
+/// A storage operation for the adapter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `setItem(key, cursor)`.
+    Write(String),
+    /// `removeItem(key)`.
+    Clear,
+}
+
+/// The write policy of one subscription's persisted cursor.
+#[derive(Clone, Debug)]
+pub struct Persist {
+    scope: Scope,
+    /// What storage holds (as far as this subscription knows).
+    saved: Option<String>,
+    pending: Option<Op>,
+    broken: bool,
+}
+
+impl Persist {
+    /// A policy for `scope`, the storage holding `stored`.
+    pub fn new(scope: Scope, stored: Option<String>) -> Self {
+        Persist {
+            scope,
+            saved: stored,
+            pending: None,
+            broken: false,
+        }
+    }
+
+    /// The app handled a message whose cursor after it is `cursor` (an empty
+    /// cursor, a stream without ids, is not stored).
+    pub fn handled(&mut self, cursor: &str) {
+        if cursor.is_empty() {
+            return;
+        }
+        self.pending = match self.saved.as_deref() == Some(cursor) {
+            true => None,
+            false => Some(Op::Write(String::from(cursor))),
+        };
+    }
+
+    /// A `reset`: the stored cursor goes.
+    pub fn reset(&mut self) {
+        self.pending = self.saved.is_some().then_some(Op::Clear);
+    }
+
+    /// Whether something waits for [`Persist::take`] (the adapter schedules
+    /// one take per batch).
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some() && !self.broken
+    }
+
+    /// The operation to carry out now (end of a batch), if any. `follower`:
+    /// this tab follows another tab's connection (`crossTab`).
+    pub fn take(&mut self, follower: bool) -> Option<Op> {
+        let op = self.pending.take()?;
+        if self.broken || (follower && self.scope == Scope::Local) {
+            return None;
+        }
+        self.saved = match &op {
+            Op::Write(c) => Some(c.clone()),
+            Op::Clear => None,
+        };
+        Some(op)
+    }
+
+    /// The storage failed (missing, full, refused). `true` the first time
+    /// (log one line); nothing is stored afterwards.
+    pub fn failed(&mut self) -> bool {
+        !core::mem::replace(&mut self.broken, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_is_a_hash_never_the_url() {
+        let url = "https://h.example/sse?token=s3cret";
+        let k = storage_key(url, &[], None);
+        assert_eq!(k.len(), KEY_PREFIX.len() + 16);
+        assert!(!k.contains("s3cret") && !k.contains("h.example"));
+        // Stable (pinned: a change would lose every stored cursor).
+        assert_eq!(
+            storage_key("", &[], None),
+            "tidings:cursor:cbf29ce484222325"
+        );
+        let a = String::from("a");
+        assert_ne!(k, storage_key(url, std::slice::from_ref(&a), None));
+        // `events: ["a\nb"]` is not `events: ["a", "b"]`, nor `["ab"]`.
+        let split = storage_key(url, &[a, String::from("b")], None);
+        assert_ne!(split, storage_key(url, &[String::from("a\nb")], None));
+        assert_ne!(split, storage_key(url, &[String::from("ab")], None));
+        assert_eq!(storage_key(url, &[], Some("feed")), "tidings:cursor:feed");
+    }
+
+    #[test]
+    fn restore_prefers_the_apps_cursor_and_checks_the_stored_one() {
+        assert_eq!(restore("", Some("7"), false), Some("7"));
+        assert_eq!(restore("3", Some("7"), false), None);
+        assert_eq!(restore("", Some("a\nb"), false), None);
+        assert_eq!(restore("", Some("a\0b"), false), None);
+        assert_eq!(restore("", Some(""), false), None);
+        assert_eq!(restore("", None, false), None);
+        assert_eq!(restore("", Some("a b"), false), Some("a b"));
+        assert_eq!(restore("", Some("a b"), true), None);
+        assert_eq!(restore("", Some("0_12"), true), Some("0_12"));
+    }
+
+    #[test]
+    fn writes_once_per_batch_after_handling_and_clears_on_reset() {
+        let mut p = Persist::new(Scope::Local, Some(String::from("1")));
+        p.handled("1");
+        assert_eq!(p.take(false), None);
+        p.handled("2");
+        p.handled("3");
+        assert!(p.is_pending());
+        assert_eq!(p.take(false), Some(Op::Write(String::from("3"))));
+        assert_eq!(p.take(false), None);
+        p.handled("");
+        assert_eq!(p.take(false), None);
+        p.reset();
+        assert_eq!(p.take(false), Some(Op::Clear));
+        p.reset();
+        assert_eq!(p.take(false), None);
+        // A reset then new messages in one batch: the new cursor.
+        p.reset();
+        p.handled("9");
+        assert_eq!(p.take(false), Some(Op::Write(String::from("9"))));
+    }
+
+    #[test]
+    fn followers_do_not_write_shared_storage() {
+        let mut local = Persist::new(Scope::Local, None);
+        local.handled("5");
+        assert_eq!(local.take(true), None);
+        let mut session = Persist::new(Scope::Session, None);
+        session.handled("5");
+        assert_eq!(session.take(true), Some(Op::Write(String::from("5"))));
+    }
+
+    #[test]
+    fn a_failure_is_reported_once_then_nothing_is_stored() {
+        let mut p = Persist::new(Scope::Session, None);
+        assert!(p.failed());
+        assert!(!p.failed());
+        p.handled("1");
+        assert!(!p.is_pending());
+        assert_eq!(p.take(false), None);
+    }
+}

@@ -1,0 +1,251 @@
+// Issue 22, what app developers ask for, in headless Chromium against the
+// reference server: a cursor that survives a reload (`persist`),
+// `reconnect()`, and the calm connection status (`status`, `statuschange`).
+// Each test fails on a build without its feature.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startServer, launchBrowser } from "./harness.mjs";
+import * as h from "./tidings-page.mjs";
+
+let server, browser;
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => { await browser?.close(); await server?.stop(); });
+
+const T = 90_000;
+let n = 0;
+const tag = (p) => `${p}${Date.now()}x${++n}`;
+
+/** The page's storage entries whose key starts with `tidings:cursor:`. */
+const stored = (page, storage = "sessionStorage") => page.evaluate((s) => Object.fromEntries(
+  Object.keys(globalThis[s]).filter((k) => k.startsWith("tidings:cursor:")).map((k) => [k, globalThis[s].getItem(k)])), storage);
+
+/** Wait for `n` messages (type `message`) of `name`. */
+const messages = (page, name, count) => h.waitEvents(page, name,
+  (l) => l.filter((e) => e.type === "message").length >= count, 10_000, `${count} messages`);
+
+// ----- 1. the persisted cursor ------------------------------------------------
+
+test("persist: the cursor of handled messages survives a reload (hashed key, never the URL), the reload resumes from it, reset removes it", { timeout: T }, async () => {
+  const t = tag("p");
+  const page = await h.blankPage(browser, server.url);
+  const url = `/sse?t=${t}&token=s3cret`;
+  const options = { transports: ["fetch-sse"], persist: "session" };
+  await h.subscribe(page, "a", url, options);
+  await h.waitEvents(page, "a", (l) => l.some((e) => e.type === "open"));
+  const one = await server.publish(`${t} 1`);
+  const two = await server.publish(`${t} 2`);
+  const log = await messages(page, "a", 2);
+  const last = log.filter((e) => e.type === "message").at(-1).lastEventId;
+  assert.equal(last, String(two.id ?? last));
+  // Written after the batch, under a hash: neither the URL nor its token.
+  await h.sleep(50);
+  const saved = await stored(page);
+  assert.deepEqual(Object.values(saved), [last]);
+  const [key] = Object.keys(saved);
+  assert.match(key, /^tidings:cursor:[0-9a-f]{16}$/);
+
+  // Published while the page reloads: delivered once after it, from the cursor.
+  await page.reload();
+  await h.loadPackage(page);
+  await server.publish(`${t} 3`);
+  await h.clearLog(server);
+  await h.subscribe(page, "b", url, options);
+  const after = await messages(page, "b", 1);
+  assert.deepEqual(after.filter((e) => e.type === "message").map((e) => e.data), [`${t} 3`]);
+  const [first] = (await h.requests(server, "/sse")).filter((e) => e.query?.includes(t));
+  assert.equal(first.headers["last-event-id"], last, h.logBrief(first));
+  assert.ok(one.id === undefined || Number(one.id) < Number(last));
+
+  // `reset` (the server lost its history): the stored cursor goes.
+  await h.sleep(50);
+  assert.equal(Object.keys(await stored(page)).length, 1);
+  await h.restart(server, { ms: 100, lose_state: true });
+  await h.waitEvents(page, "b", (l) => l.some((e) => e.type === "reset"), 10_000, "reset");
+  await h.sleep(50);
+  assert.deepEqual(await stored(page), {});
+  await page.closeAll();
+});
+
+test("persist: with an async iterator the cursor is written when the consumer pulls the next message, not before", { timeout: T }, async () => {
+  const t = tag("i");
+  const page = await h.blankPage(browser, server.url);
+  await page.evaluate(async (t) => {
+    // The package entry (index.js), which adds the iterator.
+    const m = await import("/pkg/index.js");
+    await m.default();
+    const sub = m.subscribe(`/sse?t=${t}`, { transports: ["fetch-sse"], persist: "local", persistKey: t });
+    window.it = sub[Symbol.asyncIterator]();
+    await new Promise((r) => sub.addEventListener("open", r));
+  }, t);
+  await server.publish(`${t} 1`);
+  const first = await page.evaluate(async () => (await window.it.next()).value.lastEventId);
+  await h.sleep(100);
+  // Handed out, not yet handled: nothing stored.
+  assert.deepEqual(await stored(page, "localStorage"), {});
+  const pending = page.evaluate(async () => (await window.it.next()).value.data);
+  await h.sleep(100);
+  assert.deepEqual(await stored(page, "localStorage"), { [`tidings:cursor:${t}`]: first });
+  await server.publish(`${t} 2`);
+  assert.equal(await pending, `${t} 2`);
+  await page.evaluate((t) => localStorage.removeItem(`tidings:cursor:${t}`), t);
+  await page.closeAll();
+});
+
+test("persist: a storage that refuses (quota) costs one debug line, and the subscription goes on", { timeout: T }, async () => {
+  const t = tag("q");
+  const page = await h.blankPage(browser, server.url, {
+    init: () => { Storage.prototype.setItem = () => { throw new DOMException("full", "QuotaExceededError"); }; },
+  });
+  const lines = [];
+  page.on("console", (m) => { if (m.type() === "debug" && m.text().includes("persist")) lines.push(m.text()); });
+  await h.subscribe(page, "a", `/sse?t=${t}`, { transports: ["fetch-sse"], persist: "session", debug: true });
+  await h.waitEvents(page, "a", (l) => l.some((e) => e.type === "open"));
+  for (let i = 1; i <= 3; i++) {
+    await server.publish(`${t} ${i}`);
+    await messages(page, "a", i);
+  }
+  await h.sleep(100);
+  assert.equal(lines.length, 1, lines.join("\n"));
+  assert.match(lines[0], /sessionStorage unavailable/);
+  assert.deepEqual(await stored(page), {});
+  assert.deepEqual(page.errors, []);
+  await page.closeAll();
+});
+
+test("persist: with crossTab, the leader tab writes localStorage and the follower tab does not write it twice", { timeout: T }, async () => {
+  const t = tag("x");
+  const context = await browser.newContext();
+  // Counts this page's writes of cursor keys.
+  const init = () => {
+    const set = Storage.prototype.setItem;
+    window.writes = 0;
+    Storage.prototype.setItem = function (k, v) {
+      if (String(k).startsWith("tidings:cursor:")) window.writes++;
+      return set.call(this, k, v);
+    };
+  };
+  const leader = await h.blankPage(browser, server.url, { context, init });
+  const follower = await h.blankPage(browser, server.url, { context, init });
+  const options = { transports: ["fetch-sse"], crossTab: true, persist: "local" };
+  await h.subscribe(leader, "a", `/sse?t=${t}`, options);
+  await h.waitEvents(leader, "a", (l) => l.some((e) => e.type === "open"));
+  await h.subscribe(follower, "a", `/sse?t=${t}`, options);
+  await h.waitEvents(follower, "a", (l) => l.some((e) => e.type === "open"));
+  for (let i = 1; i <= 3; i++) {
+    await server.publish(`${t} ${i}`);
+    await messages(leader, "a", i);
+    await messages(follower, "a", i);
+  }
+  await h.sleep(100);
+  const last = (await h.events(follower, "a", "message")).at(-1).lastEventId;
+  assert.deepEqual(Object.values(await stored(follower, "localStorage")), [last]);
+  assert.equal(await follower.evaluate(() => window.writes), 0);
+  assert.ok(await leader.evaluate(() => window.writes) >= 1);
+  // One connection for both tabs.
+  assert.equal((await h.requests(server, "/sse")).filter((e) => e.query?.includes(t)).length, 1);
+  await leader.evaluate(() => localStorage.clear());
+  await context.close();
+});
+
+// ----- 2. reconnect() -----------------------------------------------------------
+
+test("reconnect(): ends a 20 s backoff wait at once; never shortens a Retry-After; revives a subscription that gave up", { timeout: T }, async () => {
+  const page = await h.blankPage(browser, server.url);
+  // A backoff wait of at least 20 s, ended by the user.
+  const t = tag("r");
+  await h.faults(server, { path: "/sse", fault: { kind: "status", status: 500 } });
+  await h.subscribe(page, "a", `/sse?t=${t}`, { transports: ["fetch-sse"], backoff: { floorMs: 20_000 } });
+  let log = await h.waitEvents(page, "a", (l) => l.some((e) => e.state === "waiting"), 10_000, "waiting");
+  assert.ok(log.find((e) => e.state === "waiting").delayMs >= 20_000);
+  await page.evaluate(() => window.subs.a.sub.reconnect());
+  log = await h.waitEvents(page, "a", (l) => l.some((e) => e.type === "open"), 10_000, "open after reconnect()");
+  const states = log.filter((e) => e.type === "statechange").map((e) => `${e.state}:${e.reason}`);
+  assert.deepEqual(states, ["connecting:start", "waiting:backoff", "connecting:reconnect", "open:reconnect"]);
+  const opened = log.find((e) => e.type === "open").t - log.find((e) => e.state === "waiting").t;
+  assert.ok(opened < 15_000, `${opened} ms`);
+  await h.closeSub(page, "a");
+
+  // A server-requested wait (Retry-After: 30) stays as asked.
+  const u = tag("r");
+  await h.faults(server, { path: "/sse", fault: { kind: "status", status: 503, retry_after: 30 } });
+  await h.subscribe(page, "b", `/sse?t=${u}`, { transports: ["fetch-sse"] });
+  await h.waitEvents(page, "b", (l) => l.some((e) => e.state === "waiting"), 10_000, "waiting");
+  await page.evaluate(() => window.subs.b.sub.reconnect());
+  await h.sleep(1500);
+  log = await h.events(page, "b", "statechange");
+  assert.deepEqual(log.map((e) => `${e.state}:${e.reason}`), ["connecting:start", "waiting:retry-after"]);
+  assert.equal((await h.requests(server, "/sse")).filter((e) => e.query?.includes(u)).length, 1);
+  await h.closeSub(page, "b");
+
+  // Gave up (maxAttempts 1): state closed, reason gave-up; the package entry
+  // (index.js) keeps it (a permanent error still closes it) and
+  // reconnect() revives it; its iterator ended with the error all the same.
+  const v = tag("r");
+  await h.faults(server, { path: "/sse", fault: { kind: "status", status: 500 } });
+  const gaveUp = await page.evaluate(async (v) => {
+    const m = await import("/pkg/index.js");
+    await m.default();
+    const sub = (window.revived = m.subscribe(`/sse?t=${v}`, { transports: ["fetch-sse"], backoff: { maxAttempts: 1 } }));
+    const log = (window.revivedLog = []);
+    for (const type of ["statechange", "error", "message"]) {
+      sub.addEventListener(type, (e) => log.push(`${type}:${e.state ?? e.code ?? e.data}:${e.reason ?? e.fatal ?? ""}`));
+    }
+    const ended = sub[Symbol.asyncIterator]().next().then(() => "done", (e) => e.code);
+    await new Promise((r) => sub.addEventListener("statechange", (e) => e.state === "closed" && r()));
+    await new Promise((r) => setTimeout(r, 100));
+    const out = [sub.state, await ended];
+    sub.reconnect();
+    await new Promise((r) => sub.addEventListener("open", r));
+    return out;
+  }, v);
+  assert.deepEqual(gaveUp, ["closed", "gave-up"]);
+  await server.publish(`${v} back`);
+  await page.waitForFunction(() => window.revivedLog.some((l) => l.startsWith("message:")), null, { timeout: 10_000 });
+  assert.deepEqual(await page.evaluate(() => window.revivedLog), ["statechange:connecting:start", "error:gave-up:true",
+    "statechange:closed:gave-up", "statechange:connecting:reconnect", "statechange:open:reconnect", `message:${v} back:`]);
+  await page.evaluate(() => window.revived.close());
+  await page.closeAll();
+});
+
+// ----- 3. the calm status ---------------------------------------------------------
+
+test("status: restarts of the reference server (1 s refuse window) show no statuschange; a 9 s outage shows reconnecting after lostAfterMs, then connected", { timeout: T }, async () => {
+  const t = tag("s");
+  const page = await h.blankPage(browser, server.url);
+  await h.subscribe(page, "a", `/sse?t=${t}`, { seed: 7 }, ["statuschange"]);
+  let log = await h.waitEvents(page, "a", (l) => l.some((e) => e.type === "statuschange"), 10_000, "connected");
+  assert.deepEqual(log.filter((e) => e.type === "statuschange").map((e) => e.status), ["connected"]);
+
+  // The blips (default restart: every connection dropped, 1000 ms refused).
+  const blips = [];
+  for (let i = 0; i < 5; i++) {
+    await server.publish(`${t} ${i}`);
+    await messages(page, "a", i + 1);
+    const before = (await h.events(page, "a", "statechange")).length;
+    await h.restart(server, {});
+    log = await h.waitEvents(page, "a", (l) => {
+      const s = l.filter((e) => e.type === "statechange").slice(before);
+      return s.length > 1 && s.at(-1).state === "open";
+    }, 15_000, "back open");
+    const s = log.filter((e) => e.type === "statechange").slice(before);
+    blips.push(Math.round(s.at(-1).t - s[0].t));
+  }
+  console.log(`# restart blips (ms, state left open → open again): ${blips.join(", ")}`);
+  assert.deepEqual(log.filter((e) => e.type === "statuschange").map((e) => e.status), ["connected"]);
+  assert.equal(await page.evaluate(() => window.subs.a.sub.status), "connected");
+
+  // A real outage: lost after lostAfterMs (default 5000) down, then back.
+  const before = log.length;
+  await h.restart(server, { ms: 9000 });
+  log = await h.waitEvents(page, "a", (l) => l.slice(before).some((e) => e.status === "connected"), 30_000, "lost and back");
+  const calm = log.slice(before).filter((e) => e.type === "statuschange");
+  assert.deepEqual(calm.map((e) => e.status), ["reconnecting", "connected"]);
+  const down = log.slice(before).find((e) => e.type === "statechange");
+  const lostAfter = calm[0].t - down.t;
+  assert.ok(lostAfter >= 4990 && lostAfter < 8000, `${lostAfter} ms`);
+  assert.ok(typeof calm[0].reason === "string" && calm[0].reason.length > 0);
+  await page.closeAll();
+});
