@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use super::events;
 use super::options::{Options, Parse};
 use super::target::Listeners;
-use crate::connection::{self, registry, Connection, Notice};
+use crate::connection::{self, registry, Connection, Delivery, Notice};
 use crate::guard::Listener;
 
 /// A live subscription. Listen with `addEventListener(type, fn)` for
@@ -225,16 +225,11 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
         return;
     }
     match notice {
-        Notice::Message(msg, transport) => match events::message(msg, transport, inner.parse) {
-            Ok(e) => {
-                dispatch(inner, &msg.event, &e);
-                received(inner, &msg.id);
+        Notice::Messages(batch) => {
+            for run in batch.chunk_by(|a, b| a.transport == b.transport) {
+                deliver(inner, run);
             }
-            Err(e) => {
-                inner.conn.debug_log("error", &e);
-                dispatch(inner, "error", &e)
-            }
-        },
+        }
         Notice::HeadersFailed { cause, retry_in_ms } => {
             dispatch(inner, "error", &events::headers_error(cause, *retry_in_ms));
         }
@@ -248,6 +243,27 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
             if let Some((kind, e)) = events::from_action(action) {
                 dispatch(inner, kind, &e);
             }
+        }
+    }
+}
+
+/// Dispatch a run of messages of one transport: their objects are built in
+/// one crossing (`events::messages`), then each is dispatched in order; none
+/// once a listener closed the subscription.
+fn deliver(inner: &Rc<Inner>, run: &[Delivery]) {
+    let objects = events::messages(run, inner.parse);
+    for (i, d) in run.iter().enumerate() {
+        if inner.handle.get().is_none() {
+            return;
+        }
+        let o = objects.get(i as u32);
+        if o.is_undefined() {
+            let e = events::parse_error(&d.msg);
+            inner.conn.debug_log("error", &e);
+            dispatch(inner, "error", &e);
+        } else {
+            dispatch(inner, &d.msg.event, &o);
+            received(inner, &d.msg.id);
         }
     }
 }

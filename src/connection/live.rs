@@ -130,10 +130,11 @@ fn open_native(
             eventsource::Fact::Event {
                 event,
                 data,
+                raw,
                 last_event_id,
             } => {
                 opened.set(true);
-                feed(&conn, |e, now| {
+                super::feed_native(&conn, raw, |e, now| {
                     e.handle_native_event(now, id, &event, &data, &last_event_id)
                 })
             }

@@ -28,10 +28,25 @@ use crate::lifecycle::{self, Lifecycle};
 pub use live::AdapterOptions;
 use live::Live;
 
+/// One message for subscribers: what the engine delivered, the name of the
+/// transport it came over, and the browser's own data value when it has one.
+pub struct Delivery {
+    /// The message.
+    pub msg: tidings_core::engine::Message,
+    /// The transport's name (`""`: unknown, a relayed message without one).
+    pub transport: &'static str,
+    /// A native `EventSource` event's `data` as the browser gave it: the app
+    /// gets this value instead of `msg.data` crossing back out of wasm (the
+    /// engine read a copy; issue 19).
+    pub data: Option<wasm_bindgen::JsValue>,
+}
+
 /// What subscribers are told, in order (rendered to JS events by the API layer).
 pub enum Notice {
-    /// A message (`message` or a named event).
-    Message(tidings_core::engine::Message, &'static str),
+    /// Messages (`message` or named events), in order: consecutive
+    /// deliveries are told as one batch, so the API layer crosses to JS once
+    /// per batch rather than once per message (issue 19).
+    Messages(Vec<Delivery>),
     /// Any other engine action worth telling: `Open`-state, errors, state and
     /// transport changes, resets.
     Action(Action),
@@ -59,6 +74,9 @@ pub struct Connection {
     timer: RefCell<Option<(MonoMs, Timer)>>,
     driving: Cell<bool>,
     outbox: RefCell<VecDeque<Notice>>,
+    /// The data value of the native `EventSource` event being fed (see
+    /// [`Delivery::data`]); taken by its `Deliver`.
+    native_data: RefCell<Option<wasm_bindgen::JsValue>>,
     /// What the app's `headers` threw for the attempt the engine was last
     /// told about (`handle_headers_failed`), until its error is rendered.
     headers_cause: RefCell<Option<wasm_bindgen::JsValue>>,
@@ -100,6 +118,7 @@ impl Connection {
             timer: RefCell::new(None),
             driving: Cell::new(false),
             outbox: RefCell::new(VecDeque::new()),
+            native_data: RefCell::new(None),
             headers_cause: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
             next_listener: Cell::new(0),
@@ -255,9 +274,33 @@ fn tell(conn: &Rc<Connection>, notice: Notice) {
     if conn.closed.get() {
         return;
     }
-    conn.outbox.borrow_mut().push_back(notice);
+    enqueue(conn, notice);
     conn.fed.set(conn.fed.get().wrapping_add(1));
     drive(conn);
+}
+
+/// Queue `notice` for subscribers; messages join a batch of messages
+/// queued just before them.
+fn enqueue(conn: &Connection, mut notice: Notice) {
+    let mut outbox = conn.outbox.borrow_mut();
+    if let (Notice::Messages(more), Some(Notice::Messages(batch))) =
+        (&mut notice, outbox.back_mut())
+    {
+        batch.append(more);
+        return;
+    }
+    outbox.push_back(notice);
+}
+
+/// Feed a native `EventSource` event with `data`, the browser's own value of
+/// the data the engine reads a copy of: its delivery carries this value (the
+/// event is fed from the browser's task queue, never from inside a drive, so
+/// the `Deliver` it causes is rendered before this returns).
+pub fn feed_native(conn: &Rc<Connection>, data: wasm_bindgen::JsValue, f: impl FnOnce(&mut Engine, Now)) {
+    *conn.native_data.borrow_mut() = Some(data);
+    feed(conn, f);
+    let unused = conn.native_data.take();
+    drop(unused);
 }
 
 /// Close the connection for good: the engine is told, the live request is
@@ -341,10 +384,17 @@ fn render(conn: &Rc<Connection>, action: Action) -> bool {
         Action::Note(_) | Action::Ignored { .. } => {}
         Action::Deliver(msg) => {
             let transport = conn.engine.borrow().transport();
-            push(
-                conn,
-                Notice::Message(msg, transport.map_or("", |t| t.as_str())),
-            );
+            let data = match transport {
+                Some(tidings_core::engine::TransportKind::EventSource) => conn.native_data.take(),
+                _ => None,
+            };
+            let transport = transport.map_or("", |t| t.as_str());
+            let d = Delivery {
+                msg,
+                transport,
+                data,
+            };
+            push(conn, Notice::Messages(vec![d]));
         }
         Action::Error {
             code: ErrorCode::Headers,
@@ -383,7 +433,7 @@ fn push(conn: &Rc<Connection>, notice: Notice) {
     let fresh = crosstab::own(conn, &notice);
     crosstab::drain(conn);
     if fresh {
-        conn.outbox.borrow_mut().push_back(notice);
+        enqueue(conn, notice);
     }
 }
 
