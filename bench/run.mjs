@@ -363,7 +363,7 @@ async function leakOne(kind) {
 async function bundleSizes() {
   const gz = (b) => gzipSync(b, { level: 9 }).length;
   const wasm = readFileSync(`${ROOT}pkg/tidings_bg.wasm`);
-  const js = Buffer.concat(readdirSync(`${ROOT}pkg`).filter((f) => f.endsWith(".js")).sort()
+  const js = Buffer.concat(readdirSync(`${ROOT}pkg`, { recursive: true }).filter((f) => f.endsWith(".js")).sort()
     .map((f) => Buffer.from(execFileSync(`${ROOT}node_modules/.bin/esbuild`, ["--minify", "--format=esm", `${ROOT}pkg/${f}`]))));
   const t = { wasm: gz(wasm), js: gz(js) };
   for (const k of TIDINGS) results.bundle[k] = { gzip: t.wasm + t.js, detail: `wasm ${t.wasm} + JS ${t.js}` };

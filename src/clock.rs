@@ -6,36 +6,19 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 extern "C" {
-    /// The global `performance.now()` (window or worker), one crossing per
-    /// read: every fact reads the clocks, and going through `window()` and
-    /// its `performance` getter cost four crossings, a `catch` wrapper a
-    /// closure per call (issue 19). Called only where `performance.now` is a
-    /// function ([`has_performance`]), so it cannot throw.
+    /// The global `performance.now()` (High Resolution Time: on `Window` and
+    /// `WorkerGlobalScope` alike), one crossing per read: every fact reads
+    /// the clocks, and going through `window()` and its `performance` getter
+    /// cost four crossings, and `Date.now()` stood in for it in workers
+    /// (issue 19).
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     fn performance_now() -> f64;
 }
 
-thread_local! {
-    /// Whether the global scope has `performance.now`, looked up once.
-    static HAS_PERFORMANCE: bool = has_performance();
-}
-
-fn has_performance() -> bool {
-    let get = |o: &JsValue, k: &str| js_sys::Reflect::get(o, &JsValue::from_str(k)).ok();
-    get(&js_sys::global(), "performance")
-        .filter(JsValue::is_object)
-        .and_then(|p| get(&p, "now"))
-        .is_some_and(|f| f.is_function())
-}
-
-/// Both clocks, read together: monotonic (`performance.now()`, floored ms;
-/// `Date.now()` where there is no `performance`) and wall (`Date.now()`, ms
-/// since the Unix epoch).
+/// Both clocks, read together: monotonic (`performance.now()`, floored ms)
+/// and wall (`Date.now()`, ms since the Unix epoch).
 pub fn now() -> Now {
     let wall = js_sys::Date::now();
-    let mono = match HAS_PERFORMANCE.with(|h| *h) {
-        true => performance_now(),
-        false => wall,
-    };
+    let mono = performance_now();
     Now::at(mono.max(0.0) as u64, wall as i64)
 }

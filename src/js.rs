@@ -20,14 +20,10 @@ pub fn with_name<R>(s: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
     let key = (s.as_ptr() as usize, s.len());
     NAMES.with(|names| {
         let mut names = names.borrow_mut();
-        // Most recently used first: the names of the hot path (a message's
-        // transport) are found at the front of a list of every literal.
+        // The name used last is first: the hot path's (a message batch's
+        // transport) is found at once in a list of every literal.
         match names.iter().position(|(k, _)| *k == key) {
-            Some(i) => {
-                if let Some(head) = names.get_mut(..=i) {
-                    head.rotate_right(1);
-                }
-            }
+            Some(i) => names.swap(0, i),
             None => names.insert(0, (key, JsValue::from_str(s))),
         }
         // `f` only builds objects (no user code runs), so the borrow is safe.

@@ -19,9 +19,9 @@ fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
 
-#[wasm_bindgen(module = "/src/api/deliver.js")]
+#[wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    /// `deliver.js`: the message objects of a batch, built on the JS side.
+    /// `boundary.js`: the message objects of a batch, built on the JS side.
     #[wasm_bindgen(js_name = messages)]
     fn build(text: &str, lens: &[u32], datas: &JsValue, json: bool, transport: &JsValue)
         -> js_sys::Array;
@@ -37,14 +37,18 @@ fn utf16_len(s: &str) -> u32 {
     n as u32
 }
 
-/// Marks a message whose data is a JS value of its own (`deliver.js`).
+/// Marks a message whose data is a JS value of its own (`boundary.js`).
 const OWN_DATA: u32 = u32::MAX;
+/// Follows the data length of a message whose data is bytes, one char per
+/// byte (`boundary.js` makes it a `Uint8Array`).
+const BYTES: u32 = u32::MAX - 1;
 
 /// The `{ type, id, lastEventId, event, data, transport }` objects of a run
 /// of deliveries of one transport, in order, built in one crossing: the
 /// strings go to JS as one text with their lengths (one `TextDecoder` call
-/// for the whole run instead of four per message, issue 19), and `deliver.js`
-/// slices them and, with `parse: "json"`, `JSON.parse`s each data there. A
+/// for the whole run instead of four per message, issue 19), and `boundary.js`
+/// slices them and, with `parse: "json"`, `JSON.parse`s each data there
+/// (lengths: four per message, and a [`BYTES`] mark after binary data). A
 /// message whose data is not JSON is `undefined` in the array (the caller
 /// reports a `parse` error, see [`parse_error`]). Data the browser gave as a
 /// JS value (a native `EventSource` event's) is handed back as is; bytes stay
@@ -59,22 +63,17 @@ pub fn messages(run: &[Delivery], parse: Parse) -> js_sys::Array {
             text.push_str(s);
             lens.push(utf16_len(s));
         }
-        let own = match (&d.data, m.binary) {
-            (Some(v), _) => Some(v.clone()),
-            (None, true) => {
-                let bytes: Vec<u8> = m.data.chars().map(|c| c as u8).collect();
-                Some(js_sys::Uint8Array::from(&bytes[..]).into())
-            }
-            (None, false) => None,
-        };
-        match own {
+        match &d.data {
             Some(v) => {
-                datas.get_or_insert_with(js_sys::Array::new).set(i as u32, v);
+                datas.get_or_insert_with(js_sys::Array::new).set(i as u32, v.clone());
                 lens.push(OWN_DATA);
             }
             None => {
                 text.push_str(&m.data);
                 lens.push(utf16_len(&m.data));
+                if m.binary {
+                    lens.push(BYTES);
+                }
             }
         }
     }

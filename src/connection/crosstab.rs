@@ -67,9 +67,9 @@ pub(super) fn own(conn: &Connection, notice: &Notice) -> bool {
     let mut tabs = conn.tabs.borrow_mut();
     match notice {
         // One delivery per notice here (`push`): batches form after this.
-        Notice::Messages(ds) => ds.iter().fold(true, |fresh, d| {
+        Notice::Messages(ds) => ds.first().is_none_or(|d| {
             let t = TransportKind::from_name(d.transport);
-            tabs.handle_own_message(&d.msg, t, e.last_event_id()) && fresh
+            tabs.handle_own_message(&d.msg, t, e.last_event_id())
         }),
         Notice::Action(a) => tabs.handle_own_action(a, e.last_event_id()),
         Notice::HeadersFailed { .. } => true,
