@@ -23,8 +23,13 @@ fn num(n: u64) -> JsValue {
 extern "C" {
     /// `boundary.js`: the message objects of a batch, built on the JS side.
     #[wasm_bindgen(js_name = messages)]
-    fn build(text: &str, lens: &[u32], datas: &JsValue, json: bool, transport: &JsValue)
-        -> js_sys::Array;
+    fn build(
+        text: &str,
+        lens: &[u32],
+        datas: &JsValue,
+        json: bool,
+        transport: &JsValue,
+    ) -> js_sys::Array;
 }
 
 /// The length of `s` in UTF-16 code units (JS string length).
@@ -65,7 +70,9 @@ pub fn messages(run: &[Delivery], parse: Parse) -> js_sys::Array {
         }
         match &d.data {
             Some(v) => {
-                datas.get_or_insert_with(js_sys::Array::new).set(i as u32, v.clone());
+                datas
+                    .get_or_insert_with(js_sys::Array::new)
+                    .set(i as u32, v.clone());
                 lens.push(OWN_DATA);
             }
             None => {

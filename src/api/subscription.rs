@@ -24,7 +24,14 @@ pub struct Subscription {
 }
 
 struct Inner {
-    conn: Rc<Connection>,
+    /// The connection while subscribed; `None` once closed. A closed
+    /// subscription holds no connection, so its engine is freed at `close()`
+    /// rather than when the JS object is garbage-collected (wasm-bindgen's
+    /// `FinalizationRegistry`): 10,000 subscribe/close rounds grew the wasm
+    /// memory 1.3 → 2.5 MB that way (docs/bench.md, issue 19).
+    conn: RefCell<Option<Rc<Connection>>>,
+    /// What the getters read once closed.
+    closed: RefCell<Closed>,
     key: String,
     handle: Cell<Option<u32>>,
     listeners: Listeners,
@@ -42,13 +49,29 @@ pub(crate) type Ack = Option<Rc<crate::upstream::ack::Acker>>;
 #[cfg(not(feature = "send"))]
 pub(crate) type Ack = ();
 
+/// A closed subscription's last view of its connection.
+#[derive(Default)]
+struct Closed {
+    last_event_id: String,
+    transport: &'static str,
+    stats: tidings_core::engine::Stats,
+}
+
+impl Inner {
+    /// The connection, while subscribed (no borrow is held after this).
+    fn conn(&self) -> Option<Rc<Connection>> {
+        self.conn.borrow().clone()
+    }
+}
+
 impl Subscription {
     pub(super) fn start(url: &str, raw: &JsValue, options: Options, ack: Ack) -> Subscription {
         let parse = options.parse;
         let signal = options.signal.clone();
         let (key, conn) = registry::connect(url, raw, options);
         let inner = Rc::new(Inner {
-            conn,
+            conn: RefCell::new(Some(conn.clone())),
+            closed: RefCell::new(Closed::default()),
             key,
             handle: Cell::new(None),
             listeners: Listeners::default(),
@@ -57,7 +80,7 @@ impl Subscription {
             ack,
         });
         let weak = Rc::downgrade(&inner);
-        let handle = inner.conn.listen(Rc::new(move |n: &Notice| {
+        let handle = conn.listen(Rc::new(move |n: &Notice| {
             if let Some(inner) = weak.upgrade() {
                 on_notice(&inner, n);
             }
@@ -65,11 +88,12 @@ impl Subscription {
         inner.handle.set(Some(handle));
         // Joining a connection that is already open: this subscription still
         // gets its `open`, after its listeners are added (a microtask later).
-        if inner.conn.state() == State::Open {
+        if conn.state() == State::Open {
             let weak = Rc::downgrade(&inner);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
-                    dispatch(&inner, "open", &events::open(inner.conn.transport_name()));
+                    let transport = inner.conn().map_or("", |c| c.transport_name());
+                    dispatch(&inner, "open", &events::open(transport));
                 }
             });
         }
@@ -152,7 +176,10 @@ impl Subscription {
     /// The cursor: the last event id seen (or the initial `lastEventId`).
     #[wasm_bindgen(getter, js_name = lastEventId)]
     pub fn last_event_id(&self) -> String {
-        self.inner.conn.last_event_id()
+        match self.inner.conn() {
+            Some(c) => c.last_event_id(),
+            None => self.inner.closed.borrow().last_event_id.clone(),
+        }
     }
 
     /// The transport in use or about to be tried (`"eventsource"`,
@@ -162,22 +189,28 @@ impl Subscription {
     #[wasm_bindgen(getter)]
     pub fn transport(&self) -> String {
         // The engine's (the leader's with `crossTab`): the one source.
-        self.inner.conn.transport_name().into()
+        match self.inner.conn() {
+            Some(c) => c.transport_name().into(),
+            None => self.inner.closed.borrow().transport.into(),
+        }
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
     #[wasm_bindgen(getter)]
     pub fn state(&self) -> String {
-        if self.inner.handle.get().is_none() {
-            return State::Closed.as_str().into();
+        match self.inner.conn() {
+            Some(c) if self.inner.handle.get().is_some() => c.state().as_str().into(),
+            _ => State::Closed.as_str().into(),
         }
-        self.inner.conn.state().as_str().into()
     }
 
     /// Counters: `{ requests, bytes, reconnects, notModified,
     /// duplicatesDropped, currentDelayMs, currentIntervalMs }`.
     pub fn stats(&self) -> JsValue {
-        let s = self.inner.conn.with_engine(|e| e.stats());
+        let s = match self.inner.conn() {
+            Some(c) => c.with_engine(|e| e.stats()),
+            None => self.inner.closed.borrow().stats,
+        };
         events::stats(&s)
     }
 }
@@ -199,10 +232,18 @@ fn close(inner: &Rc<Inner>) {
     if let Some(a) = &inner.ack {
         crate::upstream::ack::close(a);
     }
-    if inner.conn.unlisten(handle) == 0 {
-        registry::forget(&inner.key, &inner.conn);
-        connection::close(&inner.conn);
+    let Some(conn) = inner.conn.borrow_mut().take() else {
+        return;
+    };
+    if conn.unlisten(handle) == 0 {
+        registry::forget(&inner.key, &conn);
+        connection::close(&conn);
     }
+    *inner.closed.borrow_mut() = Closed {
+        last_event_id: conn.last_event_id(),
+        transport: conn.transport_name(),
+        stats: conn.with_engine(|e| e.stats()),
+    };
 }
 
 /// The app received message `id` (dispatched to its listeners): report it
@@ -211,7 +252,7 @@ fn close(inner: &Rc<Inner>) {
 #[cfg(feature = "send")]
 fn received(inner: &Rc<Inner>, id: &str) {
     if let Some(a) = &inner.ack {
-        let leader = !inner.conn.follows();
+        let leader = !inner.conn().is_some_and(|c| c.follows());
         crate::upstream::ack::received(a, id, leader);
     }
 }
@@ -238,7 +279,8 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
                 state: State::Open, ..
             } = action
             {
-                dispatch(inner, "open", &events::open(inner.conn.transport_name()));
+                let transport = inner.conn().map_or("", |c| c.transport_name());
+                dispatch(inner, "open", &events::open(transport));
             }
             if let Some((kind, e)) = events::from_action(action) {
                 dispatch(inner, kind, &e);
@@ -259,7 +301,9 @@ fn deliver(inner: &Rc<Inner>, run: &[Delivery]) {
         let o = objects.get(i as u32);
         if o.is_undefined() {
             let e = events::parse_error(&d.msg);
-            inner.conn.debug_log("error", &e);
+            if let Some(c) = inner.conn() {
+                c.debug_log("error", &e);
+            }
             dispatch(inner, "error", &e);
         } else {
             dispatch(inner, &d.msg.event, &o);

@@ -335,7 +335,11 @@ fn decode_json(text: &str) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
         return None;
     }
     let a: js_sys::Array = flat.unchecked_into();
-    let hint = a.get(0).as_f64().filter(|ms| *ms >= 0.0).map(|ms| ms as u64);
+    let hint = a
+        .get(0)
+        .as_f64()
+        .filter(|ms| *ms >= 0.0)
+        .map(|ms| ms as u64);
     let msgs = (1..a.length())
         .step_by(3)
         .map(|i| IncomingMessage {

@@ -296,7 +296,11 @@ fn enqueue(conn: &Connection, mut notice: Notice) {
 /// the data the engine reads a copy of: its delivery carries this value (the
 /// event is fed from the browser's task queue, never from inside a drive, so
 /// the `Deliver` it causes is rendered before this returns).
-pub fn feed_native(conn: &Rc<Connection>, data: wasm_bindgen::JsValue, f: impl FnOnce(&mut Engine, Now)) {
+pub fn feed_native(
+    conn: &Rc<Connection>,
+    data: wasm_bindgen::JsValue,
+    f: impl FnOnce(&mut Engine, Now),
+) {
     *conn.native_data.borrow_mut() = Some(data);
     feed(conn, f);
     let unused = conn.native_data.take();

@@ -82,9 +82,11 @@ impl NativeEventSource {
         // too, as a `MessageEvent`; the browser's own are a plain `Event`.
         // The server's are events like any other (the engine drops them).
         let f = on_fact.clone();
-        listeners.push(Listener::new(target, "open", move |e| match message(&e, "open") {
-            Some(fact) => f(fact),
-            None => f(Fact::Open),
+        listeners.push(Listener::new(target, "open", move |e| {
+            match message(&e, "open") {
+                Some(fact) => f(fact),
+                None => f(Fact::Open),
+            }
         }));
         let f = on_fact.clone();
         let es = source.clone();
