@@ -32,7 +32,9 @@ struct Inner {
     conn: RefCell<Option<Rc<Connection>>>,
     /// What the getters read once closed.
     closed: RefCell<Closed>,
-    key: String,
+    /// The connection's share key (taken at close: it holds the options'
+    /// JSON, and a closed subscription should hold next to nothing).
+    key: RefCell<String>,
     handle: Cell<Option<u32>>,
     listeners: Listeners,
     parse: Parse,
@@ -72,7 +74,7 @@ impl Subscription {
         let inner = Rc::new(Inner {
             conn: RefCell::new(Some(conn.clone())),
             closed: RefCell::new(Closed::default()),
-            key,
+            key: RefCell::new(key),
             handle: Cell::new(None),
             listeners: Listeners::default(),
             parse,
@@ -235,8 +237,9 @@ fn close(inner: &Rc<Inner>) {
     let Some(conn) = inner.conn.borrow_mut().take() else {
         return;
     };
+    let key = inner.key.take();
     if conn.unlisten(handle) == 0 {
-        registry::forget(&inner.key, &conn);
+        registry::forget(&key, &conn);
         connection::close(&conn);
     }
     *inner.closed.borrow_mut() = Closed {
