@@ -4,8 +4,15 @@
 // Not a test: nothing here asserts, but a client that delivers a wrong or
 // missing event is reported as such in its cell.
 //
+// Ingest and latency interleave the clients over BENCH_RUNS runs (the order
+// rotated each run) and report each ratio to the peer as the median of the
+// per-run ratios (tidings and its peer measured in the same run, seconds
+// apart), with how far the ratios moved between runs (min–max) and the load
+// average around each section: one run on a shared 2-core machine swings.
+//
 // Env: BENCH_ONLY=ingest,latency,idle,hidden,leak,bundle (default all),
-//      BENCH_RUNS (3), BENCH_N (20000), BENCH_CYCLES (10000),
+//      BENCH_RUNS (5), BENCH_N (20000), BENCH_CYCLES (2000: reconnect leak),
+//      BENCH_CHURN (10000: subscribe + close rounds),
 //      BENCH_IDLE_S (60), BENCH_HIDDEN_S (30), BENCH_LEAK_MAX_S (300),
 //      BENCH_JSON=<file> (raw figures), BENCH_OUT=<file> (the table, markdown).
 import { gzipSync } from "node:zlib";
@@ -19,9 +26,15 @@ import { startBenchServer } from "./server.mjs";
 const ROOT = new URL("../", import.meta.url).pathname;
 const env = (k, d) => (process.env[k] ? Number(process.env[k]) : d);
 const ONLY = (process.env.BENCH_ONLY ?? "ingest,latency,idle,hidden,leak,bundle").split(",");
-const RUNS = env("BENCH_RUNS", 3);
+const RUNS = env("BENCH_RUNS", 5);
 const N = env("BENCH_N", 20_000);
-const CYCLES = env("BENCH_CYCLES", 10_000);
+// 2,000 reconnects per transport keep `make bench` near 5 minutes (10,000
+// took 170–200 s and read the same: flat); the churn keeps its 10,000.
+const CYCLES = env("BENCH_CYCLES", 2_000);
+const CHURN = env("BENCH_CHURN", 10_000);
+/** How much the churn may grow and still count as flat (issue 19): one wasm
+ * page, and 256 KB of JS heap (the reconnect rows moved 37–148 KB). */
+const CHURN_SLACK = { wasm: 65_536, heap: 262_144 };
 const IDLE_S = env("BENCH_IDLE_S", 60);
 const HIDDEN_S = env("BENCH_HIDDEN_S", 30);
 const LEAK_MAX_S = env("BENCH_LEAK_MAX_S", 300); // bound on the reconnect-leak cycles
@@ -93,7 +106,7 @@ const fastOpts = (kind) => ({
 async function ingest() {
   const pages = {};
   for (const kind of CLIENTS) pages[kind] = await newPage();
-  for (const kind of CLIENTS) results.ingest[kind] = { rates: [], bad: 0, missing: 0 };
+  for (const kind of CLIENTS) results.ingest[kind] = { rates: [], byRun: [], bad: 0, missing: 0 };
   for (let r = 0; r < RUNS; r++) {
     // Rotate the order per run so no client always goes first.
     const order = CLIENTS.map((_, i) => CLIENTS[(i + r) % CLIENTS.length]);
@@ -112,6 +125,7 @@ async function ingest() {
       row.bad += out.bad;
       row.missing += N - out.count;
       if (out.ms) row.rates.push(N / (out.ms / 1000));
+      row.byRun[r] = out.ms ? N / (out.ms / 1000) : null;
       log(`ingest ${kind} run ${r + 1}: ${out.ms ? Math.round(N / (out.ms / 1000)) + " msg/s" : "TIMEOUT"} (${out.count} events, ${out.bad} wrong)`);
     }
   }
@@ -282,7 +296,7 @@ async function leak() {
   await Promise.all([...TIDINGS.map(leakOne), churn()]);
 }
 
-// Subscription churn: CYCLES × (subscribe, then close in the next task), on
+// Subscription churn: CHURN × (subscribe, then close in the next task), on
 // fetch-sse against an idle stream; 100 warm-up rounds first.
 async function churn() {
   const { page, context } = await newPage();
@@ -302,13 +316,13 @@ async function churn() {
   await sleep(500);
   const before = await measure(page, cdp);
   const t0 = Date.now();
-  await rounds(CYCLES);
+  await rounds(CHURN);
   const secs = (Date.now() - t0) / 1000;
   await sleep(500);
   const after = await measure(page, cdp);
   const s = server.stats("leak:churn");
-  results.leak.churn = { empty, before, after, closed: after, cycles: CYCLES, bad: 0, secs, requests: s.requests, ok: true };
-  log(`leak churn: ${CYCLES} subscribe+close in ${secs.toFixed(1)} s (${s.requests} requests); heap ${before.heap} → ${after.heap}, wasm ${before.wasm} → ${after.wasm}, listeners ${before.listeners} → ${after.listeners}`);
+  results.leak.churn = { empty, before, after, closed: after, cycles: CHURN, bad: 0, secs, requests: s.requests, ok: true };
+  log(`leak churn: ${CHURN} subscribe+close in ${secs.toFixed(1)} s (${s.requests} requests); heap ${before.heap} → ${after.heap}, wasm ${before.wasm} → ${after.wasm}, listeners ${before.listeners} → ${after.listeners}`);
   await context.close();
 }
 
@@ -363,7 +377,7 @@ async function leakOne(kind) {
 async function bundleSizes() {
   const gz = (b) => gzipSync(b, { level: 9 }).length;
   const wasm = readFileSync(`${ROOT}pkg/tidings_bg.wasm`);
-  const js = Buffer.concat(readdirSync(`${ROOT}pkg`).filter((f) => f.endsWith(".js")).sort()
+  const js = Buffer.concat(readdirSync(`${ROOT}pkg`, { recursive: true }).filter((f) => f.endsWith(".js")).sort()
     .map((f) => Buffer.from(execFileSync(`${ROOT}node_modules/.bin/esbuild`, ["--minify", "--format=esm", `${ROOT}pkg/${f}`]))));
   const t = { wasm: gz(wasm), js: gz(js) };
   for (const k of TIDINGS) results.bundle[k] = { gzip: t.wasm + t.js, detail: `wasm ${t.wasm} + JS ${t.js}` };
@@ -378,21 +392,64 @@ async function bundleSizes() {
 // ---------------------------------------------------------------- run
 const t0 = Date.now();
 const load0 = loadavg()[0];
+const loads = {}; // section → [1-minute load average at its start, at its end]
 try {
   for (const [name, f] of [["ingest", ingest], ["latency", latency], ["idle", idle], ["hidden", hidden], ["leak", leak], ["bundle", bundleSizes]]) {
     if (!ONLY.includes(name)) continue;
     const ts = Date.now();
+    const l0 = loadavg()[0];
     await f();
-    log(`${name} done in ${((Date.now() - ts) / 1000).toFixed(1)} s`);
+    loads[name] = [l0, loadavg()[0]];
+    log(`${name} done in ${((Date.now() - ts) / 1000).toFixed(1)} s (load average ${l0.toFixed(1)} → ${loadavg()[0].toFixed(1)})`);
   }
 } finally {
   await browser.close().catch(() => {});
   await server.close();
 }
+results.loads = loads;
 if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(results, null, 2));
 const table = report(results, (Date.now() - t0) / 1000);
 if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, table + "\n");
 console.log(table);
+
+// ---------------------------------------------------------------- targets
+// Issue 19's targets, each from per-run pairs: tidings and the figure it is
+// held against, measured in the same run.
+
+/** Figure `fig` of client `k` in run `r` (null when missing). */
+function perRun(R, k, fig, r) {
+  if (fig === "ingest") return R.ingest[k]?.byRun?.[r] ?? null;
+  return R.latency[k]?.runs?.[r]?.[fig] ?? null;
+}
+
+function targetTable(R) {
+  const TARGETS = [
+    { what: "ingest, fetch-sse ÷ fetch-event-source", t: "tidings:fetch-sse", p: "fetch-event-source", fig: "ingest", goal: 1.0, more: true },
+    { what: "ingest, eventsource ÷ native EventSource", t: "tidings:eventsource", p: "eventsource", fig: "ingest", goal: 0.9, more: true },
+    { what: "ingest, poll ÷ fetch poll loop", t: "tidings:poll", p: "fetch-poll", fig: "ingest", goal: 1.0, more: true },
+    { what: "ingest, long-poll ÷ tidings fetch-sse", t: "tidings:long-poll", p: "tidings:fetch-sse", fig: "ingest", goal: 0.8, more: true },
+    { what: "latency p50, fetch-sse ÷ fetch-event-source", t: "tidings:fetch-sse", p: "fetch-event-source", fig: "p50", goal: 1.1 },
+    { what: "latency p99, fetch-sse ÷ fetch-event-source", t: "tidings:fetch-sse", p: "fetch-event-source", fig: "p99", goal: 1.3 },
+    { what: "latency p50, eventsource ÷ native EventSource", t: "tidings:eventsource", p: "eventsource", fig: "p50", goal: 1.1 },
+    { what: "latency p99, eventsource ÷ native EventSource", t: "tidings:eventsource", p: "eventsource", fig: "p99", goal: 1.3 },
+    { what: "latency p50, long-poll (ms, not a ratio)", t: "tidings:long-poll", fig: "p50", goal: 5 },
+  ];
+  const out = ["| target | goal | median over runs | min – max (moved) | runs | met |", "|---|---|---|---|---|---|"];
+  for (const x of TARGETS) {
+    const vals = [];
+    for (let r = 0; r < RUNS; r++) {
+      const t = perRun(R, x.t, x.fig, r);
+      const p = x.p ? perRun(R, x.p, x.fig, r) : 1;
+      if (t != null && p) vals.push(t / p);
+    }
+    if (!vals.length) continue;
+    const m = median(vals), lo = Math.min(...vals), hi = Math.max(...vals);
+    const met = x.more ? m >= x.goal : m <= x.goal;
+    const d = x.p ? 2 : 1;
+    out.push(`| ${x.what} | ${x.more ? "≥" : "≤"} ${x.goal} | ${m.toFixed(d)} | ${lo.toFixed(d)} – ${hi.toFixed(d)} (${(hi - lo).toFixed(d)}) | ${vals.length} | ${met ? "yes" : "**no**"} |`);
+  }
+  return out;
+}
 
 // ---------------------------------------------------------------- table
 function report(R, secs) {
@@ -418,6 +475,9 @@ function report(R, secs) {
   const when = new Date().toISOString().slice(0, 16).replace("T", " ") + " UTC";
   const cpu = cpus()[0]?.model?.trim() ?? "?";
   lines.push(`tidings browser benchmark — ${when}; ${cpus().length} × ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB; headless Chromium ${chromiumVersion}; loopback; ${secs.toFixed(0)} s; load average ${load0.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end`);
+  lines.push(`load average (1 min) per section, start → end: ${Object.entries(loads).map(([k, [a, b]]) => `${k} ${a.toFixed(1)} → ${b.toFixed(1)}`).join(", ")}.`);
+  lines.push("");
+  lines.push(...targetTable(R));
   lines.push("");
   lines.push("| client | ingest msg/s | latency p50 ms | p99 ms | idle requests | idle bytes | idle 304 | hidden: requests | bundle gzip B |");
   lines.push("|---|---|---|---|---|---|---|---|---|");
@@ -446,7 +506,9 @@ function report(R, secs) {
     lines.push("");
     lines.push(`Reconnect leak: ${CYCLES.toLocaleString("en-US")} reconnect cycles of one tidings subscription (stream ended by the server after each event / one event per answer; backoff and interval at their minimum), measured after 100 warm-up cycles and after the ${CYCLES.toLocaleString("en-US")}, each time with the subscription open and the server holding still (stream open, long-poll held, polls answered 304), after forced GC; then closed, and before subscribing ("none").`);
     lines.push("");
-    lines.push("wasm memory is a high-water mark: a wasm memory never shrinks. The churn row's growth is released at the next GC (closed subscriptions are freed by wasm-bindgen's FinalizationRegistry when their JS objects are collected), so it shows how much garbage accumulates between GCs.");
+    lines.push(`wasm memory is a high-water mark: a wasm memory never shrinks. A closed subscription frees its connection's memory in close() (not when its JS object is collected), so the churn row must stay flat: within ${CHURN_SLACK.wasm / 1024} KB of wasm memory (one page) and ${CHURN_SLACK.heap / 1024} KB of JS heap after forced GCs.`);
+    const c = R.leak.churn;
+    if (c) lines.push(`churn flat within that slack: ${c.after.wasm - c.before.wasm <= CHURN_SLACK.wasm && c.after.heap - c.before.heap <= CHURN_SLACK.heap ? "yes" : "**no**"} (wasm ${((c.after.wasm - c.before.wasm) / 1024).toFixed(0)} KB, JS heap ${((c.after.heap - c.before.heap) / 1024).toFixed(0)} KB).`);
     lines.push("");
     lines.push("| transport | cycles | time s | JS heap before → after | wasm memory before → after | listeners before → after (closed; none) | live EventSources after |");
     lines.push("|---|---|---|---|---|---|---|");

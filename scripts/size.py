@@ -149,7 +149,9 @@ def main():
     a = ap.parse_args()
 
     wasm = open(os.path.join(a.pkg, "tidings_bg.wasm"), "rb").read()
-    glue_js = [f for f in sorted(os.listdir(a.pkg)) if f.endswith(".js")]
+    # Every shipped .js, the wasm-bindgen snippets (snippets/…) included.
+    glue_js = sorted(os.path.relpath(os.path.join(d, f), a.pkg)
+                     for d, _, fs in os.walk(a.pkg) for f in fs if f.endswith(".js"))
     glue = b"".join(minify(os.path.join(a.pkg, f)) for f in glue_js)
     route = open(os.path.join(a.pkg, ".build-route")).read().strip() if os.path.exists(os.path.join(a.pkg, ".build-route")) else "?"
 

@@ -2,15 +2,23 @@
 //! wasm32-unknown-unknown, so the monotonic clock is `performance.now()`.
 
 use tidings_core::time::Now;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `performance.now()` (High Resolution Time: on `Window` and
+    /// `WorkerGlobalScope` alike), one crossing per read: every fact reads
+    /// the clocks, and going through `window()` and its `performance` getter
+    /// cost four crossings, and `Date.now()` stood in for it in workers
+    /// (issue 19).
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+}
 
 /// Both clocks, read together: monotonic (`performance.now()`, floored ms)
 /// and wall (`Date.now()`, ms since the Unix epoch).
-#[allow(dead_code)] // read by the engine drive loop (streaming-transports issue)
 pub fn now() -> Now {
     let wall = js_sys::Date::now();
-    let mono = web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(wall);
+    let mono = performance_now();
     Now::at(mono.max(0.0) as u64, wall as i64)
 }

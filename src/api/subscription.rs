@@ -13,7 +13,7 @@ use super::events;
 use super::options::{Options, Parse};
 use super::persist::{self, Persisted};
 use super::target::Listeners;
-use crate::connection::{self, registry, Connection, Notice};
+use crate::connection::{self, registry, Connection, Delivery, Notice};
 use crate::guard::Listener;
 
 /// A live subscription. Listen with `addEventListener(type, fn)` for
@@ -25,8 +25,17 @@ pub struct Subscription {
 }
 
 struct Inner {
-    conn: Rc<Connection>,
-    key: String,
+    /// The connection while subscribed; `None` once closed. A closed
+    /// subscription holds no connection, so its engine is freed at `close()`
+    /// rather than when the JS object is garbage-collected (wasm-bindgen's
+    /// `FinalizationRegistry`): 10,000 subscribe/close rounds grew the wasm
+    /// memory 1.3 → 2.5 MB that way (docs/bench.md, issue 19).
+    conn: RefCell<Option<Rc<Connection>>>,
+    /// What the getters read once closed.
+    closed: RefCell<Closed>,
+    /// The connection's share key (taken at close: it holds the options'
+    /// JSON, and a closed subscription should hold next to nothing).
+    key: RefCell<String>,
     handle: Cell<Option<u32>>,
     listeners: Listeners,
     parse: Parse,
@@ -45,6 +54,21 @@ pub(crate) type Ack = Option<Rc<crate::upstream::ack::Acker>>;
 #[cfg(not(feature = "send"))]
 pub(crate) type Ack = ();
 
+/// A closed subscription's last view of its connection.
+#[derive(Default)]
+struct Closed {
+    last_event_id: String,
+    transport: &'static str,
+    stats: tidings_core::engine::Stats,
+}
+
+impl Inner {
+    /// The connection, while subscribed (no borrow is held after this).
+    fn conn(&self) -> Option<Rc<Connection>> {
+        self.conn.borrow().clone()
+    }
+}
+
 impl Subscription {
     pub(super) fn start(url: &str, raw: &JsValue, mut options: Options, ack: Ack) -> Subscription {
         let parse = options.parse;
@@ -55,8 +79,9 @@ impl Subscription {
             p.started(&conn);
         }
         let inner = Rc::new(Inner {
-            conn,
-            key,
+            conn: RefCell::new(Some(conn.clone())),
+            closed: RefCell::new(Closed::default()),
+            key: RefCell::new(key),
             handle: Cell::new(None),
             listeners: Listeners::default(),
             parse,
@@ -65,7 +90,7 @@ impl Subscription {
             ack,
         });
         let weak = Rc::downgrade(&inner);
-        let handle = inner.conn.listen(Rc::new(move |n: &Notice| {
+        let handle = conn.listen(Rc::new(move |n: &Notice| {
             if let Some(inner) = weak.upgrade() {
                 on_notice(&inner, n);
             }
@@ -73,11 +98,12 @@ impl Subscription {
         inner.handle.set(Some(handle));
         // Joining a connection that is already open: this subscription still
         // gets its `open`, after its listeners are added (a microtask later).
-        if inner.conn.state() == State::Open {
+        if conn.state() == State::Open {
             let weak = Rc::downgrade(&inner);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
-                    dispatch(&inner, "open", &events::open(inner.conn.transport_name()));
+                    let transport = inner.conn().map_or("", |c| c.transport_name());
+                    dispatch(&inner, "open", &events::open(transport));
                 }
             });
         }
@@ -160,7 +186,10 @@ impl Subscription {
     /// The cursor: the last event id seen (or the initial `lastEventId`).
     #[wasm_bindgen(getter, js_name = lastEventId)]
     pub fn last_event_id(&self) -> String {
-        self.inner.conn.last_event_id()
+        match self.inner.conn() {
+            Some(c) => c.last_event_id(),
+            None => self.inner.closed.borrow().last_event_id.clone(),
+        }
     }
 
     /// The transport in use or about to be tried (`"eventsource"`,
@@ -170,16 +199,19 @@ impl Subscription {
     #[wasm_bindgen(getter)]
     pub fn transport(&self) -> String {
         // The engine's (the leader's with `crossTab`): the one source.
-        self.inner.conn.transport_name().into()
+        match self.inner.conn() {
+            Some(c) => c.transport_name().into(),
+            None => self.inner.closed.borrow().transport.into(),
+        }
     }
 
     /// The calm status: `connecting`, `connected`, `reconnecting`,
     /// `offline` or `closed` (README "Connection status"; `statuschange`).
     #[wasm_bindgen(getter)]
     pub fn status(&self) -> JsValue {
-        let status = match self.inner.handle.get() {
-            Some(_) => self.inner.conn.status().as_str(),
-            None => State::Closed.as_str(),
+        let status = match (self.inner.handle.get(), self.inner.conn()) {
+            (Some(_), Some(c)) => c.status().as_str(),
+            _ => State::Closed.as_str(),
         };
         crate::js::name(status)
     }
@@ -190,9 +222,9 @@ impl Subscription {
     /// an open breaker, nothing while open or connecting, at most one per
     /// `backoff.floorMs` (the rules: `tidings_core` `engine::reconnect`).
     pub fn reconnect(&self) {
-        if self.inner.handle.get().is_some() {
+        if let (Some(_), Some(c)) = (self.inner.handle.get(), self.inner.conn()) {
             let online = crate::lifecycle::is_online();
-            connection::feed(&self.inner.conn, |e, now| e.handle_reconnect(now, online));
+            connection::feed(&c, |e, now| e.handle_reconnect(now, online));
         }
     }
 
@@ -201,24 +233,31 @@ impl Subscription {
     /// started, and from now on only its pulls say what was handled.
     #[wasm_bindgen(js_name = _handled)]
     pub fn handled(&self, cursor: Option<String>) {
-        if let (Some(p), Some(_)) = (&self.inner.persist, self.inner.handle.get()) {
-            p.pulled(&self.inner.conn, cursor.as_deref().unwrap_or(""));
+        if let (Some(p), Some(_), Some(c)) = (
+            &self.inner.persist,
+            self.inner.handle.get(),
+            self.inner.conn(),
+        ) {
+            p.pulled(&c, cursor.as_deref().unwrap_or(""));
         }
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
     #[wasm_bindgen(getter)]
     pub fn state(&self) -> String {
-        if self.inner.handle.get().is_none() {
-            return State::Closed.as_str().into();
+        match self.inner.conn() {
+            Some(c) if self.inner.handle.get().is_some() => c.state().as_str().into(),
+            _ => State::Closed.as_str().into(),
         }
-        self.inner.conn.state().as_str().into()
     }
 
     /// Counters: `{ requests, bytes, reconnects, notModified,
     /// duplicatesDropped, currentDelayMs, currentIntervalMs }`.
     pub fn stats(&self) -> JsValue {
-        let s = self.inner.conn.with_engine(|e| e.stats());
+        let s = match self.inner.conn() {
+            Some(c) => c.with_engine(|e| e.stats()),
+            None => self.inner.closed.borrow().stats,
+        };
         events::stats(&s)
     }
 }
@@ -240,7 +279,16 @@ fn close(inner: &Rc<Inner>) {
     if let Some(a) = &inner.ack {
         crate::upstream::ack::close(a);
     }
-    registry::leave(&inner.key, &inner.conn, handle);
+    let Some(conn) = inner.conn.borrow_mut().take() else {
+        return;
+    };
+    let key = inner.key.take();
+    registry::leave(&key, &conn, handle);
+    *inner.closed.borrow_mut() = Closed {
+        last_event_id: conn.last_event_id(),
+        transport: conn.transport_name(),
+        stats: conn.with_engine(|e| e.stats()),
+    };
 }
 
 /// The app received message `id` (dispatched to its listeners): report it
@@ -249,7 +297,7 @@ fn close(inner: &Rc<Inner>) {
 #[cfg(feature = "send")]
 fn received(inner: &Rc<Inner>, id: &str) {
     if let Some(a) = &inner.ack {
-        let leader = !inner.conn.follows();
+        let leader = !inner.conn().is_some_and(|c| c.follows());
         crate::upstream::ack::received(a, id, leader);
     }
 }
@@ -263,25 +311,17 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
         return;
     }
     match notice {
-        Notice::Message(msg, transport) => match events::message(msg, transport, inner.parse) {
-            Ok(e) => {
-                dispatch(inner, &msg.event, &e);
-                received(inner, &msg.id);
-                if let Some(p) = &inner.persist {
-                    p.handled(&msg.last_event_id);
-                }
+        Notice::Messages(batch) => {
+            for run in batch.chunk_by(|a, b| a.transport == b.transport) {
+                deliver(inner, run);
             }
-            Err(e) => {
-                inner.conn.debug_log("error", &e);
-                dispatch(inner, "error", &e)
-            }
-        },
+        }
         Notice::HeadersFailed { cause, retry_in_ms } => {
             dispatch(inner, "error", &events::headers_error(cause, *retry_in_ms));
         }
         Notice::BatchEnd => {
-            if let Some(p) = &inner.persist {
-                p.flush(&inner.conn);
+            if let (Some(p), Some(c)) = (&inner.persist, inner.conn()) {
+                p.flush(&c);
             }
         }
         Notice::Status((status, reason)) => {
@@ -295,10 +335,37 @@ fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
                 state: State::Open, ..
             } = action
             {
-                dispatch(inner, "open", &events::open(inner.conn.transport_name()));
+                let transport = inner.conn().map_or("", |c| c.transport_name());
+                dispatch(inner, "open", &events::open(transport));
             }
             if let Some((kind, e)) = events::from_action(action) {
                 dispatch(inner, kind, &e);
+            }
+        }
+    }
+}
+
+/// Dispatch a run of messages of one transport: their objects are built in
+/// one crossing (`events::messages`), then each is dispatched in order; none
+/// once a listener closed the subscription.
+fn deliver(inner: &Rc<Inner>, run: &[Delivery]) {
+    let objects = events::messages(run, inner.parse);
+    for (i, d) in run.iter().enumerate() {
+        if inner.handle.get().is_none() {
+            return;
+        }
+        let o = objects.get(i as u32);
+        if o.is_undefined() {
+            let e = events::parse_error(&d.msg);
+            if let Some(c) = inner.conn() {
+                c.debug_log("error", &e);
+            }
+            dispatch(inner, "error", &e);
+        } else {
+            dispatch(inner, &d.msg.event, &o);
+            received(inner, &d.msg.id);
+            if let Some(p) = &inner.persist {
+                p.handled(&d.msg.last_event_id);
             }
         }
     }

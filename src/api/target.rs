@@ -60,6 +60,8 @@ impl Listeners {
     /// Remove every listener (closed: none is called again).
     pub fn clear(&self) {
         self.retain(&|_| true);
+        // Its memory too: a closed object may live on until collected.
+        *self.list.borrow_mut() = Vec::new();
     }
 
     /// Mark every listener `matches` selects removed and drop it (`dyn`: one

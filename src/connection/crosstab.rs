@@ -66,9 +66,11 @@ pub(super) fn own(conn: &Connection, notice: &Notice) -> bool {
     let e = conn.engine.borrow();
     let mut tabs = conn.tabs.borrow_mut();
     match notice {
-        Notice::Message(m, t) => {
-            tabs.handle_own_message(m, TransportKind::from_name(t), e.last_event_id())
-        }
+        // One delivery per notice here (`push`): batches form after this.
+        Notice::Messages(ds) => ds.first().is_none_or(|d| {
+            let t = TransportKind::from_name(d.transport);
+            tabs.handle_own_message(&d.msg, t, e.last_event_id())
+        }),
         Notice::Action(a) => tabs.handle_own_action(a, e.last_event_id()),
         Notice::HeadersFailed { .. } | Notice::Status(_) | Notice::BatchEnd => true,
     }
@@ -114,7 +116,11 @@ pub(super) fn drain(conn: &Rc<Connection>) {
 
 fn notice(relay: Relay) -> Notice {
     match relay {
-        Relay::Message(m, t) => Notice::Message(m, t.map_or("", |t| t.as_str())),
+        Relay::Message(msg, t) => Notice::Messages(vec![super::Delivery {
+            msg,
+            transport: t.map_or("", |t| t.as_str()),
+            data: None,
+        }]),
         Relay::Action(a) => Notice::Action(a),
     }
 }

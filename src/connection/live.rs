@@ -132,10 +132,11 @@ fn open_native(
             eventsource::Fact::Event {
                 event,
                 data,
+                raw,
                 last_event_id,
             } => {
                 opened.set(true);
-                feed(&conn, |e, now| {
+                super::feed_native(&conn, raw, |e, now| {
                     e.handle_native_event(now, id, &event, &data, &last_event_id)
                 })
             }
@@ -317,59 +318,39 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
     }
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `boundary.js`: a JSON body taken apart on the JS side.
+    #[wasm_bindgen(js_name = jsonMessages)]
+    fn json_messages(text: &str) -> JsValue;
+}
+
 /// A JSON long-poll/poll body: an array of `{id, event?, data}`, or an
 /// envelope `{messages, _polling?: {next_interval_ms}}`. Decoded with the
-/// browser's `JSON.parse` (no JSON parser in the bundle). `data` that is not a
-/// string is passed on as its JSON text. `None` when the body has neither shape.
+/// browser's `JSON.parse` (no JSON parser in the bundle) and flattened on the
+/// JS side (`boundary.js`: one crossing for the body, then three strings per
+/// message, no property lookups from wasm). `data` that is not a string is
+/// passed on as its JSON text. `None` when the body has neither shape.
 fn decode_json(text: &str) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
-    let v = js_sys::JSON::parse(text).ok()?;
-    let (list, hint) = if js_sys::Array::is_array(&v) {
-        (v, None)
-    } else {
-        let messages = get(&v, "messages");
-        if !js_sys::Array::is_array(&messages) {
-            return None;
-        }
-        let hint = get(&get(&v, "_polling"), "next_interval_ms")
-            .as_f64()
-            .filter(|ms| *ms >= 0.0)
-            .map(|ms| ms as u64);
-        (messages, hint)
-    };
-    let msgs = js_sys::Array::from(&list)
-        .iter()
-        .map(|m| IncomingMessage {
-            id: scalar(&get(&m, "id")),
-            event: get(&m, "event").as_string(),
-            data: {
-                let d = get(&m, "data");
-                d.as_string()
-                    .or_else(|| js_sys::JSON::stringify(&d).ok().and_then(|s| s.as_string()))
-                    .unwrap_or_default()
-            },
+    let flat = json_messages(text);
+    if !flat.is_object() {
+        return None;
+    }
+    let a: js_sys::Array = flat.unchecked_into();
+    let hint = a
+        .get(0)
+        .as_f64()
+        .filter(|ms| *ms >= 0.0)
+        .map(|ms| ms as u64);
+    let msgs = (1..a.length())
+        .step_by(3)
+        .map(|i| IncomingMessage {
+            id: a.get(i).as_string(),
+            event: a.get(i + 1).as_string(),
+            data: a.get(i + 2).as_string().unwrap_or_default(),
         })
         .collect();
     Some((msgs, hint))
-}
-
-fn get(o: &JsValue, key: &str) -> JsValue {
-    if !o.is_object() {
-        return JsValue::UNDEFINED;
-    }
-    js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// An id given as a string or a number.
-fn scalar(v: &JsValue) -> Option<String> {
-    v.as_string().or_else(|| {
-        v.as_f64().map(|n| {
-            let s: String = js_sys::Number::from(n)
-                .to_string_with_radix(10)
-                .map(String::from)
-                .unwrap_or_default();
-            s
-        })
-    })
 }
 
 // ----- remembered downgrades ----------------------------------------------

@@ -30,10 +30,25 @@ pub(crate) use live::web_storage_call;
 pub use live::AdapterOptions;
 use live::Live;
 
+/// One message for subscribers: what the engine delivered, the name of the
+/// transport it came over, and the browser's own data value when it has one.
+pub struct Delivery {
+    /// The message.
+    pub msg: tidings_core::engine::Message,
+    /// The transport's name (`""`: unknown, a relayed message without one).
+    pub transport: &'static str,
+    /// A native `EventSource` event's `data` as the browser gave it: the app
+    /// gets this value instead of `msg.data` crossing back out of wasm (the
+    /// engine read a copy; issue 19).
+    pub data: Option<wasm_bindgen::JsValue>,
+}
+
 /// What subscribers are told, in order (rendered to JS events by the API layer).
 pub enum Notice {
-    /// A message (`message` or a named event).
-    Message(tidings_core::engine::Message, &'static str),
+    /// Messages (`message` or named events), in order: consecutive
+    /// deliveries are told as one batch, so the API layer crosses to JS once
+    /// per batch rather than once per message (issue 19).
+    Messages(Vec<Delivery>),
     /// Any other engine action worth telling: `Open`-state, errors, state and
     /// transport changes, resets.
     Action(Action),
@@ -66,6 +81,9 @@ pub struct Connection {
     timer: RefCell<Option<(MonoMs, Timer)>>,
     driving: Cell<bool>,
     outbox: RefCell<VecDeque<Notice>>,
+    /// The data value of the native `EventSource` event being fed (see
+    /// [`Delivery::data`]); taken by its `Deliver`.
+    native_data: RefCell<Option<wasm_bindgen::JsValue>>,
     /// What the app's `headers` threw for the attempt the engine was last
     /// told about (`handle_headers_failed`), until its error is rendered.
     headers_cause: RefCell<Option<wasm_bindgen::JsValue>>,
@@ -109,6 +127,7 @@ impl Connection {
             timer: RefCell::new(None),
             driving: Cell::new(false),
             outbox: RefCell::new(VecDeque::new()),
+            native_data: RefCell::new(None),
             headers_cause: RefCell::new(None),
             listeners: RefCell::new(Vec::new()),
             next_listener: Cell::new(0),
@@ -276,14 +295,35 @@ fn tell(conn: &Rc<Connection>, notice: Notice) {
 }
 
 /// Queue `notice` for subscribers, followed by the status change it
-/// causes, if any.
-fn enqueue(conn: &Connection, notice: Notice) {
+/// causes, if any; messages join a batch of messages queued just before them.
+fn enqueue(conn: &Connection, mut notice: Notice) {
     let change = calm::on_notice(conn, &notice);
     let mut outbox = conn.outbox.borrow_mut();
-    outbox.push_back(notice);
+    if let (Notice::Messages(more), Some(Notice::Messages(batch))) =
+        (&mut notice, outbox.back_mut())
+    {
+        batch.append(more);
+    } else {
+        outbox.push_back(notice);
+    }
     if let Some(c) = change {
         outbox.push_back(Notice::Status(c));
     }
+}
+
+/// Feed a native `EventSource` event with `data`, the browser's own value of
+/// the data the engine reads a copy of: its delivery carries this value (the
+/// event is fed from the browser's task queue, never from inside a drive, so
+/// the `Deliver` it causes is rendered before this returns).
+pub fn feed_native(
+    conn: &Rc<Connection>,
+    data: wasm_bindgen::JsValue,
+    f: impl FnOnce(&mut Engine, Now),
+) {
+    *conn.native_data.borrow_mut() = Some(data);
+    feed(conn, f);
+    let unused = conn.native_data.take();
+    drop(unused);
 }
 
 /// Close the connection for good: the engine is told, the live request is
@@ -367,10 +407,17 @@ fn render(conn: &Rc<Connection>, action: Action) -> bool {
         Action::Note(_) | Action::Ignored { .. } => {}
         Action::Deliver(msg) => {
             let transport = conn.engine.borrow().transport();
-            push(
-                conn,
-                Notice::Message(msg, transport.map_or("", |t| t.as_str())),
-            );
+            let data = match transport {
+                Some(tidings_core::engine::TransportKind::EventSource) => conn.native_data.take(),
+                _ => None,
+            };
+            let transport = transport.map_or("", |t| t.as_str());
+            let d = Delivery {
+                msg,
+                transport,
+                data,
+            };
+            push(conn, Notice::Messages(vec![d]));
         }
         Action::Error {
             code: ErrorCode::Headers,

@@ -249,11 +249,11 @@ fn on_notice(inner: &Inner, notice: &Notice) {
         return;
     }
     match notice {
-        Notice::Message(m, transport) => {
-            inner
-                .messages
-                .borrow_mut()
-                .push_back(Message::from_engine(m, transport));
+        Notice::Messages(batch) => {
+            let mut messages = inner.messages.borrow_mut();
+            for d in batch {
+                messages.push_back(Message::from_engine(&d.msg, d.transport));
+            }
         }
         Notice::HeadersFailed { retry_in_ms, .. } => event(
             inner,

@@ -35,8 +35,10 @@ pub enum Fact {
     Event {
         /// Event type (`message` or a named type).
         event: String,
-        /// The data string.
+        /// The data string (the engine's copy).
         data: String,
+        /// The data as the browser gave it, handed to the app as is.
+        raw: wasm_bindgen::JsValue,
         /// The browser's last event ID string after this event.
         last_event_id: String,
     },
@@ -80,14 +82,16 @@ impl NativeEventSource {
         // too, as a `MessageEvent`; the browser's own are a plain `Event`.
         // The server's are events like any other (the engine drops them).
         let f = on_fact.clone();
-        listeners.push(Listener::new(target, "open", move |e| match message(&e) {
-            Some(fact) => f(fact),
-            None => f(Fact::Open),
+        listeners.push(Listener::new(target, "open", move |e| {
+            match message(&e, "open") {
+                Some(fact) => f(fact),
+                None => f(Fact::Open),
+            }
         }));
         let f = on_fact.clone();
         let es = source.clone();
         listeners.push(Listener::new(target, "error", move |e| {
-            if let Some(fact) = message(&e) {
+            if let Some(fact) = message(&e, "error") {
                 return f(fact);
             }
             let failed = es.ready_state() == EventSource::CLOSED;
@@ -97,8 +101,9 @@ impl NativeEventSource {
         let names = core::iter::once("message").chain(events.iter().map(String::as_str));
         for name in names {
             let f = on_fact.clone();
+            let kind = String::from(name);
             listeners.push(Listener::new(target, name, move |e| {
-                if let Some(fact) = message(&e) {
+                if let Some(fact) = message(&e, &kind) {
                     f(fact)
                 }
             }));
@@ -110,12 +115,21 @@ impl NativeEventSource {
     }
 }
 
-/// The fact for a server event (a `MessageEvent`); `None` for anything else.
-fn message(e: &web_sys::Event) -> Option<Fact> {
-    let m = e.dyn_ref::<MessageEvent>()?;
+/// The fact for a server event (a `MessageEvent`) of type `kind` (the
+/// listener's own: the event's `type` need not cross); `None` for anything
+/// else. Only `open` and `error` also reach a listener as the browser's plain
+/// `Event`; every other type is only ever a `MessageEvent` (WHATWG HTML
+/// §9.2.6), so its type check (one crossing per event) is skipped.
+fn message(e: &web_sys::Event, kind: &str) -> Option<Fact> {
+    let m: &MessageEvent = match kind {
+        "open" | "error" => e.dyn_ref()?,
+        _ => e.unchecked_ref(),
+    };
+    let raw = m.data();
     Some(Fact::Event {
-        event: m.type_(),
-        data: m.data().as_string().unwrap_or_default(),
+        event: String::from(kind),
+        data: raw.as_string().unwrap_or_default(),
+        raw,
         last_event_id: m.last_event_id(),
     })
 }

@@ -34,7 +34,12 @@ async function serve(dir) {
 
 test("the tarball holds the entry, its types, the glue and the wasm, and nothing else", async () => {
   const { files, info } = await ws.pack();
-  assert.deepEqual(files, ["LICENSE-APACHE", "LICENSE-MIT", "README.md", "index.d.ts", "index.js", "package.json", "tidings.js", "tidings_bg.wasm", "wasm-url.d.ts"]);
+  // snippets/: the JS half of the message path (src/boundary.js), under
+  // the directory wasm-bindgen names after the crate's hash.
+  const snippets = files.filter((f) => f.startsWith("snippets/"));
+  assert.equal(snippets.length, 1, `one snippet: ${snippets}`);
+  assert.match(snippets[0], /^snippets\/tidings-[0-9a-f]+\/src\/boundary\.js$/);
+  assert.deepEqual(files.filter((f) => !f.startsWith("snippets/")), ["LICENSE-APACHE", "LICENSE-MIT", "README.md", "index.d.ts", "index.js", "package.json", "tidings.js", "tidings_bg.wasm", "wasm-url.d.ts"]);
   const pkg = JSON.parse(await readFile(new URL("../../pkg/package.json", import.meta.url), "utf8"));
   const cargo = await readFile(new URL("../../Cargo.toml", import.meta.url), "utf8");
   assert.equal(pkg.version, cargo.match(/^version = "(.*)"/m)[1]);

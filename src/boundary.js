@@ -1,0 +1,66 @@
+// The JS half of the wasm↔JS boundary on the hot path (issue 19): what is
+// cheaper built or taken apart on the JS side than one crossing at a time.
+// No decision is made here; the engine makes them all.
+
+// The message objects of a batch of deliveries, built from one wasm→JS
+// crossing: `text` holds every message's id, lastEventId, event and data
+// back to back, `lens` their lengths in UTF-16 code units, four per message
+// and a 0xFFFFFFFE mark after data that is bytes (one char per byte: handed
+// out as a Uint8Array). A data length of 0xFFFFFFFF means "the data is
+// datas[i]" (the browser's own EventSource string): it never crossed into
+// wasm and back. With `json`, string data is JSON.parse'd; a message whose
+// data is not JSON is `undefined` in the result (wasm turns it into a
+// `parse` error). The object's shape is the API contract's (README).
+export function messages(text, lens, datas, json, transport) {
+  const out = [];
+  for (let i = 0, at = 0, k = 0; k < lens.length; i++) {
+    const id = text.slice(at, (at += lens[k++]));
+    const lastEventId = text.slice(at, (at += lens[k++]));
+    const event = text.slice(at, (at += lens[k++]));
+    const len = lens[k++];
+    let data = len == 0xffffffff ? datas[i] : text.slice(at, (at += len));
+    if (lens[k] == 0xfffffffe) k++, (data = Uint8Array.from(data, (c) => c.charCodeAt(0)));
+    else if (json) {
+      try {
+        data = JSON.parse(data);
+      } catch {
+        continue; // out[i] stays undefined
+      }
+    }
+    out[i] = { type: event, id, lastEventId, event, data, transport };
+  }
+  return out;
+}
+
+// A JSON long-poll/poll body, taken apart for the engine in one crossing: an
+// array of {id, event?, data}, or an envelope {messages, _polling?:
+// {next_interval_ms}} (README). Returns [hint, id, event, data, id, event,
+// data, …]: an id given as a number becomes its decimal string, anything
+// else but a string is undefined (no id); an event is a string or
+// undefined; data that is not a string is its JSON text; the hint is
+// next_interval_ms when it is a number. Undefined when the body is not JSON
+// or has neither shape (the engine then takes it as a raw resource).
+export function jsonMessages(text) {
+  let v, hint;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (!Array.isArray(v)) {
+    hint = v?._polling?.next_interval_ms;
+    v = v?.messages;
+    if (!Array.isArray(v)) return;
+  }
+  const out = [typeof hint == "number" ? hint : undefined];
+  for (const m of v) {
+    const o = m !== null && typeof m == "object" ? m : {};
+    const { id, event, data } = o;
+    out.push(
+      typeof id == "string" ? id : typeof id == "number" ? String(id) : undefined,
+      typeof event == "string" ? event : undefined,
+      typeof data == "string" ? data : (JSON.stringify(data) ?? ""),
+    );
+  }
+  return out;
+}
