@@ -371,7 +371,9 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
 
 fn error_value(err: AppendError) -> JsValue {
     let code = err.code();
-    let e = crate::api::error(code, &format!("append failed: {code}"));
+    let mut message = String::from("append failed: ");
+    message.push_str(code);
+    let e = crate::api::error(code, &message);
     let o: &js_sys::Object = e.unchecked_ref();
     let num = |n: u64| JsValue::from_f64(n as f64);
     match err {

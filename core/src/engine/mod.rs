@@ -61,7 +61,7 @@ pub use config::{
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
-pub use decode::{push_decimal, MediaType, RESERVED_EVENTS, RESET_EVENT};
+pub use decode::{parse_decimal, push_decimal, MediaType, RESERVED_EVENTS, RESET_EVENT};
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
     START_OFFSET,
