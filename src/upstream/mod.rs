@@ -26,6 +26,7 @@
 pub(crate) mod ack;
 #[cfg(feature = "append")]
 mod appender;
+mod driver;
 mod options;
 mod page;
 #[cfg(feature = "report")]
