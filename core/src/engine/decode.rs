@@ -548,7 +548,16 @@ mod tests {
             assert_eq!(parse_decimal(s.as_bytes()), Some(n), "{s}");
         }
         assert_eq!(parse_decimal(b"007"), Some(7));
-        for bad in ["", "-1", "+1", " 1", "1 ", "1e3", "0x10", "18446744073709551616"] {
+        for bad in [
+            "",
+            "-1",
+            "+1",
+            " 1",
+            "1 ",
+            "1e3",
+            "0x10",
+            "18446744073709551616",
+        ] {
             assert_eq!(parse_decimal(bad.as_bytes()), None, "{bad:?}");
         }
     }

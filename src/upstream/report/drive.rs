@@ -356,7 +356,10 @@ fn issue_attempt(d: &Rc<Drive>, report: u64, issue: Issue) {
         .iter()
         .find(|(r, _)| *r == report)
         .map(|(_, req)| Rc::clone(req));
-    let tag = Tag { id: report, attempt: n };
+    let tag = Tag {
+        id: report,
+        attempt: n,
+    };
     let slots: Rc<dyn Slots> = d.clone();
     match &req {
         Some(req) => driver::issue(&slots, req, &issue.method, tag, &issue.headers),
