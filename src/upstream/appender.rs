@@ -398,8 +398,8 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
     let listeners = std::mem::take(&mut *inner.listeners.borrow_mut());
     drop(listeners);
     driver::release(&**inner);
-    let pending: Vec<_> = inner.pending.borrow_mut().drain(..).collect();
-    let closing: Vec<_> = inner.closing.borrow_mut().drain(..).collect();
+    let pending = std::mem::take(&mut *inner.pending.borrow_mut());
+    let closing = std::mem::take(&mut *inner.closing.borrow_mut());
     for (_, (_, reject)) in pending {
         let _ = reject.call1(&JsValue::UNDEFINED, &e);
     }
