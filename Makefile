@@ -55,9 +55,12 @@ browser-tests:
 # to 110592 with report() (issue 15, src/upstream/report/, +10.0 KB gzip; the
 # `report` feature leaves it out), with the review's cross-branch fixes (+0.8 KB:
 # ack keepalive at pagehide, Engine::resuming, uptodate re-posted across tabs). Every upstream call is its own default-on
-# cargo feature; the npm package ships them all (README "Size"). The 13 KB goal
-# is open work (issue 19).
-SIZE_CEILING ?= 110592
+# cargo feature; the npm package ships them all (README "Size"). Lowered to
+# 102400 by issue 19's size work (108 097 -> 101 880: lime1 without reference
+# types, wasm-bindgen/wasm-opt flags in scripts/wasm-flags.sh, no core::fmt or
+# integer parsing, one upstream drive loop): just above the figure, so the
+# features of the same wave are paid from the savings. The 13 KB goal is open.
+SIZE_CEILING ?= 102400
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh

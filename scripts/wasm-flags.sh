@@ -6,8 +6,10 @@
 # nontrapping-fptoint, multivalue, bulk-memory-opt, extended-const,
 # call-indirect-overlong) and no reference types, so wasm-bindgen keeps JS
 # values in its JS-side heap instead of an externref table and drops the
-# externref shims (−0.9 KB gzip net of the bigger glue, 2026-12-01). Every
-# feature is in Chromium since 114, Firefox 112, Safari 16.4.
+# externref shims (−0.9 KB gzip net of the bigger glue, 2026-12-01). The
+# output validates without extended-const (LLVM emits it only for PIC), so
+# it needs multivalue, bulk memory, sign-ext and non-trapping float-to-int:
+# Chrome 86, Firefox 78, Safari 15 (as the reference-types build did).
 # shellcheck disable=SC2034
 WASM_RUSTFLAGS="-Ctarget-cpu=lime1"
 # wasm-bindgen: `--encode-into always` writes strings with TextEncoder's
