@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the npm package into pkg/: release wasm → wasm-bindgen (--target web)
-# → wasm-opt -Oz → the hand-written entry (js/: index.js over the glue, the
+# → wasm-opt (scripts/wasm-flags.sh) → the hand-written entry (js/: index.js over the glue, the
 # curated index.d.ts) → package.json from pkg.json.template (its `files` say
 # what `npm pack` ships: wasm-bindgen's own .d.ts files stay out).
 #
@@ -8,9 +8,11 @@
 # toolchain, `-Zbuild-std` and `-Cpanic=immediate-abort`, so no panic path links
 # core::fmt's machinery. When no nightly toolchain is installed the same code
 # builds on stable (bigger: std's panic formatting comes back) and says so; the
-# `make size` ceiling is only checked against the nightly build.
+# `make size` ceiling is only checked against the nightly build. Both routes
+# take the target CPU, wasm-bindgen and wasm-opt flags of scripts/wasm-flags.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/wasm-flags.sh
 
 OUT=${OUT:-pkg}
 # FEATURES=js: a build without `send` (the default features are js + send),
@@ -28,26 +30,21 @@ if rustup run nightly rustc --version >/dev/null 2>&1 \
   # location-detail=none: no file/line strings for panic locations (a panic
   # traps, nobody reads them); fmt-debug=none: `{:?}` compiles to nothing.
   # Together −1.4 KB raw, −0.5 KB gzip (make size, 2026-11-29).
-  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none" \
+  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none $WASM_RUSTFLAGS" \
     cargo +nightly build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" \
     -Zbuild-std=std,panic_abort -q ${FEATURE_ARGS[@]+"${FEATURE_ARGS[@]}"}
   echo nightly > "$TDIR/route"
 else
   echo "build-pkg: WARNING no nightly toolchain with rust-src; building on stable (larger wasm)"
   TDIR=target/wasm-stable
-  cargo build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" -q ${FEATURE_ARGS[@]+"${FEATURE_ARGS[@]}"}
+  RUSTFLAGS="$WASM_RUSTFLAGS" cargo build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" -q ${FEATURE_ARGS[@]+"${FEATURE_ARGS[@]}"}
   echo stable > "$TDIR/route"
 fi
 WASM="$TDIR/$TARGET/$PROFILE/tidings.wasm"
 
 rm -rf "$OUT" && mkdir -p "$OUT"
-wasm-bindgen "$WASM" --target web --out-dir "$OUT" --out-name tidings
-# Rust ≥ 1.87 emits bulk-memory and non-trapping float-to-int; Rust ≥ 1.82
-# enables reference-types and multivalue. The optimizer must accept them all.
-node_modules/.bin/wasm-opt -Oz \
-  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-reference-types --enable-multivalue --enable-mutable-globals \
-  "$OUT/tidings_bg.wasm" -o "$OUT/tidings_bg.wasm"
+wasm-bindgen "$WASM" --target web --out-dir "$OUT" --out-name tidings "${WASM_BINDGEN_ARGS[@]}"
+node_modules/.bin/wasm-opt "${WASM_OPT_ARGS[@]}" "$OUT/tidings_bg.wasm" -o "$OUT/tidings_bg.wasm"
 
 cp js/index.js js/index.d.ts js/wasm-url.d.ts "$OUT/"
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)

@@ -3,11 +3,9 @@
 # breakdown of `make size`. Same code and optimizer passes, plus the name section.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/wasm-flags.sh
 route=$(cat pkg/.build-route)
 WASM="target/wasm-$route/wasm32-unknown-unknown/wasm-release/tidings.wasm"
 rm -rf pkg-names && mkdir -p pkg-names
-wasm-bindgen "$WASM" --target web --out-dir pkg-names --out-name tidings --keep-debug
-node_modules/.bin/wasm-opt -Oz -g \
-  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-reference-types --enable-multivalue --enable-mutable-globals \
-  pkg-names/tidings_bg.wasm -o pkg-names/tidings_bg.wasm
+wasm-bindgen "$WASM" --target web --out-dir pkg-names --out-name tidings --keep-debug "${WASM_BINDGEN_ARGS[@]}"
+node_modules/.bin/wasm-opt "${WASM_OPT_ARGS[@]}" -g pkg-names/tidings_bg.wasm -o pkg-names/tidings_bg.wasm

@@ -66,9 +66,44 @@ pub const fn clamp_timer_ms(ms: u64) -> u64 {
     }
 }
 
+/// The latest monotonic time a machine was told, held once for the upstream
+/// machines (`Sender`, `Reporter`): an input whose `mono` is earlier (a
+/// caller's clock read before an earlier input's) is taken as happening at
+/// the latest time seen, and no `Wait` asks for a time already past.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Monotone(MonoMs);
+
+impl Monotone {
+    /// `now`, its monotonic part never before any earlier input's; wall
+    /// time is passed through (it may jump either way).
+    pub fn observe(&mut self, now: Now) -> Now {
+        self.0 = now.mono.max(self.0);
+        Now {
+            mono: self.0,
+            wall: now.wall,
+        }
+    }
+
+    /// `deadline`, never before the latest time seen (a `Wait { until }`).
+    pub fn wait_until(self, deadline: Option<MonoMs>) -> Option<MonoMs> {
+        deadline.map(|t| t.max(self.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn monotone_never_goes_back_and_waits_not_in_the_past() {
+        let mut m = Monotone::default();
+        assert_eq!(m.observe(Now::at(100, 5)), Now::at(100, 5));
+        assert_eq!(m.observe(Now::at(40, 7)), Now::at(100, 7));
+        assert_eq!(m.wait_until(Some(MonoMs(60))), Some(MonoMs(100)));
+        assert_eq!(m.wait_until(Some(MonoMs(160))), Some(MonoMs(160)));
+        assert_eq!(m.wait_until(None), None);
+        assert_eq!(m.observe(Now::at(150, 1)), Now::at(150, 1));
+    }
 
     #[test]
     fn timer_clamp_is_2_pow_31_minus_1() {

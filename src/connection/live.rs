@@ -401,7 +401,7 @@ pub(crate) fn stored_downgrade(url: &str) -> Option<(TransportKind, tidings_core
     let v = storage_call("getItem", &[&downgrade_key(url)])?.as_string()?;
     let (name, until) = v.split_once(' ')?;
     let transport = TransportKind::from_name(name)?;
-    let until = until.parse::<i64>().ok()?;
+    let until = parse_i64(until)?;
     Some((transport, tidings_core::time::WallMs(until)))
 }
 
@@ -424,6 +424,17 @@ fn persist_downgrade(conn: &Connection) {
             storage_call("removeItem", &[&key]);
         }
     }
+}
+
+/// What [`push_i64`] wrote (an optional `-`, then digits), else `None`;
+/// no `core::num` string parsing in the bundle.
+fn parse_i64(s: &str) -> Option<i64> {
+    let (negative, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let n = i64::try_from(tidings_core::engine::parse_decimal(digits.as_bytes())?).ok()?;
+    Some(if negative { -n } else { n })
 }
 
 /// Decimal digits of `n` (no `core::fmt` in the bundle).

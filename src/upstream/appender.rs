@@ -12,13 +12,14 @@ use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{ResponseHead, TransportError};
+use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{AppendAction, AppendError, AppendRequest, Appender, AppenderConfig};
 use wasm_bindgen::prelude::*;
 
+use super::driver::{self, Drive, Machine, Slots, Tag};
 use super::options::SendOptions;
-use super::request::{self, Attempt, Reply, Request};
+use super::request::{Attempt, Reply, Request};
 use crate::api::options::{absent, count, flag, get, invalid, text};
-use crate::clock;
 use crate::guard::{Listener, Timer};
 
 /// The response headers the appender reads besides the send's.
@@ -40,7 +41,7 @@ struct Inner {
     app_headers: Option<JsValue>,
     credentials: bool,
     producer_id: String,
-    live: RefCell<Option<(u64, Attempt)>>,
+    live: RefCell<Option<(Tag, Attempt)>>,
     timer: RefCell<Option<Timer>>,
     /// Appends not yet durable: (index, promise).
     pending: RefCell<VecDeque<(u64, Settle)>>,
@@ -154,9 +155,7 @@ impl AppenderJs {
             let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
             return Ok(promise);
         }
-        let mut index = None;
-        feed(&self.inner, Fact::Append(bytes, &mut index));
-        match index {
+        match feed(&self.inner, Fact::Append(bytes)) {
             Some(i) => self.inner.pending.borrow_mut().push_back((i, settle)),
             None => {
                 let e = closed_error();
@@ -254,87 +253,133 @@ fn with(weak: &Weak<Inner>, fact: Fact) {
     }
 }
 
-/// A fact for the machine.
-enum Fact<'a> {
-    Append(Vec<u8>, &'a mut Option<u64>),
+/// A fact for the machine (one `Appender::handle_*` each).
+pub enum Fact {
+    /// `handle_append`.
+    Append(Vec<u8>),
+    /// `handle_close`.
     Close,
+    /// `handle_response` of a request.
     Response(u64, ResponseHead),
+    /// `handle_error` of a request.
     Error(u64),
-    HeadersFailed(u64, JsValue),
+    /// `handle_headers_failed` of a request.
+    HeadersFailed(u64),
+    /// `handle_timer`.
     Timer,
+    /// `handle_online`.
     Online(bool),
+    /// `handle_abort`.
     Abort,
 }
 
-/// Feed one fact, then carry out what the machine drained.
-fn feed(inner: &Rc<Inner>, fact: Fact<'_>) {
-    let now = clock::now();
-    let mut actions = Vec::new();
-    {
-        let mut m = inner.machine.borrow_mut();
+impl Machine for Appender {
+    type Fact = Fact;
+    type Action = AppendAction;
+    /// `handle_append`'s index.
+    type Out = Option<u64>;
+    const MAX_ACTIONS: usize = 64;
+
+    fn apply(&mut self, now: Now, fact: Fact) -> Option<u64> {
         match fact {
-            Fact::Append(v, out) => *out = m.handle_append(now, v),
-            Fact::Close => m.handle_close(now),
-            Fact::Response(r, head) => m.handle_response(now, r, &head),
-            Fact::Error(r) => m.handle_error(now, r, TransportError::NetworkOrCors),
-            Fact::HeadersFailed(r, cause) => {
-                *inner.cause.borrow_mut() = Some(cause);
-                m.handle_headers_failed(now, r)
-            }
-            Fact::Timer => m.handle_timer(now),
-            Fact::Online(on) => m.handle_online(now, on),
-            Fact::Abort => m.handle_abort(now),
+            Fact::Append(v) => return self.handle_append(now, v),
+            Fact::Close => self.handle_close(now),
+            Fact::Response(r, head) => self.handle_response(now, r, &head),
+            Fact::Error(r) => self.handle_error(now, r, TransportError::NetworkOrCors),
+            Fact::HeadersFailed(r) => self.handle_headers_failed(now, r),
+            Fact::Timer => self.handle_timer(now),
+            Fact::Online(on) => self.handle_online(now, on),
+            Fact::Abort => self.handle_abort(now),
         }
-        for _ in 0..64 {
-            match m.poll() {
-                AppendAction::Wait { until } => {
-                    actions.push(AppendAction::Wait { until });
-                    break;
-                }
-                a => actions.push(a),
-            }
-        }
+        None
     }
-    for a in actions {
-        act(inner, a, now.mono);
+
+    fn next(&mut self) -> Result<AppendAction, Option<MonoMs>> {
+        match self.poll() {
+            AppendAction::Wait { until } => Err(until),
+            a => Ok(a),
+        }
     }
 }
 
-fn act(inner: &Rc<Inner>, a: AppendAction, now: tidings_core::time::MonoMs) {
-    match a {
-        AppendAction::Issue(r) => issue(inner, r),
-        AppendAction::Abort { request } => {
-            let live = inner.live.borrow_mut().take_if(|(id, _)| *id == request);
-            drop(live);
+/// Feed one fact, then carry out what the machine drained.
+fn feed(inner: &Rc<Inner>, fact: Fact) -> Option<u64> {
+    driver::feed(inner, fact)
+}
+
+impl Slots for Inner {
+    fn attempt(&self) -> &RefCell<Option<(Tag, Attempt)>> {
+        &self.live
+    }
+
+    fn timer(&self) -> &RefCell<Option<Timer>> {
+        &self.timer
+    }
+
+    fn fired(self: Rc<Self>) {
+        feed(&self, Fact::Timer);
+    }
+
+    fn replied(self: Rc<Self>, tag: Tag, reply: Reply) {
+        let id = tag.id;
+        match reply {
+            Reply::Answer(a) => {
+                let mut head = a.head;
+                for name in PRODUCER_HEADERS {
+                    if let Ok(Some(v)) = a.headers.get(name) {
+                        head.headers.push((name.into(), v));
+                    }
+                }
+                feed(&self, Fact::Response(id, head));
+            }
+            Reply::HeadersFailed(cause) => {
+                *self.cause.borrow_mut() = Some(cause);
+                feed(&self, Fact::HeadersFailed(id));
+            }
+            Reply::Failed | Reply::NotStarted => {
+                feed(&self, Fact::Error(id));
+            }
         }
-        AppendAction::Durable { through } => {
-            let mut done = Vec::new();
-            {
-                let mut p = inner.pending.borrow_mut();
-                while p.front().is_some_and(|(i, _)| *i < through) {
-                    done.extend(p.pop_front());
+    }
+}
+
+impl Drive for Inner {
+    type M = Appender;
+
+    fn machine(&self) -> &RefCell<Appender> {
+        &self.machine
+    }
+
+    fn act(self: &Rc<Self>, _now: Now, a: AppendAction) {
+        match a {
+            AppendAction::Issue(r) => issue(self, r),
+            AppendAction::Abort { request } => driver::abort(&**self, Some(tag(request))),
+            AppendAction::Durable { through } => {
+                let mut done = Vec::new();
+                {
+                    let mut p = self.pending.borrow_mut();
+                    while p.front().is_some_and(|(i, _)| *i < through) {
+                        done.extend(p.pop_front());
+                    }
+                }
+                for (_, (resolve, _)) in done {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
                 }
             }
-            for (_, (resolve, _)) in done {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
-            }
+            AppendAction::Closed => end(self, None),
+            AppendAction::Failed { error, .. } => end(self, Some(error)),
+            // Armed by the loop (`Machine::next` returns it as `Err`).
+            AppendAction::Wait { .. } => {}
         }
-        AppendAction::Closed => end(inner, None),
-        AppendAction::Failed { error, .. } => end(inner, Some(error)),
-        AppendAction::Wait { until } => {
-            let timer = until.map(|t| {
-                let weak = Rc::downgrade(inner);
-                Timer::new(t.since(now), move || {
-                    if let Some(inner) = weak.upgrade() {
-                        let fired = inner.timer.borrow_mut().take();
-                        drop(fired);
-                        feed(&inner, Fact::Timer);
-                    }
-                })
-            });
-            let old = std::mem::replace(&mut *inner.timer.borrow_mut(), timer);
-            drop(old);
-        }
+    }
+}
+
+/// Request `id`'s tag (its attempt number for the `headers` function is
+/// the id too).
+fn tag(id: u64) -> Tag {
+    Tag {
+        id,
+        attempt: id as u32,
     }
 }
 
@@ -350,14 +395,11 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
         crate::js::set(e.unchecked_ref(), "cause", &cause);
     }
     *inner.ended.borrow_mut() = Some(e.clone());
-    let dropped = (
-        std::mem::take(&mut *inner.listeners.borrow_mut()),
-        inner.timer.borrow_mut().take(),
-        inner.live.borrow_mut().take(),
-    );
-    drop(dropped);
-    let pending: Vec<_> = inner.pending.borrow_mut().drain(..).collect();
-    let closing: Vec<_> = inner.closing.borrow_mut().drain(..).collect();
+    let listeners = std::mem::take(&mut *inner.listeners.borrow_mut());
+    drop(listeners);
+    driver::release(&**inner);
+    let pending = std::mem::take(&mut *inner.pending.borrow_mut());
+    let closing = std::mem::take(&mut *inner.closing.borrow_mut());
     for (_, (_, reject)) in pending {
         let _ = reject.call1(&JsValue::UNDEFINED, &e);
     }
@@ -371,7 +413,9 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
 
 fn error_value(err: AppendError) -> JsValue {
     let code = err.code();
-    let e = crate::api::error(code, &format!("append failed: {code}"));
+    let mut message = String::from("append failed: ");
+    message.push_str(code);
+    let e = crate::api::error(code, &message);
     let o: &js_sys::Object = e.unchecked_ref();
     let num = |n: u64| JsValue::from_f64(n as f64);
     match err {
@@ -419,36 +463,6 @@ fn issue(inner: &Rc<Inner>, r: AppendRequest) {
     if !close {
         extra.push(("Content-Type".into(), inner.content_type.clone()));
     }
-    let weak = Rc::downgrade(inner);
-    let id = r.request;
-    let started = request::start(
-        &req,
-        "POST",
-        id as u32,
-        &extra,
-        |_| {},
-        move |reply| {
-            let Some(inner) = weak.upgrade() else { return };
-            match reply {
-                Reply::Answer(a) => {
-                    let mut head = a.head;
-                    for name in PRODUCER_HEADERS {
-                        if let Ok(Some(v)) = a.headers.get(name) {
-                            head.headers.push((name.into(), v));
-                        }
-                    }
-                    feed(&inner, Fact::Response(id, head));
-                }
-                Reply::HeadersFailed(cause) => feed(&inner, Fact::HeadersFailed(id, cause)),
-                Reply::Failed => feed(&inner, Fact::Error(id)),
-            }
-        },
-    );
-    match started {
-        Ok(attempt) => *inner.live.borrow_mut() = Some((id, attempt)),
-        Err(_) => {
-            let weak = Rc::downgrade(inner);
-            wasm_bindgen_futures::spawn_local(async move { with(&weak, Fact::Error(id)) });
-        }
-    }
+    let d: Rc<dyn Slots> = inner.clone();
+    driver::issue(&d, &req, "POST", tag(r.request), &extra);
 }

@@ -15,7 +15,9 @@
 //! and carries out actions:
 //! - `options.rs`: the options and the body, checked before anything starts;
 //! - `request.rs`: one attempt, a `fetch` owned by an `AbortController` guard;
-//! - `task.rs`: one send's drive loop (machine, attempt, timer, `signal`);
+//! - `driver.rs`: the one drive loop of the upstream machines (fact in,
+//!   actions out, the attempt and the timer), shared by the three below;
+//! - `task.rs`: one send (machine, attempt, timer, `signal`, promise);
 //! - `appender.rs`: `appender(url, options)`, Durable Streams idempotent
 //!   appends (issue 16; the core's `Appender`);
 //! - `report/`: `report(url, task, options)`, the reporter's adapter (issue
@@ -26,6 +28,7 @@
 pub(crate) mod ack;
 #[cfg(feature = "append")]
 mod appender;
+mod driver;
 mod options;
 mod page;
 #[cfg(feature = "report")]

@@ -49,6 +49,9 @@ pub enum Reply {
     HeadersFailed(JsValue),
     /// `fetch` rejected (network, CORS, or an abort) or the body broke off.
     Failed,
+    /// The attempt could not start (no `AbortController`; a reporter's body
+    /// missing): nothing was sent.
+    NotStarted,
 }
 
 /// A live attempt; dropping it aborts the request.

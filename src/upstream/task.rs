@@ -1,22 +1,21 @@
-//! The drive loop of one send: its [`Sender`] machine, its live attempt, its
-//! one timer, its `signal` listener and its promise. Facts go in through
-//! [`feed`]; the actions are drained while the machine is borrowed and
-//! carried out after the borrow ends, so nothing the actions trigger (a
-//! `signal` aborted from the app's `headers` function, the next `ordered`
-//! send starting) can find the machine borrowed. Every decision is the
-//! machine's.
+//! One send: its [`Sender`] machine, its live attempt, its one timer, its
+//! `signal` listener and its promise, driven by the upstream drive loop
+//! (`driver.rs`): facts go in through [`feed`]; the actions are carried out
+//! after the machine's borrow ends, so nothing they trigger (a `signal`
+//! aborted from the app's `headers` function, the next `ordered` send
+//! starting) can find the machine borrowed. Every decision is the machine's.
 
 use std::cell::{Cell, RefCell};
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use tidings_core::engine::{ResponseHead, TransportError};
-use tidings_core::time::Now;
-use tidings_core::upstream::{is_replayed, Issue, Outcome, SendAction, Sender, REPLAYED_HEADER};
+use tidings_core::time::{MonoMs, Now};
+use tidings_core::upstream::{is_replayed, Outcome, SendAction, Sender, REPLAYED_HEADER};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Headers;
 
-use super::request::{self, Answer, Attempt, Reply, Request};
-use crate::clock;
+use super::driver::{self, Drive, Machine, Slots, Tag};
+use super::request::{Answer, Attempt, Reply, Request};
 use crate::guard::{Listener, Timer};
 
 /// One send from call to settle.
@@ -28,7 +27,7 @@ pub struct Task {
     pub body_bytes: Option<u64>,
     /// `ordered: true`: queued per URL (`page.rs`).
     pub ordered: bool,
-    attempt: RefCell<Option<Attempt>>,
+    attempt: RefCell<Option<(Tag, Attempt)>>,
     timer: RefCell<Option<Timer>>,
     /// The answer of the live attempt, kept until the machine settles on it.
     answer: RefCell<Option<Answer>>,
@@ -119,117 +118,99 @@ pub enum Fact {
     Abort,
 }
 
-fn apply(s: &mut Sender, now: Now, fact: Fact) {
-    match fact {
-        Fact::Start => s.handle_start(now),
-        Fact::Queued => s.handle_queued(now),
-        Fact::Response(n, head) => s.handle_response(now, n, &head),
-        Fact::Error(n, e) => s.handle_error(now, n, e),
-        Fact::HeadersFailed(n) => s.handle_headers_failed(now, n),
-        Fact::Timer => s.handle_timer(now),
-        Fact::Online(on) => s.handle_online(now, on),
-        Fact::Abort => s.handle_abort(now),
+impl Machine for Sender {
+    type Fact = Fact;
+    type Action = SendAction;
+    type Out = ();
+
+    fn apply(&mut self, now: Now, fact: Fact) {
+        match fact {
+            Fact::Start => self.handle_start(now),
+            Fact::Queued => self.handle_queued(now),
+            Fact::Response(n, head) => self.handle_response(now, n, &head),
+            Fact::Error(n, e) => self.handle_error(now, n, e),
+            Fact::HeadersFailed(n) => self.handle_headers_failed(now, n),
+            Fact::Timer => self.handle_timer(now),
+            Fact::Online(on) => self.handle_online(now, on),
+            Fact::Abort => self.handle_abort(now),
+        }
+    }
+
+    fn next(&mut self) -> Result<SendAction, Option<MonoMs>> {
+        match self.poll() {
+            SendAction::Wait { until } => Err(until),
+            a => Ok(a),
+        }
     }
 }
 
-/// Feed one fact to the machine (both clocks read now), then carry out
-/// every action it drained. Nothing after the send settled.
+/// Feed one fact to the machine, then carry out every action it drained.
+/// Nothing after the send settled.
 #[inline(never)]
 pub fn feed(task: &Rc<Task>, fact: Fact) {
-    if task.is_settled() {
-        return;
+    driver::feed(task, fact);
+}
+
+impl Slots for Task {
+    fn attempt(&self) -> &RefCell<Option<(Tag, Attempt)>> {
+        &self.attempt
     }
-    let now = clock::now();
-    let mut actions = Vec::new();
-    {
-        let mut sender = task.sender.borrow_mut();
-        apply(&mut sender, now, fact);
-        loop {
-            match sender.poll() {
-                SendAction::Wait { until } => {
-                    actions.push(SendAction::Wait { until });
-                    break;
-                }
-                a => actions.push(a),
+
+    fn timer(&self) -> &RefCell<Option<Timer>> {
+        &self.timer
+    }
+
+    fn fired(self: Rc<Self>) {
+        feed(&self, Fact::Timer);
+    }
+
+    fn replied(self: Rc<Self>, tag: Tag, reply: Reply) {
+        let n = tag.attempt;
+        match reply {
+            Reply::Answer(answer) => {
+                let head = answer.head.clone();
+                *self.answer.borrow_mut() = Some(answer);
+                feed(&self, Fact::Response(n, head));
             }
+            Reply::HeadersFailed(cause) => {
+                *self.cause.borrow_mut() = Some(cause);
+                feed(&self, Fact::HeadersFailed(n));
+            }
+            Reply::Failed => feed(&self, Fact::Error(n, TransportError::NetworkOrCors)),
+            Reply::NotStarted => feed(&self, Fact::Error(n, TransportError::Network)),
         }
     }
-    for action in actions {
+
+    fn sent(&self, method: &str, headers: &Headers) {
+        *self.sent.borrow_mut() = Some((String::from(method), headers.clone()));
+    }
+}
+
+impl Drive for Task {
+    type M = Sender;
+
+    fn machine(&self) -> &RefCell<Sender> {
+        &self.sender
+    }
+
+    fn open(&self) -> bool {
+        !self.is_settled()
+    }
+
+    fn act(self: &Rc<Self>, _now: Now, action: SendAction) {
         match action {
-            SendAction::Issue(issue) => issue_attempt(task, issue),
-            SendAction::Abort { .. } => {
-                // Taken first, aborted (dropped) after the borrow ends.
-                let live = task.attempt.borrow_mut().take();
-                drop(live);
+            SendAction::Issue(issue) => {
+                let tag = Tag {
+                    id: 0,
+                    attempt: issue.attempt,
+                };
+                let d: Rc<dyn Slots> = self.clone();
+                driver::issue(&d, &self.req, &issue.method, tag, &issue.headers);
             }
-            SendAction::Settle(outcome) => settle(task, outcome),
-            SendAction::Wait { until } => {
-                let timer = until.map(|t| {
-                    let weak = Rc::downgrade(task);
-                    Timer::new(t.since(now.mono), move || on_timer(&weak))
-                });
-                // The replaced timer is dropped after the borrow ends.
-                let old = std::mem::replace(&mut *task.timer.borrow_mut(), timer);
-                drop(old);
-            }
-        }
-    }
-}
-
-fn on_timer(weak: &Weak<Task>) {
-    if let Some(task) = weak.upgrade() {
-        let fired = task.timer.borrow_mut().take();
-        drop(fired);
-        feed(&task, Fact::Timer);
-    }
-}
-
-/// Carry out `Issue`: start the fetch; its reply is fed back as a fact.
-fn issue_attempt(task: &Rc<Task>, issue: Issue) {
-    let weak = Rc::downgrade(task);
-    let sent_to = Rc::downgrade(task);
-    let n = issue.attempt;
-    let method = issue.method.clone();
-    let on_sent = move |headers: &Headers| {
-        if let Some(task) = sent_to.upgrade() {
-            *task.sent.borrow_mut() = Some((method, headers.clone()));
-        }
-    };
-    let started = request::start(
-        &task.req,
-        &issue.method,
-        n,
-        &issue.headers,
-        on_sent,
-        move |reply| {
-            let Some(task) = weak.upgrade() else { return };
-            match reply {
-                Reply::Answer(answer) => {
-                    let head = answer.head.clone();
-                    *task.answer.borrow_mut() = Some(answer);
-                    feed(&task, Fact::Response(n, head));
-                }
-                Reply::HeadersFailed(cause) => {
-                    *task.cause.borrow_mut() = Some(cause);
-                    feed(&task, Fact::HeadersFailed(n));
-                }
-                Reply::Failed => {
-                    feed(&task, Fact::Error(n, TransportError::NetworkOrCors));
-                }
-            }
-        },
-    );
-    match started {
-        Ok(attempt) => *task.attempt.borrow_mut() = Some(attempt),
-        // No `AbortController` (a very old browser): a failed attempt, fed
-        // from the task queue as every reply is.
-        Err(_) => {
-            let weak = Rc::downgrade(task);
-            wasm_bindgen_futures::spawn_local(async move {
-                if let Some(task) = weak.upgrade() {
-                    feed(&task, Fact::Error(n, TransportError::Network));
-                }
-            });
+            SendAction::Abort { .. } => driver::abort(&**self, None),
+            SendAction::Settle(outcome) => settle(self, outcome),
+            // Armed by the loop (`Machine::next` returns it as `Err`).
+            SendAction::Wait { .. } => {}
         }
     }
 }
@@ -239,12 +220,9 @@ fn issue_attempt(task: &Rc<Task>, issue: Issue) {
 /// or reject (no app code runs synchronously from either).
 fn settle(task: &Rc<Task>, outcome: Outcome) {
     task.settled.set(true);
-    let dropped = (
-        task.attempt.borrow_mut().take(),
-        task.timer.borrow_mut().take(),
-        task.abort_listener.borrow_mut().take(),
-    );
-    drop(dropped);
+    driver::release(&**task);
+    let listener = task.abort_listener.borrow_mut().take();
+    drop(listener);
     super::page::forget(task);
     let (ok, value) = match outcome {
         Outcome::Ok { status, attempts } => (true, result(task, status, attempts)),

@@ -241,6 +241,19 @@ pub fn push_decimal(out: &mut String, n: u64) {
     }
 }
 
+/// `1*DIGIT` in base 10, the inverse of [`push_decimal`]: `None` when `s` is
+/// empty, holds anything but ASCII digits (no sign, no spaces) or overflows
+/// `u64`. Written out so the bundle links no `core::num` string parsing.
+pub fn parse_decimal(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.iter().try_fold(0u64, |n, &b| {
+        let digit = b.is_ascii_digit().then(|| u64::from(b - b'0'))?;
+        n.checked_mul(10)?.checked_add(digit)
+    })
+}
+
 impl Engine {
     /// Whether a `410 Gone` on `transport`, answered `held_ms` after the
     /// request went out, is retried with backoff instead of stopping.
@@ -527,6 +540,28 @@ mod tests {
         let mut s = String::new();
         push_decimal(&mut s, u64::MAX);
         assert_eq!(s, "18446744073709551615");
+    }
+
+    #[test]
+    fn parse_decimal_is_push_decimal_backwards_and_digits_only() {
+        for n in [0, 7, 10, 1_700_000_000_000, u64::MAX] {
+            let mut s = String::new();
+            push_decimal(&mut s, n);
+            assert_eq!(parse_decimal(s.as_bytes()), Some(n), "{s}");
+        }
+        assert_eq!(parse_decimal(b"007"), Some(7));
+        for bad in [
+            "",
+            "-1",
+            "+1",
+            " 1",
+            "1 ",
+            "1e3",
+            "0x10",
+            "18446744073709551616",
+        ] {
+            assert_eq!(parse_decimal(bad.as_bytes()), None, "{bad:?}");
+        }
     }
 
     #[test]

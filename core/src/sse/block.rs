@@ -256,13 +256,7 @@ impl Block {
 /// A `retry` value: a non-empty run of ASCII digits, base 10, in ms. Anything
 /// else, including a value that overflows `u64`, is `None` (ignored).
 fn parse_retry_ms(value: &[u8]) -> Option<u64> {
-    if value.is_empty() {
-        return None;
-    }
-    value.iter().try_fold(0u64, |acc, &b| {
-        let digit = b.is_ascii_digit().then(|| u64::from(b - b'0'))?;
-        acc.checked_mul(10)?.checked_add(digit)
-    })
+    crate::engine::parse_decimal(value)
 }
 
 #[cfg(test)]

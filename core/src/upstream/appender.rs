@@ -40,7 +40,6 @@
 //!   request is idempotent by itself, §5.3) → [`AppendAction::Closed`].
 
 use alloc::collections::VecDeque;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -562,9 +561,16 @@ impl Appender {
 fn producer_headers(id: &str, epoch: u64, seq: u64) -> Vec<(String, String)> {
     alloc::vec![
         (String::from("Producer-Id"), String::from(id)),
-        (String::from("Producer-Epoch"), format!("{epoch}")),
-        (String::from("Producer-Seq"), format!("{seq}")),
+        (String::from("Producer-Epoch"), decimal(epoch)),
+        (String::from("Producer-Seq"), decimal(seq)),
     ]
+}
+
+/// `n` in decimal, without `format!` (no `core::fmt` in the bundle).
+fn decimal(n: u64) -> String {
+    let mut s = String::new();
+    crate::engine::push_decimal(&mut s, n);
+    s
 }
 
 fn close_headers() -> Vec<(String, String)> {
@@ -584,5 +590,5 @@ fn number(head: &ResponseHead, name: &str) -> Option<u64> {
     if v.is_empty() || v.len() > 16 || !v.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    v.parse().ok().filter(|n| *n <= MAX_PRODUCER_NUMBER)
+    crate::engine::parse_decimal(v.as_bytes()).filter(|n| *n <= MAX_PRODUCER_NUMBER)
 }

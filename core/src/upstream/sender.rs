@@ -14,7 +14,7 @@ use crate::engine::{server_wait_delay_ms, ErrorCode, ResponseHead, TransportErro
 use crate::policy::backoff::{Backoff, BackoffConfig};
 use crate::policy::retry_after::{server_wait, ServerWait};
 use crate::rng::Rng;
-use crate::time::{MonoMs, Now};
+use crate::time::{MonoMs, Monotone, Now};
 
 /// Start one attempt: the adapter sends the request (method, the caller's
 /// URL, body and headers) with these header fields added, and reports its
@@ -156,7 +156,7 @@ pub struct Sender {
     deadline: Option<MonoMs>,
     /// The status of the last failed answer (`None` after a network error).
     last_status: Option<u16>,
-    last_mono: MonoMs,
+    clock: Monotone,
     actions: VecDeque<SendAction>,
 }
 
@@ -185,7 +185,7 @@ impl Sender {
             retry_at: None,
             deadline: None,
             last_status: None,
-            last_mono: MonoMs(0),
+            clock: Monotone::default(),
             actions: VecDeque::new(),
         }
     }
@@ -207,7 +207,7 @@ impl Sender {
             return action;
         }
         SendAction::Wait {
-            until: self.next_deadline().map(|t| t.max(self.last_mono)),
+            until: self.clock.wait_until(self.next_deadline()),
         }
     }
 
@@ -340,11 +340,7 @@ impl Sender {
         if self.settled {
             return None;
         }
-        self.last_mono = now.mono.max(self.last_mono);
-        Some(Now {
-            mono: self.last_mono,
-            wall: now.wall,
-        })
+        Some(self.clock.observe(now))
     }
 
     /// The live attempt if it is `attempt`, detached.

@@ -1,7 +1,7 @@
-//! The drive loop of one reporter: its core [`Reporter`] machine, the
-//! report bodies it has not settled, its live attempt, its one timer and its
-//! page listeners. Facts go in through [`feed`]; the actions are drained
-//! while the machine is borrowed and carried out after the borrow ends, so
+//! One reporter: its core [`Reporter`] machine, the report bodies it has
+//! not settled, its live attempt, its one timer and its page listeners,
+//! driven by the upstream drive loop (`driver.rs`). Facts go in through
+//! [`feed`]; the actions are carried out after the machine's borrow ends, so
 //! the app's code (its `task`, its `headers` function, its listeners) never
 //! runs while the machine is borrowed. Every decision is the machine's.
 
@@ -14,9 +14,9 @@ use tidings_core::upstream::{IdempotencyKey, Issue, ReportAction, Reporter};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::super::request::{self, Attempt, Reply, Request};
+use super::super::driver::{self, Machine, Slots, Tag};
+use super::super::request::{Attempt, Reply, Request};
 use crate::api::target::{report_error, Listeners};
-use crate::clock;
 use crate::guard::{Listener, Timer};
 use crate::lifecycle::{Lifecycle, PageFact};
 
@@ -30,7 +30,7 @@ pub struct Drive {
     /// The bodies of reports not settled yet, by report number.
     bodies: RefCell<Vec<(u64, Rc<Request>)>>,
     /// The attempt in flight (at most one: the machine's rule).
-    attempt: RefCell<Option<Attempt>>,
+    attempt: RefCell<Option<(Tag, Attempt)>>,
     timer: RefCell<Option<Timer>>,
     page: RefCell<Option<Lifecycle>>,
     abort_listener: RefCell<Option<Listener>>,
@@ -61,17 +61,30 @@ pub enum Fact {
     Stop,
 }
 
-fn apply(r: &mut Reporter, now: Now, fact: Fact) {
-    match fact {
-        Fact::Start => r.handle_start(now),
-        Fact::Collected(n, key) => r.handle_collected(now, n, key),
-        Fact::Response(n, a, head, hint) => r.handle_response(now, n, a, &head, hint),
-        Fact::Error(n, a, e) => r.handle_error(now, n, a, e),
-        Fact::Timer => r.handle_timer(now),
-        Fact::Visible(v) => r.handle_visibility(now, v),
-        Fact::Online(on) => r.handle_online(now, on),
-        Fact::Flush => r.handle_flush(now),
-        Fact::Stop => r.handle_stop(now),
+impl Machine for Reporter {
+    type Fact = Fact;
+    type Action = ReportAction;
+    type Out = ();
+
+    fn apply(&mut self, now: Now, fact: Fact) {
+        match fact {
+            Fact::Start => self.handle_start(now),
+            Fact::Collected(n, key) => self.handle_collected(now, n, key),
+            Fact::Response(n, a, head, hint) => self.handle_response(now, n, a, &head, hint),
+            Fact::Error(n, a, e) => self.handle_error(now, n, a, e),
+            Fact::Timer => self.handle_timer(now),
+            Fact::Visible(v) => self.handle_visibility(now, v),
+            Fact::Online(on) => self.handle_online(now, on),
+            Fact::Flush => self.handle_flush(now),
+            Fact::Stop => self.handle_stop(now),
+        }
+    }
+
+    fn next(&mut self) -> Result<ReportAction, Option<MonoMs>> {
+        match self.poll() {
+            ReportAction::Wait { until } => Err(until),
+            a => Ok(a),
+        }
     }
 }
 
@@ -160,27 +173,7 @@ fn page_fact(d: &Rc<Drive>, fact: PageFact) {
 /// machine drained. Nothing after `closed`.
 #[inline(never)]
 pub fn feed(d: &Rc<Drive>, fact: Fact) {
-    if d.is_closed() {
-        return;
-    }
-    let now = clock::now();
-    let mut actions = Vec::new();
-    {
-        let mut m = d.machine.borrow_mut();
-        apply(&mut m, now, fact);
-        loop {
-            match m.poll() {
-                ReportAction::Wait { until } => {
-                    actions.push(ReportAction::Wait { until });
-                    break;
-                }
-                a => actions.push(a),
-            }
-        }
-    }
-    for action in actions {
-        act(d, now, action);
-    }
+    driver::feed(d, fact);
     // After the batch's events (a fatal `error`, then `closed`): nothing
     // more reaches the app.
     if d.is_closed() {
@@ -188,73 +181,100 @@ pub fn feed(d: &Rc<Drive>, fact: Fact) {
     }
 }
 
-fn act(d: &Rc<Drive>, now: Now, action: ReportAction) {
-    let event_only = matches!(
-        action,
-        ReportAction::State { .. } | ReportAction::Error { .. }
-    );
-    // The app stopped the reporter from a listener earlier in this batch.
-    if d.is_closed() && !event_only {
-        return;
+impl Slots for Drive {
+    fn attempt(&self) -> &RefCell<Option<(Tag, Attempt)>> {
+        &self.attempt
     }
-    match action {
-        ReportAction::Collect { report } => collect(d, report),
-        ReportAction::Issue { report, issue } => issue_attempt(d, report, issue),
-        ReportAction::Abort { .. } => {
-            // Taken first, aborted (dropped) after the borrow ends.
-            let live = d.attempt.borrow_mut().take();
-            drop(live);
-        }
-        ReportAction::Settled { report, .. } => d.bodies.borrow_mut().retain(|(n, _)| *n != report),
-        ReportAction::State {
-            state,
-            reason,
-            delay_ms,
-        } => {
-            if state == State::Closed {
-                close(d);
+
+    fn timer(&self) -> &RefCell<Option<Timer>> {
+        &self.timer
+    }
+
+    fn fired(self: Rc<Self>) {
+        feed(&self, Fact::Timer);
+    }
+
+    fn replied(self: Rc<Self>, tag: Tag, reply: Reply) {
+        let (report, n) = (tag.id, tag.attempt);
+        let fact = match reply {
+            Reply::Answer(a) => {
+                let hint = body_hint_ms(&a.body);
+                Fact::Response(report, n, a.head, hint)
             }
-            let a = Action::State {
+            Reply::HeadersFailed(cause) => {
+                // The app's `headers` failed: nothing was sent; reported as
+                // the app's exception, and a failed attempt to the machine.
+                report_error(&cause);
+                Fact::Error(report, n, TransportError::Network)
+            }
+            Reply::Failed => Fact::Error(report, n, TransportError::NetworkOrCors),
+            Reply::NotStarted => Fact::Error(report, n, TransportError::Network),
+        };
+        feed(&self, fact);
+    }
+}
+
+impl driver::Drive for Drive {
+    type M = Reporter;
+
+    fn machine(&self) -> &RefCell<Reporter> {
+        &self.machine
+    }
+
+    fn open(&self) -> bool {
+        !self.is_closed()
+    }
+
+    fn act(self: &Rc<Self>, _now: Now, action: ReportAction) {
+        let event_only = matches!(
+            action,
+            ReportAction::State { .. } | ReportAction::Error { .. }
+        );
+        // The app stopped the reporter from a listener earlier in this batch.
+        if self.is_closed() && !event_only {
+            return;
+        }
+        match action {
+            ReportAction::Collect { report } => collect(self, report),
+            ReportAction::Issue { report, issue } => issue_attempt(self, report, issue),
+            ReportAction::Abort { .. } => driver::abort(&**self, None),
+            ReportAction::Settled { report, .. } => {
+                self.bodies.borrow_mut().retain(|(n, _)| *n != report)
+            }
+            ReportAction::State {
                 state,
                 reason,
                 delay_ms,
-            };
-            event(d, &a);
-        }
-        ReportAction::Error {
-            code,
-            status,
-            retry_in_ms,
-            fatal,
-        } => {
-            let a = Action::Error {
+            } => {
+                if state == State::Closed {
+                    close(self);
+                }
+                let a = Action::State {
+                    state,
+                    reason,
+                    delay_ms,
+                };
+                event(self, &a);
+            }
+            ReportAction::Error {
                 code,
                 status,
                 retry_in_ms,
                 fatal,
-                id: None,
-            };
-            event(d, &a);
-        }
-        ReportAction::Wait { until } => arm_timer(d, now, until),
-    }
-}
-
-/// One timer for the machine's `Wait` (`None`: none); the old one is
-/// dropped (cancelled) after the borrow ends.
-fn arm_timer(d: &Rc<Drive>, now: Now, until: Option<MonoMs>) {
-    let timer = until.map(|t| {
-        let weak = Rc::downgrade(d);
-        Timer::new(t.since(now.mono), move || {
-            if let Some(d) = weak.upgrade() {
-                let fired = d.timer.borrow_mut().take();
-                drop(fired);
-                feed(&d, Fact::Timer);
+            } => {
+                let a = Action::Error {
+                    code,
+                    status,
+                    retry_in_ms,
+                    fatal,
+                    id: None,
+                };
+                event(self, &a);
             }
-        })
-    });
-    let old = std::mem::replace(&mut *d.timer.borrow_mut(), timer);
-    drop(old);
+            // Armed by the loop (`Machine::next` returns it as `Err`).
+            ReportAction::Wait { .. } => {}
+        }
+    }
 }
 
 /// `statechange` / `error` with a subscription's shapes (the listeners are
@@ -269,9 +289,8 @@ fn event(d: &Rc<Drive>, a: &Action) {
 /// reporter leaves the live set (`super::forget`).
 fn close(d: &Rc<Drive>) {
     d.closed.set(true);
+    driver::release(&**d);
     let dropped = (
-        d.attempt.borrow_mut().take(),
-        d.timer.borrow_mut().take(),
         d.page.borrow_mut().take(),
         d.abort_listener.borrow_mut().take(),
     );
@@ -337,40 +356,16 @@ fn issue_attempt(d: &Rc<Drive>, report: u64, issue: Issue) {
         .iter()
         .find(|(r, _)| *r == report)
         .map(|(_, req)| Rc::clone(req));
-    let weak = Rc::downgrade(d);
-    let on_reply = move |reply| {
-        let Some(d) = weak.upgrade() else { return };
-        let fact = match reply {
-            Reply::Answer(a) => {
-                let hint = body_hint_ms(&a.body);
-                Fact::Response(report, n, a.head, hint)
-            }
-            Reply::HeadersFailed(cause) => {
-                // The app's `headers` failed: nothing was sent; reported as
-                // the app's exception, and a failed attempt to the machine.
-                report_error(&cause);
-                Fact::Error(report, n, TransportError::Network)
-            }
-            Reply::Failed => Fact::Error(report, n, TransportError::NetworkOrCors),
-        };
-        feed(&d, fact);
+    let tag = Tag {
+        id: report,
+        attempt: n,
     };
-    let started = match &req {
-        Some(req) => request::start(req, &issue.method, n, &issue.headers, |_| {}, on_reply),
-        None => Err(JsValue::UNDEFINED),
-    };
-    match started {
-        Ok(attempt) => *d.attempt.borrow_mut() = Some(attempt),
-        // No `AbortController`, or (a broken invariant) no body: a failed
-        // attempt, fed from the task queue as every reply is.
-        Err(_) => {
-            let weak = Rc::downgrade(d);
-            wasm_bindgen_futures::spawn_local(async move {
-                if let Some(d) = weak.upgrade() {
-                    feed(&d, Fact::Error(report, n, TransportError::Network));
-                }
-            });
-        }
+    let slots: Rc<dyn Slots> = d.clone();
+    match &req {
+        Some(req) => driver::issue(&slots, req, &issue.method, tag, &issue.headers),
+        // A broken invariant (no body): a failed attempt, fed from the task
+        // queue as every reply is.
+        None => driver::not_started(&slots, tag),
     }
 }
 

@@ -76,7 +76,7 @@ use crate::engine::{ErrorCode, Reason, ResponseHead, State, TransportError};
 use crate::policy::backoff::Backoff;
 use crate::policy::interval::PollInterval;
 use crate::rng::Rng;
-use crate::time::{MonoMs, Now};
+use crate::time::{MonoMs, Monotone, Now};
 
 /// How one report ended ([`ReportAction::Settled`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -230,7 +230,7 @@ pub struct Reporter {
     /// The reason for the state the next request leaves.
     wake_reason: Reason,
     stats: ReportStats,
-    last_mono: MonoMs,
+    clock: Monotone,
     actions: VecDeque<ReportAction>,
 }
 
@@ -268,7 +268,7 @@ impl Reporter {
             last_request: None,
             state: State::Connecting,
             wake_reason: Reason::Start,
-            last_mono: MonoMs(0),
+            clock: Monotone::default(),
             actions: VecDeque::new(),
             config,
         }
@@ -293,7 +293,7 @@ impl Reporter {
             return a;
         }
         ReportAction::Wait {
-            until: self.next_deadline().map(|t| t.max(self.last_mono)),
+            until: self.clock.wait_until(self.next_deadline()),
         }
     }
 
@@ -416,11 +416,7 @@ impl Reporter {
         if self.closed {
             return None;
         }
-        self.last_mono = now.mono.max(self.last_mono);
-        Some(Now {
-            mono: self.last_mono,
-            wall: now.wall,
-        })
+        Some(self.clock.observe(now))
     }
 
     fn set_state(&mut self, state: State, reason: Reason, delay_ms: Option<u64>) {

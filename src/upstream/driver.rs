@@ -1,0 +1,193 @@
+//! One drive loop for the upstream machines (a send's `Sender`, the
+//! `Appender`, the `Reporter`): feed a fact with both clocks read now, drain
+//! the machine's actions while it is borrowed, carry them out after the
+//! borrow ends (so nothing they trigger, app code included, finds the
+//! machine borrowed), then arm the one timer for its `Wait`. Each adapter
+//! says how its machine takes a fact ([`Machine`]) and what its actions do
+//! ([`Drive`]); the attempt (`request::start`) and the timer are carried out
+//! here once, over a `dyn` [`Slots`] owner, instead of once per adapter in
+//! the bundle (README "Size").
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use tidings_core::time::{MonoMs, Now};
+use web_sys::Headers;
+
+use super::request::{self, Attempt, Reply, Request};
+use crate::clock;
+use crate::guard::Timer;
+
+/// A machine the loop drives: one fact in, actions out until `Wait`.
+pub trait Machine {
+    /// What the adapter reports (one `handle_*` each).
+    type Fact;
+    /// What the machine asks for.
+    type Action;
+    /// What feeding a fact answers the caller (the appender: the value's
+    /// index); `()` for most.
+    type Out: Default;
+    /// Actions drained per fact at most: a bound against a machine bug
+    /// that never says `Wait`.
+    const MAX_ACTIONS: usize = usize::MAX;
+    /// Hand `fact` to its `handle_*`.
+    fn apply(&mut self, now: Now, fact: Self::Fact) -> Self::Out;
+    /// The next action, or `Err(until)` for its `Wait { until }`.
+    fn next(&mut self) -> Result<Self::Action, Option<MonoMs>>;
+}
+
+/// Which request a reply answers: the adapter's id for it (send: unused,
+/// appender: the request, reporter: the report) and its attempt number.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Tag {
+    /// The adapter's id.
+    pub id: u64,
+    /// The attempt number (the `headers` function's `attempt`).
+    pub attempt: u32,
+}
+
+/// What every upstream adapter owns: its live attempt and its one timer,
+/// and where their facts go back to.
+pub trait Slots {
+    /// The live attempt (at most one: the machines' rule).
+    fn attempt(&self) -> &RefCell<Option<(Tag, Attempt)>>;
+    /// The one timer.
+    fn timer(&self) -> &RefCell<Option<Timer>>;
+    /// The timer fired (its slot is already empty).
+    fn fired(self: Rc<Self>);
+    /// The attempt `tag` replied (never while the machine is borrowed).
+    fn replied(self: Rc<Self>, tag: Tag, reply: Reply);
+    /// The headers attempt `tag` is about to send with `method`.
+    fn sent(&self, _method: &str, _headers: &Headers) {}
+}
+
+/// An adapter: its machine and what its actions do.
+pub trait Drive: Slots + Sized + 'static {
+    /// Its machine.
+    type M: Machine;
+    /// Its machine, borrowed only inside [`feed`].
+    fn machine(&self) -> &RefCell<Self::M>;
+    /// Whether facts still matter (`false` once settled or closed).
+    fn open(&self) -> bool {
+        true
+    }
+    /// Carry out one action (the machine is not borrowed).
+    fn act(self: &Rc<Self>, now: Now, action: <Self::M as Machine>::Action);
+}
+
+/// Feed one fact, then carry out what the machine drained and arm the
+/// timer for its `Wait` (not once the adapter closed). Nothing when the
+/// adapter is not [`Drive::open`].
+pub fn feed<D: Drive>(d: &Rc<D>, fact: <D::M as Machine>::Fact) -> <D::M as Machine>::Out {
+    if !d.open() {
+        return Default::default();
+    }
+    let now = clock::now();
+    let mut actions = Vec::new();
+    let mut until = None;
+    let out = {
+        let mut m = d.machine().borrow_mut();
+        let out = m.apply(now, fact);
+        for _ in 0..D::M::MAX_ACTIONS {
+            match m.next() {
+                Ok(a) => actions.push(a),
+                Err(u) => {
+                    until = u;
+                    break;
+                }
+            }
+        }
+        out
+    };
+    for a in actions {
+        d.act(now, a);
+    }
+    if d.open() {
+        let d: Rc<dyn Slots> = d.clone();
+        arm_timer(&d, now.mono, until);
+    }
+    out
+}
+
+/// One timer for `until` (`None`: none); the one it replaces is dropped
+/// (cancelled) after the slot's borrow ends.
+fn arm_timer(d: &Rc<dyn Slots>, now: MonoMs, until: Option<MonoMs>) {
+    let timer = until.map(|t| {
+        let weak = Rc::downgrade(d);
+        Timer::new(t.since(now), move || {
+            if let Some(d) = weak.upgrade() {
+                let fired = d.timer().borrow_mut().take();
+                drop(fired);
+                d.fired();
+            }
+        })
+    });
+    let old = std::mem::replace(&mut *d.timer().borrow_mut(), timer);
+    drop(old);
+}
+
+/// Start attempt `tag` of `req` with `method` and the machine's `extra`
+/// headers; its reply comes back through [`Slots::replied`] from the task
+/// queue. Without `AbortController` (a very old browser) the reply is
+/// [`Reply::NotStarted`], from the task queue as every reply is.
+pub fn issue(
+    d: &Rc<dyn Slots>,
+    req: &Rc<Request>,
+    method: &str,
+    tag: Tag,
+    extra: &[(String, String)],
+) {
+    let sent_to = Rc::downgrade(d);
+    let replied_to = Rc::downgrade(d);
+    let m = String::from(method);
+    let started = request::start(
+        req,
+        method,
+        tag.attempt,
+        extra,
+        move |headers: &Headers| {
+            if let Some(d) = sent_to.upgrade() {
+                d.sent(&m, headers);
+            }
+        },
+        move |reply| reply_to(&replied_to, tag, reply),
+    );
+    match started {
+        Ok(attempt) => *d.attempt().borrow_mut() = Some((tag, attempt)),
+        Err(_) => not_started(d, tag),
+    }
+}
+
+/// Reply [`Reply::NotStarted`] to `tag` from the task queue, as every reply
+/// comes (an attempt that could not start).
+pub fn not_started(d: &Rc<dyn Slots>, tag: Tag) {
+    let weak = Rc::downgrade(d);
+    wasm_bindgen_futures::spawn_local(async move {
+        reply_to(&weak, tag, Reply::NotStarted);
+    });
+}
+
+fn reply_to(d: &Weak<dyn Slots>, tag: Tag, reply: Reply) {
+    if let Some(d) = d.upgrade() {
+        d.replied(tag, reply);
+    }
+}
+
+/// Abort the live attempt (any, or only `tag`'s): taken from its slot
+/// first, dropped (aborted) after the borrow ends.
+pub fn abort(d: &dyn Slots, tag: Option<Tag>) {
+    let live = d
+        .attempt()
+        .borrow_mut()
+        .take_if(|(t, _)| tag.is_none_or(|tag| tag == *t));
+    drop(live);
+}
+
+/// Drop the live attempt and the timer (settled or closed for good).
+pub fn release(d: &dyn Slots) {
+    let dropped = (
+        d.attempt().borrow_mut().take(),
+        d.timer().borrow_mut().take(),
+    );
+    drop(dropped);
+}
