@@ -191,8 +191,7 @@ impl Subscription {
     /// `backoff.floorMs` (the rules: `tidings_core` `engine::reconnect`).
     pub fn reconnect(&self) {
         if self.inner.handle.get().is_some() {
-            let online = crate::lifecycle::is_online();
-            connection::feed(&self.inner.conn, |e, now| e.handle_reconnect(now, online));
+            connection::reconnect(&self.inner.conn);
         }
     }
 

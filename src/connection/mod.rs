@@ -29,6 +29,7 @@ use crate::lifecycle::{self, Lifecycle};
 pub(crate) use live::web_storage_call;
 pub use live::AdapterOptions;
 use live::Live;
+pub use page::reconnect;
 
 /// What subscribers are told, in order (rendered to JS events by the API layer).
 pub enum Notice {
