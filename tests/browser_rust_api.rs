@@ -521,3 +521,37 @@ async fn status_is_calm_lost_after_lost_after_ms_then_connected_again() {
     sub.close();
     assert_eq!(sub.status(), Status::Closed);
 }
+
+#[wasm_bindgen_test]
+async fn reconnect_revives_a_subscription_that_gave_up_and_its_streams_go_on() {
+    let tag = unique("revive");
+    http(
+        "POST",
+        "/_faults",
+        r#"{"path":"/sse","fault":{"kind":"status","status":500}}"#,
+    )
+    .await;
+    let url = format!("{}/sse?t={tag}", server());
+    let options = Options::new()
+        .transports(&[tidings::TransportKind::FetchSse])
+        .backoff_max_attempts(1);
+    let mut sub = tidings::subscribe(&url, options).unwrap();
+    let mut events = sub.events();
+    let ended = ends_within(&mut sub, 5000).await;
+    http("DELETE", "/_faults", "").await;
+    assert!(ended, "the message stream never ended");
+    assert_eq!((sub.state(), sub.status()), (State::Closed, Status::Closed));
+    sub.reconnect();
+    let open = |e: &Event| {
+        matches!(
+            e,
+            Event::State {
+                state: State::Open,
+                ..
+            }
+        )
+    };
+    events_until(&mut events, 5000, "open after reconnect()", open).await;
+    let back = publish(&format!("{tag} back")).await;
+    assert_eq!(take_tagged(&mut sub, &tag, 1).await[0].id, back);
+}

@@ -69,9 +69,11 @@ pub enum Event {
 }
 
 /// A live subscription: a `futures_core::Stream` of [`Message`]s that ends
-/// when it is closed or stops for good (a fatal error, in [`Self::events`]).
+/// when it is closed or stops (a fatal error, in [`Self::events`]; after
+/// `gave-up`, [`Self::reconnect`] revives it and the stream yields again).
 /// Messages queue until read, as on a channel: read them, or drop the
-/// subscription.
+/// subscription. With `persist`, pulling the next message is what says the
+/// previous one was handled (its cursor is written then).
 /// Dropping it closes it; the shared connection closes with its last
 /// subscription, never while another still reads it.
 pub struct Subscription {
