@@ -171,6 +171,19 @@ async fn invalid_options_and_urls_are_refused_up_front() {
             option: "events".into()
         }
     );
+    // `persistKey`: non-empty, and only with `persist` (either scope).
+    for options in [
+        Options::new().persist_key("k"),
+        Options::new().persist(Scope::Local).persist_key(""),
+    ] {
+        let e = tidings::subscribe(&url, options).err().unwrap();
+        assert_eq!(
+            e,
+            Error::InvalidOption {
+                option: "persistKey".into()
+            }
+        );
+    }
     let e = tidings::subscribe(&url, Options::new().last_event_id("a\nb"))
         .err()
         .unwrap();
