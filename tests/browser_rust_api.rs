@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::task::Poll;
 
 use futures_core::Stream;
-use tidings::{Error, Event, Message, Options, State, Subscription};
+use tidings::{Error, Event, Message, Options, Reason, Scope, State, Status, Subscription};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -171,6 +171,19 @@ async fn invalid_options_and_urls_are_refused_up_front() {
             option: "events".into()
         }
     );
+    // `persistKey`: non-empty, and only with `persist` (either scope).
+    for options in [
+        Options::new().persist_key("k"),
+        Options::new().persist(Scope::Local).persist_key(""),
+    ] {
+        let e = tidings::subscribe(&url, options).err().unwrap();
+        assert_eq!(
+            e,
+            Error::InvalidOption {
+                option: "persistKey".into()
+            }
+        );
+    }
     let e = tidings::subscribe(&url, Options::new().last_event_id("a\nb"))
         .err()
         .unwrap();
@@ -317,4 +330,241 @@ async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
     assert_eq!(expected.code(), "http-status");
     assert_eq!(expected.to_string(), "http-status (HTTP 404), stopped");
     assert_eq!(requests("/sse", &tag).await.len(), 1);
+}
+
+// ----- issue 22 in the Rust API: persist, reconnect(), the calm status -----
+
+/// `sessionStorage[method](key, value)` as a string (`None` for `null`).
+fn session_storage(method: &str, key: &str, value: &str) -> Option<String> {
+    let f = js_sys::Function::new_with_args("m,k,v", "return sessionStorage[m](k,v)");
+    let this = wasm_bindgen::JsValue::NULL;
+    f.call3(&this, &method.into(), &key.into(), &value.into())
+        .unwrap()
+        .as_string()
+}
+
+/// The events of `events` up to and including the first that `done`
+/// accepts; panics after `ms` without one (`what` says which).
+async fn events_until(
+    events: &mut tidings::Events,
+    ms: u32,
+    what: &str,
+    done: impl Fn(&Event) -> bool,
+) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        match within(events, ms).await {
+            Some(e) => {
+                let last = done(&e);
+                seen.push(e);
+                if last {
+                    return seen;
+                }
+            }
+            None => panic!("no {what} within {ms} ms: {seen:?}"),
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn persist_writes_the_cursor_when_the_next_message_is_pulled_restores_it_and_reset_clears_it()
+{
+    let tag = unique("persist");
+    let url = format!("{}/sse?t={tag}", server());
+    let stored_at = format!("tidings:cursor:{tag}");
+    let options = || {
+        Options::new()
+            .transports(&[tidings::TransportKind::FetchSse])
+            .persist(Scope::Session)
+            .persist_key(&tag)
+    };
+    let mut a = tidings::subscribe(&url, options()).unwrap();
+    opened(&a).await;
+    let one = publish(&format!("{tag} 1")).await;
+    let two = publish(&format!("{tag} 2")).await;
+    let got = take_tagged(&mut a, &tag, 2).await;
+    assert_eq!(got[1].id, two);
+    // Pulling the second message said the first was handled; the second
+    // is not yet (the app may still be handling it).
+    assert_eq!(session_storage("getItem", &stored_at, ""), Some(one));
+    assert!(within(&mut a, 50).await.is_none());
+    assert_eq!(
+        session_storage("getItem", &stored_at, ""),
+        Some(two.clone())
+    );
+    drop(a);
+
+    // Published while nobody listens: the next subscription starts from the
+    // stored cursor and gets it, once.
+    let three = publish(&format!("{tag} 3")).await;
+    let mut b = tidings::subscribe(&url, options()).unwrap();
+    assert_eq!(b.last_event_id(), two);
+    let got = take_tagged(&mut b, &tag, 1).await;
+    assert_eq!(
+        (got[0].id.as_str(), got[0].data.clone()),
+        (three.as_str(), format!("{tag} 3"))
+    );
+    drop(b);
+
+    // A stored cursor the server cannot resume from (newer than its newest
+    // id): a reset, and the stored cursor goes.
+    session_storage("setItem", &stored_at, "999999999999");
+    let c = tidings::subscribe(&url, options()).unwrap();
+    assert_eq!(c.last_event_id(), "999999999999");
+    let mut events = c.events();
+    events_until(&mut events, 5000, "reset", |e| {
+        matches!(e, Event::Reset { .. })
+    })
+    .await;
+    let cleared = wait_until(2000, || {
+        session_storage("getItem", &stored_at, "").is_none()
+    })
+    .await;
+    assert!(
+        cleared,
+        "still stored: {:?}",
+        session_storage("getItem", &stored_at, "")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn reconnect_ends_a_backoff_wait_at_once() {
+    let tag = unique("reconnect");
+    // One 500: a client-side backoff wait of at least 20 s follows.
+    http(
+        "POST",
+        "/_faults",
+        r#"{"path":"/sse","fault":{"kind":"status","status":500}}"#,
+    )
+    .await;
+    let url = format!("{}/sse?t={tag}", server());
+    let options = Options::new()
+        .transports(&[tidings::TransportKind::FetchSse])
+        .backoff_floor_ms(20_000);
+    let sub = tidings::subscribe(&url, options).unwrap();
+    let mut events = sub.events();
+    let waiting = |e: &Event| {
+        matches!(
+            e,
+            Event::State {
+                state: State::Waiting,
+                ..
+            }
+        )
+    };
+    let seen = events_until(&mut events, 5000, "waiting", waiting).await;
+    http("DELETE", "/_faults", "").await;
+    let Some(Event::State {
+        reason, delay_ms, ..
+    }) = seen.last()
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (*reason, delay_ms.is_some_and(|ms| ms >= 20_000)),
+        (Reason::Backoff, true)
+    );
+    sub.reconnect();
+    let open = |e: &Event| {
+        matches!(
+            e,
+            Event::State {
+                state: State::Open,
+                ..
+            }
+        )
+    };
+    let seen = events_until(&mut events, 5000, "open after reconnect()", open).await;
+    assert!(seen.iter().any(|e| matches!(e, Event::Open { .. })));
+    let states: Vec<(State, Reason)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            Event::State { state, reason, .. } => Some((*state, *reason)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (State::Connecting, Reason::Reconnect),
+            (State::Open, Reason::Reconnect)
+        ]
+    );
+    assert_eq!(requests("/sse", &tag).await.len(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn status_is_calm_lost_after_lost_after_ms_then_connected_again() {
+    let tag = unique("status");
+    let url = format!("{}/sse?t={tag}", server());
+    let sub = tidings::subscribe(&url, Options::new().lost_after_ms(300)).unwrap();
+    assert_eq!(sub.status(), Status::Connecting);
+    let mut events = sub.events();
+    let is_status = |e: &Event| matches!(e, Event::Status { .. });
+    let statuses = |seen: Vec<Event>| -> Vec<Status> {
+        seen.into_iter()
+            .filter_map(|e| match e {
+                Event::Status { status, .. } => Some(status),
+                _ => None,
+            })
+            .collect()
+    };
+    let seen = events_until(&mut events, 5000, "status", is_status).await;
+    assert_eq!(statuses(seen), [Status::Connected]);
+    assert_eq!(sub.status(), Status::Connected);
+    // Down for 2.5 s (refused), far longer than lost_after_ms: lost, with the
+    // reason of the state behind it, then back.
+    http("POST", "/_restart", r#"{"ms":2500,"mode":"refuse"}"#).await;
+    let seen = events_until(&mut events, 5000, "lost", is_status).await;
+    let lost = seen.last().cloned();
+    assert!(
+        matches!(
+            lost,
+            Some(Event::Status {
+                status: Status::Reconnecting,
+                reason: Reason::Backoff
+            })
+        ),
+        "{lost:?}"
+    );
+    assert_eq!(sub.status(), Status::Reconnecting);
+    let seen = events_until(&mut events, 15_000, "back", is_status).await;
+    assert_eq!(statuses(seen), [Status::Connected]);
+    assert_eq!(sub.status(), Status::Connected);
+    sub.close();
+    assert_eq!(sub.status(), Status::Closed);
+}
+
+#[wasm_bindgen_test]
+async fn reconnect_revives_a_subscription_that_gave_up_and_its_streams_go_on() {
+    let tag = unique("revive");
+    http(
+        "POST",
+        "/_faults",
+        r#"{"path":"/sse","fault":{"kind":"status","status":500}}"#,
+    )
+    .await;
+    let url = format!("{}/sse?t={tag}", server());
+    let options = Options::new()
+        .transports(&[tidings::TransportKind::FetchSse])
+        .backoff_max_attempts(1);
+    let mut sub = tidings::subscribe(&url, options).unwrap();
+    let mut events = sub.events();
+    let ended = ends_within(&mut sub, 5000).await;
+    http("DELETE", "/_faults", "").await;
+    assert!(ended, "the message stream never ended");
+    assert_eq!((sub.state(), sub.status()), (State::Closed, Status::Closed));
+    sub.reconnect();
+    let open = |e: &Event| {
+        matches!(
+            e,
+            Event::State {
+                state: State::Open,
+                ..
+            }
+        )
+    };
+    events_until(&mut events, 5000, "open after reconnect()", open).await;
+    let back = publish(&format!("{tag} back")).await;
+    assert_eq!(take_tagged(&mut sub, &tag, 1).await[0].id, back);
 }

@@ -16,8 +16,8 @@
 
 pub(crate) mod events;
 pub(crate) mod options;
-#[cfg(feature = "js")]
-mod persist;
+// Shared with the Rust API (`persist` there too).
+pub(crate) mod persist;
 #[cfg(feature = "js")]
 mod subscription;
 pub(crate) mod target;

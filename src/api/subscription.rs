@@ -223,8 +223,7 @@ impl Subscription {
     /// `backoff.floorMs` (the rules: `tidings_core` `engine::reconnect`).
     pub fn reconnect(&self) {
         if let (Some(_), Some(c)) = (self.inner.handle.get(), self.inner.conn()) {
-            let online = crate::lifecycle::is_online();
-            connection::feed(&c, |e, now| e.handle_reconnect(now, online));
+            connection::reconnect(&c);
         }
     }
 

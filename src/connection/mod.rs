@@ -29,6 +29,7 @@ use crate::lifecycle::{self, Lifecycle};
 pub(crate) use live::web_storage_call;
 pub use live::AdapterOptions;
 use live::Live;
+pub use page::reconnect;
 
 /// One message for subscribers: what the engine delivered, the name of the
 /// transport it came over, and the browser's own data value when it has one.

@@ -22,6 +22,15 @@ pub(super) fn fact(conn: &Rc<Connection>, fact: PageFact) {
     to_engine(conn, fact);
 }
 
+/// The app's "try now" (`reconnect()`, JS and Rust API alike), with what
+/// the browser says of the network now: `navigator.onLine` (the `online`
+/// event can be late). The engine decides what it does
+/// (`tidings_core` `engine::reconnect`).
+pub fn reconnect(conn: &Rc<Connection>) {
+    let online = crate::lifecycle::is_online();
+    feed(conn, |e, now| e.handle_reconnect(now, online));
+}
+
 /// One page fact, to the engine only (also how a fresh engine learns the
 /// page's current state).
 pub(super) fn to_engine(conn: &Rc<Connection>, fact: PageFact) {

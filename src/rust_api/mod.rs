@@ -43,9 +43,11 @@ pub use error::Error;
 pub use message::Message;
 pub use options::Options;
 pub use subscription::{Event, Events, Subscription};
+pub use tidings_core::calm::Status;
 pub use tidings_core::engine::{
     ErrorCode, Protocol, Reason, ResetReason, State, Stats, TransportKind,
 };
+pub use tidings_core::persist::Scope;
 pub use tidings_core::policy::backoff::Strategy;
 pub use tidings_core::policy::interval::IntervalMode;
 

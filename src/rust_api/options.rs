@@ -11,6 +11,7 @@
 //! same options share one connection whichever API made them.
 
 use tidings_core::engine::{Protocol, TransportKind};
+use tidings_core::persist::Scope;
 use tidings_core::policy::backoff::Strategy;
 use tidings_core::policy::interval::IntervalMode;
 use wasm_bindgen::JsValue;
@@ -208,7 +209,34 @@ impl Options {
         self.set("", "offset", Value::Text(offset.into()))
     }
 
+    /// `persist`: keep the cursor in `sessionStorage` ([`Scope::Session`])
+    /// or `localStorage` ([`Scope::Local`]) across reloads, restored here at
+    /// `subscribe` (unless [`Options::last_event_id`] / [`Options::offset`]
+    /// gives one) and written when the app pulls the next message; a `reset`
+    /// removes it (README "Persisted cursor"). Default off.
+    #[must_use]
+    pub fn persist(self, scope: Scope) -> Self {
+        let name = match scope {
+            Scope::Session => "session",
+            Scope::Local => "local",
+        };
+        self.set("", "persist", Value::Text(name.into()))
+    }
+
+    /// `persistKey`: the storage key's name (`tidings:cursor:<key>`) instead
+    /// of a hash of the URL and `events`, for a URL that changes between
+    /// loads. Non-empty, and only with [`Options::persist`]; else
+    /// `invalid-option` (`persistKey`).
+    #[must_use]
+    pub fn persist_key(self, key: &str) -> Self {
+        self.set("", "persistKey", Value::Text(key.into()))
+    }
+
     ms_setters! {
+        /// `lostAfterMs`: how long the connection must be down before
+        /// [`Subscription::status`](super::Subscription::status) says
+        /// `Reconnecting`/`Offline` (default 5000, README "Connection status").
+        lost_after_ms => ""."lostAfterMs";
         /// `pauseWhenHidden.afterMs`: pause this long after the page hides (default 0).
         pause_when_hidden_after_ms => "pauseWhenHidden"."afterMs";
         /// `backoff.baseMs` (default 500).

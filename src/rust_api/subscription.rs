@@ -8,15 +8,17 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+use tidings_core::calm::Status;
 use tidings_core::engine::{Action, ErrorCode, Reason, ResetReason, State, Stats, TransportKind};
 
 use super::{Error, Message};
 use crate::api::options::Options as Checked;
-use crate::connection::{registry, Connection, Notice};
+use crate::api::persist::{self, Persisted};
+use crate::connection::{self, registry, Connection, Notice};
 
 /// What happens to a subscription besides its messages (the JS `open`,
-/// `statechange`, `transportchange`, `error`, `reset` and `uptodate` events),
-/// from [`Subscription::events`].
+/// `statechange`, `transportchange`, `error`, `reset`, `uptodate` and
+/// `statuschange` events), from [`Subscription::events`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Event {
@@ -55,12 +57,23 @@ pub enum Event {
         /// The offset at that moment.
         last_event_id: String,
     },
+    /// The calm status changed (`statuschange`; README "Connection
+    /// status"): lost only after `lost_after_ms` down, back as soon as a
+    /// transport is open or a request was answered.
+    Status {
+        /// The new status.
+        status: Status,
+        /// The reason of the state change behind it.
+        reason: Reason,
+    },
 }
 
 /// A live subscription: a `futures_core::Stream` of [`Message`]s that ends
-/// when it is closed or stops for good (a fatal error, in [`Self::events`]).
+/// when it is closed or stops (a fatal error, in [`Self::events`]; after
+/// `gave-up`, [`Self::reconnect`] revives it and the stream yields again).
 /// Messages queue until read, as on a channel: read them, or drop the
-/// subscription.
+/// subscription. With `persist`, pulling the next message is what says the
+/// previous one was handled (its cursor is written then).
 /// Dropping it closes it; the shared connection closes with its last
 /// subscription, never while another still reads it.
 pub struct Subscription {
@@ -81,13 +94,23 @@ struct Inner {
     events: RefCell<Option<VecDeque<Event>>>,
     message_waker: RefCell<Option<Waker>>,
     event_waker: RefCell<Option<Waker>>,
-    /// The connection stopped for good (fatal error or `closed`).
+    /// The connection stopped (fatal error or `closed`; a `gave-up` one
+    /// may be revived by [`Subscription::reconnect`]).
     stopped: Cell<bool>,
+    /// `persist`: the cursor kept across reloads (the JS API's code).
+    persist: Option<Persisted>,
+    /// With `persist`: the cursor after the message handed out last, handled
+    /// once the consumer pulls again (as the JS async iterator's `next()`).
+    handed: RefCell<Option<String>>,
 }
 
 impl Subscription {
-    pub(super) fn start(url: &str, raw: &wasm_bindgen::JsValue, options: Checked) -> Self {
+    pub(super) fn start(url: &str, raw: &wasm_bindgen::JsValue, mut options: Checked) -> Self {
+        let persist = persist::open(url, &mut options);
         let (key, conn) = registry::connect(url, raw, options);
+        if let Some(p) = &persist {
+            p.started(&conn);
+        }
         let inner = Rc::new(Inner {
             conn,
             key,
@@ -97,6 +120,8 @@ impl Subscription {
             message_waker: RefCell::default(),
             event_waker: RefCell::default(),
             stopped: Cell::new(false),
+            persist,
+            handed: RefCell::default(),
         });
         let weak = Rc::downgrade(&inner);
         let handle = inner.conn.listen(Rc::new(move |n: &Notice| {
@@ -162,6 +187,33 @@ impl Subscription {
     pub fn stats(&self) -> Stats {
         self.inner.conn.with_engine(|e| e.stats())
     }
+
+    /// The calm status (JS `status`; README "Connection status"):
+    /// `Connecting` until first established, `Connected` while a transport
+    /// is open or requests are answered, `Reconnecting` / `Offline` only
+    /// after `lost_after_ms` down (default 5000), `Closed` once stopped or
+    /// closed. Changes come as [`Event::Status`].
+    pub fn status(&self) -> Status {
+        match self.inner.handle.get() {
+            Some(_) => self.inner.conn.status(),
+            None => Status::Closed,
+        }
+    }
+
+    /// "Try now" (JS `reconnect()`; README "`reconnect()`"): ends a
+    /// client-side backoff wait at once, resumes a subscription paused
+    /// offline when `navigator.onLine` says online, and revives one that gave
+    /// up (`backoff_max_attempts`; its streams, which ended, go on: call
+    /// `next()` again). Never shortens a server-requested wait
+    /// (`Retry-After`) or an open breaker; nothing while open or connecting,
+    /// after a permanent error or `close()`; at most one attempt per
+    /// `backoff_floor_ms` (1000 ms by default). The rules are the engine's
+    /// (`tidings_core` `engine::reconnect`).
+    pub fn reconnect(&self) {
+        if self.inner.handle.get().is_some() {
+            connection::reconnect(&self.inner.conn);
+        }
+    }
 }
 
 impl futures_core::Stream for Subscription {
@@ -211,14 +263,32 @@ impl Drop for Subscription {
 }
 
 fn poll_message(inner: &Inner, cx: &mut Context<'_>) -> Poll<Option<Message>> {
+    pulled(inner);
     let next = inner.messages.borrow_mut().pop_front();
     match next {
-        Some(m) => Poll::Ready(Some(m)),
+        Some(m) => {
+            if inner.persist.is_some() {
+                *inner.handed.borrow_mut() = Some(m.last_event_id.clone());
+            }
+            Poll::Ready(Some(m))
+        }
         None if ended(inner) => Poll::Ready(None),
         None => {
             *inner.message_waker.borrow_mut() = Some(cx.waker().clone());
             Poll::Pending
         }
+    }
+}
+
+/// `persist`: the consumer pulls again, so it handled the message handed
+/// out last: its cursor is written now (the JS iterator's `_handled`).
+fn pulled(inner: &Inner) {
+    let (Some(p), Some(_)) = (&inner.persist, inner.handle.get()) else {
+        return;
+    };
+    let handed = inner.handed.borrow_mut().take();
+    if let Some(cursor) = handed {
+        p.pulled(&inner.conn, &cursor);
     }
 }
 
@@ -265,9 +335,21 @@ fn on_notice(inner: &Inner, notice: &Notice) {
             }),
         ),
         Notice::Action(a) => on_action(inner, a),
-        // Not yet surfaced by the Rust API (issue 22's status; persist is
-        // the JS API's option).
-        Notice::Status(_) | Notice::BatchEnd => return,
+        Notice::Status((status, reason)) => event(
+            inner,
+            Event::Status {
+                status: *status,
+                reason: *reason,
+            },
+        ),
+        Notice::BatchEnd => {
+            // `persist`: a `reset` of this batch clears the stored cursor
+            // (writes come from the consumer's pulls).
+            if let Some(p) = &inner.persist {
+                p.flush(&inner.conn);
+            }
+            return;
+        }
     }
     wake(inner);
 }
@@ -279,13 +361,13 @@ fn on_action(inner: &Inner, a: &Action) {
             event(inner, Event::Open { transport });
         }
     }
-    let stops = match a {
-        Action::State { state, .. } => *state == State::Closed,
-        Action::Error { fatal, .. } => *fatal,
-        _ => false,
-    };
-    if stops {
-        inner.stopped.set(true);
+    if let (Action::Reset { .. }, Some(p)) = (a, &inner.persist) {
+        p.reset();
+    }
+    match a {
+        Action::State { state, .. } => inner.stopped.set(*state == State::Closed),
+        Action::Error { fatal: true, .. } => inner.stopped.set(true),
+        _ => {}
     }
     if let Some(e) = from_action(a) {
         event(inner, e);
