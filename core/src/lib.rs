@@ -97,5 +97,7 @@ pub mod engine;
 pub mod policy;
 pub mod rng;
 pub mod sse;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod time;
 pub mod upstream;

@@ -5,7 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
-    AttemptId, IncomingMessage, OpenRequest, Protocol, ResponseHead, TransportError, TransportKind,
+    decode_json_body, AttemptId, IncomingMessage, JsonView, OpenRequest, Protocol, ResponseHead,
+    TransportError, TransportKind,
 };
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -315,59 +316,48 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
     }
 }
 
-/// A JSON long-poll/poll body: an array of `{id, event?, data}`, or an
-/// envelope `{messages, _polling?: {next_interval_ms}}`. Decoded with the
-/// browser's `JSON.parse` (no JSON parser in the bundle). `data` that is not a
-/// string is passed on as its JSON text. `None` when the body has neither shape.
+/// A JSON long-poll/poll body, parsed with the browser's `JSON.parse` (no
+/// JSON parser in the bundle); its shape is the core's rule
+/// (`tidings_core::engine::decode_json_body`). `None` when the text is not
+/// JSON or has neither shape.
 fn decode_json(text: &str) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
-    let v = js_sys::JSON::parse(text).ok()?;
-    let (list, hint) = if js_sys::Array::is_array(&v) {
-        (v, None)
-    } else {
-        let messages = get(&v, "messages");
-        if !js_sys::Array::is_array(&messages) {
-            return None;
-        }
-        let hint = get(&get(&v, "_polling"), "next_interval_ms")
-            .as_f64()
-            .filter(|ms| *ms >= 0.0)
-            .map(|ms| ms as u64);
-        (messages, hint)
-    };
-    let msgs = js_sys::Array::from(&list)
-        .iter()
-        .map(|m| IncomingMessage {
-            id: scalar(&get(&m, "id")),
-            event: get(&m, "event").as_string(),
-            data: {
-                let d = get(&m, "data");
-                d.as_string()
-                    .or_else(|| js_sys::JSON::stringify(&d).ok().and_then(|s| s.as_string()))
-                    .unwrap_or_default()
-            },
-        })
-        .collect();
-    Some((msgs, hint))
+    decode_json_body(&Parsed(js_sys::JSON::parse(text).ok()?))
 }
 
-fn get(o: &JsValue, key: &str) -> JsValue {
-    if !o.is_object() {
-        return JsValue::UNDEFINED;
+/// A value from `JSON.parse`, read as JS reads it.
+struct Parsed(JsValue);
+
+impl JsonView for Parsed {
+    fn is_array(&self) -> bool {
+        js_sys::Array::is_array(&self.0)
     }
-    js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// An id given as a string or a number.
-fn scalar(v: &JsValue) -> Option<String> {
-    v.as_string().or_else(|| {
-        v.as_f64().map(|n| {
-            let s: String = js_sys::Number::from(n)
-                .to_string_with_radix(10)
-                .map(String::from)
-                .unwrap_or_default();
-            s
-        })
-    })
+    fn get(&self, key: &str) -> Self {
+        if !self.0.is_object() {
+            return Parsed(JsValue::UNDEFINED);
+        }
+        Parsed(js_sys::Reflect::get(&self.0, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED))
+    }
+    fn items(&self) -> Vec<Self> {
+        js_sys::Array::from(&self.0).iter().map(Parsed).collect()
+    }
+    fn as_string(&self) -> Option<String> {
+        self.0.as_string()
+    }
+    fn as_f64(&self) -> Option<f64> {
+        self.0.as_f64()
+    }
+    fn number_text(&self) -> Option<String> {
+        let n = self.0.as_f64()?;
+        js_sys::Number::from(n)
+            .to_string_with_radix(10)
+            .ok()
+            .map(String::from)
+    }
+    fn stringify(&self) -> Option<String> {
+        js_sys::JSON::stringify(&self.0)
+            .ok()
+            .and_then(|s| s.as_string())
+    }
 }
 
 // ----- remembered downgrades ----------------------------------------------
