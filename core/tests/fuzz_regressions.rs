@@ -88,3 +88,49 @@ fn json_envelope() {
 fn crosstab_wire() {
     run_target("crosstab_wire", |d| replay(d, decoders::check_wire));
 }
+
+/// The fuzz smoke of `make test` (`make smoke`): every target's oracle on
+/// pseudo-random inputs for `FUZZ_SMOKE_S` seconds in all (default 20),
+/// without the instrumented build that `make fuzz` needs (README
+/// "Reliability": its cold build costs minutes). Prints executions per target.
+#[test]
+#[ignore = "make smoke runs it with a time budget"]
+fn smoke_random_inputs() {
+    type Check = fn(&[u8]) -> Result<(), String>;
+    let targets: [(&str, Check); 6] = [
+        ("sse", |d| replay(d, sse_reference::check)),
+        ("http_hints", |d| replay(d, hints::check_hints)),
+        ("validators", |d| replay(d, hints::check_validators)),
+        ("json_envelope", |d| replay(d, decoders::check_json)),
+        ("crosstab_wire", |d| replay(d, decoders::check_wire)),
+        ("engine", |d| replay(d, engine_model::check)),
+    ];
+    let total_s: u64 = std::env::var("FUZZ_SMOKE_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    let per = std::time::Duration::from_millis(total_s * 1000 / targets.len() as u64);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut failures = Vec::new();
+    for (i, (name, check)) in targets.iter().enumerate() {
+        let mut rng = Rng::new(seed ^ (i as u64) << 32);
+        let start = std::time::Instant::now();
+        let mut execs = 0u64;
+        while start.elapsed() < per {
+            let len = usize::try_from(rng.below(4096)).unwrap_or(0);
+            let data: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
+            execs += 1;
+            if let Err(e) = check(&data) {
+                failures.push(format!("{name} (seed {seed}, input #{execs}): {e}"));
+                break;
+            }
+        }
+        println!(
+            "fuzz smoke: {name} executions={execs} failures={}",
+            failures.len()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
