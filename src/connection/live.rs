@@ -337,8 +337,11 @@ impl JsonView for Parsed {
         }
         Parsed(js_sys::Reflect::get(&self.0, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED))
     }
-    fn items(&self) -> Vec<Self> {
-        js_sys::Array::from(&self.0).iter().map(Parsed).collect()
+    fn length(&self) -> u32 {
+        self.0.unchecked_ref::<js_sys::Array>().length()
+    }
+    fn at(&self, i: u32) -> Self {
+        Parsed(self.0.unchecked_ref::<js_sys::Array>().get(i))
     }
     fn as_string(&self) -> Option<String> {
         self.0.as_string()

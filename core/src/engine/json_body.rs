@@ -16,8 +16,10 @@ pub trait JsonView: Sized {
     fn is_array(&self) -> bool;
     /// `v[key]` for an object, else `undefined`.
     fn get(&self, key: &str) -> Self;
-    /// The elements of an array (empty otherwise).
-    fn items(&self) -> Vec<Self>;
+    /// `v.length` of an array (0 otherwise).
+    fn length(&self) -> u32;
+    /// `v[i]` of an array.
+    fn at(&self, i: u32) -> Self;
     /// `v` when it is a string.
     fn as_string(&self) -> Option<String>;
     /// `v` when it is a number.
@@ -34,10 +36,11 @@ pub trait JsonView: Sized {
 /// else none; `event` a string, else none (`message`); `data` a string as
 /// is, anything else as its JSON text (`""` when there is none).
 pub fn decode_json_body<V: JsonView>(v: &V) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
+    let messages;
     let (list, hint) = if v.is_array() {
-        (v.items(), None)
+        (v, None)
     } else {
-        let messages = v.get("messages");
+        messages = v.get("messages");
         if !messages.is_array() {
             return None;
         }
@@ -47,11 +50,11 @@ pub fn decode_json_body<V: JsonView>(v: &V) -> Option<(Vec<IncomingMessage>, Opt
             .as_f64()
             .filter(|ms| *ms >= 0.0)
             .map(|ms| ms as u64);
-        (messages.items(), hint)
+        (&messages, hint)
     };
-    let msgs = list
-        .iter()
-        .map(|m| {
+    let msgs = (0..list.length())
+        .map(|i| {
+            let m = list.at(i);
             let id = m.get("id");
             let data = m.get("data");
             IncomingMessage {

@@ -104,10 +104,16 @@ impl JsonView for Json {
             _ => Json::Undefined,
         }
     }
-    fn items(&self) -> Vec<Self> {
+    fn length(&self) -> u32 {
         match self {
-            Json::Arr(items) => items.clone(),
-            _ => Vec::new(),
+            Json::Arr(items) => u32::try_from(items.len()).unwrap_or(u32::MAX),
+            _ => 0,
+        }
+    }
+    fn at(&self, i: u32) -> Self {
+        match self {
+            Json::Arr(items) => items.get(i as usize).cloned().unwrap_or(Json::Undefined),
+            _ => Json::Undefined,
         }
     }
     fn as_string(&self) -> Option<String> {
