@@ -12,8 +12,9 @@
 //!   the backoff floor in force (`backoff.floorMs`, the server's `retry:`, a
 //!   poll's interval), clamped to `MAX_TIMER_MS` (`engine::retry`);
 //! - with the default (SSE) profile, an input that carries no id of its own
-//!   (event-stream bytes without an `id` field, JSON messages without ids, a
-//!   native event repeating the cursor) moves the cursor nowhere, and every
+//!   (event-stream bytes of an attempt whose body has had no `id` field so
+//!   far, JSON messages without ids, a native event repeating the cursor)
+//!   moves the cursor nowhere, and every
 //!   message it delivers carries the cursor from before it (unless the engine
 //!   reported a `reset`);
 //! - nothing but `closed` after `closed` (no delivery after close);
@@ -245,6 +246,10 @@ pub struct Model {
     closed: bool,
     sse_profile: bool,
     pause_at_once: bool,
+    /// An `id` field may be in the live attempt's body so far (a block's
+    /// `id:` line can come chunks before its blank line); with the last
+    /// chunk ending in `i`, for an `id` split across chunks.
+    body_id: (bool, bool),
 }
 
 /// What one drain saw that the per-input invariants need.
@@ -272,6 +277,7 @@ impl Model {
             closed: false,
             sse_profile,
             pause_at_once,
+            body_id: (false, false),
         }
     }
 
@@ -384,6 +390,7 @@ impl Model {
                 }
                 self.last_open = o.id.0;
                 self.live = Some((o.id, o.transport));
+                self.body_id = (false, false);
             }
             Action::State {
                 state,
@@ -553,7 +560,10 @@ impl Model {
             Op::Opened(w) => self.engine.handle(now, Input::Opened(self.id(*w))),
             Op::Bytes(w, parts) => {
                 let body = bytes(parts);
-                let no_id = !body.windows(2).any(|p| p == b"id");
+                let split = self.body_id.1 && body.first() == Some(&b'd');
+                self.body_id.0 |= split || body.windows(2).any(|p| p == b"id");
+                self.body_id.1 = body.last() == Some(&b'i');
+                let no_id = !self.body_id.0;
                 self.engine.handle(now, Input::Bytes(self.id(*w), &body));
                 return (None, no_id);
             }
