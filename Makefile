@@ -1,6 +1,6 @@
 # tidings — every command a developer or CI needs. Each target installs what
 # it needs first (scripts/bootstrap.sh, idempotent).
-.PHONY: demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests clean
+.PHONY: demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests fuzz soak smoke clean
 
 PORT ?= 8787
 
@@ -12,8 +12,9 @@ demo:
 	@echo "demo: open http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server)"
 	@target/release/tidings-server --port $(PORT) --www www --pkg pkg
 
-## make test: every test (native engine + server, wasm in headless Chromium, Playwright e2e).
-test: bootstrap lint native-tests package-tests pkg server example browser-tests
+## make test: every test (native engine + server, wasm in headless Chromium, Playwright e2e),
+## and a 20-second smoke of `make fuzz` and `make soak`.
+test: bootstrap lint native-tests package-tests pkg server example browser-tests smoke
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -80,6 +81,36 @@ bench:
 ## make bench-herd: 100k real engines on virtual time through an outage (prints figures; not a test).
 bench-herd:
 	cargo run -q --release -p tidings-core --example herd
+
+## make fuzz: cargo-fuzz (nightly) on every parser and the engine, FUZZ_S seconds per target
+## (default 120); prints executions and crashes per target, exit 1 on a crash (scripts/fuzz.sh).
+FUZZ_S ?= 120
+fuzz:
+	@scripts/bootstrap.sh fuzz
+	@FUZZ_S=$(FUZZ_S) scripts/fuzz.sh
+
+## make soak: the built package in headless Chromium against the reference server under a seeded
+## fault schedule for SOAK_S seconds (default 900; SOAK_SEED, default 23); prints its figures,
+## exit 1 on a lost or duplicated message or memory/listener growth (tests/soak/soak.mjs).
+SOAK_S ?= 900
+soak: pkg server
+	@SOAK_S=$(SOAK_S) node tests/soak/soak.mjs
+
+# The smoke in `make test`: 20 s of the soak, and 20 s of the fuzz oracles.
+# By default the oracles run on pseudo-random inputs in the normal test
+# build (core/tests/fuzz_regressions.rs `smoke_random_inputs`): the
+# instrumented cargo-fuzz build measured 7 min cold here, plus 6 min to
+# install cargo-fuzz (README "Reliability"). SMOKE_FUZZ=cargo-fuzz runs
+# 20 s per target of the real fuzzer instead.
+SMOKE_FUZZ ?= oracles
+smoke:
+	@SOAK_S=20 node tests/soak/soak.mjs
+ifeq ($(SMOKE_FUZZ),cargo-fuzz)
+	@scripts/bootstrap.sh fuzz
+	@FUZZ_S=20 scripts/fuzz.sh
+else
+	@FUZZ_SMOKE_S=20 cargo test -q -p tidings-core --test fuzz_regressions -- --ignored --nocapture smoke_random_inputs
+endif
 
 clean:
 	rm -rf pkg pkg-names target

@@ -37,6 +37,14 @@ fi
 
 [ "$what" = build ] && exit 0
 
+# `make fuzz` / the fuzz smoke: cargo-fuzz from crates.io, run on nightly.
+if [ "$what" = fuzz ]; then
+  if ! command -v cargo-fuzz >/dev/null; then
+    say "installing cargo-fuzz (about 2 minutes of CPU)"; cargo install -q cargo-fuzz
+  fi
+  exit 0
+fi
+
 if ! command -v wasm-pack >/dev/null; then
   say "installing wasm-pack (about 3 minutes)"; cargo install -q wasm-pack
 fi

@@ -31,36 +31,3 @@ export function messages(text, lens, datas, json, transport) {
   }
   return out;
 }
-
-// A JSON long-poll/poll body, taken apart for the engine in one crossing: an
-// array of {id, event?, data}, or an envelope {messages, _polling?:
-// {next_interval_ms}} (README). Returns [hint, id, event, data, id, event,
-// data, …]: an id given as a number becomes its decimal string, anything
-// else but a string is undefined (no id); an event is a string or
-// undefined; data that is not a string is its JSON text; the hint is
-// next_interval_ms when it is a number. Undefined when the body is not JSON
-// or has neither shape (the engine then takes it as a raw resource).
-export function jsonMessages(text) {
-  let v, hint;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return;
-  }
-  if (!Array.isArray(v)) {
-    hint = v?._polling?.next_interval_ms;
-    v = v?.messages;
-    if (!Array.isArray(v)) return;
-  }
-  const out = [typeof hint == "number" ? hint : undefined];
-  for (const m of v) {
-    const o = m !== null && typeof m == "object" ? m : {};
-    const { id, event, data } = o;
-    out.push(
-      typeof id == "string" ? id : typeof id == "number" ? String(id) : undefined,
-      typeof event == "string" ? event : undefined,
-      typeof data == "string" ? data : (JSON.stringify(data) ?? ""),
-    );
-  }
-  return out;
-}

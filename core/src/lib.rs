@@ -99,5 +99,7 @@ pub mod persist;
 pub mod policy;
 pub mod rng;
 pub mod sse;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod time;
 pub mod upstream;

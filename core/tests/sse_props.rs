@@ -1,59 +1,14 @@
 //! Property tests of the event-stream parser: chunking never changes the
 //! result, arbitrary bytes never panic, the limits bound memory, the parser
 //! agrees with a plain, non-incremental reading of WHATWG HTML §9.2.6, and an
-//! event past a limit is skipped with nothing else changed.
+//! event past a limit is skipped with nothing else changed. The reference
+//! reading lives in `tidings_core::testing::sse_reference`, which the fuzz
+//! target `sse` (issue 23) checks against too.
 
 use proptest::prelude::*;
 use tidings_core::sse::{SseEvent, SseItem, SseLimit, SseLimits, SseParser, SseSkipped};
-
-/// Everything observable after feeding one body: the items, the limit of an
-/// event still being skipped at the end, what `finish` reported, and the last
-/// event ID.
-#[derive(Debug, PartialEq, Eq)]
-struct Outcome {
-    items: Vec<SseItem>,
-    skipping: Option<SseLimit>,
-    discarded: bool,
-    last_event_id: String,
-}
-
-fn run(parser: &mut SseParser, chunks: &[&[u8]]) -> Outcome {
-    let mut items = Vec::new();
-    for chunk in chunks {
-        parser.feed(chunk, &mut items);
-    }
-    let skipping = parser.skipping();
-    let discarded = parser.finish();
-    Outcome {
-        items,
-        skipping,
-        discarded,
-        last_event_id: parser.last_event_id().to_owned(),
-    }
-}
-
-/// Cut `input` at the given positions (taken modulo its length, sorted).
-fn split<'a>(input: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
-    let mut cuts: Vec<usize> = cuts
-        .iter()
-        .map(|c| {
-            if input.is_empty() {
-                0
-            } else {
-                c % (input.len() + 1)
-            }
-        })
-        .collect();
-    cuts.sort_unstable();
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    for cut in cuts {
-        chunks.push(&input[start..cut]);
-        start = cut;
-    }
-    chunks.push(&input[start..]);
-    chunks
-}
+// The WHATWG reading and the helpers are shared with the fuzz target `sse`.
+use tidings_core::testing::sse_reference::{reference, run, split};
 
 /// Tokens that make event streams interesting: field names, colons, spaces,
 /// all three line endings, NUL, BOM pieces, digits, UTF-8 fragments.
@@ -99,85 +54,6 @@ fn limits() -> impl Strategy<Value = SseLimits> {
             max_event_data_bytes: data,
         }),
     ]
-}
-
-/// A plain reading of §9.2.6 over the whole body at once: decode, strip the
-/// BOM, split lines, process fields. No limits, no incremental state.
-fn reference(body: &[u8], initial_last_event_id: &str) -> (Vec<SseItem>, String) {
-    let text = String::from_utf8_lossy(body);
-    let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
-    let mut lines = Vec::new();
-    let mut current = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                lines.push(std::mem::take(&mut current));
-            }
-            '\n' => lines.push(std::mem::take(&mut current)),
-            c => current.push(c),
-        }
-    }
-    // `current` is an unterminated line: discarded at the end of the body.
-    let mut items = Vec::new();
-    let (mut data, mut event_type) = (String::new(), String::new());
-    let mut id_buffer = initial_last_event_id.to_owned();
-    let mut last_event_id = initial_last_event_id.to_owned();
-    let mut own_id: Option<String> = None;
-    for line in lines {
-        if line.is_empty() {
-            last_event_id = id_buffer.clone();
-            if data.is_empty() {
-                event_type.clear();
-                own_id = None;
-                continue;
-            }
-            data.pop();
-            items.push(SseItem::Event(SseEvent {
-                event: if event_type.is_empty() {
-                    "message".to_owned()
-                } else {
-                    std::mem::take(&mut event_type)
-                },
-                data: std::mem::take(&mut data),
-                id: own_id.take(),
-                last_event_id: last_event_id.clone(),
-            }));
-            continue;
-        }
-        if line.starts_with(':') {
-            items.push(SseItem::Comment);
-            continue;
-        }
-        let (name, value) = match line.find(':') {
-            Some(i) => {
-                let value = &line[i + 1..];
-                (&line[..i], value.strip_prefix(' ').unwrap_or(value))
-            }
-            None => (line.as_str(), ""),
-        };
-        match name {
-            "event" => event_type = value.to_owned(),
-            "data" => {
-                data.push_str(value);
-                data.push('\n');
-            }
-            "id" if !value.contains('\0') => {
-                id_buffer = value.to_owned();
-                own_id = Some(value.to_owned());
-            }
-            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
-                if let Ok(ms) = value.parse::<u64>() {
-                    items.push(SseItem::RetryMs(ms));
-                }
-            }
-            _ => {}
-        }
-    }
-    (items, last_event_id)
 }
 
 proptest! {

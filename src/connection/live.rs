@@ -5,7 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
-    AttemptId, IncomingMessage, OpenRequest, Protocol, ResponseHead, TransportError, TransportKind,
+    decode_json_body, AttemptId, IncomingMessage, JsonView, OpenRequest, Protocol, ResponseHead,
+    TransportError, TransportKind,
 };
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -318,39 +319,51 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
     }
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
-extern "C" {
-    /// `boundary.js`: a JSON body taken apart on the JS side.
-    #[wasm_bindgen(js_name = jsonMessages)]
-    fn json_messages(text: &str) -> JsValue;
+/// A JSON long-poll/poll body, parsed with the browser's `JSON.parse` (no
+/// JSON parser in the bundle); its shape is the core's rule
+/// (`tidings_core::engine::decode_json_body`). `None` when the text is not
+/// JSON or has neither shape.
+fn decode_json(text: &str) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
+    decode_json_body(&Parsed(js_sys::JSON::parse(text).ok()?))
 }
 
-/// A JSON long-poll/poll body: an array of `{id, event?, data}`, or an
-/// envelope `{messages, _polling?: {next_interval_ms}}`. Decoded with the
-/// browser's `JSON.parse` (no JSON parser in the bundle) and flattened on the
-/// JS side (`boundary.js`: one crossing for the body, then three strings per
-/// message, no property lookups from wasm). `data` that is not a string is
-/// passed on as its JSON text. `None` when the body has neither shape.
-fn decode_json(text: &str) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
-    let flat = json_messages(text);
-    if !flat.is_object() {
-        return None;
+/// A value from `JSON.parse`, read as JS reads it.
+struct Parsed(JsValue);
+
+impl JsonView for Parsed {
+    fn is_array(&self) -> bool {
+        js_sys::Array::is_array(&self.0)
     }
-    let a: js_sys::Array = flat.unchecked_into();
-    let hint = a
-        .get(0)
-        .as_f64()
-        .filter(|ms| *ms >= 0.0)
-        .map(|ms| ms as u64);
-    let msgs = (1..a.length())
-        .step_by(3)
-        .map(|i| IncomingMessage {
-            id: a.get(i).as_string(),
-            event: a.get(i + 1).as_string(),
-            data: a.get(i + 2).as_string().unwrap_or_default(),
-        })
-        .collect();
-    Some((msgs, hint))
+    fn get(&self, key: &str) -> Self {
+        if !self.0.is_object() {
+            return Parsed(JsValue::UNDEFINED);
+        }
+        Parsed(js_sys::Reflect::get(&self.0, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED))
+    }
+    fn length(&self) -> u32 {
+        self.0.unchecked_ref::<js_sys::Array>().length()
+    }
+    fn at(&self, i: u32) -> Self {
+        Parsed(self.0.unchecked_ref::<js_sys::Array>().get(i))
+    }
+    fn as_string(&self) -> Option<String> {
+        self.0.as_string()
+    }
+    fn as_f64(&self) -> Option<f64> {
+        self.0.as_f64()
+    }
+    fn number_text(&self) -> Option<String> {
+        let n = self.0.as_f64()?;
+        js_sys::Number::from(n)
+            .to_string_with_radix(10)
+            .ok()
+            .map(String::from)
+    }
+    fn stringify(&self) -> Option<String> {
+        js_sys::JSON::stringify(&self.0)
+            .ok()
+            .and_then(|s| s.as_string())
+    }
 }
 
 // ----- remembered downgrades ----------------------------------------------

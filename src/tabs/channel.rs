@@ -21,11 +21,13 @@
 //!
 //! Any same-origin script can post on the channel, so [`decode`] validates
 //! every field (strings, names of the contract's vocabulary, finite
-//! non-negative numbers) and drops anything else: no input panics.
+//! non-negative numbers) and drops anything else: no input panics. The
+//! rules are the core's (`tidings_core::crosstab::wire`, fuzzed natively).
 
 use js_sys::Array;
+use tidings_core::crosstab::wire::{self, WireFields};
 use tidings_core::crosstab::{Relay, Wire};
-use tidings_core::engine::{Action, ErrorCode, Message, Reason, ResetReason, State, TransportKind};
+use tidings_core::engine::{Action, Message, TransportKind};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::guard::Listener;
@@ -177,105 +179,39 @@ fn encode_error(action: &Action) -> Array {
     a
 }
 
-/// A string at `i`.
-fn string(a: &Array, i: u32) -> Option<String> {
-    a.get(i).as_string()
-}
+/// The posted value as [`WireFields`]: the validation rules are the core's
+/// (`tidings_core::crosstab::wire`), fuzzed natively.
+struct Posted<'a>(&'a JsValue);
 
-/// A finite non-negative number at `i`, saturated into `u64`; `Some(None)`
-/// when absent (`undefined` or `null`).
-fn number(a: &Array, i: u32) -> Option<Option<u64>> {
-    let x = a.get(i);
-    if x.is_undefined() || x.is_null() {
-        return Some(None);
+impl Posted<'_> {
+    fn get(&self, i: u32) -> JsValue {
+        self.0.unchecked_ref::<Array>().get(i)
     }
-    let f = x.as_f64().filter(|f| f.is_finite() && *f >= 0.0)?;
-    Some(Some(f as u64))
 }
 
-fn transport(a: &Array, i: u32) -> Option<TransportKind> {
-    TransportKind::from_name(&string(a, i)?)
-}
-
-fn state(a: &Array, i: u32) -> Option<State> {
-    State::from_name(&string(a, i)?)
-}
-
-fn reason(a: &Array, i: u32) -> Option<Reason> {
-    Reason::from_name(&string(a, i)?)
-}
-
-fn code(a: &Array, i: u32) -> Option<ErrorCode> {
-    ErrorCode::from_name(&string(a, i)?)
-}
-
-fn decode_message(a: &Array) -> Option<Relay> {
-    let t = transport(a, 1)?;
-    let msg = Message {
-        id: string(a, 2)?,
-        last_event_id: string(a, 3)?,
-        event: string(a, 4)?,
-        data: string(a, 5)?,
-        binary: a.get(6).as_bool() == Some(true),
-    };
-    Some(Relay::Message(msg, Some(t)))
-}
-
-fn decode_error(a: &Array) -> Option<Relay> {
-    Some(Relay::Action(Action::Error {
-        code: code(a, 1)?,
-        fatal: a.get(2).as_bool()?,
-        status: match number(a, 3)? {
-            Some(h) => Some(u16::try_from(h).ok()?),
-            None => None,
-        },
-        retry_in_ms: number(a, 4)?,
-        id: a.get(5).as_string(),
-    }))
+impl WireFields for Posted<'_> {
+    fn is_array(&self) -> bool {
+        Array::is_array(self.0)
+    }
+    fn string(&self, i: u32) -> Option<String> {
+        self.get(i).as_string()
+    }
+    fn number(&self, i: u32) -> Option<f64> {
+        self.get(i).as_f64()
+    }
+    fn boolean(&self, i: u32) -> Option<bool> {
+        self.get(i).as_bool()
+    }
+    fn is_undefined(&self, i: u32) -> bool {
+        self.get(i).is_undefined()
+    }
+    fn is_null(&self, i: u32) -> bool {
+        self.get(i).is_null()
+    }
 }
 
 /// What `v` says, or `None` when it is not one of ours (or malformed). A
 /// notice's cursor is the one a state carries (`""` otherwise).
 pub fn decode(v: &JsValue) -> Option<Wire> {
-    if !Array::is_array(v) {
-        return None;
-    }
-    let a: &Array = v.unchecked_ref();
-    let sync = a.get(1).as_bool() == Some(true);
-    let mut cursor = String::new();
-    let notice = match string(a, 0)?.as_str() {
-        "h" => return Some(Wire::Hello),
-        "b" => return Some(Wire::Bye),
-        "m" => decode_message(a)?,
-        "s" => {
-            cursor = string(a, 4)?;
-            Relay::Action(Action::State {
-                state: state(a, 2)?,
-                reason: reason(a, 3)?,
-                delay_ms: number(a, 5)?,
-            })
-        }
-        "u" => Relay::Action(Action::UpToDate {
-            last_event_id: string(a, 2)?,
-        }),
-        "t" => Relay::Action(Action::TransportChanged {
-            transport: transport(a, 2)?,
-            reason: reason(a, 3)?,
-            previous: if a.get(4).is_undefined() {
-                None
-            } else {
-                Some(transport(a, 4)?)
-            },
-        }),
-        "e" => decode_error(a)?,
-        "r" => Relay::Action(Action::Reset {
-            reason: ResetReason::from_name(&string(a, 1)?)?,
-        }),
-        _ => return None,
-    };
-    Some(Wire::Notice {
-        notice,
-        cursor,
-        sync,
-    })
+    wire::decode(&Posted(v))
 }

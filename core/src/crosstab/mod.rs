@@ -63,6 +63,7 @@
 //!   tab drops its lock.
 
 mod machine;
+pub mod wire;
 
 pub use machine::CrossTab;
 

@@ -41,6 +41,7 @@ mod entry;
 mod handover;
 mod head;
 mod input;
+mod json_body;
 mod lifecycle;
 mod native_probe;
 mod network;
@@ -52,6 +53,8 @@ mod retry;
 mod selector;
 mod state;
 mod stats;
+#[cfg(feature = "testing")]
+mod testing_hooks;
 mod watchdog;
 
 use alloc::collections::VecDeque;
@@ -75,6 +78,7 @@ pub use entry::Input;
 pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
+pub use json_body::{decode_json_body, JsonView};
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use replay::REPLAY_RUN;
 pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};

@@ -1,0 +1,71 @@
+//! The shape of a JSON long-poll / poll body (DESIGN.md "Server
+//! conventions"): an array of `{id, event?, data}`, or an envelope
+//! `{messages, _polling?: {next_interval_ms}}`. The adapter parses the text
+//! with the browser's `JSON.parse` (no JSON parser in the bundle) and hands
+//! the value over as a [`JsonView`]; what counts as a message is decided
+//! here, tested and fuzzed natively (issue 23).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::input::IncomingMessage;
+
+/// A value produced by `JSON.parse`, read the way JS reads it.
+pub trait JsonView: Sized {
+    /// `Array.isArray(v)`.
+    fn is_array(&self) -> bool;
+    /// `v[key]` for an object, else `undefined`.
+    fn get(&self, key: &str) -> Self;
+    /// `v.length` of an array (0 otherwise).
+    fn length(&self) -> u32;
+    /// `v[i]` of an array.
+    fn at(&self, i: u32) -> Self;
+    /// `v` when it is a string.
+    fn as_string(&self) -> Option<String>;
+    /// `v` when it is a number.
+    fn as_f64(&self) -> Option<f64>;
+    /// `String(v)` when `v` is a number (JS number formatting).
+    fn number_text(&self) -> Option<String>;
+    /// `JSON.stringify(v)` when it gives a string (`undefined` gives none).
+    fn stringify(&self) -> Option<String>;
+}
+
+/// The messages of a JSON body and its `_polling.next_interval_ms` hint
+/// (ms; a negative or non-number hint is none), or `None` when the body has
+/// neither shape. Per message: `id` a string, or a number as JS prints it,
+/// else none; `event` a string, else none (`message`); `data` a string as
+/// is, anything else as its JSON text (`""` when there is none).
+pub fn decode_json_body<V: JsonView>(v: &V) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
+    let messages;
+    let (list, hint) = if v.is_array() {
+        (v, None)
+    } else {
+        messages = v.get("messages");
+        if !messages.is_array() {
+            return None;
+        }
+        let hint = v
+            .get("_polling")
+            .get("next_interval_ms")
+            .as_f64()
+            .filter(|ms| *ms >= 0.0)
+            .map(|ms| ms as u64);
+        (&messages, hint)
+    };
+    let msgs = (0..list.length())
+        .map(|i| {
+            let m = list.at(i);
+            let id = m.get("id");
+            let data = m.get("data");
+            IncomingMessage {
+                id: id.as_string().or_else(|| id.number_text()),
+                event: m.get("event").as_string(),
+                data: data
+                    .as_string()
+                    .or_else(|| data.stringify())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect();
+    Some((msgs, hint))
+}
