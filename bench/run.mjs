@@ -495,8 +495,7 @@ function report(R, secs) {
   lines.push(`idle: ${IDLE_S} s with every interval ÷ ${SCALE} (so ${IDLE_S} s stand for ${IDLE_S} min): a 2 KB JSON resource that never changes (ETag, Cache-Control: no-cache) for the poll clients, an idle stream with a comment every 250 ms (15 s) for the streams, a 500 ms (30 s) hold for long-poll; tidings with its defaults scaled, the poll loop every 83 ms (5 s). Bytes: status line + headers + body on the wire.`);
   lines.push(`hidden: the server down (every data connection reset), 2 s later the page hidden for ${HIDDEN_S} s (simulated: document.visibilityState/hidden overridden, visibilitychange dispatched); requests the server saw meanwhile. Real time, each client's defaults, the poll loop every 5 s.`);
   if (connection && connection.rtt >= 50) {
-    const x = connection.rtt < 200 ? 3 : connection.rtt < 1000 ? 6 : "max";
-    lines.push(`network tier: Chromium reports navigator.connection.rtt = ${connection.rtt} ms (${connection.effectiveType}) even on loopback, so tidings' tier rule stretches its poll intervals ×${x} (within interval.maxMs): tidings:poll polls every ${typeof x === "number" ? 10 * x : "?"} ms in ingest and latency where the poll loop polls every 10 ms.`);
+    lines.push(`network tier: Chromium reports navigator.connection.rtt = ${connection.rtt} ms (${connection.effectiveType}) even on loopback; tidings takes the smaller of that and the fastest of its last 4 measured poll request times (issue 19), so on loopback tidings:poll polls at its configured 10 ms like the poll loop.`);
   }
   const back = CLIENTS.map((k) => R.hidden[k] && `${k} ${R.hidden[k].backMs == null ? ">10 s" : R.hidden[k].backMs + " ms"}`).filter(Boolean);
   if (back.length) lines.push(`server back, then visible: the first request the server saw, from the visible moment (negative: while still hidden): ${back.join(", ")}.`);
