@@ -65,8 +65,10 @@ browser-tests:
 # size work (108 097 -> 101 880: lime1 without reference types,
 # wasm-bindgen/wasm-opt flags in scripts/wasm-flags.sh, no core::fmt or
 # integer parsing, one upstream drive loop) paid for the same wave's features
-# (issue 22, the hot path's JS-side message building): CEILING_PLACEHOLDER
-SIZE_CEILING ?= 110592
+# (issue 22, the hot path's JS-side message building, issue 23's core
+# decoders): 106 752 merged. The ceiling is now the figure main started that
+# wave from, 108 097: issues 19 and 21 say the JS package may not grow past it.
+SIZE_CEILING ?= 108097
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh
