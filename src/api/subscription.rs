@@ -304,11 +304,27 @@ fn received(inner: &Rc<Inner>, id: &str) {
 #[cfg(not(feature = "send"))]
 fn received(_: &Rc<Inner>, _: &str) {}
 
-/// Render one connection notice as JS events for this subscription's listeners.
+/// Render one connection notice as JS events for this subscription's
+/// listeners.
 fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
     if inner.handle.get().is_none() {
         return;
     }
+    // `persist`: a listener that closes the subscription mid-batch never
+    // hears its `BatchEnd`; what it handled before (and the message it
+    // closed on) is written now, as the tab it was delivered in (a closed
+    // connection follows no tab any more: a `crossTab` follower must not
+    // write then either).
+    let conn = inner.persist.as_ref().and_then(|_| inner.conn());
+    let follows = conn.as_ref().is_some_and(|c| c.follows());
+    render(inner, notice);
+    if let (Some(p), Some(c), None) = (&inner.persist, conn, inner.handle.get()) {
+        p.flush_as(&c, follows);
+    }
+}
+
+/// [`on_notice`] for an open subscription.
+fn render(inner: &Rc<Inner>, notice: &Notice) {
     match notice {
         Notice::Messages(batch) => {
             for run in batch.chunk_by(|a, b| a.transport == b.transport) {
