@@ -290,9 +290,9 @@ fn close(inner: &Rc<Inner>) {
     };
 }
 
-/// The app received message `id` (dispatched to its listeners): report it
-/// to `ack`, with whether this tab holds the connection (a `crossTab`
-/// follower does not acknowledge: the leader did).
+/// The app receives message `id` (it is being dispatched to its listeners):
+/// report it to `ack`, with whether this tab holds the connection (a
+/// `crossTab` follower does not acknowledge: the leader did).
 #[cfg(feature = "send")]
 fn received(inner: &Rc<Inner>, id: &str) {
     if let Some(a) = &inner.ack {
@@ -377,8 +377,11 @@ fn deliver(inner: &Rc<Inner>, run: &[Delivery]) {
             }
             dispatch(inner, "error", &e);
         } else {
-            dispatch(inner, &d.msg.event, &o);
+            // Told to `ack` before the listeners run: one that closes the
+            // subscription ends `ack` (its pending ids are posted then), and
+            // the message it closed on was dispatched too.
             received(inner, &d.msg.id);
+            dispatch(inner, &d.msg.event, &o);
             if let Some(p) = &inner.persist {
                 p.handled(&d.msg.last_event_id);
             }
