@@ -86,12 +86,18 @@ impl Persisted {
 
     /// The end of a delivered batch: carry out what the policy says. (One
     /// copy in the bundle: it has two callers.)
-    #[inline(never)]
     pub fn flush(&self, conn: &Connection) {
+        self.flush_as(conn, conn.follows());
+    }
+
+    /// [`Persisted::flush`] for a tab that `follows` another's connection
+    /// or not (read before a `close()` that ends the following).
+    #[inline(never)]
+    pub fn flush_as(&self, conn: &Connection, follows: bool) {
         if !self.policy.borrow().is_pending() {
             return;
         }
-        let op = self.policy.borrow_mut().take(conn.follows());
+        let op = self.policy.borrow_mut().take(follows);
         let done = match op {
             None => return,
             Some(Op::Write(c)) => web_storage_call(self.storage, "setItem", &[&self.key, &c]),

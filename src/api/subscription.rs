@@ -290,9 +290,9 @@ fn close(inner: &Rc<Inner>) {
     };
 }
 
-/// The app received message `id` (dispatched to its listeners): report it
-/// to `ack`, with whether this tab holds the connection (a `crossTab`
-/// follower does not acknowledge: the leader did).
+/// The app receives message `id` (it is being dispatched to its listeners):
+/// report it to `ack`, with whether this tab holds the connection (a
+/// `crossTab` follower does not acknowledge: the leader did).
 #[cfg(feature = "send")]
 fn received(inner: &Rc<Inner>, id: &str) {
     if let Some(a) = &inner.ack {
@@ -304,11 +304,27 @@ fn received(inner: &Rc<Inner>, id: &str) {
 #[cfg(not(feature = "send"))]
 fn received(_: &Rc<Inner>, _: &str) {}
 
-/// Render one connection notice as JS events for this subscription's listeners.
+/// Render one connection notice as JS events for this subscription's
+/// listeners.
 fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
     if inner.handle.get().is_none() {
         return;
     }
+    // `persist`: a listener that closes the subscription mid-batch never
+    // hears its `BatchEnd`; what it handled before (and the message it
+    // closed on) is written now, as the tab it was delivered in (a closed
+    // connection follows no tab any more: a `crossTab` follower must not
+    // write then either).
+    let conn = inner.persist.as_ref().and_then(|_| inner.conn());
+    let follows = conn.as_ref().is_some_and(|c| c.follows());
+    render(inner, notice);
+    if let (Some(p), Some(c), None) = (&inner.persist, conn, inner.handle.get()) {
+        p.flush_as(&c, follows);
+    }
+}
+
+/// [`on_notice`] for an open subscription.
+fn render(inner: &Rc<Inner>, notice: &Notice) {
     match notice {
         Notice::Messages(batch) => {
             for run in batch.chunk_by(|a, b| a.transport == b.transport) {
@@ -361,8 +377,11 @@ fn deliver(inner: &Rc<Inner>, run: &[Delivery]) {
             }
             dispatch(inner, "error", &e);
         } else {
-            dispatch(inner, &d.msg.event, &o);
+            // Told to `ack` before the listeners run: one that closes the
+            // subscription ends `ack` (its pending ids are posted then), and
+            // the message it closed on was dispatched too.
             received(inner, &d.msg.id);
+            dispatch(inner, &d.msg.event, &o);
             if let Some(p) = &inner.persist {
                 p.handled(&d.msg.last_event_id);
             }

@@ -150,3 +150,23 @@ test("ack with protocol durable-streams is refused at subscribe() (invalid-optio
     await page.closeAll();
   }
 });
+
+test("a listener that closes the subscription on a message still acknowledges that message (it was dispatched)", async () => {
+  await clearAcks();
+  const page = await blankPage(browser, web.url);
+  try {
+    await page.evaluate(() => {
+      window.got = [];
+      const sub = window.tidings.subscribe("/sse", { transports: ["fetch-sse"], ack: { url: "/ack", batchMs: 900 } });
+      sub.addEventListener("message", (e) => { window.got.push(e.lastEventId); sub.close(); });
+      return new Promise((resolve) => sub.addEventListener("open", resolve, { once: true }));
+    });
+    const { id } = await publishResent("closing", "resendAfterMs=150&maxResends=20");
+    await until(async () => (await page.evaluate(() => window.got)).length, "the message");
+    await until(async () => (await acks()).acked.includes(id), `the ACK of ${id}`, 5_000);
+    assert.deepEqual(await page.evaluate(() => window.got), [id]);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await page.closeAll();
+  }
+});

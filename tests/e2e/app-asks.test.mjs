@@ -249,3 +249,54 @@ test("status: restarts of the reference server (1 s refuse window) show no statu
   assert.ok(typeof calm[0].reason === "string" && calm[0].reason.length > 0);
   await page.closeAll();
 });
+
+test("persist: a listener that closes the subscription on a message still gets that message's cursor stored (close mid-batch)", { timeout: T }, async () => {
+  const t = tag("c");
+  const page = await h.blankPage(browser, server.url);
+  await page.evaluate(async (t) => {
+    const m = await import("/pkg/index.js");
+    await m.default();
+    const sub = m.subscribe(`/sse?t=${t}`, { transports: ["fetch-sse"], persist: "local", persistKey: t });
+    window.got = new Promise((r) => sub.addEventListener("message", (e) => { sub.close(); r(e.lastEventId); }));
+    await new Promise((r) => sub.addEventListener("open", r));
+  }, t);
+  await server.publish(`${t} 1`);
+  const cursor = await page.evaluate(() => window.got);
+  assert.ok(cursor);
+  await h.sleep(100);
+  assert.deepEqual(await stored(page, "localStorage"), { [`tidings:cursor:${t}`]: cursor });
+  await page.evaluate((t) => localStorage.removeItem(`tidings:cursor:${t}`), t);
+  await page.closeAll();
+});
+
+test("persist: a crossTab follower whose listener closes the subscription on a message does not write localStorage", { timeout: T }, async () => {
+  const t = tag("y");
+  const context = await browser.newContext();
+  const init = () => {
+    const set = Storage.prototype.setItem;
+    window.writes = 0;
+    Storage.prototype.setItem = function (k, v) {
+      if (String(k).startsWith("tidings:cursor:")) window.writes++;
+      return set.call(this, k, v);
+    };
+  };
+  const leader = await h.blankPage(browser, server.url, { context, init });
+  const follower = await h.blankPage(browser, server.url, { context, init });
+  const options = { transports: ["fetch-sse"], crossTab: true, persist: "local" };
+  await h.subscribe(leader, "a", `/sse?t=${t}`, options);
+  await h.waitEvents(leader, "a", (l) => l.some((e) => e.type === "open"));
+  await follower.evaluate(async ([t, options]) => {
+    const m = await import("/pkg/index.js");
+    await m.default();
+    const sub = m.subscribe(`/sse?t=${t}`, options);
+    window.got = new Promise((r) => sub.addEventListener("message", (e) => { sub.close(); r(e.lastEventId); }));
+    await new Promise((r) => sub.addEventListener("open", r));
+  }, [t, options]);
+  await server.publish(`${t} 1`);
+  assert.ok(await follower.evaluate(() => window.got));
+  await messages(leader, "a", 1);
+  await h.sleep(100);
+  assert.equal(await follower.evaluate(() => window.writes), 0);
+  await leader.evaluate(() => localStorage.clear());
+  await context.close();
+});
