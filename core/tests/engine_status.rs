@@ -416,6 +416,39 @@ fn native_probe_head_is_the_attempts_head() {
     ));
 }
 
+/// `eventsource`: whatever the probe answers, the EventSource behind it has
+/// failed, so the attempt ends. A probe for an attempt that already took a
+/// head (the first `make fuzz` engine finding, fuzz/regressions/engine/)
+/// used to be dropped as a second head and left the attempt live with
+/// nothing running: a `network-or-cors` failure and a backoff now, as the
+/// browser's own failure after an open is.
+#[test]
+fn native_probe_ends_its_attempt_whatever_it_saw() {
+    let late = |first: ResponseHead, probe: Option<ResponseHead>| {
+        let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 5);
+        let o = the_open(&sim.start());
+        sim.head(o.id, first);
+        let acts = sim.probe(o.id, probe);
+        assert_eq!(sim.engine.live_attempt(), None, "the probed attempt ended");
+        errors(&acts)
+    };
+    let stream = || ResponseHead::new(200).with_content_type("text/event-stream");
+    for probe in [Some(ResponseHead::new(503)), Some(stream()), None] {
+        let errs = late(stream(), probe.clone());
+        assert!(
+            matches!(
+                errs[..],
+                [Action::Error {
+                    code: ErrorCode::NetworkOrCors,
+                    fatal: false,
+                    ..
+                }]
+            ),
+            "probe {probe:?}: {errs:?}"
+        );
+    }
+}
+
 /// The app's `headers` function fails before each request: its own error
 /// (`headers`, not fatal, with the delay) and its own reason
 /// (`headers-failed`), retried after the growing backoff delay; never

@@ -24,7 +24,10 @@ impl Engine {
     ///   server refused that one connection (a one-shot 503, 429 or 204 whose
     ///   status is gone): [`TransportError::ServerRefused`], an `http-status`
     ///   failure without a status, backoff, no evidence against the transport;
-    /// - `None`: unreachable or refused by CORS, [`TransportError::Network`].
+    /// - `None`: unreachable or refused by CORS, [`TransportError::Network`];
+    /// - whatever the head, the attempt ends: a head it cannot take (a
+    ///   second one, or one that would leave it live) is a
+    ///   [`TransportError::Network`], as the browser's failure was.
     pub fn handle_native_probe(&mut self, now: Now, id: AttemptId, head: Option<&ResponseHead>) {
         self.handle(now, super::Input::NativeProbe(id, head));
     }
@@ -39,6 +42,14 @@ impl Engine {
             }
             Some(h) => self.on_response_head(now, id, h),
             None => self.on_transport_error(now, TransportError::Network),
+        }
+        // The EventSource behind a probe has failed, whatever the probe saw:
+        // a head the attempt cannot take (it had one already, or it would
+        // open or wait on it) still ends it, as the browser's own failure
+        // would. Left live, it would hang until a watchdog, or for ever with
+        // both watchdogs off (found by `make fuzz`, fuzz/regressions/engine/).
+        if self.live_attempt() == Some(id) {
+            self.on_transport_error(now, TransportError::Network);
         }
     }
 }

@@ -549,13 +549,10 @@ impl Model {
                 let head = probe.map(|(s, t)| head(s, t, &[]));
                 self.engine
                     .handle(now, Input::NativeProbe(id, head.as_ref()));
-                // The native `EventSource` already failed: the probe's result
-                // ends the attempt. The adapter probes for nothing else; on
-                // another transport the engine reads it as a head or an error,
-                // which may or may not end the attempt.
-                let native = self.live.is_some_and(|l| l.1 == TransportKind::EventSource);
-                let gone = self.engine.live_attempt() != Some(id);
-                return (ends(id, native || gone), false);
+                // The native `EventSource` behind a probe already failed:
+                // whatever the probe saw, it ends the attempt, on any
+                // transport (`engine::native_probe`).
+                return (Some(id), false);
             }
             Op::Opened(w) => self.engine.handle(now, Input::Opened(self.id(*w))),
             Op::Bytes(w, parts) => {
