@@ -220,6 +220,11 @@ async function main() {
   for (const f of plan) {
     const due = base + f.at * 1000;
     if (Date.now() < due) await sleep(due - Date.now());
+    // The previous fault's rules that no request took are cleared, so each
+    // fault's window measures that fault alone (rules queue per path and
+    // only that path's requests take them: left queued, a tab with one
+    // transport would drain them all at the next reconnect).
+    if (applied.length) applied[applied.length - 1].left = await clearRules(server);
     applied.push({ ...f, t: Date.now(), n: n });
     say(`fault ${f.kind} (message ${n})`);
     // The server's control endpoints share its fate during a restart: retry.
@@ -307,6 +312,18 @@ async function fault(f, ctx) {
   }
 }
 
+/** Clear the queued fault rules of the endpoints (not a restart window); how many were left. */
+async function clearRules(server) {
+  let left = 0;
+  for (const path of ["/sse", "/long-poll", "/poll"]) {
+    try {
+      const r = await fetch(`${server.url}/_faults?path=${encodeURIComponent(path)}`, { method: "DELETE" });
+      left += (await r.json()).cleared ?? 0;
+    } catch { /* the server is restarting: its rules are kept, counted next time */ }
+  }
+  return left;
+}
+
 /** A silent stream stays open until a restart: end the ones left after `ms`. */
 function restartLater(server, ms) {
   setTimeout(() => { restart(server, { ms: 0 }).catch(() => {}); }, ms).unref();
@@ -388,6 +405,8 @@ async function summarize({ tabs, published, oversize, applied, log, last, t0 }) 
     console.log(`soak: after ${kind.padEnd(13)} ×${String(ws.length).padStart(2)}: worst delivery delay ${worst[0]} ms ` +
       `(per fault, ms@tab: ${ws.map(([d, tab]) => `${d}@${tab}`).join(", ")})`);
   }
+  const left = applied.reduce((a, f) => a + (f.left ?? 0), 0);
+  console.log(`soak: fault rules no request took before the next fault (cleared then): ${left}`);
   console.log(`soak: slack: wasm +${mb(SLACK.wasmBytes)} MiB, heap +${mb(SLACK.heapBytes)} MiB, listeners +${SLACK.listeners}`);
   for (const e of errors) console.log(`soak: page error ${e}`);
   const lost = rows.reduce((a, r) => a + r.lost, 0), dup = rows.reduce((a, r) => a + r.duplicated, 0);
