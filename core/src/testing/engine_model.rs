@@ -572,10 +572,17 @@ impl Model {
                     .handle(now, Input::BodyResource(id, body.clone()));
                 return (ends(id, request_live), false);
             }
-            // One chunk of a body: more may follow.
+            // A Durable Streams JSON body, whole (the adapter `JSON.parse`d
+            // it): it ends its request when the 200 said `application/json`
+            // (`engine::durable`, found by `make fuzz`); the model does not
+            // follow heads, so it takes the engine's word for that, and only
+            // in the Durable Streams profile (elsewhere it is ignored).
             Op::JsonChunk(w, elements) => {
+                let id = self.id(*w);
                 self.engine
-                    .handle(now, Input::JsonChunk(self.id(*w), elements.clone()));
+                    .handle(now, Input::JsonChunk(id, elements.clone()));
+                let gone = !self.sse_profile && self.engine.live_attempt() != Some(id);
+                return (ends(id, gone), false);
             }
             Op::Error(w, k) => return self.ending(*w, |id| Input::TransportError(id, error(*k))),
             Op::End(w) => return (self.ending(*w, Input::StreamEnd).0, true),
