@@ -25,6 +25,27 @@ export async function blankPage(browser, origin, { init, context: ctx } = {}) {
   return page;
 }
 
+/**
+ * A page on `origin` whose `window.t` is the package entry (/pkg/index.js, as
+ * an app loads it: the async iterator, report(), send()), initialised, with
+ * the wasm exports as `window.w`; `p.errors` collects uncaught page errors.
+ * `context`: open it there (default: a context of its own, browser.newPage).
+ * `setup` runs in the page after that (page.evaluate), for a test file's own
+ * page-side helpers. The document is `GET /_faults`, as in blankPage.
+ */
+export async function entryPage(browser, origin, { context, setup } = {}) {
+  const p = await (context ?? browser).newPage();
+  p.errors = [];
+  p.on("pageerror", (e) => p.errors.push(e.message));
+  await p.goto(`${origin}/_faults`);
+  await p.evaluate(async () => {
+    window.t = await import("/pkg/index.js");
+    window.w = await window.t.default();
+  });
+  if (setup) await p.evaluate(setup);
+  return p;
+}
+
 /** Load the package into the page's current document (again after a reload). */
 export async function loadPackage(page) {
   await page.evaluate(async () => {
