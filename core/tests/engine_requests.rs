@@ -522,7 +522,9 @@ fn request_transports_open_before_the_first_delivery() {
         acts.extend(sim.resource(id, body));
         acts
     }
-    let rows: [(&str, fn() -> Config, Feed, &[&str]); 4] = [
+    /// (what is answered, the config, how, the order it must give)
+    type Row = (&'static str, fn() -> Config, Feed, &'static [&'static str]);
+    let rows: [Row; 4] = [
         (
             "long-poll, text/event-stream body in two chunks",
             lp_config,
