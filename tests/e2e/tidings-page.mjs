@@ -111,14 +111,20 @@ export async function messages(page, name) {
 }
 
 /** Wait until `fn(log)` is truthy for the events of `name`; returns the log. */
-export async function waitEvents(page, name, fn, timeoutMs = 5000, what = "condition") {
+export function waitEvents(page, name, fn, timeoutMs = 5000, what = "condition") {
+  return pollUntil(() => events(page, name), fn, timeoutMs, what, (log) => `events: ${JSON.stringify(log.map(brief))}`);
+}
+
+/**
+ * `read()` every 25 ms until `fn` accepts what it gave (returned); fails after
+ * `timeoutMs` saying `what` it waited for and `show` of the last reading.
+ */
+async function pollUntil(read, fn, timeoutMs, what, show) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const log = await events(page, name);
-    if (fn(log)) return log;
-    if (Date.now() > deadline) {
-      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}; events: ${JSON.stringify(log.map(brief))}`);
-    }
+    const got = await read();
+    if (fn(got)) return got;
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}; ${show(got)}`);
     await sleep(25);
   }
 }
@@ -176,16 +182,8 @@ export async function requests(server, path) {
 }
 
 /** Wait until the log of `path` satisfies `fn`; returns the entries. */
-export async function waitRequests(server, path, fn, timeoutMs = 5000, what = "requests") {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const entries = await requests(server, path);
-    if (fn(entries)) return entries;
-    if (Date.now() > deadline) {
-      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}; log: ${JSON.stringify(entries.map(logBrief))}`);
-    }
-    await sleep(25);
-  }
+export function waitRequests(server, path, fn, timeoutMs = 5000, what = "requests") {
+  return pollUntil(() => requests(server, path), fn, timeoutMs, what, (entries) => `log: ${JSON.stringify(entries.map(logBrief))}`);
 }
 
 export function logBrief(e) {
