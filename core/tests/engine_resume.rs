@@ -201,10 +201,6 @@ fn bc08_native_eventsource_query_cursor() {
     assert_eq!(sim.engine.last_event_id(), "\u{2026}");
 }
 
-/// BC-08 NATIVE as the adapter runs it: every response on a new `EventSource`
-/// (the adapter closes it on `error` and the engine re-creates it), whose
-/// `lastEventId` starts empty. An id-less event first on a new instance
-/// reports `""`; it must not clear the cursor, or every reconnect after an
 /// The native EventSource of `id` fails (the adapter closes it); the
 /// engine's next one (within 10 s) must ask for `url`.
 #[track_caller]
@@ -215,6 +211,10 @@ fn reopened_at(sim: &mut Sim, id: AttemptId, url: &str) -> OpenRequest {
     o
 }
 
+/// BC-08 NATIVE as the adapter runs it: every response on a new `EventSource`
+/// (the adapter closes it on `error` and the engine re-creates it), whose
+/// `lastEventId` starts empty. An id-less event first on a new instance
+/// reports `""`; it must not clear the cursor, or every reconnect after an
 /// id-less event would resume from nothing.
 #[test]
 fn bc08_native_each_reconnect_a_new_eventsource() {
