@@ -297,22 +297,42 @@ async fn two_subscriptions_share_one_connection_and_dropping_one_keeps_it() {
     );
 }
 
-#[wasm_bindgen_test]
-async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
-    let tag = unique("fatal");
-    http(
-        "POST",
-        "/_faults",
-        r#"{"path":"/sse","times":null,"fault":{"kind":"status","status":404}}"#,
-    )
-    .await;
-    let url = format!("{}/sse?t={tag}", server());
-    let options = Options::new().transports(&[tidings::TransportKind::FetchSse]);
-    let mut sub = tidings::subscribe(&url, options).unwrap();
-    let mut events = sub.events();
+/// The next `/sse` request of every test is answered with HTTP `status`
+/// (`every`: all of them, `"times": null`) until `DELETE /_faults`.
+async fn fault_sse(status: u16, every: bool) {
+    let times = if every { r#""times":null,"# } else { "" };
+    let rule = format!(r#"{{"path":"/sse",{times}"fault":{{"kind":"status","status":{status}}}}}"#);
+    http("POST", "/_faults", &rule).await;
+}
+
+/// `fetch-sse` alone (the fault rules above answer its requests).
+fn fetch_sse() -> Options {
+    Options::new().transports(&[tidings::TransportKind::FetchSse])
+}
+
+/// Subscribes to `url` (a fault rule in place) and waits up to 5 s for the
+/// message stream to end, then clears the faults; the subscription and its
+/// events from the start.
+async fn subscribe_until_it_ends(url: &str, options: Options) -> (Subscription, tidings::Events) {
+    let mut sub = tidings::subscribe(url, options).unwrap();
+    let events = sub.events();
     let ended = ends_within(&mut sub, 5000).await;
     http("DELETE", "/_faults", "").await;
     assert!(ended, "the message stream never ended");
+    (sub, events)
+}
+
+/// Whether an event is the state change to `state`.
+fn is_state(state: State) -> impl Fn(&Event) -> bool {
+    move |e| matches!(e, Event::State { state: s, .. } if *s == state)
+}
+
+#[wasm_bindgen_test]
+async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
+    let tag = unique("fatal");
+    fault_sse(404, true).await;
+    let url = format!("{}/sse?t={tag}", server());
+    let (sub, mut events) = subscribe_until_it_ends(&url, fetch_sse()).await;
     assert_eq!(sub.state(), State::Closed);
     let mut errors = Vec::new();
     while let Some(e) = within(&mut events, 10).await {
@@ -431,28 +451,11 @@ async fn persist_writes_the_cursor_when_the_next_message_is_pulled_restores_it_a
 async fn reconnect_ends_a_backoff_wait_at_once() {
     let tag = unique("reconnect");
     // One 500: a client-side backoff wait of at least 20 s follows.
-    http(
-        "POST",
-        "/_faults",
-        r#"{"path":"/sse","fault":{"kind":"status","status":500}}"#,
-    )
-    .await;
+    fault_sse(500, false).await;
     let url = format!("{}/sse?t={tag}", server());
-    let options = Options::new()
-        .transports(&[tidings::TransportKind::FetchSse])
-        .backoff_floor_ms(20_000);
-    let sub = tidings::subscribe(&url, options).unwrap();
+    let sub = tidings::subscribe(&url, fetch_sse().backoff_floor_ms(20_000)).unwrap();
     let mut events = sub.events();
-    let waiting = |e: &Event| {
-        matches!(
-            e,
-            Event::State {
-                state: State::Waiting,
-                ..
-            }
-        )
-    };
-    let seen = events_until(&mut events, 5000, "waiting", waiting).await;
+    let seen = events_until(&mut events, 5000, "waiting", is_state(State::Waiting)).await;
     http("DELETE", "/_faults", "").await;
     let Some(Event::State {
         reason, delay_ms, ..
@@ -465,15 +468,7 @@ async fn reconnect_ends_a_backoff_wait_at_once() {
         (Reason::Backoff, true)
     );
     sub.reconnect();
-    let open = |e: &Event| {
-        matches!(
-            e,
-            Event::State {
-                state: State::Open,
-                ..
-            }
-        )
-    };
+    let open = is_state(State::Open);
     let seen = events_until(&mut events, 5000, "open after reconnect()", open).await;
     assert!(seen.iter().any(|e| matches!(e, Event::Open { .. })));
     let states: Vec<(State, Reason)> = seen
@@ -538,32 +533,13 @@ async fn status_is_calm_lost_after_lost_after_ms_then_connected_again() {
 #[wasm_bindgen_test]
 async fn reconnect_revives_a_subscription_that_gave_up_and_its_streams_go_on() {
     let tag = unique("revive");
-    http(
-        "POST",
-        "/_faults",
-        r#"{"path":"/sse","fault":{"kind":"status","status":500}}"#,
-    )
-    .await;
+    fault_sse(500, false).await;
     let url = format!("{}/sse?t={tag}", server());
-    let options = Options::new()
-        .transports(&[tidings::TransportKind::FetchSse])
-        .backoff_max_attempts(1);
-    let mut sub = tidings::subscribe(&url, options).unwrap();
-    let mut events = sub.events();
-    let ended = ends_within(&mut sub, 5000).await;
-    http("DELETE", "/_faults", "").await;
-    assert!(ended, "the message stream never ended");
+    let options = fetch_sse().backoff_max_attempts(1);
+    let (mut sub, mut events) = subscribe_until_it_ends(&url, options).await;
     assert_eq!((sub.state(), sub.status()), (State::Closed, Status::Closed));
     sub.reconnect();
-    let open = |e: &Event| {
-        matches!(
-            e,
-            Event::State {
-                state: State::Open,
-                ..
-            }
-        )
-    };
+    let open = is_state(State::Open);
     events_until(&mut events, 5000, "open after reconnect()", open).await;
     let back = publish(&format!("{tag} back")).await;
     assert_eq!(take_tagged(&mut sub, &tag, 1).await[0].id, back);

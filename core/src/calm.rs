@@ -171,63 +171,93 @@ impl Calm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Reason as R;
+    use State as S;
 
-    fn t(ms: u64) -> MonoMs {
-        MonoMs(ms)
+    /// One step of a scenario: an input at `ms` and, where given, what it
+    /// must answer, or a look at the status between inputs.
+    #[derive(Debug)]
+    enum Step {
+        /// `handle_state(ms, state, reason)`, its answer not checked.
+        Feed(u64, State, Reason),
+        /// `handle_state(ms, state, reason)` answers this.
+        Then(u64, State, Reason, Option<Change>),
+        /// `handle_timer(ms)` answers this.
+        Timer(u64, Option<Change>),
+        /// `deadline()` is this (ms).
+        Deadline(Option<u64>),
+        /// `status()` is this.
+        Is(Status),
+    }
+    use Status::{Closed, Connected, Offline, Reconnecting};
+    use Step::*;
+
+    /// `Some((status, reason))`: a change a step expects.
+    fn to(status: Status, reason: Reason) -> Option<Change> {
+        Some((status, reason))
+    }
+
+    /// Runs `steps` on a fresh `Calm::new(lost_after_ms)`; a failure names
+    /// the scenario (`name`, the test it was) and the step.
+    fn scenario(name: &str, lost_after_ms: u64, steps: &[Step]) {
+        let mut c = Calm::new(lost_after_ms);
+        for (i, step) in steps.iter().enumerate() {
+            let at = format!("{name}, step {i}: {step:?}");
+            match *step {
+                Feed(ms, state, reason) => {
+                    c.handle_state(MonoMs(ms), state, reason);
+                }
+                Then(ms, state, reason, want) => {
+                    assert_eq!(c.handle_state(MonoMs(ms), state, reason), want, "{at}");
+                }
+                Timer(ms, want) => assert_eq!(c.handle_timer(MonoMs(ms)), want, "{at}"),
+                Deadline(ms) => assert_eq!(c.deadline(), ms.map(MonoMs), "{at}"),
+                Is(status) => assert_eq!(c.status(), status, "{at}"),
+            }
+        }
     }
 
     /// A restart blip shorter than `lostAfterMs` shows nothing; the first
     /// open says `connected`.
     #[test]
     fn a_blip_shows_nothing() {
-        let mut c = Calm::new(5000);
-        assert_eq!(c.handle_state(t(0), State::Connecting, Reason::Start), None);
-        assert_eq!(c.deadline(), Some(t(5000)));
-        assert_eq!(
-            c.handle_state(t(40), State::Open, Reason::Start),
-            Some((Status::Connected, Reason::Start))
+        scenario(
+            "a_blip_shows_nothing",
+            5000,
+            &[
+                Then(0, S::Connecting, R::Start, None),
+                Deadline(Some(5000)),
+                Then(40, S::Open, R::Start, to(Connected, R::Start)),
+                Deadline(None),
+                Then(9000, S::Waiting, R::Backoff, None),
+                Timer(10_000, None),
+                Then(10_500, S::Connecting, R::Backoff, None),
+                Deadline(Some(14_000)),
+                Then(13_999, S::Open, R::Backoff, None),
+                Timer(14_000, None),
+                Is(Status::Connected),
+            ],
         );
-        assert_eq!(c.deadline(), None);
-        assert_eq!(
-            c.handle_state(t(9000), State::Waiting, Reason::Backoff),
-            None
-        );
-        assert_eq!(c.handle_timer(t(10_000)), None);
-        assert_eq!(
-            c.handle_state(t(10_500), State::Connecting, Reason::Backoff),
-            None
-        );
-        assert_eq!(c.deadline(), Some(t(14_000)));
-        assert_eq!(
-            c.handle_state(t(13_999), State::Open, Reason::Backoff),
-            None
-        );
-        assert_eq!(c.handle_timer(t(14_000)), None);
-        assert_eq!(c.status(), Status::Connected);
     }
 
     /// Down `lostAfterMs` without interruption: `reconnecting` with the
     /// latest reason, then `connected` at once when back.
     #[test]
     fn lost_after_the_threshold_then_back() {
-        let mut c = Calm::new(5000);
-        c.handle_state(t(0), State::Open, Reason::Start);
-        c.handle_state(t(1000), State::Waiting, Reason::Backoff);
-        c.handle_state(t(2000), State::Connecting, Reason::Backoff);
-        c.handle_state(t(2100), State::Waiting, Reason::RetryAfter);
-        assert_eq!(c.handle_timer(t(5999)), None);
-        assert_eq!(
-            c.handle_timer(t(6000)),
-            Some((Status::Reconnecting, Reason::RetryAfter))
-        );
-        assert_eq!(c.deadline(), None);
-        assert_eq!(
-            c.handle_state(t(7000), State::Connecting, Reason::RetryAfter),
-            None
-        );
-        assert_eq!(
-            c.handle_state(t(7050), State::Open, Reason::RetryAfter),
-            Some((Status::Connected, Reason::RetryAfter))
+        scenario(
+            "lost_after_the_threshold_then_back",
+            5000,
+            &[
+                Feed(0, S::Open, R::Start),
+                Feed(1000, S::Waiting, R::Backoff),
+                Feed(2000, S::Connecting, R::Backoff),
+                Feed(2100, S::Waiting, R::RetryAfter),
+                Timer(5999, None),
+                Timer(6000, to(Reconnecting, R::RetryAfter)),
+                Deadline(None),
+                Then(7000, S::Connecting, R::RetryAfter, None),
+                Then(7050, S::Open, R::RetryAfter, to(Connected, R::RetryAfter)),
+            ],
         );
     }
 
@@ -235,57 +265,56 @@ mod tests {
     /// follows the browser at once.
     #[test]
     fn offline_after_the_threshold() {
-        let mut c = Calm::new(3000);
-        c.handle_state(t(0), State::Open, Reason::Start);
-        assert_eq!(c.handle_state(t(100), State::Paused, Reason::Offline), None);
-        assert_eq!(
-            c.handle_timer(t(3100)),
-            Some((Status::Offline, Reason::Offline))
-        );
-        assert_eq!(
-            c.handle_state(t(4000), State::Connecting, Reason::Online),
-            Some((Status::Reconnecting, Reason::Online))
-        );
-        assert_eq!(
-            c.handle_state(t(4100), State::Paused, Reason::Offline),
-            Some((Status::Offline, Reason::Offline))
+        scenario(
+            "offline_after_the_threshold",
+            3000,
+            &[
+                Feed(0, S::Open, R::Start),
+                Then(100, S::Paused, R::Offline, None),
+                Timer(3100, to(Offline, R::Offline)),
+                Then(4000, S::Connecting, R::Online, to(Reconnecting, R::Online)),
+                Then(4100, S::Paused, R::Offline, to(Offline, R::Offline)),
+            ],
         );
     }
 
     /// A hidden or frozen page holds the status and stops the clock.
     #[test]
     fn hidden_holds() {
-        let mut c = Calm::new(5000);
-        c.handle_state(t(0), State::Open, Reason::Start);
-        c.handle_state(t(100), State::Waiting, Reason::Backoff);
-        assert_eq!(c.handle_state(t(200), State::Paused, Reason::Hidden), None);
-        assert_eq!(c.deadline(), None);
-        assert_eq!(c.handle_timer(t(60_000)), None);
-        assert_eq!(
-            c.handle_state(t(60_000), State::Connecting, Reason::Visible),
-            None
+        scenario(
+            "hidden_holds",
+            5000,
+            &[
+                Feed(0, S::Open, R::Start),
+                Feed(100, S::Waiting, R::Backoff),
+                Then(200, S::Paused, R::Hidden, None),
+                Deadline(None),
+                Timer(60_000, None),
+                Then(60_000, S::Connecting, R::Visible, None),
+                Deadline(Some(65_000)),
+                Is(Status::Connected),
+            ],
         );
-        assert_eq!(c.deadline(), Some(t(65_000)));
-        assert_eq!(c.status(), Status::Connected);
     }
 
     /// Closed at once; revived after `gave-up` as `reconnecting`.
     #[test]
     fn closed_and_revived() {
-        let mut c = Calm::new(5000);
-        c.handle_state(t(0), State::Connecting, Reason::Start);
-        assert_eq!(
-            c.handle_state(t(10), State::Closed, Reason::GaveUp),
-            Some((Status::Closed, Reason::GaveUp))
-        );
-        assert_eq!(c.deadline(), None);
-        assert_eq!(
-            c.handle_state(t(20), State::Connecting, Reason::Reconnect),
-            Some((Status::Reconnecting, Reason::Reconnect))
-        );
-        assert_eq!(
-            c.handle_state(t(30), State::Open, Reason::Reconnect),
-            Some((Status::Connected, Reason::Reconnect))
+        scenario(
+            "closed_and_revived",
+            5000,
+            &[
+                Feed(0, S::Connecting, R::Start),
+                Then(10, S::Closed, R::GaveUp, to(Closed, R::GaveUp)),
+                Deadline(None),
+                Then(
+                    20,
+                    S::Connecting,
+                    R::Reconnect,
+                    to(Reconnecting, R::Reconnect),
+                ),
+                Then(30, S::Open, R::Reconnect, to(Connected, R::Reconnect)),
+            ],
         );
     }
 
@@ -293,12 +322,14 @@ mod tests {
     /// `reconnecting` (it is trying again), not `connecting` forever.
     #[test]
     fn a_slow_first_connect_is_reported() {
-        let mut c = Calm::new(5000);
-        c.handle_state(t(0), State::Connecting, Reason::Start);
-        c.handle_state(t(300), State::Waiting, Reason::Backoff);
-        assert_eq!(
-            c.handle_timer(t(5000)),
-            Some((Status::Reconnecting, Reason::Backoff))
+        scenario(
+            "a_slow_first_connect_is_reported",
+            5000,
+            &[
+                Feed(0, S::Connecting, R::Start),
+                Feed(300, S::Waiting, R::Backoff),
+                Timer(5000, to(Reconnecting, R::Backoff)),
+            ],
         );
     }
 }

@@ -121,21 +121,37 @@ fn waits(sim: &Sim) -> Vec<u64> {
     .collect()
 }
 
+/// A server ending `n` streams cleanly after two events each
+/// (two_events_then_end, seed 24): the sim and its waits, which must number
+/// `n` and each lie in `floor_ms + U[0, floor_ms)` (rule 2: never growing).
+#[track_caller]
+fn rule2_waits(
+    config: Config,
+    n: u64,
+    retry: Option<u64>,
+    native: bool,
+    floor_ms: u64,
+) -> (Sim, Vec<u64>) {
+    let mut sim = Sim::new(config, 24);
+    sim.start();
+    sim.touched = 0;
+    for i in 0..n {
+        two_events_then_end(&mut sim, i, retry, native);
+    }
+    let w = waits(&sim);
+    assert_eq!(w.len(), n as usize);
+    let healthy = floor_ms..2 * floor_ms;
+    assert!(w.iter().all(|d| healthy.contains(d)), "{w:?}");
+    (sim, w)
+}
+
 /// Rule 2 on `fetch-sse`: twelve streams of two events each, every one ended
 /// cleanly by the server after 300 ms. Every wait is the floor plus the
 /// healthy spread, `1000 + U[0, 1000)`: it never grows (before issue 24 the
 /// count grew to 2^k and the eighth wait was past 30 s). Every event once.
 #[test]
 fn rule2_short_streams_with_events_reconnect_after_the_floor() {
-    let mut sim = Sim::new(fetch_sse_config(), 24);
-    sim.start();
-    sim.touched = 0;
-    for i in 0..12 {
-        two_events_then_end(&mut sim, i, None, false);
-    }
-    let w = waits(&sim);
-    assert_eq!(w.len(), 12);
-    assert!(w.iter().all(|&d| (1000..2000).contains(&d)), "{w:?}");
+    let (sim, w) = rule2_waits(fetch_sse_config(), 12, None, false, 1000);
     assert_eq!(
         w,
         [1646, 1565, 1504, 1794, 1933, 1171, 1589, 1600, 1041, 1470, 1273, 1476]
@@ -150,30 +166,14 @@ fn rule2_short_streams_with_events_reconnect_after_the_floor() {
 /// is `2000 + U[0, 2000)`.
 #[test]
 fn rule2_server_retry_is_the_floor() {
-    let mut sim = Sim::new(fetch_sse_config(), 24);
-    sim.start();
-    sim.touched = 0;
-    for i in 0..10 {
-        two_events_then_end(&mut sim, i, Some(2000), false);
-    }
-    let w = waits(&sim);
-    assert_eq!(w.len(), 10);
-    assert!(w.iter().all(|&d| (2000..4000).contains(&d)), "{w:?}");
+    rule2_waits(fetch_sse_config(), 10, Some(2000), false, 2000);
 }
 
 /// Rule 2 does not depend on the transport: native `EventSource` events and a
 /// clean end (the adapter's `handle_stream_end`) give the same floor waits.
 #[test]
 fn rule2_same_rule_on_eventsource() {
-    let mut sim = Sim::new(only(TransportKind::EventSource), 24);
-    sim.start();
-    sim.touched = 0;
-    for i in 0..8 {
-        two_events_then_end(&mut sim, i, None, true);
-    }
-    let w = waits(&sim);
-    assert_eq!(w.len(), 8);
-    assert!(w.iter().all(|&d| (1000..2000).contains(&d)), "{w:?}");
+    rule2_waits(only(TransportKind::EventSource), 8, None, true, 1000);
 }
 
 /// What stays a failure (the count grows, BC-11): a stream that ends by a

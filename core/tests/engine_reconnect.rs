@@ -4,7 +4,9 @@
 mod support;
 
 use support::*;
-use tidings_core::engine::{Action, ErrorCode, Reason, ResponseHead, State, TransportError};
+use tidings_core::engine::{
+    Action, Config, ErrorCode, OpenRequest, Reason, ResponseHead, State, TransportError,
+};
 
 impl Sim {
     fn reconnect(&mut self, online: bool) -> Vec<Action> {
@@ -15,13 +17,40 @@ impl Sim {
 
 /// A `fetch-sse` connection whose first open failed: waiting on the backoff.
 fn waiting_after_a_failure(seed: u64) -> (Sim, u64) {
-    let mut sim = Sim::new(fetch_sse_config(), seed);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(fetch_sse_config(), seed);
     let acts = sim.error(o.id, TransportError::NetworkOrCors);
     let [(Reason::Backoff, delay)] = waiting(&acts)[..] else {
         panic!("{acts:#?}")
     };
     (sim, delay)
+}
+
+/// `fetch-sse` only (no fallback transport), giving up after `max_attempts`
+/// failures when given.
+fn one_transport(max_attempts: Option<u32>) -> Config {
+    let mut c = fetch_sse_config();
+    c.transports.truncate(1);
+    c.backoff.max_attempts = max_attempts;
+    c
+}
+
+/// One transport that gives up after its first failure: closed, `gave-up`.
+fn gave_up_after_one_failure(seed: u64) -> Sim {
+    let (mut sim, o) = Sim::started(one_transport(Some(1)), seed);
+    sim.error(o.id, TransportError::NetworkOrCors);
+    assert_eq!(sim.engine.state(), State::Closed);
+    sim
+}
+
+/// `acts` are what an honoured `reconnect()` does: `connecting`, reason
+/// `reconnect`, and exactly one new request (returned).
+fn reconnected(acts: &[Action]) -> OpenRequest {
+    assert_eq!(
+        states(acts),
+        [(State::Connecting, Reason::Reconnect, None)],
+        "{acts:#?}"
+    );
+    the_open(acts)
 }
 
 /// A client backoff wait ends at once (reason `reconnect`); the failure that
@@ -32,12 +61,8 @@ fn ends_a_backoff_wait_at_once() {
     assert!(delay >= 1000, "{delay}");
     sim.run_for(200);
     let acts = sim.reconnect(true);
-    let o = the_open(&acts);
+    let o = reconnected(&acts);
     assert_eq!(sim.now.mono.0, 200);
-    assert_eq!(
-        states(&acts),
-        [(State::Connecting, Reason::Reconnect, None)]
-    );
     assert!(errors(&acts).is_empty());
     assert_eq!(sim.engine.live_attempt(), Some(o.id));
 }
@@ -45,8 +70,7 @@ fn ends_a_backoff_wait_at_once() {
 /// While open or connecting it is a no-op: no abort, no second request.
 #[test]
 fn is_a_no_op_while_open_or_connecting() {
-    let mut sim = Sim::new(fetch_sse_config(), 1);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(fetch_sse_config(), 1);
     assert!(sim.reconnect(true).is_empty(), "connecting");
     sim.head(o.id, es_head(200));
     assert_eq!(sim.engine.state(), State::Open);
@@ -59,8 +83,7 @@ fn is_a_no_op_while_open_or_connecting() {
 /// the wait changes nothing, and the next request goes when the server said.
 #[test]
 fn never_shortens_retry_after() {
-    let mut sim = Sim::new(fetch_sse_config(), 3);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(fetch_sse_config(), 3);
     let acts = sim.head(
         o.id,
         ResponseHead::new(503).with_header("Retry-After", "30"),
@@ -80,11 +103,9 @@ fn never_shortens_retry_after() {
 /// An open breaker's cool-down is never shortened either.
 #[test]
 fn never_shortens_an_open_breaker() {
-    let mut c = fetch_sse_config();
-    c.transports.truncate(1);
+    let mut c = one_transport(None);
     c.breaker.failure_threshold = 2;
-    let mut sim = Sim::new(c, 5);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(c, 5);
     sim.error(o.id, TransportError::NetworkOrCors);
     let o = sim.must_open(60_000);
     let acts = sim.error(o.id, TransportError::NetworkOrCors);
@@ -103,24 +124,20 @@ fn never_shortens_an_open_breaker() {
 /// `online` event may never come); hidden stays paused.
 #[test]
 fn offline_resumes_only_when_online() {
-    let mut sim = Sim::new(fetch_sse_config(), 2);
-    let o = the_open(&sim.start());
-    sim.head(o.id, es_head(200));
+    let open_sim = || {
+        let (mut sim, o) = Sim::started(fetch_sse_config(), 2);
+        sim.head(o.id, es_head(200));
+        sim
+    };
+    let mut sim = open_sim();
     sim.online(false);
     assert_eq!(sim.engine.state(), State::Paused);
     assert!(sim.reconnect(false).is_empty());
     sim.run_for(60_000);
     assert_eq!(sim.opens().len(), 1);
-    let acts = sim.reconnect(true);
-    assert_eq!(opens(&acts).len(), 1, "{acts:#?}");
-    assert_eq!(
-        states(&acts),
-        [(State::Connecting, Reason::Reconnect, None)]
-    );
+    reconnected(&sim.reconnect(true));
 
-    let mut sim = Sim::new(fetch_sse_config(), 2);
-    let o = the_open(&sim.start());
-    sim.head(o.id, es_head(200));
+    let mut sim = open_sim();
     sim.visibility(true);
     sim.run_for(10);
     assert_eq!(sim.engine.state(), State::Paused);
@@ -133,11 +150,7 @@ fn offline_resumes_only_when_online() {
 /// revived with the backoff count reset; a permanent error is not.
 #[test]
 fn revives_gave_up_not_a_permanent_error() {
-    let mut c = fetch_sse_config();
-    c.transports.truncate(1);
-    c.backoff.max_attempts = Some(2);
-    let mut sim = Sim::new(c, 9);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(one_transport(Some(2)), 9);
     sim.error(o.id, TransportError::NetworkOrCors);
     let o = sim.must_open(60_000);
     let acts = sim.error(o.id, TransportError::NetworkOrCors);
@@ -151,12 +164,7 @@ fn revives_gave_up_not_a_permanent_error() {
     ));
     assert_eq!(states(&acts), [(State::Closed, Reason::GaveUp, None)]);
     sim.run_for(5000);
-    let acts = sim.reconnect(true);
-    let o = the_open(&acts);
-    assert_eq!(
-        states(&acts),
-        [(State::Connecting, Reason::Reconnect, None)]
-    );
+    let o = reconnected(&sim.reconnect(true));
     // Counted from zero again: one failure is a plain backoff wait.
     let acts = sim.error(o.id, TransportError::NetworkOrCors);
     assert_eq!(waiting(&acts).len(), 1, "{acts:#?}");
@@ -164,8 +172,7 @@ fn revives_gave_up_not_a_permanent_error() {
         .iter()
         .all(|e| !matches!(e, Action::Error { fatal: true, .. })));
 
-    let mut sim = Sim::new(fetch_sse_config(), 9);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(fetch_sse_config(), 9);
     let acts = sim.head(o.id, ResponseHead::new(404));
     assert_eq!(
         states(&acts),
@@ -180,34 +187,17 @@ fn revives_gave_up_not_a_permanent_error() {
 /// offline leaves it closed (and revivable); once online it revives.
 #[test]
 fn gave_up_and_offline_waits_for_online() {
-    let mut c = fetch_sse_config();
-    c.transports.truncate(1);
-    c.backoff.max_attempts = Some(1);
-    let mut sim = Sim::new(c, 4);
-    let o = the_open(&sim.start());
-    sim.error(o.id, TransportError::NetworkOrCors);
-    assert_eq!(sim.engine.state(), State::Closed);
+    let mut sim = gave_up_after_one_failure(4);
     sim.online(false);
     assert!(sim.reconnect(false).is_empty());
     assert_eq!(sim.engine.state(), State::Closed);
-    let acts = sim.reconnect(true);
-    assert_eq!(opens(&acts).len(), 1, "{acts:#?}");
-    assert_eq!(
-        states(&acts),
-        [(State::Connecting, Reason::Reconnect, None)]
-    );
+    reconnected(&sim.reconnect(true));
 }
 
 /// Closed by the app after it gave up: not revived.
 #[test]
 fn close_after_gave_up_is_final() {
-    let mut c = fetch_sse_config();
-    c.transports.truncate(1);
-    c.backoff.max_attempts = Some(1);
-    let mut sim = Sim::new(c, 9);
-    let o = the_open(&sim.start());
-    sim.error(o.id, TransportError::NetworkOrCors);
-    assert_eq!(sim.engine.state(), State::Closed);
+    let mut sim = gave_up_after_one_failure(9);
     sim.engine.handle_close(sim.now);
     sim.drain();
     assert!(sim.reconnect(true).is_empty());

@@ -12,6 +12,16 @@ use tidings_core::engine::{
     Action, Config, ErrorCode, Reason, ResponseHead, State, TransportError, TransportKind,
 };
 
+/// The first answer of a `fetch-sse` subscription (seed 31, the client's
+/// wall clock `skew_ms` ahead of WALL0) is `head`: the sim and its actions.
+fn first_answer(head: ResponseHead, skew_ms: i64) -> (Sim, Vec<Action>) {
+    let mut sim = Sim::new(fetch_sse_config(), 31);
+    sim.now.wall.0 += skew_ms;
+    let o = the_open(&sim.start());
+    let acts = sim.head(o.id, head);
+    (sim, acts)
+}
+
 /// A server restart: a healthy stream (60 s, `retry: 1000`, ids) is reset;
 /// the first reconnect comes within [1000, 2000) ms (the server's `retry:`
 /// floor plus the fleet-wide spread); refused connections back off and do
@@ -60,12 +70,7 @@ fn server_restart() {
 /// issue 13 the whole backoff delay was added: 120 000 + 1421.)
 #[test]
 fn retry_after_seconds() {
-    let mut sim = Sim::new(fetch_sse_config(), 31);
-    let o = the_open(&sim.start());
-    let acts = sim.head(
-        o.id,
-        ResponseHead::new(503).with_header("Retry-After", "120"),
-    );
+    let (mut sim, acts) = first_answer(ResponseHead::new(503).with_header("Retry-After", "120"), 0);
     let d = 120_000 + 842;
     assert_eq!(
         errors(&acts),
@@ -82,11 +87,9 @@ fn retry_after_seconds() {
     assert_eq!(sim.last_open_at, d);
     // Clamped to maxRetryAfterMs (300 s); only the spread (≤ 1 s) goes on
     // top of the cap.
-    let mut sim = Sim::new(fetch_sse_config(), 31);
-    let o = the_open(&sim.start());
-    let acts = sim.head(
-        o.id,
+    let (_, acts) = first_answer(
         ResponseHead::new(503).with_header("Retry-After", "86400"),
+        0,
     );
     assert_eq!(waiting(&acts), [(Reason::RetryAfter, 300_000 + 842)]);
 }
@@ -97,33 +100,26 @@ fn retry_after_seconds() {
 /// a spread of at most 10 % of it).
 #[test]
 fn retry_after_http_date_with_skewed_client_clock() {
-    let mut sim = Sim::new(fetch_sse_config(), 31);
-    sim.now.wall.0 += 3_600_000;
-    let o = the_open(&sim.start());
     // WALL0 = Tue, 14 Nov 2023 22:13:20 GMT.
     let head = ResponseHead::new(503)
         .with_header("Date", "Tue, 14 Nov 2023 22:13:20 GMT")
         .with_header("Retry-After", "Tue, 14 Nov 2023 22:15:20 GMT");
-    let acts = sim.head(o.id, head);
+    let (_, acts) = first_answer(head, 3_600_000);
     assert_eq!(waiting(&acts), [(Reason::RetryAfter, 120_000 + 842)]);
 
-    let mut sim = Sim::new(fetch_sse_config(), 31);
-    let o = the_open(&sim.start());
     let head = ResponseHead::new(503)
         .with_header("Date", "Tue, 14 Nov 2023 22:13:20 GMT")
         .with_header("Retry-After", "Tue, 14 Nov 2023 22:00:00 GMT");
-    let acts = sim.head(o.id, head);
+    let (_, acts) = first_answer(head, 0);
     assert_eq!(waiting(&acts), [(Reason::RetryAfter, 1000 + 84)]);
 }
 
 /// 429 with a rate-limit reset header instead of Retry-After: reason `rate-limit`.
 #[test]
 fn rate_limit_reset_header() {
-    let mut sim = Sim::new(fetch_sse_config(), 31);
-    let o = the_open(&sim.start());
-    let acts = sim.head(
-        o.id,
+    let (_, acts) = first_answer(
         ResponseHead::new(429).with_header("X-RateLimit-Reset", "30"),
+        0,
     );
     assert_eq!(waiting(&acts), [(Reason::RateLimit, 30_000 + 842)]);
 }

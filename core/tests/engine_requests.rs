@@ -9,7 +9,8 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, Config, EffectiveType, NetworkHint, ResetReason, ResponseHead, State, TransportKind,
+    Action, AttemptId, Config, EffectiveType, NetworkHint, ResetReason, ResponseHead, State,
+    TransportKind,
 };
 use tidings_core::policy::interval::IntervalMode;
 
@@ -25,6 +26,9 @@ fn lp_config() -> Config {
     c
 }
 
+/// How one row's answer reaches the engine: the actions it gave.
+type Feed = fn(&mut Sim, AttemptId) -> Vec<Action>;
+
 fn etag_head(status: u16, etag: &str) -> ResponseHead {
     ResponseHead::new(status)
         .with_content_type("application/octet-stream")
@@ -36,8 +40,7 @@ fn etag_head(status: u16, etag: &str) -> ResponseHead {
 /// (×2 up to 5 min) and deliver nothing.
 #[test]
 fn poll_unchanged_resource_slows_down() {
-    let mut sim = Sim::new(poll_config(), 1);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(poll_config(), 1);
     assert_eq!(o.headers, []);
     sim.head(o.id, etag_head(200, "W/\"v1\""));
     sim.resource(o.id, "hello");
@@ -72,8 +75,7 @@ fn poll_unchanged_resource_slows_down() {
 /// ETag again: "unchanged", nothing delivered, the interval slows.
 #[test]
 fn poll_unchanged_200_delivers_nothing() {
-    let mut sim = Sim::new(poll_config(), 2);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(poll_config(), 2);
     sim.head(o.id, etag_head(200, "\"v1\""));
     sim.resource(o.id, "a");
     let o = sim.must_open(10_000);
@@ -98,8 +100,7 @@ fn poll_unchanged_200_delivers_nothing() {
 /// floor.
 #[test]
 fn poll_hints_are_clamped() {
-    let mut sim = Sim::new(poll_config(), 3);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(poll_config(), 3);
     sim.head(
         o.id,
         etag_head(304, "\"x\"").with_header("x-poll-interval", "60"),
@@ -113,10 +114,7 @@ fn poll_hints_are_clamped() {
     );
     assert_eq!(sim.engine.stats().current_interval_ms, 1000);
     let o = sim.must_open(100_000);
-    sim.head(
-        o.id,
-        ResponseHead::new(200).with_content_type("application/json"),
-    );
+    sim.head(o.id, json_head(200));
     sim.messages(o.id, vec![msg(Some("1"), None, "{}")], Some(86_400_000));
     assert_eq!(sim.engine.stats().current_interval_ms, 300_000);
     let o = sim.must_open(400_000);
@@ -135,8 +133,7 @@ fn poll_hints_are_clamped() {
 /// is the current interval plus the backoff jitter.
 #[test]
 fn failing_poller_keeps_its_interval_as_floor() {
-    let mut sim = Sim::new(poll_config(), 4);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(poll_config(), 4);
     sim.head(
         o.id,
         ResponseHead::new(304).with_header("x-poll-interval", "60"),
@@ -158,8 +155,7 @@ fn failing_poller_keeps_its_interval_as_floor() {
 /// always gives the maximum.
 #[test]
 fn network_hint_stretches_the_interval() {
-    let mut sim = Sim::new(poll_config(), 5);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(poll_config(), 5);
     sim.engine.handle_network_hint(
         sim.now,
         NetworkHint {
@@ -193,8 +189,7 @@ fn network_hint_stretches_the_interval() {
 fn measured_request_times_decide_the_network_tier() {
     let mut c = poll_config();
     c.interval.initial_ms = 1000;
-    let mut sim = Sim::new(c, 8);
-    let mut o = the_open(&sim.start());
+    let (mut sim, mut o) = Sim::started(c, 8);
     sim.engine.handle_network_hint(
         sim.now,
         NetworkHint {
@@ -221,8 +216,7 @@ fn measured_request_times_decide_the_network_tier() {
 
     let mut c = poll_config();
     c.interval.initial_ms = 1000;
-    let mut sim = Sim::new(c, 8);
-    let mut o = the_open(&sim.start());
+    let (mut sim, mut o) = Sim::started(c, 8);
     sim.engine.handle_network_hint(
         sim.now,
         NetworkHint {
@@ -257,8 +251,7 @@ fn long_poll_nchan_validators() {
     let mut config = lp_config();
     config.cross_origin = true.into();
     config.last_event_id_param = "last_event_id".into();
-    let mut sim = Sim::new(config, 6);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(config, 6);
     // The engine holds the long-poll deadline itself (no adapter timeout).
     assert_eq!(sim.wait.map(|w| w.0), Some(sim.now.mono.0 + 35_000));
     assert_eq!(o.url, "/sub");
@@ -297,8 +290,7 @@ fn long_poll_nchan_validators() {
 /// travels as `Last-Event-ID` (same-origin); replayed ids are dropped.
 #[test]
 fn long_poll_json_messages_and_dedupe() {
-    let mut sim = Sim::new(lp_config(), 7);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(lp_config(), 7);
     sim.head(
         o.id,
         ResponseHead::new(200).with_content_type("application/json; charset=utf-8"),
@@ -310,10 +302,7 @@ fn long_poll_json_messages_and_dedupe() {
     );
     let o = sim.must_open(1000);
     assert_eq!(header(&o, "Last-Event-ID"), Some("2"));
-    sim.head(
-        o.id,
-        ResponseHead::new(200).with_content_type("application/json"),
-    );
+    sim.head(o.id, json_head(200));
     sim.messages(
         o.id,
         vec![
@@ -336,72 +325,64 @@ fn long_poll_json_messages_and_dedupe() {
 /// becomes an `Action::Reset` (and clears dedupe).
 #[test]
 fn events_filter_heartbeat_and_reset_on_every_transport() {
-    let body = b"event: price\ndata: 1\n\nevent: other\ndata: 2\n\nevent: heartbeat\ndata:\n\nid: 5\nevent: reset\ndata: gone\n\nid: 5\ndata: again\n\n";
-    let expect = ["1", "again"];
-    // fetch-sse
-    let mut config = fetch_sse_config();
-    config.events = vec!["price".into()];
-    let mut sim = Sim::new(config.clone(), 8);
-    let o = the_open(&sim.start());
-    let acts = sim.stream(o.id, body);
-    check(&acts, &expect);
-    // long-poll with an event-stream body
-    config.transports = vec![TransportKind::LongPoll];
-    let mut sim = Sim::new(config.clone(), 8);
-    let o = the_open(&sim.start());
-    let mut acts = sim.head(o.id, ResponseHead::event_stream());
-    acts.extend(sim.bytes(o.id, body));
-    check(&acts, &expect);
-    // poll with JSON
-    config.transports = vec![TransportKind::Poll];
-    let mut sim = Sim::new(config.clone(), 8);
-    let o = the_open(&sim.start());
-    sim.head(
-        o.id,
-        ResponseHead::new(200).with_content_type("application/json"),
-    );
-    let acts = sim.messages(
-        o.id,
-        vec![
-            msg(None, Some("price"), "1"),
-            msg(None, Some("other"), "2"),
-            msg(None, Some("heartbeat"), ""),
-            msg(Some("5"), Some("reset"), "gone"),
-            msg(Some("5"), None, "again"),
-        ],
-        None,
-    );
-    check(&acts, &expect);
-    // native EventSource
-    config.transports = vec![TransportKind::EventSource];
-    let mut sim = Sim::new(config, 8);
-    let o = the_open(&sim.start());
-    sim.opened(o.id);
-    let mut acts = vec![];
-    for (ev, d, id) in [
-        ("price", "1", ""),
-        ("other", "2", ""),
-        ("heartbeat", "", ""),
-        ("reset", "gone", "5"),
-        ("message", "again", "5"),
-    ] {
-        acts.extend(sim.native(o.id, ev, d, id));
-    }
-    // Natively, "again" repeats the cursor "5": no own id, delivered.
-    check(&acts, &expect);
-
-    fn check(acts: &[Action], expect: &[&str]) {
-        assert_eq!(data(acts), expect);
+    const BODY: &[u8] = b"event: price\ndata: 1\n\nevent: other\ndata: 2\n\nevent: heartbeat\ndata:\n\nid: 5\nevent: reset\ndata: gone\n\nid: 5\ndata: again\n\n";
+    use TransportKind::*;
+    // (the transport, its list, how the body reaches the engine)
+    let rows: [(&str, &[TransportKind], Feed); 4] = [
+        ("fetch-sse", &[FetchSse, LongPoll, Poll], |sim, id| {
+            sim.stream(id, BODY)
+        }),
+        (
+            "long-poll with an event-stream body",
+            &[LongPoll],
+            |sim, id| {
+                let mut acts = sim.head(id, ResponseHead::event_stream());
+                acts.extend(sim.bytes(id, BODY));
+                acts
+            },
+        ),
+        ("poll with JSON", &[Poll], |sim, id| {
+            sim.head(id, json_head(200));
+            let events = [
+                msg(None, Some("price"), "1"),
+                msg(None, Some("other"), "2"),
+                msg(None, Some("heartbeat"), ""),
+                msg(Some("5"), Some("reset"), "gone"),
+                msg(Some("5"), None, "again"),
+            ];
+            sim.messages(id, events.to_vec(), None)
+        }),
+        // Natively, "again" repeats the cursor "5": no own id, delivered.
+        ("native EventSource", &[EventSource], |sim, id| {
+            sim.opened(id);
+            let mut acts = vec![];
+            for (ev, d, lei) in [
+                ("price", "1", ""),
+                ("other", "2", ""),
+                ("heartbeat", "", ""),
+                ("reset", "gone", "5"),
+                ("message", "again", "5"),
+            ] {
+                acts.extend(sim.native(id, ev, d, lei));
+            }
+            acts
+        }),
+    ];
+    for (name, transports, feed) in rows {
+        let mut config = fetch_sse_config();
+        config.events = vec!["price".into()];
+        config.transports = transports.to_vec();
+        let (mut sim, o) = Sim::started(config, 8);
+        let acts = feed(&mut sim, o.id);
+        assert_eq!(data(&acts), ["1", "again"], "{name}");
         let resets: Vec<_> = acts
             .iter()
             .filter(|a| matches!(a, Action::Reset { .. }))
             .collect();
-        assert_eq!(
-            resets,
-            [&Action::Reset {
-                reason: ResetReason::Server
-            }]
-        );
+        let server = Action::Reset {
+            reason: ResetReason::Server,
+        };
+        assert_eq!(resets, [&server], "{name}");
     }
 }
 
@@ -423,8 +404,7 @@ fn cross_origin_long_poll_sends_only_the_cursor() {
         let mut c = Config::new("/sub");
         c.transports = vec![transport];
         c.cross_origin = cross.into();
-        let mut sim = Sim::new(c, 2);
-        let o = the_open(&sim.start());
+        let (mut sim, o) = Sim::started(c, 2);
         sim.head(o.id, sse_head());
         sim.bytes(o.id, b"id: 3\ndata: x\n\n");
         sim.end(o.id);
@@ -464,8 +444,7 @@ fn cross_origin_long_poll_sends_only_the_cursor() {
     // A raw resource has no cursor: its validators stay, cross-origin too.
     let mut c = lp_config();
     c.cross_origin = true.into();
-    let mut sim = Sim::new(c, 2);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(c, 2);
     sim.head(o.id, etag_head(200, "\"v1\""));
     sim.resource(o.id, "body");
     let o = sim.must_open(60_000);
@@ -488,8 +467,7 @@ fn network_tier_leaves_fixed_and_server_hints_alone() {
     let mut c = poll_config();
     c.interval.mode = IntervalMode::Fixed;
     c.interval.initial_ms = 1000;
-    let mut sim = Sim::new(c, 7);
-    let mut o = the_open(&sim.start());
+    let (mut sim, mut o) = Sim::started(c, 7);
     sim.engine.handle_network_hint(sim.now, medium);
     sim.drain();
     let mut at = vec![];
@@ -503,8 +481,7 @@ fn network_tier_leaves_fixed_and_server_hints_alone() {
     assert_eq!(sim.engine.stats().current_interval_ms, 1000);
 
     // Each answer takes 100 ms: the measured tier is medium as well.
-    let mut sim = Sim::new(poll_config(), 7);
-    let mut o = the_open(&sim.start());
+    let (mut sim, mut o) = Sim::started(poll_config(), 7);
     sim.engine.handle_network_hint(sim.now, medium);
     sim.drain();
     let mut at = vec![];
@@ -539,41 +516,65 @@ fn request_transports_open_before_the_first_delivery() {
             })
             .collect()
     }
-    // long-poll, text/event-stream body in two chunks.
-    let mut sim = Sim::new(lp_config(), 1);
-    let o = the_open(&sim.start());
-    let mut acts = sim.head(o.id, ResponseHead::event_stream());
-    acts.extend(sim.bytes(o.id, b"id: 1\ndata: a\n\nid: 2\n"));
-    acts.extend(sim.bytes(o.id, b"data: b\n\n"));
-    acts.extend(sim.end(o.id));
-    assert_eq!(order(&acts), ["open", "deliver", "deliver"]);
-    // long-poll, JSON.
-    let mut sim = Sim::new(lp_config(), 1);
-    let o = the_open(&sim.start());
-    let mut acts = sim.head(
-        o.id,
-        ResponseHead::new(200).with_content_type("application/json"),
-    );
-    acts.extend(sim.messages(o.id, vec![msg(Some("1"), None, "a")], None));
-    assert_eq!(order(&acts), ["open", "deliver"]);
-    // poll, a raw resource.
-    let mut sim = Sim::new(poll_config(), 1);
-    let o = the_open(&sim.start());
-    let mut acts = sim.head(o.id, etag_head(200, "\"v1\""));
-    acts.extend(sim.resource(o.id, "body"));
-    assert_eq!(order(&acts), ["open", "deliver"]);
-    // Later answers deliver in `open`, no second `open`.
-    let o = sim.must_open(60_000);
-    let mut acts = sim.head(o.id, etag_head(200, "\"v2\""));
-    acts.extend(sim.resource(o.id, "body2"));
-    assert_eq!(order(&acts), ["deliver"]);
+    /// A raw resource answered with ETag `etag`.
+    fn resource(sim: &mut Sim, id: AttemptId, etag: &str, body: &str) -> Vec<Action> {
+        let mut acts = sim.head(id, etag_head(200, etag));
+        acts.extend(sim.resource(id, body));
+        acts
+    }
+    /// (what is answered, the config, how, the order it must give)
+    type Row = (&'static str, fn() -> Config, Feed, &'static [&'static str]);
+    let rows: [Row; 4] = [
+        (
+            "long-poll, text/event-stream body in two chunks",
+            lp_config,
+            |sim, id| {
+                let mut acts = sim.head(id, ResponseHead::event_stream());
+                acts.extend(sim.bytes(id, b"id: 1\ndata: a\n\nid: 2\n"));
+                acts.extend(sim.bytes(id, b"data: b\n\n"));
+                acts.extend(sim.end(id));
+                acts
+            },
+            &["open", "deliver", "deliver"],
+        ),
+        (
+            "long-poll, JSON",
+            lp_config,
+            |sim, id| {
+                let mut acts = sim.head(id, json_head(200));
+                acts.extend(sim.messages(id, vec![msg(Some("1"), None, "a")], None));
+                acts
+            },
+            &["open", "deliver"],
+        ),
+        (
+            "poll, a raw resource",
+            poll_config,
+            |sim, id| resource(sim, id, "\"v1\"", "body"),
+            &["open", "deliver"],
+        ),
+        // Later answers deliver in `open`, no second `open`.
+        (
+            "poll, the answer after that",
+            poll_config,
+            |sim, id| {
+                resource(sim, id, "\"v1\"", "body");
+                let o = sim.must_open(60_000);
+                resource(sim, o.id, "\"v2\"", "body2")
+            },
+            &["deliver"],
+        ),
+    ];
+    for (name, config, feed, expected) in rows {
+        let (mut sim, o) = Sim::started(config(), 1);
+        assert_eq!(order(&feed(&mut sim, o.id)), expected, "{name}");
+    }
 }
 
 /// A long-poll answer with one event, `held_ms` after its request: the delay
 /// before the next request.
 fn long_poll_news_after(seed: u64, held_ms: u64) -> u64 {
-    let mut sim = Sim::new(lp_config(), seed);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(lp_config(), seed);
     sim.run_for(held_ms);
     sim.head(o.id, ResponseHead::event_stream());
     sim.bytes(o.id, b"id: 1\ndata: x\n\n");
@@ -604,8 +605,7 @@ fn long_poll_spread_after_news_is_a_tenth_of_the_hold() {
 
     // A backlog of 20 answers, each answered at once: 20 requests in the
     // same millisecond (it cost 20 × U[0, 100] ms).
-    let mut sim = Sim::new(lp_config(), 3);
-    let mut o = the_open(&sim.start());
+    let (mut sim, mut o) = Sim::started(lp_config(), 3);
     for n in 1..=20 {
         sim.head(o.id, ResponseHead::event_stream());
         sim.bytes(o.id, format!("id: {n}\ndata: x\n\n").as_bytes());
@@ -616,8 +616,7 @@ fn long_poll_spread_after_news_is_a_tenth_of_the_hold() {
     assert_eq!(sim.now.mono.0, 0);
 
     // "No news" after a 30 s hold: U[0, 100] as before.
-    let mut sim = Sim::new(lp_config(), 3);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(lp_config(), 3);
     sim.run_for(30_000);
     sim.head(o.id, ResponseHead::new(204));
     sim.must_open(200);

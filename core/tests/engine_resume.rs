@@ -9,7 +9,7 @@
 mod support;
 
 use support::*;
-use tidings_core::engine::{Action, AttemptId, Config, TransportError, TransportKind};
+use tidings_core::engine::{Action, AttemptId, Config, OpenRequest, TransportError, TransportKind};
 
 fn events(sim: &Sim) -> Vec<(String, String, String, String)> {
     sim.delivered()
@@ -201,6 +201,16 @@ fn bc08_native_eventsource_query_cursor() {
     assert_eq!(sim.engine.last_event_id(), "\u{2026}");
 }
 
+/// The native EventSource of `id` fails (the adapter closes it); the
+/// engine's next one (within 10 s) must ask for `url`.
+#[track_caller]
+fn reopened_at(sim: &mut Sim, id: AttemptId, url: &str) -> OpenRequest {
+    sim.error(id, TransportError::Network);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, url);
+    o
+}
+
 /// BC-08 NATIVE as the adapter runs it: every response on a new `EventSource`
 /// (the adapter closes it on `error` and the engine re-creates it), whose
 /// `lastEventId` starts empty. An id-less event first on a new instance
@@ -212,29 +222,21 @@ fn bc08_native_each_reconnect_a_new_eventsource() {
     let o = the_open(&sim.start());
     assert_eq!(o.url, "/stream?lastEventId=s0");
     sim.opened(o.id);
-    sim.error(o.id, TransportError::Network); // "retry: 200", FIN
-    let o = sim.must_open(10_000);
-    assert_eq!(o.url, "/stream?lastEventId=s0");
+    let o = reopened_at(&mut sim, o.id, "/stream?lastEventId=s0"); // "retry: 200", FIN
     sim.native(o.id, "message", "a", "1");
     sim.native(o.id, "message", "b", "2");
-    sim.error(o.id, TransportError::Network);
-    let o = sim.must_open(10_000);
-    assert_eq!(o.url, "/stream?lastEventId=2");
+    let o = reopened_at(&mut sim, o.id, "/stream?lastEventId=2");
     // "data: c": no id; the new instance reports its empty lastEventId.
     sim.native(o.id, "message", "c", "");
     sim.native(o.id, "heartbeat", "", "");
     assert_eq!(sim.engine.last_event_id(), "2");
-    sim.error(o.id, TransportError::Network);
-    let o = sim.must_open(10_000);
-    assert_eq!(o.url, "/stream?lastEventId=2");
+    let o = reopened_at(&mut sim, o.id, "/stream?lastEventId=2");
     // An id later on the same instance still moves the cursor, and a bare
     // `id` after it clears it.
     sim.native(o.id, "message", "d", "\u{2026}");
     sim.native(o.id, "message", "e", "");
     assert_eq!(sim.engine.last_event_id(), "");
-    sim.error(o.id, TransportError::Network);
-    let o = sim.must_open(10_000);
-    assert_eq!(o.url, "/stream");
+    reopened_at(&mut sim, o.id, "/stream");
     let got: Vec<_> = sim
         .delivered()
         .into_iter()

@@ -358,3 +358,17 @@ pub fn waiting(actions: &[Action]) -> Vec<(Reason, u64)> {
         .map(|s| (s.1, s.2.unwrap_or(0)))
         .collect()
 }
+
+impl Sim {
+    /// A new engine of `config` and `seed`, started: it and its first `Open`.
+    pub fn started(config: Config, seed: u64) -> (Sim, OpenRequest) {
+        let mut sim = Sim::new(config, seed);
+        let o = the_open(&sim.start());
+        (sim, o)
+    }
+}
+
+/// A head with `status` and `Content-Type: application/json`.
+pub fn json_head(status: u16) -> ResponseHead {
+    ResponseHead::new(status).with_content_type("application/json")
+}

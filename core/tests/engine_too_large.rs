@@ -11,7 +11,7 @@
 mod support;
 
 use support::*;
-use tidings_core::engine::{Action, ErrorCode, Message, ResponseHead, TransportKind};
+use tidings_core::engine::{Action, ErrorCode, Message, OpenRequest, ResponseHead, TransportKind};
 use tidings_core::sse::SseLimits;
 
 const MIB: usize = 1 << 20;
@@ -90,18 +90,24 @@ fn fetch_sse_skips_an_event_over_one_mebibyte_and_goes_on() {
     assert_eq!(header(&next, "Last-Event-ID"), Some("3"));
 }
 
-/// The id may come after the data, and an event without an id is skipped
-/// too (the cursor then stays where it was, as for any event without one).
-#[test]
-fn fetch_sse_skip_with_late_id_and_without_id() {
+/// A `fetch-sse` stream (seed 7) whose lines and event data may be 64 bytes
+/// at most, its event-stream head answered.
+fn open_with_64_byte_limits() -> (Sim, OpenRequest) {
     let mut config = fetch_sse_config();
     config.sse_limits = SseLimits {
         max_line_bytes: 64,
         max_event_data_bytes: 64,
     };
-    let mut sim = Sim::new(config, 7);
-    let o = the_open(&sim.start());
+    let (mut sim, o) = Sim::started(config, 7);
     sim.head(o.id, ResponseHead::event_stream());
+    (sim, o)
+}
+
+/// The id may come after the data, and an event without an id is skipped
+/// too (the cursor then stays where it was, as for any event without one).
+#[test]
+fn fetch_sse_skip_with_late_id_and_without_id() {
+    let (mut sim, o) = open_with_64_byte_limits();
     let body = format!(
         "data: {x}\nid: 9\n\ndata: {y}\ndata: {y}\n\ndata: ok\n\n",
         x = "x".repeat(100),
@@ -123,14 +129,7 @@ fn fetch_sse_skip_with_late_id_and_without_id() {
 /// unwanted type or the heartbeat event is not reported, a replayed id once.
 #[test]
 fn skipped_events_follow_the_filter_and_dedupe() {
-    let mut config = fetch_sse_config();
-    config.sse_limits = SseLimits {
-        max_line_bytes: 64,
-        max_event_data_bytes: 64,
-    };
-    let mut sim = Sim::new(config, 7);
-    let o = the_open(&sim.start());
-    sim.head(o.id, ResponseHead::event_stream());
+    let (mut sim, o) = open_with_64_byte_limits();
     let x = "x".repeat(100);
     let body = format!(
         "event: other\nid: 1\ndata: {x}\n\nevent: heartbeat\ndata: {x}\n\nid: 2\ndata: {x}\n\nid: 2\ndata: {x}\n\n"

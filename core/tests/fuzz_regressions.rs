@@ -38,7 +38,26 @@ fn files(dir: &str, target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-fn run_target(target: &str, check: fn(&[u8]) -> Result<(), String>) {
+/// One fuzz target's oracle on raw bytes.
+type Check = fn(&[u8]) -> Result<(), String>;
+
+/// Every fuzz target and its oracle, in the smoke's order (its per-target
+/// seed is the row's index, so a reordered table changes the smoke's inputs).
+const TARGETS: [(&str, Check); 6] = [
+    ("sse", |d| replay(d, sse_reference::check)),
+    ("http_hints", |d| replay(d, hints::check_hints)),
+    ("validators", |d| replay(d, hints::check_validators)),
+    ("json_envelope", |d| replay(d, decoders::check_json)),
+    ("crosstab_wire", |d| replay(d, decoders::check_wire)),
+    ("engine", |d| replay(d, engine_model::check)),
+];
+
+/// The committed corpus and regressions of `target`, then 300 pseudo-random
+/// inputs (fixed seed), through its oracle in [`TARGETS`].
+fn run_target(target: &str) {
+    let Some(&(_, check)) = TARGETS.iter().find(|(name, _)| *name == target) else {
+        panic!("{target}: not in TARGETS")
+    };
     let mut failures = Vec::new();
     for dir in ["corpus", "regressions"] {
         for (path, data) in files(dir, target) {
@@ -59,35 +78,27 @@ fn run_target(target: &str, check: fn(&[u8]) -> Result<(), String>) {
     assert!(failures.is_empty(), "{target}:\n{}", failures.join("\n"));
 }
 
-#[test]
-fn sse() {
-    run_target("sse", |d| replay(d, sse_reference::check));
+/// One test per target, named after it (`cargo test -p tidings-core --test
+/// fuzz_regressions engine` replays one).
+macro_rules! replay_tests {
+    ($($target:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $target() {
+                run_target(stringify!($target));
+            }
+        )*
+    };
 }
 
-#[test]
-fn http_hints() {
-    run_target("http_hints", |d| replay(d, hints::check_hints));
-}
-
-#[test]
-fn validators() {
-    run_target("validators", |d| replay(d, hints::check_validators));
-}
-
-#[test]
-fn engine() {
-    run_target("engine", |d| replay(d, engine_model::check));
-}
-
-#[test]
-fn json_envelope() {
-    run_target("json_envelope", |d| replay(d, decoders::check_json));
-}
-
-#[test]
-fn crosstab_wire() {
-    run_target("crosstab_wire", |d| replay(d, decoders::check_wire));
-}
+replay_tests!(
+    sse,
+    http_hints,
+    validators,
+    engine,
+    json_envelope,
+    crosstab_wire
+);
 
 /// The fuzz smoke of `make test` (`make smoke`): every target's oracle on
 /// pseudo-random inputs for `FUZZ_SMOKE_S` seconds in all (default 20),
@@ -98,27 +109,18 @@ fn crosstab_wire() {
 // The budget is the harness's own wall time; the code under test gets none.
 #[allow(clippy::disallowed_methods)]
 fn smoke_random_inputs() {
-    type Check = fn(&[u8]) -> Result<(), String>;
-    let targets: [(&str, Check); 6] = [
-        ("sse", |d| replay(d, sse_reference::check)),
-        ("http_hints", |d| replay(d, hints::check_hints)),
-        ("validators", |d| replay(d, hints::check_validators)),
-        ("json_envelope", |d| replay(d, decoders::check_json)),
-        ("crosstab_wire", |d| replay(d, decoders::check_wire)),
-        ("engine", |d| replay(d, engine_model::check)),
-    ];
     let total_s: u64 = std::env::var("FUZZ_SMOKE_S")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
-    let per = std::time::Duration::from_millis(total_s * 1000 / targets.len() as u64);
+    let per = std::time::Duration::from_millis(total_s * 1000 / TARGETS.len() as u64);
     // Seeded (FUZZ_SMOKE_SEED, default 23): a failure replays exactly.
     let seed: u64 = std::env::var("FUZZ_SMOKE_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(23);
     let mut failures = Vec::new();
-    for (i, (name, check)) in targets.iter().enumerate() {
+    for (i, (name, check)) in TARGETS.iter().enumerate() {
         let mut rng = Rng::new(seed ^ (i as u64) << 32);
         let start = std::time::Instant::now();
         let mut execs = 0u64;

@@ -27,18 +27,13 @@ after(async () => { await browser?.close(); await server?.stop(); });
  * (initialised); `p.errors` collects uncaught page errors, `window.reported`
  * the errors the page's `error` event saw (what `reportError` fires).
  */
-async function page() {
-  const p = await browser.newPage();
-  p.errors = [];
-  p.on("pageerror", (e) => p.errors.push(e.message));
-  await p.goto(`${server.url}/_faults`);
-  await p.evaluate(async () => {
-    window.t = await import("/pkg/index.js");
-    await window.t.default();
-    window.reported = [];
-    window.addEventListener("error", (e) => window.reported.push(e.error?.message ?? e.message));
+function page() {
+  return h.entryPage(browser, server.url, {
+    setup: () => {
+      window.reported = [];
+      window.addEventListener("error", (e) => window.reported.push(e.error?.message ?? e.message));
+    },
   });
-  return p;
 }
 
 /** A unique query tag, so this test's requests can be told apart in the log. */

@@ -26,6 +26,45 @@ const stored = (page, storage = "sessionStorage") => page.evaluate((s) => Object
 const messages = (page, name, count) => h.waitEvents(page, name,
   (l) => l.filter((e) => e.type === "message").length >= count, 10_000, `${count} messages`);
 
+/** An init script: counts the page's writes of cursor keys in `window.writes`. */
+const countCursorWrites = () => {
+  const set = Storage.prototype.setItem;
+  window.writes = 0;
+  Storage.prototype.setItem = function (k, v) {
+    if (String(k).startsWith("tidings:cursor:")) window.writes++;
+    return set.call(this, k, v);
+  };
+};
+
+/**
+ * Two tabs of one context sharing `/sse?t=<t>` (crossTab, persist "local"),
+ * both counting their cursor writes; the leader's subscription `a` is open.
+ */
+async function crossTabPair(t) {
+  const context = await browser.newContext();
+  const leader = await h.blankPage(browser, server.url, { context, init: countCursorWrites });
+  const follower = await h.blankPage(browser, server.url, { context, init: countCursorWrites });
+  const options = { transports: ["fetch-sse"], crossTab: true, persist: "local" };
+  await h.subscribe(leader, "a", `/sse?t=${t}`, options);
+  await h.waitEvents(leader, "a", (l) => l.some((e) => e.type === "open"));
+  return { context, leader, follower, options };
+}
+
+/**
+ * Through the package entry (index.js), `subscribe(url, options)` in `page`
+ * whose message listener closes it on the first message; `window.got`
+ * resolves to that message's lastEventId. Returns once it is open.
+ */
+function closeOnFirstMessage(page, url, options) {
+  return page.evaluate(async ([url, options]) => {
+    const m = await import("/pkg/index.js");
+    await m.default();
+    const sub = m.subscribe(url, options);
+    window.got = new Promise((r) => sub.addEventListener("message", (e) => { sub.close(); r(e.lastEventId); }));
+    await new Promise((r) => sub.addEventListener("open", r));
+  }, [url, options]);
+}
+
 // ----- 1. the persisted cursor ------------------------------------------------
 
 test("persist: the cursor of handled messages survives a reload (hashed key, never the URL), the reload resumes from it, reset removes it", { timeout: T }, async () => {
@@ -117,21 +156,7 @@ test("persist: a storage that refuses (quota) costs one debug line, and the subs
 
 test("persist: with crossTab, the leader tab writes localStorage and the follower tab does not write it twice", { timeout: T }, async () => {
   const t = tag("x");
-  const context = await browser.newContext();
-  // Counts this page's writes of cursor keys.
-  const init = () => {
-    const set = Storage.prototype.setItem;
-    window.writes = 0;
-    Storage.prototype.setItem = function (k, v) {
-      if (String(k).startsWith("tidings:cursor:")) window.writes++;
-      return set.call(this, k, v);
-    };
-  };
-  const leader = await h.blankPage(browser, server.url, { context, init });
-  const follower = await h.blankPage(browser, server.url, { context, init });
-  const options = { transports: ["fetch-sse"], crossTab: true, persist: "local" };
-  await h.subscribe(leader, "a", `/sse?t=${t}`, options);
-  await h.waitEvents(leader, "a", (l) => l.some((e) => e.type === "open"));
+  const { context, leader, follower, options } = await crossTabPair(t);
   await h.subscribe(follower, "a", `/sse?t=${t}`, options);
   await h.waitEvents(follower, "a", (l) => l.some((e) => e.type === "open"));
   for (let i = 1; i <= 3; i++) {
@@ -253,13 +278,7 @@ test("status: restarts of the reference server (1 s refuse window) show no statu
 test("persist: a listener that closes the subscription on a message still gets that message's cursor stored (close mid-batch)", { timeout: T }, async () => {
   const t = tag("c");
   const page = await h.blankPage(browser, server.url);
-  await page.evaluate(async (t) => {
-    const m = await import("/pkg/index.js");
-    await m.default();
-    const sub = m.subscribe(`/sse?t=${t}`, { transports: ["fetch-sse"], persist: "local", persistKey: t });
-    window.got = new Promise((r) => sub.addEventListener("message", (e) => { sub.close(); r(e.lastEventId); }));
-    await new Promise((r) => sub.addEventListener("open", r));
-  }, t);
+  await closeOnFirstMessage(page, `/sse?t=${t}`, { transports: ["fetch-sse"], persist: "local", persistKey: t });
   await server.publish(`${t} 1`);
   const cursor = await page.evaluate(() => window.got);
   assert.ok(cursor);
@@ -271,27 +290,8 @@ test("persist: a listener that closes the subscription on a message still gets t
 
 test("persist: a crossTab follower whose listener closes the subscription on a message does not write localStorage", { timeout: T }, async () => {
   const t = tag("y");
-  const context = await browser.newContext();
-  const init = () => {
-    const set = Storage.prototype.setItem;
-    window.writes = 0;
-    Storage.prototype.setItem = function (k, v) {
-      if (String(k).startsWith("tidings:cursor:")) window.writes++;
-      return set.call(this, k, v);
-    };
-  };
-  const leader = await h.blankPage(browser, server.url, { context, init });
-  const follower = await h.blankPage(browser, server.url, { context, init });
-  const options = { transports: ["fetch-sse"], crossTab: true, persist: "local" };
-  await h.subscribe(leader, "a", `/sse?t=${t}`, options);
-  await h.waitEvents(leader, "a", (l) => l.some((e) => e.type === "open"));
-  await follower.evaluate(async ([t, options]) => {
-    const m = await import("/pkg/index.js");
-    await m.default();
-    const sub = m.subscribe(`/sse?t=${t}`, options);
-    window.got = new Promise((r) => sub.addEventListener("message", (e) => { sub.close(); r(e.lastEventId); }));
-    await new Promise((r) => sub.addEventListener("open", r));
-  }, [t, options]);
+  const { context, leader, follower, options } = await crossTabPair(t);
+  await closeOnFirstMessage(follower, `/sse?t=${t}`, options);
   await server.publish(`${t} 1`);
   assert.ok(await follower.evaluate(() => window.got));
   await messages(leader, "a", 1);

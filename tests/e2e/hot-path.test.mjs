@@ -11,6 +11,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
+import * as h from "./tidings-page.mjs";
 
 const T = 60_000;
 
@@ -26,17 +27,7 @@ before(async () => {
 after(async () => { await browser?.close(); await server?.stop(); });
 
 /** A page with the package entry as `window.t` and the wasm exports as `window.w`. */
-async function page() {
-  const p = await browser.newPage();
-  p.errors = [];
-  p.on("pageerror", (e) => p.errors.push(e.message));
-  await p.goto(`${server.url}/_faults`);
-  await p.evaluate(async () => {
-    window.t = await import("/pkg/index.js");
-    window.w = await window.t.default();
-  });
-  return p;
-}
+const page = () => h.entryPage(browser, server.url);
 
 /** Subscribe in the page; resolves to what the listeners heard, once `count`
  * messages and errors arrived (or a listener closed the subscription). */

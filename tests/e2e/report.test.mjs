@@ -10,7 +10,7 @@
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
-import { faults, clearFaults, clearLog, restart, requests, sleep } from "./tidings-page.mjs";
+import { entryPage, faults, clearFaults, clearLog, restart, requests, sleep } from "./tidings-page.mjs";
 
 const PAGES = new URL("./pages/", import.meta.url).pathname;
 let server, browser;
@@ -36,13 +36,7 @@ afterEach(async () => {
 async function page() {
   const context = await browser.newContext();
   contexts.push(context);
-  const p = await context.newPage();
-  p.errors = [];
-  p.on("pageerror", (e) => p.errors.push(e.message));
-  await p.goto(`${server.url}/_faults`);
-  await p.evaluate(async () => {
-    window.t = await import("/pkg/index.js");
-    await window.t.default();
+  const p = await entryPage(browser, server.url, { context, setup: () => {
     let hidden = false;
     Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") });
     Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden });
@@ -58,7 +52,7 @@ async function page() {
       const s = window.r[name];
       return { calls: s.calls.length, states: s.states, errors: s.errors, stats: s.reporter.stats(), state: s.reporter.state };
     };
-  });
+  } });
   return p;
 }
 

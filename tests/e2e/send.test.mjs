@@ -10,7 +10,7 @@
 import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
-import { faults, clearFaults, clearLog, restart, requests, waitRequests, sleep } from "./tidings-page.mjs";
+import { entryPage, faults, clearFaults, clearLog, restart, requests, waitRequests, sleep } from "./tidings-page.mjs";
 
 const PAGES = new URL("./pages/", import.meta.url).pathname;
 let server, browser;
@@ -41,13 +41,7 @@ async function retrying(f) {
 async function page() {
   const context = await browser.newContext();
   contexts.push(context);
-  const p = await context.newPage();
-  p.errors = [];
-  p.on("pageerror", (e) => p.errors.push(e.message));
-  await p.goto(`${server.url}/_faults`);
-  await p.evaluate(async () => {
-    window.t = await import("/pkg/index.js");
-    await window.t.default();
+  const p = await entryPage(browser, server.url, { context, setup: () => {
     // Sends by name: { settled: n, value | error } (settled counts calls of
     // either callback: it must end at exactly 1).
     window.sends = {};
@@ -58,7 +52,7 @@ async function page() {
         (e) => { s.settled++; s.error = { name: e.name, code: e.code, status: e.status, attempts: e.attempts, message: e.message, cause: String(e.cause) }; },
       );
     };
-  });
+  } });
   p.context_ = context;
   return p;
 }

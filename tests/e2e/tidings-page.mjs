@@ -25,6 +25,27 @@ export async function blankPage(browser, origin, { init, context: ctx } = {}) {
   return page;
 }
 
+/**
+ * A page on `origin` whose `window.t` is the package entry (/pkg/index.js, as
+ * an app loads it: the async iterator, report(), send()), initialised, with
+ * the wasm exports as `window.w`; `p.errors` collects uncaught page errors.
+ * `context`: open it there (default: a context of its own, browser.newPage).
+ * `setup` runs in the page after that (page.evaluate), for a test file's own
+ * page-side helpers. The document is `GET /_faults`, as in blankPage.
+ */
+export async function entryPage(browser, origin, { context, setup } = {}) {
+  const p = await (context ?? browser).newPage();
+  p.errors = [];
+  p.on("pageerror", (e) => p.errors.push(e.message));
+  await p.goto(`${origin}/_faults`);
+  await p.evaluate(async () => {
+    window.t = await import("/pkg/index.js");
+    window.w = await window.t.default();
+  });
+  if (setup) await p.evaluate(setup);
+  return p;
+}
+
 /** Load the package into the page's current document (again after a reload). */
 export async function loadPackage(page) {
   await page.evaluate(async () => {
@@ -90,14 +111,20 @@ export async function messages(page, name) {
 }
 
 /** Wait until `fn(log)` is truthy for the events of `name`; returns the log. */
-export async function waitEvents(page, name, fn, timeoutMs = 5000, what = "condition") {
+export function waitEvents(page, name, fn, timeoutMs = 5000, what = "condition") {
+  return pollUntil(() => events(page, name), fn, timeoutMs, what, (log) => `events: ${JSON.stringify(log.map(brief))}`);
+}
+
+/**
+ * `read()` every 25 ms until `fn` accepts what it gave (returned); fails after
+ * `timeoutMs` saying `what` it waited for and `show` of the last reading.
+ */
+async function pollUntil(read, fn, timeoutMs, what, show) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const log = await events(page, name);
-    if (fn(log)) return log;
-    if (Date.now() > deadline) {
-      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}; events: ${JSON.stringify(log.map(brief))}`);
-    }
+    const got = await read();
+    if (fn(got)) return got;
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}; ${show(got)}`);
     await sleep(25);
   }
 }
@@ -155,16 +182,8 @@ export async function requests(server, path) {
 }
 
 /** Wait until the log of `path` satisfies `fn`; returns the entries. */
-export async function waitRequests(server, path, fn, timeoutMs = 5000, what = "requests") {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const entries = await requests(server, path);
-    if (fn(entries)) return entries;
-    if (Date.now() > deadline) {
-      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}; log: ${JSON.stringify(entries.map(logBrief))}`);
-    }
-    await sleep(25);
-  }
+export function waitRequests(server, path, fn, timeoutMs = 5000, what = "requests") {
+  return pollUntil(() => requests(server, path), fn, timeoutMs, what, (entries) => `log: ${JSON.stringify(entries.map(logBrief))}`);
 }
 
 export function logBrief(e) {
