@@ -325,6 +325,7 @@ async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
         status: Some(404),
         retry_in_ms: None,
         fatal: true,
+        id: None,
     };
     assert_eq!(errors, std::slice::from_ref(&expected));
     assert_eq!(expected.code(), "http-status");

@@ -11,6 +11,7 @@ use wasm_bindgen::JsValue;
 
 use super::options::Options;
 use crate::connection::{web_storage_call, Connection};
+use crate::event::Event;
 
 /// One subscription's persisted cursor.
 pub(crate) struct Persisted {
@@ -79,9 +80,12 @@ impl Persisted {
         self.flush(conn);
     }
 
-    /// A `reset`: the stored cursor goes (at the end of the batch).
-    pub fn reset(&self) {
-        self.policy.borrow_mut().reset();
+    /// An event of the subscription: a `reset` removes the stored cursor
+    /// (at the end of the batch).
+    pub fn on_event(&self, e: &Event) {
+        if let Event::Reset { .. } = e {
+            self.policy.borrow_mut().reset();
+        }
     }
 
     /// The end of a delivered batch: carry out what the policy says. (One
