@@ -239,7 +239,10 @@ impl Subscription {
             self.inner.handle.get(),
             self.inner.conn(),
         ) {
-            p.pulled(&c, cursor.as_deref().unwrap_or(""));
+            match cursor {
+                Some(cursor) => p.pulled(&c, &cursor),
+                None => p.iterate(),
+            }
         }
     }
 

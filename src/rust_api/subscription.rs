@@ -269,6 +269,9 @@ fn on_notice(inner: &Inner, notice: &Notice) {
             let mut messages = inner.messages.borrow_mut();
             for d in batch {
                 messages.push_back(Message::from_engine(&d.msg, d.transport));
+                if let Some(p) = &inner.persist {
+                    p.queued();
+                }
             }
         }
         Notice::BatchEnd => {
