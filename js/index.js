@@ -105,7 +105,9 @@ P.close = P[Symbol.dispose || Symbol.for("Symbol.dispose")] = function () {
 // Messages (`message` and each name in `events`) buffered from the call on;
 // ends when the subscription closes; a fatal error rejects the next read
 // after the buffered messages; return() (a `break` out of for-await) closes.
-// With `persist`, a pull says the previous message was handled (_handled).
+// With `persist`, a pull says the previous message was handled (_handled),
+// once: the core counts pulls against the messages queued (a `reset` makes
+// those queued before it stale).
 P[Symbol.asyncIterator] = function () {
   const sub = this, r = live.get(sub), queue = [], waiting = [];
   let done = !r, failure, last;
@@ -125,7 +127,7 @@ P[Symbol.asyncIterator] = function () {
     sub._handled();
   }
   return {
-    next: () => (last && sub._handled(last.lastEventId), new Promise((resolve, reject) => { waiting.push([resolve, reject]); flush(); })),
+    next: () => (last && sub._handled(last.lastEventId), (last = null), new Promise((resolve, reject) => { waiting.push([resolve, reject]); flush(); })),
     return: (value) => (sub.close(), Promise.resolve({ value, done: true })),
     [Symbol.asyncIterator]() { return this; },
   };

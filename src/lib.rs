@@ -32,6 +32,10 @@ mod clock;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 #[cfg_attr(not(feature = "js"), allow(dead_code))]
 mod connection;
+// The events besides messages, one enum for both APIs (`tidings::Event` in
+// the Rust API).
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
+mod event;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod guard;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]

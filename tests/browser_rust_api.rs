@@ -345,6 +345,7 @@ async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
         status: Some(404),
         retry_in_ms: None,
         fatal: true,
+        id: None,
     };
     assert_eq!(errors, std::slice::from_ref(&expected));
     assert_eq!(expected.code(), "http-status");
@@ -444,6 +445,43 @@ async fn persist_writes_the_cursor_when_the_next_message_is_pulled_restores_it_a
         cleared,
         "still stored: {:?}",
         session_storage("getItem", &stored_at, "")
+    );
+}
+
+/// Messages queued on the `Stream` before a server `reset` and pulled after
+/// it do not write their cursor back (it is from before the gap).
+#[wasm_bindgen_test]
+async fn persist_pulls_of_messages_queued_before_a_reset_write_nothing() {
+    let tag = unique("staleafterreset");
+    let data = "id: a1\ndata: one\n\nid: a2\ndata: two\n\nevent: reset\ndata: {}\n\nid: b1\ndata: three\n\n";
+    let fault = format!(
+        r#"{{"path":"/sse","fault":{{"kind":"script","status":200,"content_type":"text/event-stream","writes":[{{"data":{data:?}}}],"then":"hang"}}}}"#
+    );
+    http("POST", "/_faults", &fault).await;
+    let url = format!("{}/sse?t={tag}", server());
+    let stored_at = format!("tidings:cursor:{tag}");
+    let options = Options::new()
+        .transports(&[tidings::TransportKind::FetchSse])
+        .persist(Scope::Session)
+        .persist_key(&tag);
+    let mut sub = tidings::subscribe(&url, options).unwrap();
+    let mut events = sub.events();
+    // Nothing pulled yet: a1 and a2 wait on the stream.
+    events_until(&mut events, 5000, "reset", |e| {
+        matches!(e, Event::Reset { .. })
+    })
+    .await;
+    http("DELETE", "/_faults", "").await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(within(&mut sub, 5000).await.expect("a message").id);
+    }
+    assert_eq!(ids, ["a1", "a2", "b1"]);
+    assert_eq!(session_storage("getItem", &stored_at, ""), None);
+    assert!(within(&mut sub, 50).await.is_none());
+    assert_eq!(
+        session_storage("getItem", &stored_at, "").as_deref(),
+        Some("b1")
     );
 }
 

@@ -14,6 +14,10 @@
 //!   proxy recycling a stream) shows nothing;
 //! - `closed` at once when it stopped (`close()`, a fatal error).
 //!
+//! A connection is shared by the subscriptions to the same URL and options:
+//! what one subscription reads is its [`Subscriber`] view, `closed` for good
+//! from its own `close()` on.
+//!
 //! Down means any state but `open`, except a pause for a hidden or frozen
 //! page: nobody sees the page then, so the status holds and the clock starts
 //! again when it comes back. Once lost, the status follows at once:
@@ -165,6 +169,54 @@ impl Calm {
         }
         self.status = status;
         Some((status, reason))
+    }
+}
+
+/// One subscriber's view of a (possibly shared) connection (JS
+/// `Subscription.status` / `state`, Rust `Subscription::status` / `state`):
+/// the connection's own while subscribed; `closed` for good from the
+/// subscriber's own `close()` (or drop, or its `signal`) on. Connections are
+/// shared by subscriptions to the same URL and options, so a closed
+/// subscriber's connection may go on for the others, and even be revived by
+/// one of them (`reconnect()` after `gave-up`): the closed one reads none of
+/// it, and hears no more events either.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Subscriber {
+    closed: bool,
+}
+
+impl Subscriber {
+    /// A subscriber of a connection: it reads the connection's status.
+    pub const fn new() -> Self {
+        Subscriber { closed: false }
+    }
+
+    /// The subscriber closed: from now on it reads `closed`. Idempotent.
+    pub fn handle_close(&mut self) {
+        self.closed = true;
+    }
+
+    /// Whether it closed (its connection is no concern of it any more).
+    pub const fn is_closed(self) -> bool {
+        self.closed
+    }
+
+    /// The status it reads, `connection` being its connection's
+    /// ([`Calm::status`]; `None` when the subscriber no longer holds one: a
+    /// closed JS subscription lets go of its connection at `close()`).
+    pub fn status(self, connection: Option<Status>) -> Status {
+        match connection {
+            Some(s) if !self.closed => s,
+            _ => Status::Closed,
+        }
+    }
+
+    /// The engine state it reads, `connection` being its connection's.
+    pub fn state(self, connection: Option<State>) -> State {
+        match connection {
+            Some(s) if !self.closed => s,
+            _ => State::Closed,
+        }
     }
 }
 
@@ -331,5 +383,39 @@ mod tests {
                 Timer(5000, to(Reconnecting, R::Backoff)),
             ],
         );
+    }
+    /// Two subscribers of one shared connection: the one that closed reads
+    /// `closed` for good, while the other follows the connection through a
+    /// loss, a `gave-up` and a revival.
+    #[test]
+    fn a_closed_subscriber_reads_closed_whatever_the_connection_does() {
+        let mut c = Calm::new(5000);
+        let (mut a, b) = (Subscriber::new(), Subscriber::new());
+        c.handle_state(t(0), State::Connecting, Reason::Start);
+        assert_eq!(
+            [a.status(Some(c.status())), b.status(Some(c.status()))],
+            [Status::Connecting; 2]
+        );
+        c.handle_state(t(40), State::Open, Reason::Start);
+        assert_eq!(a.status(Some(c.status())), Status::Connected);
+        a.handle_close();
+        a.handle_close();
+        assert!(a.is_closed() && !b.is_closed());
+        assert_eq!(a.status(Some(c.status())), Status::Closed);
+        assert_eq!(a.state(Some(State::Open)), State::Closed);
+        assert_eq!(b.state(Some(State::Open)), State::Open);
+        c.handle_state(t(1000), State::Waiting, Reason::Backoff);
+        c.handle_timer(t(6000));
+        assert_eq!(b.status(Some(c.status())), Status::Reconnecting);
+        assert_eq!(a.status(Some(c.status())), Status::Closed);
+        c.handle_state(t(7000), State::Closed, Reason::GaveUp);
+        c.handle_state(t(8000), State::Connecting, Reason::Reconnect);
+        c.handle_state(t(8050), State::Open, Reason::Reconnect);
+        assert_eq!(b.status(Some(c.status())), Status::Connected);
+        assert_eq!(a.status(Some(c.status())), Status::Closed);
+        // A JS subscription lets go of its connection at `close()`.
+        assert_eq!(a.status(None), Status::Closed);
+        assert_eq!(b.status(None), Status::Closed);
+        assert_eq!(b.state(None), State::Closed);
     }
 }

@@ -16,7 +16,9 @@
 //!   delivered batch (never before the app had it: a reload in between would
 //!   skip it), and only when it changed.
 //! - `reset` (the server cannot fill the gap): the stored cursor is removed
-//!   at once; the next handled message writes the new one.
+//!   at once; the next handled message writes the new one. A message a
+//!   pulling reader (async iterator, Rust `Stream`) queued before the reset
+//!   and pulled after it writes nothing: its cursor is from before the gap.
 //! - `crossTab`: a follower tab does not write `localStorage` (the leader
 //!   tab writes the same value to the same place); with `sessionStorage`
 //!   (one per tab) every tab writes its own.
@@ -101,6 +103,12 @@ pub struct Persist {
     saved: Option<String>,
     pending: Option<Op>,
     broken: bool,
+    /// Messages queued for a pulling reader, and pulled from it, so far.
+    queued: u64,
+    pulled: u64,
+    /// The pulls up to this count are of messages queued before the latest
+    /// `reset`: they say nothing about where to resume.
+    stale: u64,
 }
 
 impl Persist {
@@ -111,6 +119,25 @@ impl Persist {
             saved: stored,
             pending: None,
             broken: false,
+            queued: 0,
+            pulled: 0,
+            stale: 0,
+        }
+    }
+
+    /// A message was queued for a pulling reader (the JS async iterator's
+    /// buffer, the Rust `Stream`): its consumer handles it when it pulls
+    /// the one after ([`Persist::pulled`]).
+    pub fn queued(&mut self) {
+        self.queued = self.queued.saturating_add(1);
+    }
+
+    /// The pulling reader's consumer handled the next message of its queue
+    /// (they are pulled in order), `cursor` being the cursor after it.
+    pub fn pulled(&mut self, cursor: &str) {
+        self.pulled = self.pulled.saturating_add(1);
+        if self.pulled > self.stale {
+            self.handled(cursor);
         }
     }
 
@@ -126,8 +153,11 @@ impl Persist {
         };
     }
 
-    /// A `reset`: the stored cursor goes.
+    /// A `reset`: the stored cursor goes, and the messages queued before it
+    /// but pulled after it do not write theirs back (a reload would resume
+    /// from the gap the server just said it cannot fill).
     pub fn reset(&mut self) {
+        self.stale = self.queued;
         self.pending = self.saved.is_some().then_some(Op::Clear);
     }
 
@@ -215,6 +245,33 @@ mod tests {
         p.reset();
         p.handled("9");
         assert_eq!(p.take(false), Some(Op::Write(String::from("9"))));
+    }
+
+    /// A reader pulls in order: messages queued before a `reset` and pulled
+    /// after it write nothing; the first message queued after it does.
+    #[test]
+    fn messages_queued_before_a_reset_and_pulled_after_it_write_nothing() {
+        let mut p = Persist::new(Scope::Session, None);
+        p.queued();
+        p.pulled("1");
+        assert_eq!(p.take(false), Some(Op::Write(String::from("1"))));
+        p.queued(); // "2"
+        p.queued(); // "3"
+        p.reset();
+        assert_eq!(p.take(false), Some(Op::Clear));
+        p.queued(); // "10", after the reset
+        p.pulled("2");
+        assert_eq!(p.take(false), None);
+        p.pulled("3");
+        assert_eq!(p.take(false), None);
+        p.pulled("10");
+        assert_eq!(p.take(false), Some(Op::Write(String::from("10"))));
+        // A second reset with nothing queued: nothing is stale.
+        p.reset();
+        assert_eq!(p.take(false), Some(Op::Clear));
+        p.queued();
+        p.pulled("11");
+        assert_eq!(p.take(false), Some(Op::Write(String::from("11"))));
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! The JS event objects listeners receive (plain, structured-cloneable
 //! objects with a `type`). Shapes are those of the API contract in README.
 
-use tidings_core::engine::{Action, ErrorCode, Message, Stats};
+use tidings_core::engine::{ErrorCode, Message, Stats};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::options::Parse;
 use crate::connection::Delivery;
+use crate::event::{Error, Event};
 use crate::js::{name, set};
 
 fn object(kind: &'static str) -> js_sys::Object {
@@ -101,21 +102,6 @@ pub fn parse_error(m: &Message) -> JsValue {
     e
 }
 
-/// `{ type: "statuschange", status, reason }`.
-pub fn status(status: tidings_core::calm::Status, reason: tidings_core::engine::Reason) -> JsValue {
-    let o = object("statuschange");
-    set(&o, "status", &name(status.as_str()));
-    set(&o, "reason", &name(reason.as_str()));
-    o.into()
-}
-
-/// `{ type: "open", transport }`.
-pub fn open(transport: &'static str) -> JsValue {
-    let o = object("open");
-    set(&o, "transport", &name(transport));
-    o.into()
-}
-
 /// An `Error` with `type: "error"`, `code`, `status?`, `retryInMs?`, `fatal`.
 pub fn error(
     code: &str,
@@ -137,26 +123,19 @@ pub fn error(
     e
 }
 
-/// `error` with code `headers`: the app's `headers` failed (`cause`: what it
-/// threw, or the `TypeError` of an invalid header); retried in `retry_in_ms`.
-pub fn headers_error(cause: &JsValue, retry_in_ms: Option<u64>) -> JsValue {
-    let e = error(
-        "headers",
-        says(ErrorCode::Headers, true),
-        None,
-        retry_in_ms,
-        false,
-    );
-    set(wasm_bindgen::JsCast::unchecked_ref(&e), "cause", cause);
-    e
-}
-
-/// The event type and object for an engine action other than `Deliver`
-/// (`statechange`, `transportchange`, `error`, `reset`); `None` for actions
-/// the app does not see.
-pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
-    match a {
-        Action::State {
+/// The JS event type and object of `e` (README "API": `open`,
+/// `statechange`, `transportchange`, `error`, `reset`, `uptodate`,
+/// `statuschange`). `cause`: what the app's `headers` threw, for an error
+/// with code `headers` (a JS value, not part of the [`Event`]).
+pub fn to_js(e: &Event, cause: Option<&JsValue>) -> (&'static str, JsValue) {
+    let (kind, o) = match e {
+        Event::Error(e) => return ("error", error_event(e, cause)),
+        Event::Open { transport } => {
+            let o = object("open");
+            set(&o, "transport", &name(transport));
+            ("open", o)
+        }
+        Event::State {
             state,
             reason,
             delay_ms,
@@ -167,49 +146,71 @@ pub fn from_action(a: &Action) -> Option<(&'static str, JsValue)> {
             if let Some(ms) = delay_ms {
                 set(&o, "delayMs", &num(*ms));
             }
-            Some(("statechange", o.into()))
+            ("statechange", o)
         }
-        Action::TransportChanged {
+        Event::Transport {
             transport,
             previous,
             reason,
         } => {
             let o = object("transportchange");
             set(&o, "transport", &name(transport.as_str()));
-            set(
-                &o,
-                "previous",
-                &previous.map(|p| name(p.as_str())).unwrap_or(JsValue::NULL),
-            );
+            let previous = previous.map(|p| name(p.as_str()));
+            set(&o, "previous", &previous.unwrap_or(JsValue::NULL));
             set(&o, "reason", &name(reason.as_str()));
-            Some(("transportchange", o.into()))
+            ("transportchange", o)
         }
-        Action::Error {
-            code,
-            status,
-            retry_in_ms,
-            fatal,
-            id,
-        } => {
-            let says = says(*code, retry_in_ms.is_some());
-            let e = error(code.as_str(), says, *status, *retry_in_ms, *fatal);
-            if let Some(id) = id {
-                set(e.unchecked_ref(), "id", &JsValue::from_str(id));
-            }
-            Some(("error", e))
-        }
-        Action::Reset { reason } => {
+        Event::Reset { reason } => {
             let o = object("reset");
             set(&o, "reason", &name(reason.as_str()));
-            Some(("reset", o.into()))
+            ("reset", o)
         }
-        Action::UpToDate { last_event_id } => {
+        Event::UpToDate { last_event_id } => {
             let o = object("uptodate");
             set(&o, "lastEventId", &JsValue::from_str(last_event_id));
-            Some(("uptodate", o.into()))
+            ("uptodate", o)
         }
-        _ => None,
+        Event::Status { status, reason } => {
+            let o = object("statuschange");
+            set(&o, "status", &name(status.as_str()));
+            set(&o, "reason", &name(reason.as_str()));
+            ("statuschange", o)
+        }
+    };
+    (kind, o.into())
+}
+
+/// The JS event type and object for an engine action other than `Deliver`
+/// (`statechange`, `transportchange`, `error`, `reset`, `uptodate`); `None`
+/// for actions the app does not see (the debug log, the reporter's events).
+pub fn from_action(a: &tidings_core::engine::Action) -> Option<(&'static str, JsValue)> {
+    crate::event::from_action(a).map(|e| to_js(&e, None))
+}
+
+/// The `error` event of a connection error: an `Error` with `code`,
+/// `status?`, `retryInMs?`, `fatal`, `id?` (`too-large`) and `cause?`
+/// (`headers`). Only [`Error::Connection`] is an event.
+fn error_event(e: &Error, cause: Option<&JsValue>) -> JsValue {
+    let Error::Connection {
+        code,
+        status,
+        retry_in_ms,
+        fatal,
+        id,
+    } = e
+    else {
+        return error(e.code(), "", None, None, false);
+    };
+    let says = says(*code, retry_in_ms.is_some());
+    let js = error(code.as_str(), says, *status, *retry_in_ms, *fatal);
+    let o: &js_sys::Object = js.unchecked_ref();
+    if let Some(id) = id {
+        set(o, "id", &JsValue::from_str(id));
     }
+    if let (ErrorCode::Headers, Some(cause)) = (code, cause) {
+        set(o, "cause", cause);
+    }
+    js
 }
 
 /// `error.message`: one short line per code (`retrying`: the error has a

@@ -11,6 +11,7 @@ use wasm_bindgen::JsValue;
 
 use super::options::Options;
 use crate::connection::{web_storage_call, Connection};
+use crate::event::Event;
 
 /// One subscription's persisted cursor.
 pub(crate) struct Persisted {
@@ -62,26 +63,42 @@ impl Persisted {
     }
 
     /// The listeners handled a message with this cursor after it (written
-    /// at the end of the batch, [`Persisted::flush`]); nothing once an
-    /// iterator reads the subscription.
+    /// at the end of the batch, [`Persisted::flush`]); once an iterator
+    /// reads the subscription, the message was only queued for it.
     pub fn handled(&self, cursor: &str) {
-        if !self.iterated.get() {
-            self.policy.borrow_mut().handled(cursor);
+        match self.iterated.get() {
+            true => self.policy.borrow_mut().queued(),
+            false => self.policy.borrow_mut().handled(cursor),
         }
     }
 
-    /// The iterator's pull: the consumer handled the message with this
-    /// cursor (`""`: an iterator started, and from now on only its pulls
-    /// count). Written at once: one pull is one message anyway.
+    /// A pulling reader started (the JS async iterator): from now on only
+    /// its pulls say what was handled.
+    pub fn iterate(&self) {
+        self.iterated.set(true);
+    }
+
+    /// A message was queued for a pulling reader (the Rust `Stream`).
+    #[cfg(feature = "rust")]
+    pub fn queued(&self) {
+        self.policy.borrow_mut().queued();
+    }
+
+    /// The reader's pull: the consumer handled the next message of its
+    /// queue, with this cursor after it (`Persist::pulled`: not one queued
+    /// before a `reset`). Written at once: one pull is one message anyway.
     pub fn pulled(&self, conn: &Connection, cursor: &str) {
         self.iterated.set(true);
-        self.policy.borrow_mut().handled(cursor);
+        self.policy.borrow_mut().pulled(cursor);
         self.flush(conn);
     }
 
-    /// A `reset`: the stored cursor goes (at the end of the batch).
-    pub fn reset(&self) {
-        self.policy.borrow_mut().reset();
+    /// An event of the subscription: a `reset` removes the stored cursor
+    /// (at the end of the batch).
+    pub fn on_event(&self, e: &Event) {
+        if let Event::Reset { .. } = e {
+            self.policy.borrow_mut().reset();
+        }
     }
 
     /// The end of a delivered batch: carry out what the policy says. (One

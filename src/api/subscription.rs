@@ -6,7 +6,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use tidings_core::engine::{Action, State};
+use tidings_core::calm::Subscriber;
+use tidings_core::engine::State;
 use wasm_bindgen::prelude::*;
 
 use super::events;
@@ -14,6 +15,7 @@ use super::options::{Options, Parse};
 use super::persist::{self, Persisted};
 use super::target::Listeners;
 use crate::connection::{self, registry, Connection, Delivery, Notice};
+use crate::event::{self, Event};
 use crate::guard::Listener;
 
 /// A live subscription. Listen with `addEventListener(type, fn)` for
@@ -37,6 +39,9 @@ struct Inner {
     /// JSON, and a closed subscription should hold next to nothing).
     key: RefCell<String>,
     handle: Cell<Option<u32>>,
+    /// What this subscription reads of its connection's status and state
+    /// (`closed` from its `close()` on: the core's rule).
+    seat: Cell<Subscriber>,
     listeners: Listeners,
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
@@ -83,6 +88,7 @@ impl Subscription {
             closed: RefCell::new(Closed::default()),
             key: RefCell::new(key),
             handle: Cell::new(None),
+            seat: Cell::new(Subscriber::new()),
             listeners: Listeners::default(),
             parse,
             abort_listener: RefCell::new(None),
@@ -103,7 +109,8 @@ impl Subscription {
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
                     let transport = inner.conn().map_or("", |c| c.transport_name());
-                    dispatch(&inner, "open", &events::open(transport));
+                    let (kind, e) = events::to_js(&Event::Open { transport }, None);
+                    dispatch(&inner, kind, &e);
                 }
             });
         }
@@ -209,18 +216,13 @@ impl Subscription {
     /// `offline` or `closed` (README "Connection status"; `statuschange`).
     #[wasm_bindgen(getter)]
     pub fn status(&self) -> JsValue {
-        let status = match (self.inner.handle.get(), self.inner.conn()) {
-            (Some(_), Some(c)) => c.status().as_str(),
-            _ => State::Closed.as_str(),
-        };
-        crate::js::name(status)
+        let connection = self.inner.conn().map(|c| c.status());
+        crate::js::name(self.inner.seat.get().status(connection).as_str())
     }
 
-    /// "Try now": ends a client-side backoff wait at once, resumes a
-    /// subscription paused offline when `navigator.onLine` says online, and
-    /// revives one that gave up; never shortens a server-requested wait or
-    /// an open breaker, nothing while open or connecting, at most one per
-    /// `backoff.floorMs` (the rules: `tidings_core` `engine::reconnect`).
+    /// "Try now" (README "`reconnect()`"): what it does, and when it does
+    /// nothing, is the engine's to decide (the rules: `tidings_core`
+    /// `engine::reconnect`). A closed subscription: nothing.
     pub fn reconnect(&self) {
         if let (Some(_), Some(c)) = (self.inner.handle.get(), self.inner.conn()) {
             connection::reconnect(&c);
@@ -237,17 +239,18 @@ impl Subscription {
             self.inner.handle.get(),
             self.inner.conn(),
         ) {
-            p.pulled(&c, cursor.as_deref().unwrap_or(""));
+            match cursor {
+                Some(cursor) => p.pulled(&c, &cursor),
+                None => p.iterate(),
+            }
         }
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
     #[wasm_bindgen(getter)]
     pub fn state(&self) -> String {
-        match self.inner.conn() {
-            Some(c) if self.inner.handle.get().is_some() => c.state().as_str().into(),
-            _ => State::Closed.as_str().into(),
-        }
+        let connection = self.inner.conn().map(|c| c.state());
+        self.inner.seat.get().state(connection).as_str().into()
     }
 
     /// Counters: `{ requests, bytes, reconnects, notModified,
@@ -271,6 +274,9 @@ fn close(inner: &Rc<Inner>) {
     let Some(handle) = inner.handle.take() else {
         return;
     };
+    let mut seat = inner.seat.get();
+    seat.handle_close();
+    inner.seat.set(seat);
     inner.listeners.clear();
     let listener = inner.abort_listener.borrow_mut().take();
     drop(listener);
@@ -331,31 +337,24 @@ fn render(inner: &Rc<Inner>, notice: &Notice) {
                 deliver(inner, run);
             }
         }
-        Notice::HeadersFailed { cause, retry_in_ms } => {
-            dispatch(inner, "error", &events::headers_error(cause, *retry_in_ms));
-        }
         Notice::BatchEnd => {
             if let (Some(p), Some(c)) = (&inner.persist, inner.conn()) {
                 p.flush(&c);
             }
         }
-        Notice::Status((status, reason)) => {
-            dispatch(inner, "statuschange", &events::status(*status, *reason));
-        }
-        Notice::Action(action) => {
-            if let (Action::Reset { .. }, Some(p)) = (action, &inner.persist) {
-                p.reset();
-            }
-            if let Action::State {
-                state: State::Open, ..
-            } = action
-            {
-                let transport = inner.conn().map_or("", |c| c.transport_name());
-                dispatch(inner, "open", &events::open(transport));
-            }
-            if let Some((kind, e)) = events::from_action(action) {
+        _ => {
+            let Some(conn) = inner.conn() else { return };
+            let cause = match notice {
+                Notice::HeadersFailed { cause, .. } => Some(cause),
+                _ => None,
+            };
+            event::render(&conn, notice, &mut |e| {
+                if let Some(p) = &inner.persist {
+                    p.on_event(&e);
+                }
+                let (kind, e) = events::to_js(&e, cause);
                 dispatch(inner, kind, &e);
-            }
+            });
         }
     }
 }

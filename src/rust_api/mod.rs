@@ -34,15 +34,14 @@
 //! }
 //! ```
 
-mod error;
 mod message;
 mod options;
 mod subscription;
 
-pub use error::Error;
+pub use crate::event::{Error, Event};
 pub use message::Message;
 pub use options::Options;
-pub use subscription::{Event, Events, Subscription};
+pub use subscription::{Events, Subscription};
 pub use tidings_core::calm::Status;
 pub use tidings_core::engine::{
     ErrorCode, Protocol, Reason, ResetReason, State, Stats, TransportKind,

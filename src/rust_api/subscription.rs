@@ -8,65 +8,14 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use tidings_core::calm::Status;
-use tidings_core::engine::{Action, ErrorCode, Reason, ResetReason, State, Stats, TransportKind};
+use tidings_core::calm::{Status, Subscriber};
+use tidings_core::engine::{State, Stats, TransportKind};
 
-use super::{Error, Message};
+use super::{Event, Message};
 use crate::api::options::Options as Checked;
 use crate::api::persist::{self, Persisted};
 use crate::connection::{self, registry, Connection, Notice};
-
-/// What happens to a subscription besides its messages (the JS `open`,
-/// `statechange`, `transportchange`, `error`, `reset`, `uptodate` and
-/// `statuschange` events), from [`Subscription::events`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Event {
-    /// The connection is open (`open`).
-    Open {
-        /// The transport it opened on.
-        transport: &'static str,
-    },
-    /// The state changed (`statechange`).
-    State {
-        /// The new state.
-        state: State,
-        /// Why.
-        reason: Reason,
-        /// For [`State::Waiting`]: milliseconds until the next attempt.
-        delay_ms: Option<u64>,
-    },
-    /// Another transport is used from now on (`transportchange`).
-    Transport {
-        /// The new one.
-        transport: TransportKind,
-        /// The one before (`None` at start).
-        previous: Option<TransportKind>,
-        /// Why.
-        reason: Reason,
-    },
-    /// Something went wrong (`error`); [`Error::is_fatal`] when it stopped.
-    Error(Error),
-    /// The server cannot fill the gap since the cursor: refetch your state.
-    Reset {
-        /// Why.
-        reason: ResetReason,
-    },
-    /// Caught up with everything the server had (Durable Streams).
-    UpToDate {
-        /// The offset at that moment.
-        last_event_id: String,
-    },
-    /// The calm status changed (`statuschange`; README "Connection
-    /// status"): lost only after `lost_after_ms` down, back as soon as a
-    /// transport is open or a request was answered.
-    Status {
-        /// The new status.
-        status: Status,
-        /// The reason of the state change behind it.
-        reason: Reason,
-    },
-}
+use crate::event;
 
 /// A live subscription: a `futures_core::Stream` of [`Message`]s that ends
 /// when it is closed or stops (a fatal error, in [`Self::events`]; after
@@ -89,6 +38,9 @@ struct Inner {
     conn: Rc<Connection>,
     key: String,
     handle: Cell<Option<u32>>,
+    /// What this subscription reads of its connection's status and state
+    /// (`Closed` from its `close()` on: the core's rule).
+    seat: Cell<Subscriber>,
     messages: RefCell<VecDeque<Message>>,
     /// `None` until [`Subscription::events`] asks: nobody reads them before.
     events: RefCell<Option<VecDeque<Event>>>,
@@ -115,6 +67,7 @@ impl Subscription {
             conn,
             key,
             handle: Cell::new(None),
+            seat: Cell::new(Subscriber::new()),
             messages: RefCell::default(),
             events: RefCell::default(),
             message_waker: RefCell::default(),
@@ -166,10 +119,7 @@ impl Subscription {
 
     /// The state (`Closed` once this subscription is closed).
     pub fn state(&self) -> State {
-        match self.inner.handle.get() {
-            None => State::Closed,
-            Some(_) => self.inner.conn.state(),
-        }
+        self.inner.seat.get().state(Some(self.inner.conn.state()))
     }
 
     /// The transport in use or about to be tried; `None` before the engine
@@ -194,21 +144,14 @@ impl Subscription {
     /// after `lost_after_ms` down (default 5000), `Closed` once stopped or
     /// closed. Changes come as [`Event::Status`].
     pub fn status(&self) -> Status {
-        match self.inner.handle.get() {
-            Some(_) => self.inner.conn.status(),
-            None => Status::Closed,
-        }
+        self.inner.seat.get().status(Some(self.inner.conn.status()))
     }
 
-    /// "Try now" (JS `reconnect()`; README "`reconnect()`"): ends a
-    /// client-side backoff wait at once, resumes a subscription paused
-    /// offline when `navigator.onLine` says online, and revives one that gave
-    /// up (`backoff_max_attempts`; its streams, which ended, go on: call
-    /// `next()` again). Never shortens a server-requested wait
-    /// (`Retry-After`) or an open breaker; nothing while open or connecting,
-    /// after a permanent error or `close()`; at most one attempt per
-    /// `backoff_floor_ms` (1000 ms by default). The rules are the engine's
-    /// (`tidings_core` `engine::reconnect`).
+    /// "Try now" (JS `reconnect()`; README "`reconnect()`"): what it does,
+    /// and when it does nothing, is the engine's to decide (the rules:
+    /// `tidings_core` `engine::reconnect`). It may revive a subscription that
+    /// gave up: its streams, which ended, go on (call `next()` again). A
+    /// closed subscription: nothing.
     pub fn reconnect(&self) {
         if self.inner.handle.get().is_some() {
             connection::reconnect(&self.inner.conn);
@@ -300,6 +243,9 @@ fn close(inner: &Inner) {
     let Some(handle) = inner.handle.take() else {
         return;
     };
+    let mut seat = inner.seat.get();
+    seat.handle_close();
+    inner.seat.set(seat);
     registry::leave(&inner.key, &inner.conn, handle);
     wake(inner);
 }
@@ -323,25 +269,11 @@ fn on_notice(inner: &Inner, notice: &Notice) {
             let mut messages = inner.messages.borrow_mut();
             for d in batch {
                 messages.push_back(Message::from_engine(&d.msg, d.transport));
+                if let Some(p) = &inner.persist {
+                    p.queued();
+                }
             }
         }
-        Notice::HeadersFailed { retry_in_ms, .. } => event(
-            inner,
-            Event::Error(Error::Connection {
-                code: ErrorCode::Headers,
-                status: None,
-                retry_in_ms: *retry_in_ms,
-                fatal: false,
-            }),
-        ),
-        Notice::Action(a) => on_action(inner, a),
-        Notice::Status((status, reason)) => event(
-            inner,
-            Event::Status {
-                status: *status,
-                reason: *reason,
-            },
-        ),
         Notice::BatchEnd => {
             // `persist`: a `reset` of this batch clears the stored cursor
             // (writes come from the consumer's pulls).
@@ -350,73 +282,17 @@ fn on_notice(inner: &Inner, notice: &Notice) {
             }
             return;
         }
+        _ => event::render(&inner.conn, notice, &mut |e| {
+            if let Some(p) = &inner.persist {
+                p.on_event(&e);
+            }
+            if let Some(stopped) = e.stops() {
+                inner.stopped.set(stopped);
+            }
+            if let Some(q) = inner.events.borrow_mut().as_mut() {
+                q.push_back(e);
+            }
+        }),
     }
     wake(inner);
-}
-
-fn on_action(inner: &Inner, a: &Action) {
-    if let Action::State { state, .. } = a {
-        if *state == State::Open {
-            let transport = inner.conn.transport_name();
-            event(inner, Event::Open { transport });
-        }
-    }
-    if let (Action::Reset { .. }, Some(p)) = (a, &inner.persist) {
-        p.reset();
-    }
-    match a {
-        Action::State { state, .. } => inner.stopped.set(*state == State::Closed),
-        Action::Error { fatal: true, .. } => inner.stopped.set(true),
-        _ => {}
-    }
-    if let Some(e) = from_action(a) {
-        event(inner, e);
-    }
-}
-
-/// The [`Event`] for an engine action the app hears of (JS `from_action`).
-fn from_action(a: &Action) -> Option<Event> {
-    Some(match a {
-        Action::State {
-            state,
-            reason,
-            delay_ms,
-        } => Event::State {
-            state: *state,
-            reason: *reason,
-            delay_ms: *delay_ms,
-        },
-        Action::TransportChanged {
-            transport,
-            previous,
-            reason,
-        } => Event::Transport {
-            transport: *transport,
-            previous: *previous,
-            reason: *reason,
-        },
-        Action::Error {
-            code,
-            status,
-            retry_in_ms,
-            fatal,
-            ..
-        } => Event::Error(Error::Connection {
-            code: *code,
-            status: *status,
-            retry_in_ms: *retry_in_ms,
-            fatal: *fatal,
-        }),
-        Action::Reset { reason } => Event::Reset { reason: *reason },
-        Action::UpToDate { last_event_id } => Event::UpToDate {
-            last_event_id: last_event_id.clone(),
-        },
-        _ => return None,
-    })
-}
-
-fn event(inner: &Inner, e: Event) {
-    if let Some(q) = inner.events.borrow_mut().as_mut() {
-        q.push_back(e);
-    }
 }

@@ -133,6 +133,34 @@ test("persist: with an async iterator the cursor is written when the consumer pu
   await page.closeAll();
 });
 
+test("persist: with an async iterator, messages queued before a reset and pulled after it do not write their old cursor back", { timeout: T }, async () => {
+  const t = tag("r");
+  // One response: two messages, the server's reset, one more (then it hangs).
+  const data = "id: a1\ndata: one\n\nid: a2\ndata: two\n\nevent: reset\ndata: {}\n\nid: b1\ndata: three\n\n";
+  await h.faults(server, { path: "/sse", fault: { kind: "script", status: 200, content_type: "text/event-stream", writes: [{ data }], then: "hang" } });
+  const page = await h.blankPage(browser, server.url);
+  await page.evaluate(async (t) => {
+    const m = await import("/pkg/index.js");
+    await m.default();
+    const sub = m.subscribe(`/sse?t=${t}`, { transports: ["fetch-sse"], persist: "local", persistKey: t });
+    window.it = sub[Symbol.asyncIterator]();
+    // Nothing pulled yet: a1 and a2 wait in the iterator's queue.
+    await new Promise((r) => sub.addEventListener("reset", r));
+  }, t);
+  await h.clearFaults(server);
+  const ids = await page.evaluate(async () => [(await it.next()).value.id, (await it.next()).value.id, (await it.next()).value.id]);
+  assert.deepEqual(ids, ["a1", "a2", "b1"]);
+  await h.sleep(100);
+  // Pulling a2 and b1 said a1 and a2 were handled: both from before the gap.
+  assert.deepEqual(await stored(page, "localStorage"), {});
+  page.evaluate(() => { it.next(); });
+  const key = `tidings:cursor:${t}`;
+  for (let i = 0; i < 100 && !(await stored(page, "localStorage"))[key]; i++) await h.sleep(50);
+  assert.deepEqual(await stored(page, "localStorage"), { [key]: "b1" });
+  await page.evaluate((k) => localStorage.removeItem(k), key);
+  await page.closeAll();
+});
+
 test("persist: a storage that refuses (quota) costs one debug line, and the subscription goes on", { timeout: T }, async () => {
   const t = tag("q");
   const page = await h.blankPage(browser, server.url, {

@@ -1,11 +1,11 @@
 //! [`Error`]: what `subscribe` refuses, what a connection reports, and what a
 //! message that does not decode gives. Its [`Error::code`] is the JS
-//! `error.code` of the same failure.
+//! `error.code` of the same failure; [`Error::Connection`] is what the JS
+//! `error` events carry too (`src/api/events.rs` renders it).
 
 use std::fmt;
 
 use tidings_core::engine::ErrorCode;
-use wasm_bindgen::JsValue;
 
 /// A tidings error. `code()` gives the JS `error.code`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,8 +32,12 @@ pub enum Error {
         retry_in_ms: Option<u64>,
         /// The subscription stopped for good (its message stream ends).
         fatal: bool,
+        /// With [`ErrorCode::TooLarge`]: the skipped message's own id (`""`
+        /// when its block set none); `None` for every other code (JS
+        /// `error.id`).
+        id: Option<String>,
     },
-    /// `parse`: [`Message::json`](super::Message::json) could not decode the
+    /// `parse`: `Message::json` (Rust API) could not decode the
     /// message's data (not JSON, or not the shape of the type asked for).
     /// The subscription goes on.
     Decode {
@@ -63,9 +67,10 @@ impl Error {
 
     /// The JS API's refusal (an `Error` with `code` and `message
     /// "invalid option: <name>"`) as a Rust value.
-    pub(crate) fn from_js(e: &JsValue) -> Error {
+    #[cfg(feature = "rust")]
+    pub(crate) fn from_js(e: &wasm_bindgen::JsValue) -> Error {
         let field = |k: &str| {
-            js_sys::Reflect::get(e, &JsValue::from_str(k))
+            js_sys::Reflect::get(e, &wasm_bindgen::JsValue::from_str(k))
                 .ok()
                 .and_then(|v| v.as_string())
                 .unwrap_or_default()
@@ -95,6 +100,7 @@ impl fmt::Display for Error {
                 status,
                 retry_in_ms,
                 fatal,
+                ..
             } => {
                 write!(f, "{}", code.as_str())?;
                 if let Some(s) = status {
