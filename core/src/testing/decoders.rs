@@ -202,7 +202,7 @@ pub fn check_json(body: &Json) -> Result<(), String> {
     m.run_for(3_600_000)
 }
 
-const WORDS: [&str; 17] = [
+const WORDS: [&str; 16] = [
     "m",
     "s",
     "t",
@@ -211,7 +211,6 @@ const WORDS: [&str; 17] = [
     "u",
     "h",
     "b",
-    "c",
     "fetch-sse",
     "long-poll",
     "open",
