@@ -72,8 +72,9 @@
 //!   `hello`, queue; the first state heard with another cursor than the one
 //!   this tab left with is a `reset` (`unresumable`): what was relayed
 //!   meanwhile is gone.
-//! - A leader that stopped for good (state `closed`) is never replaced: every
-//!   tab drops its lock.
+//! - A leader that stopped (state `closed`) is never replaced: every tab
+//!   drops its lock, and queues again if the leader runs again (a `gave-up`
+//!   connection revived by `reconnect()`).
 
 mod machine;
 mod offsets;

@@ -19,8 +19,8 @@
 //! remembers ([`REMEMBERED_OFFSETS`]) is a repeat; one placed past all of
 //! them is new.
 
-use alloc::collections::VecDeque;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use crate::engine::offset_advances;
 
@@ -60,7 +60,9 @@ impl Stamp {
 /// the last offsets it saw.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Positions {
-    known: VecDeque<(String, u64)>,
+    /// Oldest first (a `Vec`: 16 entries, and no `VecDeque` of these in
+    /// the wasm).
+    known: Vec<(String, u64)>,
     /// Messages delivered here (the next one's position).
     next: u64,
 }
@@ -87,9 +89,9 @@ impl Positions {
 
     fn remember(&mut self, offset: &str, count: u64) {
         if self.known.len() == REMEMBERED_OFFSETS {
-            self.known.pop_front();
+            self.known.remove(0);
         }
-        self.known.push_back((String::from(offset), count));
+        self.known.push((String::from(offset), count));
     }
 
     /// An offset this tab reached with no message (`uptodate` after a 204,
@@ -186,6 +188,21 @@ mod tests {
         let rest = chunk(&mut s, "a3", "a5", 2);
         assert_eq!(deliver(&mut p, "a5", &rest), [false, false]);
         assert_eq!(p.next, 4);
+    }
+
+    #[test]
+    fn a_long_stream_remembers_only_the_last_offsets() {
+        let mut p = Positions::new("-1");
+        let offset = |n: u32| alloc::format!("a{n:04}");
+        for n in 1..=100 {
+            assert!(p.deliver(&offset(n), &offset(n), 0));
+        }
+        assert_eq!(p.known.len(), REMEMBERED_OFFSETS);
+        assert_eq!(p.next, 100);
+        // Older than every offset remembered: a repeat all the same.
+        assert!(!p.deliver(&offset(3), &offset(4), 0));
+        assert!(!p.deliver(&offset(100), &offset(100), 0));
+        assert!(p.deliver(&offset(100), &offset(101), 0));
     }
 
     #[test]
