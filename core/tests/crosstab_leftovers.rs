@@ -65,16 +65,36 @@ fn a_leader_that_gave_up_is_revived_from_a_follower_and_the_followers_queue_agai
     p.emit(0, gave_up, "5");
     p.emit(0, state(State::Closed, Reason::GaveUp), "5");
     p.settle();
-    // Every follower dropped its lock request: nobody would take over.
+    // Every follower dropped its lock request: nobody would take over; a
+    // tab joining now hears the re-posts and does not queue either.
+    assert!(p.queue.is_empty());
+    let late = p.open("5", A, false, true);
+    p.settle();
+    assert!(p.queue.is_empty());
+    assert_eq!(p.states(late), [(State::Closed, Reason::GaveUp)]);
+    // Only a state says the leader runs again (not a transport change).
+    let moved = Relay::Action(Action::TransportChanged {
+        transport: TransportKind::LongPoll,
+        previous: None,
+        reason: Reason::OpenFailed,
+    });
+    let wire = Wire::Notice {
+        notice: moved,
+        cursor: String::new(),
+        sync: false,
+        index: 0,
+    };
+    p.feed(2, |m, n| m.handle_wire(n, wire));
+    p.settle();
     assert!(p.queue.is_empty());
     p.feed(1, |m, n| m.handle_reconnect(n));
     p.settle();
-    assert_eq!(reconnects(&p), [1, 0, 0]);
+    assert_eq!(reconnects(&p), [1, 0, 0, 0]);
     // The leader's engine revived: its state reaches the followers, which
     // queue for the lock again.
     p.emit(0, state(State::Connecting, Reason::Reconnect), "5");
     p.settle();
-    assert_eq!(p.queue, [1, 2]);
+    assert_eq!(p.queue, [1, 2, late]);
     for i in [1, 2] {
         let heard = p.states(i);
         assert_eq!(heard.last(), Some(&(State::Connecting, Reason::Reconnect)));

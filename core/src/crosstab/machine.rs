@@ -476,14 +476,17 @@ impl CrossTab {
                 self.push(TabAction::DropLock);
             }
         } else {
-            self.requeue();
+            if is_state {
+                self.requeue();
+            }
             self.consider_steal();
         }
     }
 
-    /// The leader runs again after it stopped (`reconnect()` revived a
-    /// connection that gave up): queue for the lock again, as every tab
-    /// dropped it then.
+    /// The leader reports a state other than `closed` (it runs again after
+    /// it stopped: `reconnect()` revived a connection that gave up): queue
+    /// for the lock again, as every tab dropped it then. Only on a state: a
+    /// re-post for a newcomer (a transport change) does not say it runs.
     fn requeue(&mut self) {
         if self.role == Role::Follower && !self.locking && self.channel {
             self.request_lock(false);
