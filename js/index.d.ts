@@ -615,8 +615,9 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
    * online; revives one that gave up (`gave-up`, which then stays open for this until `close()`),
    * with the attempt count reset. Does nothing while open or connecting, during a server-requested
    * wait (`Retry-After`, rate-limit reset) or an open breaker's cool-down, while the page is hidden,
-   * after a permanent error or `close()`, or in a `crossTab` follower tab. At most one attempt per
-   * `backoff.floorMs` (raised by the server's `retry:`), however often it is called.
+   * after a permanent error or `close()`. In a `crossTab` follower tab it asks the leader tab,
+   * whose connection follows these rules. At most one attempt per `backoff.floorMs` (raised by the
+   * server's `retry:`), however often it is called.
    */
   reconnect(): void;
   /**

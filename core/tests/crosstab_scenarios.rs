@@ -319,11 +319,13 @@ fn forged_or_out_of_place_wire_messages_change_nothing() {
             notice: Relay::Action(Action::Abort(tidings_core::engine::AttemptId(1))),
             cursor: "x".into(),
             sync: false,
+            index: 0,
         },
         Wire::Notice {
             notice: Relay::Action(Action::Wait { until: None }),
             cursor: "".into(),
             sync: false,
+            index: 0,
         },
         // A hello to a follower is not for it.
         Wire::Hello,
@@ -344,6 +346,7 @@ fn forged_or_out_of_place_wire_messages_change_nothing() {
                 notice: state(State::Closed, Reason::PermanentError),
                 cursor: "".into(),
                 sync: false,
+                index: 0,
             },
         )
     });

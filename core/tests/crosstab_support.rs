@@ -22,6 +22,8 @@ pub struct Tab {
     /// Cursors every `Run` started from.
     pub runs: Vec<String>,
     pub halts: u32,
+    /// `Reconnect`s its engine was given.
+    pub reconnects: u32,
     /// What its subscriptions heard (relayed or its own), in order.
     pub told: Vec<Relay>,
     pub timer: Option<MonoMs>,
@@ -98,12 +100,18 @@ impl Profile {
 
     /// Open a tab (`locks`: Web Locks present) and let every task run.
     pub fn open(&mut self, cursor: &str, seed: u64, hidden: bool, locks: bool) -> usize {
+        self.open_with(CrossTab::new(cursor.into(), seed), hidden, locks)
+    }
+
+    /// Open a tab with this machine (e.g. `with_offsets`).
+    pub fn open_with(&mut self, m: CrossTab, hidden: bool, locks: bool) -> usize {
         let i = self.tabs.len();
         self.tabs.push(Tab {
-            m: CrossTab::new(cursor.into(), seed),
+            m,
             running: false,
             runs: Vec::new(),
             halts: 0,
+            reconnects: 0,
             told: Vec::new(),
             timer: None,
             channel: true,
@@ -183,6 +191,7 @@ impl Profile {
                 self.tabs[i].halts += 1;
             }
             TabAction::Tell(r) => self.tabs[i].told.push(r),
+            TabAction::Reconnect => self.tabs[i].reconnects += 1,
             TabAction::Wait { .. } => unreachable!(),
         }
     }

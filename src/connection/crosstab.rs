@@ -8,7 +8,7 @@
 use std::rc::Rc;
 
 use tidings_core::crosstab::{CrossTab, Relay, Support, TabAction};
-use tidings_core::engine::TransportKind;
+use tidings_core::engine::{Config, Protocol, TransportKind};
 use tidings_core::time::{MonoMs, Now};
 
 use super::{Connection, Notice};
@@ -34,6 +34,18 @@ impl TabIo {
             lock: None,
             timer: None,
         }
+    }
+}
+
+/// The coordinator of a connection made of `config`: seeded per tab from
+/// `crypto.getRandomValues`, never from the `seed` option (tabs given the
+/// same seed must still steal at different times); Durable Streams messages
+/// placed by offset (they carry no id).
+pub(super) fn machine(config: &Config) -> CrossTab {
+    let m = CrossTab::new(config.last_event_id.clone(), super::registry::random_seed());
+    match config.protocol {
+        Protocol::DurableStreams => m.with_offsets(),
+        _ => m,
     }
 }
 
@@ -109,6 +121,7 @@ pub(super) fn drain(conn: &Rc<Connection>) {
             }
             TabAction::Run { cursor } => super::restart(conn, cursor),
             TabAction::Halt => super::halt(conn),
+            TabAction::Reconnect => super::page::reconnect_engine(conn),
             TabAction::Tell(relay) => super::tell(conn, notice(relay)),
         }
     }

@@ -135,13 +135,7 @@ impl Connection {
             closed: Cell::new(false),
             fed: Cell::new(0),
             lifecycle: RefCell::new(None),
-            // Seeded per tab from `crypto.getRandomValues`, never from the
-            // `seed` option: tabs given the same seed must still steal at
-            // different times.
-            tabs: RefCell::new(CrossTab::new(
-                config.last_event_id.clone(),
-                registry::random_seed(),
-            )),
+            tabs: RefCell::new(crosstab::machine(&config)),
             tab_io: RefCell::new(crosstab::TabIo::new(share)),
             calm: RefCell::new(tidings_core::calm::Calm::new(adapter.lost_after_ms)),
             config,

@@ -22,11 +22,18 @@ pub(super) fn fact(conn: &Rc<Connection>, fact: PageFact) {
     to_engine(conn, fact);
 }
 
-/// The app's "try now" (`reconnect()`, JS and Rust API alike), with what
-/// the browser says of the network now: `navigator.onLine` (the `online`
-/// event can be late). The engine decides what it does
-/// (`tidings_core` `engine::reconnect`).
+/// The app's "try now" (`reconnect()`, JS and Rust API alike): the
+/// cross-tab coordinator says whose engine hears it (this tab's, or, in a
+/// crossTab follower, the leader's: `tidings_core` `crosstab`).
 pub fn reconnect(conn: &Rc<Connection>) {
+    crosstab::feed(conn, |t, now| t.handle_reconnect(now));
+}
+
+/// The coordinator's `Reconnect`: this tab's engine hears "try now", with
+/// what the browser says of the network now: `navigator.onLine` (the
+/// `online` event can be late). The engine decides what it does
+/// (`tidings_core` `engine::reconnect`).
+pub(super) fn reconnect_engine(conn: &Rc<Connection>) {
     let online = crate::lifecycle::is_online();
     feed(conn, |e, now| e.handle_reconnect(now, online));
 }

@@ -24,12 +24,15 @@ pub fn connect(
 ) -> (String, Rc<Connection>) {
     let key = share_key(url, key_source, &options);
     if !key.is_empty() {
-        // A connection that stopped (fatal error, closed) is forgotten: a new
-        // subscription gets a fresh one instead of a dead one.
+        // A connection that stopped (fatal error, gave up) is skipped, not
+        // forgotten: a new subscription gets a fresh one instead of a dead
+        // one, and one that `reconnect()` revives is shared again. Each
+        // leaves the list with its last subscription (`leave`).
         let found = OPEN.with(|o| {
-            let mut o = o.borrow_mut();
-            o.retain(|(_, c)| !c.is_stopped());
-            o.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())
+            o.borrow()
+                .iter()
+                .find(|(k, c)| *k == key && !c.is_stopped())
+                .map(|(_, c)| c.clone())
         });
         if let Some(conn) = found {
             return (key, conn);

@@ -7,7 +7,7 @@
 //!
 //! | kind | what | then |
 //! |---|---|---|
-//! | `m` | a message | transport, id, lastEventId, event, data, binary (bytes as U+0000–U+00FF) |
+//! | `m` | a message | transport, id, lastEventId, event, data, binary (bytes as U+0000–U+00FF), the leader's cursor, index in its chunk (Durable Streams) |
 //! | `u` | uptodate (Durable Streams) | sync, the offset reached |
 //! | `s` | statechange | sync, state, reason, the leader's cursor, delayMs? |
 //! | `t` | transportchange | sync, transport, reason, previous? |
@@ -15,6 +15,7 @@
 //! | `r` | reset | reason |
 //! | `h` | hello: a new tab asks the leader to re-post its last `t`, `s` and `u` | – |
 //! | `b` | bye: the leader's page is going away (the lock passes on by itself) | – |
+//! | `c` | reconnect: a follower's app called `reconnect()`; the leader's engine decides | – |
 //!
 //! `sync` is `true` on a re-post for a newcomer (a tab that already knows it
 //! ignores it).
@@ -90,19 +91,23 @@ pub fn encode(wire: &Wire) -> Option<Array> {
     match wire {
         Wire::Hello => Some(array("h")),
         Wire::Bye => Some(array("b")),
+        Wire::Reconnect => Some(array("c")),
         Wire::Notice {
             notice: Relay::Message(m, transport),
+            cursor,
+            index,
             ..
-        } => Some(encode_message(m, *transport)),
+        } => Some(encode_message(m, *transport, cursor, *index)),
         Wire::Notice {
             notice: Relay::Action(action),
             cursor,
             sync,
+            ..
         } => encode_action(action, cursor, *sync),
     }
 }
 
-fn encode_message(m: &Message, transport: Option<TransportKind>) -> Array {
+fn encode_message(m: &Message, transport: Option<TransportKind>, cursor: &str, i: u32) -> Array {
     let a = array("m");
     push(&a, transport.map_or("", |t| t.as_str()));
     push(&a, &m.id);
@@ -110,6 +115,8 @@ fn encode_message(m: &Message, transport: Option<TransportKind>) -> Array {
     push(&a, &m.event);
     push(&a, &m.data);
     a.push(&JsValue::from_bool(m.binary));
+    push(&a, cursor);
+    push_n(&a, Some(u64::from(i)));
     a
 }
 

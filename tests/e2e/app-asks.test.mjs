@@ -263,6 +263,31 @@ test("reconnect(): ends a 20 s backoff wait at once; never shortens a Retry-Afte
   await page.closeAll();
 });
 
+test("reconnect(): a revived connection is shared again: a later subscribe with equal options joins it (one request, both hear the message)", { timeout: T }, async () => {
+  const page = await h.blankPage(browser, server.url);
+  const v = tag("s");
+  await h.faults(server, { path: "/sse", fault: { kind: "status", status: 500 } });
+  const options = { transports: ["fetch-sse"], backoff: { maxAttempts: 1 } };
+  await h.subscribe(page, "a", `/sse?t=${v}`, options);
+  await h.waitEvents(page, "a", (l) => l.some((e) => e.state === "closed"), 10_000, "gave up");
+  // Any subscribe while it is stopped (another URL) used to unregister it.
+  await h.subscribe(page, "other", `/sse?o=${v}`, { transports: ["fetch-sse"] });
+  await page.evaluate(() => window.subs.a.sub.reconnect());
+  await h.waitEvents(page, "a", (l) => l.some((e) => e.type === "open"), 10_000, "open after reconnect()");
+  await h.subscribe(page, "b", `/sse?t=${v}`, options);
+  await h.sleep(300);
+  await server.publish(`${v} shared`);
+  for (const name of ["a", "b"]) {
+    await h.waitEvents(page, name, (l) => l.some((e) => e.data === `${v} shared`), 10_000, `${name} heard it`);
+  }
+  // The failed attempt and the revived one; none for `b`.
+  const mine = (await h.requests(server, "/sse")).filter((e) => e.query?.includes(`t=${v}`));
+  assert.equal(mine.length, 2);
+  assert.deepEqual(await page.evaluate(() => [window.subs.a.sub.state, window.subs.b.sub.state]), ["open", "open"]);
+  for (const name of ["a", "b", "other"]) await h.closeSub(page, name);
+  await page.closeAll();
+});
+
 // ----- 3. the calm status ---------------------------------------------------------
 
 test("status: restarts of the reference server (1 s refuse window) show no statuschange; a 9 s outage shows reconnecting after lostAfterMs, then connected", { timeout: T }, async () => {

@@ -506,6 +506,52 @@ test("BC-20 a fatal error of the leader's connection reaches every tab (error fa
   }
 });
 
+test("crossTab reconnect() in a follower: the leader's connection that gave up is revived from the follower tab; both tabs hear the next message once; the follower queues for the lock again", async () => {
+  const t = tag();
+  const context = await browser.newContext();
+  const url = `/sse?t=${t}`;
+  const options = { crossTab: true, transports: ["fetch-sse"], backoff: { maxAttempts: 1 } };
+  try {
+    const a = await openTab(context, url, options, ["a"]);
+    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    const b = await openTab(context, url, options, ["a"]);
+    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    // The stream ends; its reconnect fails (refused while the server
+    // restarts, or answered 500): with maxAttempts 1 the leader gives up.
+    await fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify({ path: "/sse", fault: { kind: "status", status: 500 } }) });
+    await fetch(`${server.url}/_restart`, { method: "POST", body: JSON.stringify({}) });
+    for (const p of [a, b]) await p.waitForFunction(() => window.subs.a.state === "closed", null, { timeout: 8000 });
+    // The server's 1 s refuse window (or the 500) ended it: let the server
+    // come back, with no fault left, before asking.
+    await fetch(`${server.url}/_faults`, { method: "DELETE" });
+    await sleep(1500);
+    const before = (await streams(t)).length;
+    // The follower's app asks; the leader's engine revives its connection.
+    await b.evaluate(() => window.subs.a.reconnect());
+    for (const p of [a, b]) await p.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 8000 });
+    assert.equal((await streams(t)).length, before + 1, "one request, by the leader");
+    assert.deepEqual(await leaders([a, b]), [0]);
+    await server.publish(`${t} 1`);
+    await waitAll([a, b], t, 1, 5000, "after the revival");
+    for (const p of [a, b]) assert.deepEqual((await numbers(p, t)).a, [1]);
+    assert.deepEqual(
+      (await b.evaluate(() => window.events)).filter(([, type]) => type === "statechange").map(([, , s]) => s),
+      ["open", "closed", "connecting", "open"],
+    );
+    // The follower dropped its lock request when the leader stopped: it queued
+    // again, so closing the leader tab's subscription hands the connection over.
+    await a.evaluate(() => window.subs.a.close());
+    await b.waitForFunction(() => window.subs.a.stats().requests > 0, null, { timeout: 5000 });
+    await server.publish(`${t} 2`);
+    await waitAll([b], t, 2, 5000, "after the hand-over");
+    assert.deepEqual((await numbers(b, t)).a, [1, 2]);
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await fetch(`${server.url}/_faults`, { method: "DELETE" });
+    await context.close();
+  }
+});
+
 for (const [how, patch] of [
   ["throws", () => { LockManager.prototype.request = function () { throw new DOMException("refused", "SecurityError"); }; }],
   ["rejects", () => { LockManager.prototype.request = function () { return Promise.reject(new DOMException("refused", "SecurityError")); }; }],

@@ -387,3 +387,45 @@ test("crossTab: a tab that joins after the leader caught up hears uptodate once 
     await context.close();
   }
 });
+
+test("crossTab: a second leader's copy of the stream (the overlap of a steal: the same chunks and uptodate posted again on the channel) is heard once in every tab; later messages still arrive", async () => {
+  const path = streamPath();
+  await ds.create(path, "application/json");
+  await ds.append(path, json({ n: 0 }), "application/json");
+  const context = await browser.newContext();
+  try {
+    const opts = { parse: "json", crossTab: true };
+    const [a, b, c] = [await blankPage(browser, web.url, { context }), await blankPage(browser, web.url, { context }), await blankPage(browser, web.url, { context })];
+    // Page c plays the other leader of a steal: it records what the leader
+    // posts on the channel, then posts it again, as an overlapping leader
+    // reading the same offsets would.
+    await c.evaluate(({ url, opts }) => {
+      const name = "tidings:" + new URL(url, location.href).href + "\n" + JSON.stringify({ protocol: "durable-streams", ...opts });
+      window.bc = new BroadcastChannel(name);
+      window.posted = [];
+      window.bc.onmessage = (e) => { if (Array.isArray(e.data) && "mu".includes(e.data[0])) window.posted.push(e.data); };
+    }, { url: ds.url + path, opts });
+    await subscribe(a, "s", ds.url + path, opts);
+    await waitLog(a, "s", (l) => l.some((e) => e.type === "uptodate"), 10_000, "tab A live");
+    await subscribe(b, "s", ds.url + path, opts);
+    await waitLog(b, "s", (l) => l.some((e) => e.state === "open"), 10_000, "tab B following");
+    // One chunk of three messages (a JSON batch), then one more.
+    await ds.append(path, json([{ n: 1 }, { n: 2 }, { n: 3 }]), "application/json");
+    for (const p of [a, b]) await waitLog(p, "s", (l) => msgs(l).some((m) => m.data.n === 3), 10_000, "message 3");
+    await ds.append(path, json({ n: 4 }), "application/json");
+    for (const p of [a, b]) await waitLog(p, "s", (l) => msgs(l).some((m) => m.data.n === 4), 10_000, "message 4");
+    const posted = await c.evaluate(() => window.posted.length);
+    assert.ok(posted >= 4, `the leader posted ${posted} messages`);
+    await c.evaluate(() => { for (const p of window.posted) window.bc.postMessage(p); });
+    await sleep(500);
+    await ds.append(path, json({ n: 5 }), "application/json");
+    for (const [page, from] of [[a, 0], [b, 1]]) {
+      const l = await waitLog(page, "s", (l) => msgs(l).some((m) => m.data.n === 5), 10_000, "message 5");
+      assert.deepEqual(msgs(l).map((m) => m.data.n), Array.from({ length: 6 - from }, (_, i) => i + from));
+      assert.equal(l.filter((e) => e.type === "uptodate").length, 1, JSON.stringify(l.map(brief)));
+    }
+    for (const p of [a, b]) assert.deepEqual(p.errors, []);
+  } finally {
+    await context.close();
+  }
+});

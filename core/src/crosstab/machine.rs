@@ -3,6 +3,7 @@
 use alloc::collections::VecDeque;
 use alloc::string::String;
 
+use super::offsets::{Positions, Stamp};
 use super::{Mirror, Relay, Support, TabAction, Wire, SEEN_IDS, STEAL_AFTER_MS, STEAL_JITTER_MS};
 use crate::engine::{Action, Message, Reason, ResetReason, State, TransportKind};
 use crate::policy::dedupe::Dedupe;
@@ -41,8 +42,13 @@ pub struct CrossTab {
     /// Durable Streams: the leader's `uptodate` since its last `reset`,
     /// re-posted for a newcomer (whose app waits for its "caught up").
     last_u: Option<Action>,
-    /// This tab's subscriptions heard `uptodate` since the last `reset`.
-    heard_up_to_date: bool,
+    /// This tab's subscriptions heard `uptodate` since the last `reset`, at
+    /// this offset.
+    up_to_date_at: Option<String>,
+    /// Durable Streams: messages are placed by offset (`offsets.rs`).
+    positions: Option<Positions>,
+    /// A leader's index of its messages in their chunk (`offsets.rs`).
+    stamp: Stamp,
     /// The leader said `bye`: no steal until a leader speaks again.
     leader_gone: bool,
     /// Back from the back-forward cache: the cursor this tab left with.
@@ -76,7 +82,9 @@ impl CrossTab {
             last_t: None,
             last_s: None,
             last_u: None,
-            heard_up_to_date: false,
+            up_to_date_at: None,
+            positions: None,
+            stamp: Stamp::default(),
             leader_gone: false,
             restored_from: None,
             steal_at: None,
@@ -86,6 +94,14 @@ impl CrossTab {
             last_now: MonoMs(0),
             actions: VecDeque::new(),
         }
+    }
+
+    /// Durable Streams (`protocol: "durable-streams"`): drop a message whose
+    /// place in the stream this tab delivered already, by offset (its
+    /// messages carry no id). The start is the cursor given to [`CrossTab::new`].
+    pub fn with_offsets(mut self) -> Self {
+        self.positions = Some(Positions::new(&self.mirror.last_event_id));
+        self
     }
 
     /// The leader's connection as this tab knows it, while this tab follows
@@ -146,6 +162,7 @@ impl CrossTab {
         // Its own engine resumes from the cursor: the server fills any gap.
         self.restored_from = None;
         self.steal_at = None;
+        self.stamp = Stamp::default();
         let cursor = self.mirror.last_event_id.clone();
         self.push(TabAction::Run { cursor });
     }
@@ -222,7 +239,7 @@ impl CrossTab {
                 reason: Reason::Frozen,
                 delay_ms: None,
             });
-            self.note(&paused, "");
+            self.note(&paused, "", 0);
             self.push(TabAction::Tell(paused));
         }
         if self.locking {
@@ -269,6 +286,20 @@ impl CrossTab {
         }
     }
 
+    /// The app called `reconnect()` in this tab: a leader or a solo tab
+    /// gives it to its own engine; a follower asks the leader, whose engine
+    /// decides (nothing here: the rules are the engine's).
+    pub fn handle_reconnect(&mut self, now: Now) {
+        if !self.begin(now) {
+            return;
+        }
+        match self.role {
+            Role::Follower if self.channel => self.push(TabAction::Post(Wire::Reconnect)),
+            Role::Follower => {}
+            Role::Leader | Role::Solo => self.push(TabAction::Reconnect),
+        }
+    }
+
     /// The connection closed in this tab (its last subscription): a leader
     /// says `bye`; the lock and the channel go. Every later input is ignored.
     pub fn handle_close(&mut self, now: Now) {
@@ -304,7 +335,8 @@ impl CrossTab {
         if self.role != Role::Leader || self.closed {
             return true;
         }
-        self.own(Relay::Message(msg.clone(), transport), cursor)
+        let index = self.stamp.index(&msg.last_event_id, cursor);
+        self.own(Relay::Message(msg.clone(), transport), cursor, index)
     }
 
     /// Another notice of this tab's own engine (a state or transport change,
@@ -324,17 +356,18 @@ impl CrossTab {
             Action::Reset { .. } => self.last_u = None,
             _ => {}
         }
-        self.own(Relay::Action(a), cursor)
+        self.own(Relay::Action(a), cursor, 0)
     }
 
-    fn own(&mut self, notice: Relay, cursor: &str) -> bool {
+    fn own(&mut self, notice: Relay, cursor: &str, index: u32) -> bool {
         self.own_cursor.clear();
         self.own_cursor.push_str(cursor);
-        let fresh = self.note(&notice, cursor);
+        let fresh = self.note(&notice, cursor, index);
         self.push(TabAction::Post(Wire::Notice {
             notice,
             cursor: cursor.into(),
             sync: false,
+            index,
         }));
         fresh
     }
@@ -352,11 +385,17 @@ impl CrossTab {
                 }
             }
             Wire::Hello => self.repost(),
+            Wire::Reconnect => {
+                if self.role == Role::Leader {
+                    self.push(TabAction::Reconnect);
+                }
+            }
             Wire::Notice {
                 notice,
                 cursor,
                 sync,
-            } => self.on_notice(notice, &cursor, sync),
+                index,
+            } => self.on_notice(notice, &cursor, sync, index),
         }
     }
 
@@ -394,12 +433,13 @@ impl CrossTab {
                 notice: Relay::Action(a),
                 cursor: self.own_cursor.clone(),
                 sync: true,
+                index: 0,
             }));
         }
     }
 
     /// A notice relayed by the leader.
-    fn on_notice(&mut self, notice: Relay, cursor: &str, sync: bool) {
+    fn on_notice(&mut self, notice: Relay, cursor: &str, sync: bool, index: u32) {
         // A leader tells its own state; a message from a second leader (the
         // moment a steal overlaps) is still news when this tab has not seen it.
         let relayable = match &notice {
@@ -417,7 +457,7 @@ impl CrossTab {
                 reason: ResetReason::Unresumable,
             })));
         }
-        if (sync && self.known(&notice)) || !self.note(&notice, cursor) {
+        if (sync && self.known(&notice)) || !self.note(&notice, cursor, index) {
             return;
         }
         let closed = matches!(
@@ -436,19 +476,39 @@ impl CrossTab {
                 self.push(TabAction::DropLock);
             }
         } else {
+            if is_state {
+                self.requeue();
+            }
             self.consider_steal();
         }
     }
 
-    /// Update what this tab knows from `notice` (`cursor`: the one a state
-    /// carries). `false` for a message whose id was already delivered here.
-    fn note(&mut self, notice: &Relay, cursor: &str) -> bool {
+    /// The leader reports a state other than `closed` (it runs again after
+    /// it stopped: `reconnect()` revived a connection that gave up): queue
+    /// for the lock again, as every tab dropped it then. Only on a state: a
+    /// re-post for a newcomer (a transport change) does not say it runs.
+    fn requeue(&mut self) {
+        if self.role == Role::Follower && !self.locking && self.channel {
+            self.request_lock(false);
+        }
+    }
+
+    /// Update what this tab knows from `notice` (`cursor`: the leader's, as
+    /// a state or a message carries it; `index`: a message's in its chunk).
+    /// `false` for a message already delivered here (by id, or by offset),
+    /// and for an `uptodate` at the offset this tab last heard one for.
+    fn note(&mut self, notice: &Relay, cursor: &str, index: u32) -> bool {
         let m = &mut self.mirror;
         match notice {
             Relay::Message(msg, transport) => {
-                if !self
-                    .seen
-                    .should_deliver(Some(&msg.id), &msg.event, &msg.data)
+                let new_here = match &mut self.positions {
+                    Some(p) if msg.id.is_empty() => p.deliver(&msg.last_event_id, cursor, index),
+                    _ => true,
+                };
+                if !new_here
+                    || !self
+                        .seen
+                        .should_deliver(Some(&msg.id), &msg.event, &msg.data)
                 {
                     return false;
                 }
@@ -461,6 +521,9 @@ impl CrossTab {
                 m.reason = *reason;
                 if !cursor.is_empty() {
                     m.last_event_id = cursor.into();
+                    if let Some(p) = &mut self.positions {
+                        p.reached(cursor);
+                    }
                 }
             }
             Relay::Action(Action::TransportChanged { transport, .. }) => {
@@ -468,13 +531,23 @@ impl CrossTab {
             }
             Relay::Action(Action::Reset { .. }) => {
                 self.seen.clear();
-                self.heard_up_to_date = false;
+                self.up_to_date_at = None;
+                if let Some(p) = &mut self.positions {
+                    p.clear();
+                }
             }
             // Durable Streams: an offset reached without a message (a 204
-            // from `now` names the tail) is where a new leader resumes.
+            // from `now` names the tail) is where a new leader resumes. The
+            // same offset again is a new leader catching up to it: told once.
             Relay::Action(Action::UpToDate { last_event_id }) => {
                 m.last_event_id.clone_from(last_event_id);
-                self.heard_up_to_date = true;
+                if let Some(p) = &mut self.positions {
+                    p.reached(last_event_id);
+                }
+                if self.up_to_date_at.as_ref() == Some(last_event_id) {
+                    return false;
+                }
+                self.up_to_date_at = Some(last_event_id.clone());
             }
             Relay::Action(_) => {}
         }
@@ -488,7 +561,7 @@ impl CrossTab {
             Relay::Action(Action::TransportChanged { transport, .. }) => {
                 self.mirror.transport == Some(*transport)
             }
-            Relay::Action(Action::UpToDate { .. }) => self.heard_up_to_date,
+            Relay::Action(Action::UpToDate { .. }) => self.up_to_date_at.is_some(),
             _ => false,
         }
     }

@@ -18,6 +18,7 @@
 //! - [`CrossTab::handle_wire`]: a [`Wire`] message another tab posted,
 //!   decoded by the adapter (a malformed or foreign post never reaches the
 //!   machine: the decoder drops it).
+//! - [`CrossTab::handle_reconnect`]: the app's `reconnect()` in this tab.
 //! - [`CrossTab::handle_own_message`], [`CrossTab::handle_own_action`]: a
 //!   notice of this tab's own engine (the leader's, or a solo tab's), with
 //!   the engine's cursor; returns whether this tab's subscriptions hear it.
@@ -28,8 +29,9 @@
 //! ## Outputs ([`TabAction`])
 //! `Post` a wire message; `RequestLock` (queued, or `steal`) / `DropLock`;
 //! `OpenChannel` / `CloseChannel`; `Run` this tab's engine from a cursor /
-//! `Halt` it without telling anyone; `Tell` this tab's subscriptions a
-//! relayed notice; `Wait` until the steal timer.
+//! `Halt` it without telling anyone; `Reconnect` it (the engine's
+//! `handle_reconnect`); `Tell` this tab's subscriptions a relayed notice;
+//! `Wait` until the steal timer.
 //!
 //! ## Rules
 //! - Election: every tab queues for the lock; the holder leads and runs the
@@ -45,6 +47,17 @@
 //! - No gap, no duplicate at a hand-over: every tab drops a message whose id
 //!   it already delivered (the engine's [`Dedupe`] over the last
 //!   [`SEEN_IDS`] ids), which covers two leaders overlapping during a steal.
+//!   Durable Streams messages have no id: every tab drops a message whose
+//!   place in the stream it already delivered (`offsets.rs`: the leader posts
+//!   each message with its cursor and its index in its chunk), and an
+//!   `uptodate` at the offset it last heard one for (a new leader catching
+//!   up to where the tab already was).
+//! - `reconnect()`: in a leader or a solo tab, its own engine's; in a
+//!   follower, posted as `reconnect` to the leader, whose engine decides (the
+//!   same rules, its `navigator.onLine`; a forged post is no more than an
+//!   app calling `reconnect()` there). A follower that heard the leader stop
+//!   (`closed`, e.g. `gave-up`) and then hears it run again queues for the
+//!   lock again. Between two leaders the post reaches nobody.
 //! - Visibility: a visible follower that hears the leader report `paused`
 //!   for `hidden` or `frozen` steals after [`STEAL_AFTER_MS`] + U[0,
 //!   [`STEAL_JITTER_MS`]) ms (several visible tabs rarely steal at once;
@@ -59,13 +72,16 @@
 //!   `hello`, queue; the first state heard with another cursor than the one
 //!   this tab left with is a `reset` (`unresumable`): what was relayed
 //!   meanwhile is gone.
-//! - A leader that stopped for good (state `closed`) is never replaced: every
-//!   tab drops its lock.
+//! - A leader that stopped (state `closed`) is never replaced: every tab
+//!   drops its lock, and queues again if the leader runs again (a `gave-up`
+//!   connection revived by `reconnect()`).
 
 mod machine;
+mod offsets;
 pub mod wire;
 
 pub use machine::CrossTab;
+pub use offsets::REMEMBERED_OFFSETS;
 
 use alloc::string::String;
 
@@ -97,12 +113,18 @@ pub enum Wire {
     Hello,
     /// The leader's page is going away: the lock passes on by itself.
     Bye,
+    /// A follower's app called `reconnect()`: the leader's engine decides.
+    Reconnect,
     /// A notice of the leader's engine.
     Notice {
         /// The notice.
         notice: Relay,
-        /// The leader's cursor (carried by states; `""` when unknown).
+        /// The leader's cursor (carried by states and messages; `""` when
+        /// unknown).
         cursor: String,
+        /// A message's index after its `lastEventId` in its chunk (Durable
+        /// Streams; `0` otherwise, see `offsets.rs`).
+        index: u32,
         /// A re-post for a newcomer.
         sync: bool,
     },
@@ -154,6 +176,9 @@ pub enum TabAction {
     },
     /// Stop this tab's engine without telling its subscriptions.
     Halt,
+    /// Give this tab's engine the app's "try now" (`handle_reconnect`, with
+    /// the browser's `navigator.onLine`).
+    Reconnect,
     /// Tell this tab's subscriptions.
     Tell(Relay),
     /// Nothing more now: call [`CrossTab::handle_timer`] at `until` (`None`:

@@ -44,7 +44,9 @@ fn reason<F: WireFields + ?Sized>(a: &F, i: u32) -> Option<Reason> {
     Reason::from_name(&a.string(i)?)
 }
 
-fn decode_message<F: WireFields + ?Sized>(a: &F) -> Option<Relay> {
+/// A message, with the leader's cursor (`""` when absent) and its index in
+/// its chunk (`0` when absent; Durable Streams, `offsets.rs`).
+fn decode_message<F: WireFields + ?Sized>(a: &F) -> Option<(Relay, String, u32)> {
     let t = transport(a, 1)?;
     let msg = Message {
         id: a.string(2)?,
@@ -53,7 +55,13 @@ fn decode_message<F: WireFields + ?Sized>(a: &F) -> Option<Relay> {
         data: a.string(5)?,
         binary: a.boolean(6) == Some(true),
     };
-    Some(Relay::Message(msg, Some(t)))
+    let cursor = if a.is_undefined(7) {
+        String::new()
+    } else {
+        a.string(7)?
+    };
+    let index = u32::try_from(number(a, 8)?.unwrap_or(0)).ok()?;
+    Some((Relay::Message(msg, Some(t)), cursor, index))
 }
 
 fn decode_error<F: WireFields + ?Sized>(a: &F) -> Option<Relay> {
@@ -92,17 +100,23 @@ fn decode_transport<F: WireFields + ?Sized>(a: &F) -> Option<Relay> {
 }
 
 /// What a post says, or `None` when it is not one of ours (or malformed). A
-/// notice's cursor is the one a state carries (`""` otherwise).
+/// notice's cursor is the one a state or a message carries (`""` otherwise).
 pub fn decode<F: WireFields + ?Sized>(a: &F) -> Option<Wire> {
     if !a.is_array() {
         return None;
     }
     let sync = a.boolean(1) == Some(true);
     let mut cursor = String::new();
+    let mut index = 0;
     let notice = match a.string(0)?.as_str() {
         "h" => return Some(Wire::Hello),
         "b" => return Some(Wire::Bye),
-        "m" => decode_message(a)?,
+        "c" => return Some(Wire::Reconnect),
+        "m" => {
+            let (m, c, i) = decode_message(a)?;
+            (cursor, index) = (c, i);
+            m
+        }
         "s" => {
             let (state, c) = decode_state(a)?;
             cursor = c;
@@ -122,5 +136,6 @@ pub fn decode<F: WireFields + ?Sized>(a: &F) -> Option<Wire> {
         notice,
         cursor,
         sync,
+        index,
     })
 }

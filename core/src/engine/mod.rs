@@ -70,6 +70,7 @@ pub use config::{
 pub use cursor_reset::CURSOR_INVALID_STATUS;
 pub(crate) use decode::is_usable_event_id;
 pub use decode::{parse_decimal, push_decimal, MediaType, RESERVED_EVENTS, RESET_EVENT};
+pub(crate) use durable::advances as offset_advances;
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
     START_OFFSET,

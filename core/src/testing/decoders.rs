@@ -287,7 +287,7 @@ impl WireFields for WireCase {
 
 /// The oracle of the cross-tab wire decoder: no panic; only arrays whose
 /// kind is one of the table's letters decode; a message's fields are its
-/// strings; a number that gets through is one the array held, finite and
+/// strings (its cursor absent or a string); a number that gets through is one the array held, finite and
 /// non-negative; a status fits in `u16`.
 ///
 /// # Errors
@@ -299,7 +299,7 @@ pub fn check_wire(case: &WireCase) -> Result<(), String> {
     if !case.array
         || !matches!(
             kind.as_deref(),
-            Some("m" | "s" | "t" | "e" | "r" | "u" | "h" | "b")
+            Some("m" | "s" | "t" | "e" | "r" | "u" | "h" | "b" | "c")
         )
     {
         return Err(format!("{case:?} decoded to {wire:?}"));
@@ -311,14 +311,21 @@ pub fn check_wire(case: &WireCase) -> Result<(), String> {
             .is_some_and(|f| f.is_finite() && f >= 0.0 && f as u64 == n),
     };
     let ok = match &wire {
-        Wire::Hello | Wire::Bye => true,
+        Wire::Hello | Wire::Bye | Wire::Reconnect => true,
         Wire::Notice {
             notice: Relay::Message(m, _),
+            cursor,
+            index,
             ..
-        } => [&m.id, &m.last_event_id, &m.event, &m.data]
-            .iter()
-            .zip(2..)
-            .all(|(s, i)| case.string(i).as_ref() == Some(*s)),
+        } => {
+            [&m.id, &m.last_event_id, &m.event, &m.data]
+                .iter()
+                .zip(2..)
+                .all(|(s, i)| case.string(i).as_ref() == Some(*s))
+                && (case.string(7).as_ref() == Some(cursor)
+                    || (cursor.is_empty() && case.is_undefined(7)))
+                && (fine(Some(u64::from(*index)), 8) || (*index == 0 && fine(None, 8)))
+        }
         Wire::Notice {
             notice: Relay::Action(a),
             cursor,
