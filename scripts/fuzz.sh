@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make fuzz: every cargo-fuzz target of fuzz/ for FUZZ_S seconds (default
 # 120), printing executions and crashes per target; exit 1 on any crash.
-# FUZZ_TARGETS picks targets (default: all). Seeds come from fuzz/corpus/<t>
+# FUZZ_TARGETS picks targets (default: all). FUZZ_SEED fixes libFuzzer's
+# seed (default: a new one each run); `make test`'s smoke fixes it, so the
+# mutations it tries are the same on every run and a finding reproduces. Seeds come from fuzz/corpus/<t>
 # (committed, small); what the fuzzer adds goes to target/fuzz-corpus/<t>
 # (not committed). A crash's input is saved under fuzz/artifacts/<t>/: copy
 # it to fuzz/regressions/<t>/ so `cargo test -p tidings-core --test
@@ -21,7 +23,7 @@ for t in $TARGETS; do
   log="target/fuzz-corpus/$t.log"
   # -rss_limit_mb: a leak or a runaway buffer is a crash too.
   (cd fuzz && cargo +nightly fuzz run -O "$t" "../target/fuzz-corpus/$t" "corpus/$t" -- \
-    -max_total_time="$FUZZ_S" -print_final_stats=1 -rss_limit_mb=1024 -max_len=4096 \
+    -max_total_time="$FUZZ_S" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} -print_final_stats=1 -rss_limit_mb=1024 -max_len=4096 \
     >"../$log" 2>&1) || true
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   crashes=$(( $(ls "fuzz/artifacts/$t" | wc -l) - before ))
