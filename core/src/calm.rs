@@ -391,12 +391,12 @@ mod tests {
     fn a_closed_subscriber_reads_closed_whatever_the_connection_does() {
         let mut c = Calm::new(5000);
         let (mut a, b) = (Subscriber::new(), Subscriber::new());
-        c.handle_state(t(0), State::Connecting, Reason::Start);
+        c.handle_state(MonoMs(0), State::Connecting, Reason::Start);
         assert_eq!(
             [a.status(Some(c.status())), b.status(Some(c.status()))],
             [Status::Connecting; 2]
         );
-        c.handle_state(t(40), State::Open, Reason::Start);
+        c.handle_state(MonoMs(40), State::Open, Reason::Start);
         assert_eq!(a.status(Some(c.status())), Status::Connected);
         a.handle_close();
         a.handle_close();
@@ -404,13 +404,13 @@ mod tests {
         assert_eq!(a.status(Some(c.status())), Status::Closed);
         assert_eq!(a.state(Some(State::Open)), State::Closed);
         assert_eq!(b.state(Some(State::Open)), State::Open);
-        c.handle_state(t(1000), State::Waiting, Reason::Backoff);
-        c.handle_timer(t(6000));
+        c.handle_state(MonoMs(1000), State::Waiting, Reason::Backoff);
+        c.handle_timer(MonoMs(6000));
         assert_eq!(b.status(Some(c.status())), Status::Reconnecting);
         assert_eq!(a.status(Some(c.status())), Status::Closed);
-        c.handle_state(t(7000), State::Closed, Reason::GaveUp);
-        c.handle_state(t(8000), State::Connecting, Reason::Reconnect);
-        c.handle_state(t(8050), State::Open, Reason::Reconnect);
+        c.handle_state(MonoMs(7000), State::Closed, Reason::GaveUp);
+        c.handle_state(MonoMs(8000), State::Connecting, Reason::Reconnect);
+        c.handle_state(MonoMs(8050), State::Open, Reason::Reconnect);
         assert_eq!(b.status(Some(c.status())), Status::Connected);
         assert_eq!(a.status(Some(c.status())), Status::Closed);
         // A JS subscription lets go of its connection at `close()`.
