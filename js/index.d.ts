@@ -552,7 +552,9 @@ export interface Options<M = {}> {
    * of a batch, or at once at `maxBatch` ids (default `100`), on `close()`, and at `pagehide`
    * (then as one `keepalive` request, its answer not read). Each other batch is one
    * {@link send} (its own idempotency key, the send's retries); its failure is not reported (the
-   * server re-sends, the dedupe hides the repeat). Messages without an id are not acknowledged.
+   * server re-sends, the dedupe hides the repeat). Every batch goes with this subscription's
+   * `headers` (a function is called as a send's, with `{ url, attempt }`) and `withCredentials`,
+   * as `Content-Type: application/json` unless those headers say otherwise. Messages without an id are not acknowledged.
    * With `crossTab`, only the tab that holds the connection acknowledges. `url` missing or not a
    * URL: `invalid-option` / `invalid-url`. With `protocol: "durable-streams"` (no message has an
    * id): `invalid-option` (`ack`).

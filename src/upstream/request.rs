@@ -155,7 +155,7 @@ fn credentials(include: bool) -> web_sys::RequestCredentials {
 
 /// A fresh `Headers` with the app's headers: the object, or what its
 /// function returned (or resolved to) when called with `{ url, attempt }`.
-async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
+pub async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
     let headers = Headers::new()?;
     let Some(h) = &req.app_headers else {
         return Ok(headers);
