@@ -751,8 +751,9 @@ export interface SendError extends Error {
   /**
    * `http-status` (a permanent answer: 4xx other than 401/403/408/409/425/429, e.g. 422 "key
    * reused with another body"), `auth` (401/403), `gave-up` (`maxAttempts` transient failures),
-   * `timeout` (`deadlineMs`), `headers` (the `headers` function failed), `invalid-url`,
-   * `invalid-option`, `not-initialized`.
+   * `timeout` (`deadlineMs`), `headers` (the `headers` function failed), `too-large` (a success
+   * whose answer body is over 1 MiB: the request took effect, its answer was not read past the cap;
+   * not retried), `invalid-url`, `invalid-option`, `not-initialized`.
    */
   readonly code: ErrorCode;
   /** The status of the last answer, when an answer caused it. */

@@ -464,5 +464,8 @@ fn issue(inner: &Rc<Inner>, r: AppendRequest) {
         extra.push(("Content-Type".into(), inner.content_type.clone()));
     }
     let d: Rc<dyn Slots> = inner.clone();
-    driver::issue(&d, &req, "POST", tag(r.request), &extra);
+    // The appender reads only the answer's head: its body is capped as a
+    // send's (not read past 1 MiB), and then just not there.
+    let cap = tidings_core::upstream::DEFAULT_MAX_ANSWER_BYTES;
+    driver::issue(&d, &req, "POST", tag(r.request), &extra, cap);
 }

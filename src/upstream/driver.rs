@@ -127,7 +127,8 @@ fn arm_timer(d: &Rc<dyn Slots>, now: MonoMs, until: Option<MonoMs>) {
 }
 
 /// Start attempt `tag` of `req` with `method` and the machine's `extra`
-/// headers; its reply comes back through [`Slots::replied`] from the task
+/// headers, reading at most `max_answer_bytes` of the answer (the core's
+/// cap); its reply comes back through [`Slots::replied`] from the task
 /// queue. Without `AbortController` (a very old browser) the reply is
 /// [`Reply::NotStarted`], from the task queue as every reply is.
 pub fn issue(
@@ -136,6 +137,7 @@ pub fn issue(
     method: &str,
     tag: Tag,
     extra: &[(String, String)],
+    max_answer_bytes: u64,
 ) {
     let sent_to = Rc::downgrade(d);
     let replied_to = Rc::downgrade(d);
@@ -145,6 +147,7 @@ pub fn issue(
         method,
         tag.attempt,
         extra,
+        max_answer_bytes,
         move |headers: &Headers| {
             if let Some(d) = sent_to.upgrade() {
                 d.sent(&m, headers);

@@ -3,7 +3,9 @@
 //! decides nothing: the whole answer (head and body text) is read before it
 //! is reported, so an answer cut off mid-body is a network error (retried;
 //! the server replays the stored answer) rather than a result without its
-//! body.
+//! body. The body is read up to the core's cap (`Issue::max_answer_bytes`)
+//! and no further: past it the read is cancelled and the answer reported
+//! without its body ([`Answer::too_large`]), for the core to decide.
 
 use std::rc::Rc;
 
@@ -36,8 +38,10 @@ pub struct Answer {
     pub head: ResponseHead,
     /// The browser's `Headers` of the response (handed to the app).
     pub headers: Headers,
-    /// The body as text (a JS string).
+    /// The body as text (a JS string); `""` when [`Answer::too_large`].
     pub body: JsValue,
+    /// The body was longer than the cap: not read past it.
+    pub too_large: bool,
 }
 
 /// What an attempt reported.
@@ -68,14 +72,16 @@ impl Drop for Attempt {
 
 /// Start attempt `attempt` of `req` with `method` and the core's `extra`
 /// headers (the idempotency key: set last, so the app's headers cannot
-/// replace it). `on_reply` runs once, from the browser's task queue (never
-/// from here), unless the attempt was aborted first; `on_sent` gets the
-/// headers just before the request goes out (reused at `pagehide`).
+/// replace it), reading at most `max_answer_bytes` of the answer body.
+/// `on_reply` runs once, from the browser's task queue (never from here),
+/// unless the attempt was aborted first; `on_sent` gets the headers just
+/// before the request goes out (reused at `pagehide`).
 pub fn start(
     req: &Rc<Request>,
     method: &str,
     attempt: u32,
     extra: &[(String, String)],
+    max_answer_bytes: u64,
     on_sent: impl FnOnce(&Headers) + 'static,
     on_reply: impl FnOnce(Reply) + 'static,
 ) -> Result<Attempt, JsValue> {
@@ -112,7 +118,7 @@ pub fn start(
         init.set_headers(&headers);
         let promise = fetch(&req.url, &init);
         on_sent(&headers);
-        let reply = match answer(promise).await {
+        let reply = match answer(promise, max_answer_bytes).await {
             Ok(a) => Reply::Answer(a),
             Err(_) => Reply::Failed,
         };
@@ -199,8 +205,8 @@ fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
     add_object(headers, value)
 }
 
-/// Await the response and its whole body.
-async fn answer(promise: js_sys::Promise) -> Result<Answer, JsValue> {
+/// Await the response and its whole body, up to `cap` bytes.
+async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
     let response: Response = JsFuture::from(promise).await?.dyn_into()?;
     let headers = response.headers();
     let mut head = ResponseHead::new(response.status());
@@ -209,10 +215,43 @@ async fn answer(promise: js_sys::Promise) -> Result<Answer, JsValue> {
             head.headers.push((name.to_string(), v));
         }
     }
-    let body = JsFuture::from(response.text()?).await?;
+    let body = capped_text(&response, cap).await?;
     Ok(Answer {
         head,
         headers,
-        body,
+        too_large: body.is_none(),
+        body: JsValue::from_str(body.as_deref().unwrap_or_default()),
     })
+}
+
+/// The body as UTF-8 text (invalid bytes as U+FFFD, as `text()` decodes),
+/// or `None` once it passes `cap` bytes: the read is cancelled there.
+/// Without a streaming body (a very old browser) it is read whole first.
+async fn capped_text(response: &Response, cap: u64) -> Result<Option<String>, JsValue> {
+    let mut bytes = Vec::new();
+    match response.body() {
+        None => {
+            let buf = JsFuture::from(response.array_buffer()?).await?;
+            bytes = js_sys::Uint8Array::new(&buf).to_vec();
+        }
+        Some(body) => {
+            let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
+            loop {
+                let chunk = JsFuture::from(reader.read()).await?;
+                if crate::api::options::get(&chunk, "done").is_truthy() {
+                    break;
+                }
+                let value = js_sys::Uint8Array::new(&crate::api::options::get(&chunk, "value"));
+                if bytes.len() as u64 + u64::from(value.length()) > cap {
+                    let _ = reader.cancel();
+                    return Ok(None);
+                }
+                bytes.extend(value.to_vec());
+            }
+        }
+    }
+    if bytes.len() as u64 > cap {
+        return Ok(None);
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }

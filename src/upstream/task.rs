@@ -106,6 +106,8 @@ pub enum Fact {
     Queued,
     /// `handle_response` of an attempt.
     Response(u32, ResponseHead),
+    /// `handle_answer_too_large` of an attempt.
+    TooLarge(u32, ResponseHead),
     /// `handle_error` of an attempt.
     Error(u32, TransportError),
     /// `handle_headers_failed` of an attempt.
@@ -128,6 +130,7 @@ impl Machine for Sender {
             Fact::Start => self.handle_start(now),
             Fact::Queued => self.handle_queued(now),
             Fact::Response(n, head) => self.handle_response(now, n, &head),
+            Fact::TooLarge(n, head) => self.handle_answer_too_large(now, n, &head),
             Fact::Error(n, e) => self.handle_error(now, n, e),
             Fact::HeadersFailed(n) => self.handle_headers_failed(now, n),
             Fact::Timer => self.handle_timer(now),
@@ -167,6 +170,9 @@ impl Slots for Task {
     fn replied(self: Rc<Self>, tag: Tag, reply: Reply) {
         let n = tag.attempt;
         match reply {
+            Reply::Answer(answer) if answer.too_large => {
+                feed(&self, Fact::TooLarge(n, answer.head));
+            }
             Reply::Answer(answer) => {
                 let head = answer.head.clone();
                 *self.answer.borrow_mut() = Some(answer);
@@ -205,7 +211,8 @@ impl Drive for Task {
                     attempt: issue.attempt,
                 };
                 let d: Rc<dyn Slots> = self.clone();
-                driver::issue(&d, &self.req, &issue.method, tag, &issue.headers);
+                let cap = issue.max_answer_bytes;
+                driver::issue(&d, &self.req, &issue.method, tag, &issue.headers, cap);
             }
             SendAction::Abort { .. } => driver::abort(&**self, None),
             SendAction::Settle(outcome) => settle(self, outcome),
