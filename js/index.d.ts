@@ -891,6 +891,19 @@ export interface ReportOptions extends Omit<SendOptions, "idempotencyKey" | "ord
   keepAll?: boolean;
   /** With `keepAll`, reports waiting beyond this many drop the oldest (≥ 1). Default `100`. */
   maxQueued?: number;
+  /**
+   * Circuit breaker, as a subscription's: after `failureThreshold` failed attempts in a row (not
+   * counting answers with `Retry-After` or a rate-limit reset) no request, report or retry, for a
+   * cool-down of `U[cooldownMs, 1.5 × cooldownMs]` (never shorter than the wait already chosen;
+   * state `waiting`, reason `breaker-open`), then one probe (`breaker-probe`): delivered closes
+   * it, failed opens it again.
+   */
+  breaker?: {
+    /** Default `5`; `Infinity`: never opens. */
+    failureThreshold?: number;
+    /** Default `30000`. */
+    cooldownMs?: number;
+  };
 }
 
 /** {@link Reporter.stats}. */
