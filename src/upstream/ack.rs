@@ -147,9 +147,9 @@ fn json_body(body: &str) -> JsValue {
 /// One batch as the page goes: a single `keepalive` request with its own
 /// key (as a send's first attempt has) and the subscription's headers and
 /// credentials, its answer not read. A `headers` function is called as for
-/// attempt 1; the request goes once what it gave is known (from a
-/// microtask, within `pagehide`, when it answers at once: a promise that
-/// waits on the network settles too late for a page that is going).
+/// attempt 1 and must return its headers at once: a promise cannot settle
+/// before the page goes (`request::app_headers_now`). A function that
+/// throws leaves the batch to the server's re-send.
 fn post_keepalive(acker: &Acker, body: &str) {
     let req = super::request::Request {
         url: acker.url.clone(),
@@ -157,16 +157,13 @@ fn post_keepalive(acker: &Acker, body: &str) {
         app_headers: acker.headers.clone(),
         credentials: acker.credentials,
     };
-    let key = super::new_key();
-    wasm_bindgen_futures::spawn_local(async move {
-        let Ok(headers) = super::request::app_headers(&req, 1).await else {
-            return;
-        };
-        if let Ok(key) = key {
-            let _ = headers.set(DEFAULT_IDEMPOTENCY_HEADER, &key.header_value());
-        }
-        super::request::keepalive(&req, "POST", &headers);
-    });
+    let Ok(headers) = super::request::app_headers_now(&req) else {
+        return;
+    };
+    if let Ok(key) = super::new_key() {
+        let _ = headers.set(DEFAULT_IDEMPOTENCY_HEADER, &key.header_value());
+    }
+    super::request::keepalive(&req, "POST", &headers);
 }
 
 /// One batch: a `send` with a JSON body and the subscription's headers and

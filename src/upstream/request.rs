@@ -161,22 +161,40 @@ fn credentials(include: bool) -> web_sys::RequestCredentials {
 
 /// A fresh `Headers` with the app's headers: the object, or what its
 /// function returned (or resolved to) when called with `{ url, attempt }`.
-pub async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
+async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
     let headers = Headers::new()?;
-    let Some(h) = &req.app_headers else {
-        return Ok(headers);
-    };
-    let value = match h.dyn_ref::<js_sys::Function>() {
-        Some(f) => {
-            let ctx = js_sys::Object::new();
-            crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
-            crate::js::set(&ctx, "attempt", &JsValue::from_f64(f64::from(attempt)));
-            let v = f.call1(&JsValue::NULL, &ctx)?;
-            JsFuture::from(js_sys::Promise::resolve(&v)).await?
-        }
-        None => h.clone(),
-    };
+    let value = app_value(req, attempt)?;
+    let value = JsFuture::from(js_sys::Promise::resolve(&value)).await?;
     add_returned(&headers, &value)?;
+    Ok(headers)
+}
+
+/// The app's headers for attempt `attempt` now: the object, or what its
+/// function returns when called with `{ url, attempt }` (perhaps a
+/// promise); `undefined` without `headers`.
+fn app_value(req: &Request, attempt: u32) -> Result<JsValue, JsValue> {
+    let Some(h) = &req.app_headers else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    let Some(f) = h.dyn_ref::<js_sys::Function>() else {
+        return Ok(h.clone());
+    };
+    let ctx = js_sys::Object::new();
+    crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
+    crate::js::set(&ctx, "attempt", &JsValue::from_f64(f64::from(attempt)));
+    f.call1(&JsValue::NULL, &ctx)
+}
+
+/// The app's headers for a request that must go now (`pagehide`): as
+/// [`app_headers`] for attempt 1, but a function's promise cannot be waited
+/// for (the page is going), so one is left out: the request goes without
+/// the app's headers. Errors: what the function threw, an invalid header.
+pub fn app_headers_now(req: &Request) -> Result<Headers, JsValue> {
+    let headers = Headers::new()?;
+    let value = app_value(req, 1)?;
+    if !value.has_type::<js_sys::Promise>() {
+        add_returned(&headers, &value)?;
+    }
     Ok(headers)
 }
 
@@ -220,38 +238,32 @@ async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
         head,
         headers,
         too_large: body.is_none(),
-        body: JsValue::from_str(body.as_deref().unwrap_or_default()),
+        body: body.unwrap_or_else(|| JsValue::from_str("")),
     })
 }
 
 /// The body as UTF-8 text (invalid bytes as U+FFFD, as `text()` decodes),
-/// or `None` once it passes `cap` bytes: the read is cancelled there.
-/// Without a streaming body (a very old browser) it is read whole first.
-async fn capped_text(response: &Response, cap: u64) -> Result<Option<String>, JsValue> {
+/// or `None` once it passes `cap` bytes: the read is cancelled there. A
+/// response without a readable body (a null body, or a browser without
+/// streaming bodies) is read with `text()`.
+async fn capped_text(response: &Response, cap: u64) -> Result<Option<JsValue>, JsValue> {
+    let Some(body) = response.body() else {
+        return Ok(Some(JsFuture::from(response.text()?).await?));
+    };
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
     let mut bytes = Vec::new();
-    match response.body() {
-        None => {
-            let buf = JsFuture::from(response.array_buffer()?).await?;
-            bytes = js_sys::Uint8Array::new(&buf).to_vec();
+    loop {
+        let chunk = JsFuture::from(reader.read()).await?;
+        if crate::api::options::get(&chunk, "done").is_truthy() {
+            break;
         }
-        Some(body) => {
-            let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
-            loop {
-                let chunk = JsFuture::from(reader.read()).await?;
-                if crate::api::options::get(&chunk, "done").is_truthy() {
-                    break;
-                }
-                let value = js_sys::Uint8Array::new(&crate::api::options::get(&chunk, "value"));
-                if bytes.len() as u64 + u64::from(value.length()) > cap {
-                    let _ = reader.cancel();
-                    return Ok(None);
-                }
-                bytes.extend(value.to_vec());
-            }
+        let value = js_sys::Uint8Array::new(&crate::api::options::get(&chunk, "value"));
+        if bytes.len() as u64 + u64::from(value.length()) > cap {
+            let _ = reader.cancel();
+            return Ok(None);
         }
+        bytes.extend(value.to_vec());
     }
-    if bytes.len() as u64 > cap {
-        return Ok(None);
-    }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(Some(JsValue::from_str(&text)))
 }
