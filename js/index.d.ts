@@ -552,7 +552,9 @@ export interface Options<M = {}> {
    * of a batch, or at once at `maxBatch` ids (default `100`), on `close()`, and at `pagehide`
    * (then as one `keepalive` request, its answer not read). Each other batch is one
    * {@link send} (its own idempotency key, the send's retries); its failure is not reported (the
-   * server re-sends, the dedupe hides the repeat). Messages without an id are not acknowledged.
+   * server re-sends, the dedupe hides the repeat). Every batch goes with this subscription's
+   * `headers` (a function is called as a send's, with `{ url, attempt }`) and `withCredentials`,
+   * as `Content-Type: application/json` unless those headers say otherwise. Messages without an id are not acknowledged.
    * With `crossTab`, only the tab that holds the connection acknowledges. `url` missing or not a
    * URL: `invalid-option` / `invalid-url`. With `protocol: "durable-streams"` (no message has an
    * id): `invalid-option` (`ack`).
@@ -750,8 +752,9 @@ export interface SendError extends Error {
   /**
    * `http-status` (a permanent answer: 4xx other than 401/403/408/409/425/429, e.g. 422 "key
    * reused with another body"), `auth` (401/403), `gave-up` (`maxAttempts` transient failures),
-   * `timeout` (`deadlineMs`), `headers` (the `headers` function failed), `invalid-url`,
-   * `invalid-option`, `not-initialized`.
+   * `timeout` (`deadlineMs`), `headers` (the `headers` function failed), `too-large` (a success
+   * whose answer body is over 1 MiB: the request took effect, its answer was not read past the cap;
+   * not retried), `invalid-url`, `invalid-option`, `not-initialized`.
    */
   readonly code: ErrorCode;
   /** The status of the last answer, when an answer caused it. */
@@ -889,6 +892,19 @@ export interface ReportOptions extends Omit<SendOptions, "idempotencyKey" | "ord
   keepAll?: boolean;
   /** With `keepAll`, reports waiting beyond this many drop the oldest (≥ 1). Default `100`. */
   maxQueued?: number;
+  /**
+   * Circuit breaker, as a subscription's: after `failureThreshold` failed attempts in a row (not
+   * counting answers with `Retry-After` or a rate-limit reset) no request, report or retry, for a
+   * cool-down of `U[cooldownMs, 1.5 × cooldownMs]` (never shorter than the wait already chosen;
+   * state `waiting`, reason `breaker-open`), then one probe (`breaker-probe`): delivered closes
+   * it, failed opens it again.
+   */
+  breaker?: {
+    /** Default `5`; `Infinity`: never opens. */
+    failureThreshold?: number;
+    /** Default `30000`. */
+    cooldownMs?: number;
+  };
 }
 
 /** {@link Reporter.stats}. */

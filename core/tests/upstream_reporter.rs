@@ -284,9 +284,11 @@ fn a_failing_reporter_never_reports_faster_than_a_healthy_one() {
     }
     let t: Vec<u64> = s.issues().iter().map(|i| i.0).collect();
     // The healthy reporter of the same seed: 9320, 9690, … (first gap equal).
+    // From the 5th failure in a row the circuit breaker holds each request
+    // for its cool-down, U[30 s, 45 s] (before it: 15 322, 17 929, 40 636).
     assert_eq!(
         gaps(&t),
-        [9320, 10_870, 10_681, 11_973, 15_322, 17_929, 40_636]
+        [9320, 10_870, 10_681, 11_973, 33_052, 40_335, 39_298]
     );
     assert!(gaps(&t).iter().all(|&g| g >= 9000));
     assert_eq!(
@@ -896,4 +898,118 @@ fn keep_all_deadline_runs_from_collection() {
         ),
         "{settled:?}"
     );
+}
+
+/// The reporter's circuit breaker (the connection engine's `Breaker`, same
+/// defaults: 5 failures in a row, cool-down `U[30 s, 45 s]`, never shorter
+/// than the backoff): after the 5th failed attempt no request before the
+/// cool-down ends, then one probe (`breaker-probe`); a failed probe opens
+/// it again, a delivered one closes it.
+#[test]
+fn the_breaker_opens_after_five_failures_then_lets_one_probe_through() {
+    let mut s = Sim::new(ReportConfig::default());
+    for _ in 0..5 {
+        s.until_collect();
+        s.collect(true);
+        s.fail(1);
+    }
+    let opened_at = s.now;
+    let last_error = s.log.iter().rev().find_map(|(_, a)| match a {
+        ReportAction::Error { retry_in_ms, .. } => Some(*retry_in_ms),
+        _ => None,
+    });
+    assert_eq!(last_error, Some(Some(COOL_DOWN_1)));
+    assert_eq!(
+        s.states().last(),
+        Some(&(State::Waiting, Reason::BreakerOpen, Some(COOL_DOWN_1)))
+    );
+    // Nothing before the cool-down ends; then the probe, reason breaker-probe.
+    s.until_collect();
+    s.collect(true);
+    let probe = s.issues().last().cloned().unwrap_or_default();
+    assert_eq!(probe.0 - opened_at, COOL_DOWN_1);
+    assert_eq!(
+        s.states().last(),
+        Some(&(State::Connecting, Reason::BreakerProbe, None))
+    );
+    // The probe fails: open again at once (one failure, not five).
+    s.fail(1);
+    let reopened_at = s.now;
+    assert_eq!(
+        s.states().last(),
+        Some(&(State::Waiting, Reason::BreakerOpen, Some(COOL_DOWN_2)))
+    );
+    s.until_collect();
+    s.collect(true);
+    assert_eq!(
+        s.issues().last().map(|i| i.0 - reopened_at),
+        Some(COOL_DOWN_2)
+    );
+    // Delivered: closed; the next failure keeps the reporter's own slot.
+    s.respond(50, ok());
+    assert_eq!(s.states().last().map(|x| x.0), Some(State::Open));
+    for _ in 0..4 {
+        s.until_collect();
+        s.collect(true);
+        s.fail(1);
+        assert_ne!(s.states().last().map(|x| x.1), Some(Reason::BreakerOpen));
+    }
+    s.until_collect();
+    s.collect(true);
+    s.fail(1);
+    assert_eq!(s.states().last().map(|x| x.1), Some(Reason::BreakerOpen));
+    for cool_down in [COOL_DOWN_1, COOL_DOWN_2] {
+        assert!((30_000..=45_000).contains(&cool_down), "{cool_down}");
+    }
+}
+
+/// The cool-downs of the seed (`U[30 000, 45 000]` ms).
+const COOL_DOWN_1: u64 = 33_051;
+const COOL_DOWN_2: u64 = 40_334;
+
+/// A server's wait (`Retry-After`) is the server pacing its own load: such
+/// answers never open the breaker, as for subscriptions.
+#[test]
+fn server_paced_failures_never_open_the_breaker() {
+    let mut s = Sim::new(ReportConfig::default());
+    for _ in 0..7 {
+        s.until_collect();
+        s.collect(true);
+        s.respond(10, ResponseHead::new(503).with_header("Retry-After", "2"));
+    }
+    assert!(!s
+        .states()
+        .iter()
+        .any(|x| x.1 == Reason::BreakerOpen || x.1 == Reason::BreakerProbe));
+}
+
+/// With `keep_all` the breaker holds the head's own retries back too.
+#[test]
+fn the_breaker_holds_keep_all_retries_back() {
+    let mut s = Sim::new(keep_all());
+    s.until_collect();
+    s.collect(true);
+    for _ in 0..5 {
+        while s.live.is_none() {
+            s.fire();
+            if s.collecting.is_some() {
+                s.collect(false);
+            }
+        }
+        s.fail(1);
+    }
+    let opened_at = s.now;
+    let Some(&(_, Reason::BreakerOpen, Some(wait))) = s.states().last() else {
+        panic!("{:?}", s.states())
+    };
+    assert!((30_000..=45_000).contains(&wait), "{wait}");
+    while s.live.is_none() {
+        s.fire();
+        if s.collecting.is_some() {
+            s.collect(false);
+        }
+    }
+    let retry = s.issues().last().cloned().unwrap_or_default();
+    assert_eq!((retry.1, retry.2), (1, 6), "the head's 6th attempt");
+    assert_eq!(retry.0 - opened_at, wait);
 }

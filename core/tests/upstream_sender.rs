@@ -584,6 +584,8 @@ enum Input {
         attempt: u8,
         status: u16,
         retry_after: Option<u8>,
+        /// Reported with `handle_answer_too_large` (body over the cap).
+        too_large: bool,
     },
     Error {
         attempt: u8,
@@ -616,8 +618,8 @@ fn input() -> impl Strategy<Value = Input> {
     prop_oneof![
         1 => Just(Input::Start),
         1 => Just(Input::Queued),
-        4 => (0u8..6, status, proptest::option::of(any::<u8>()))
-            .prop_map(|(attempt, status, retry_after)| Input::Response { attempt, status, retry_after }),
+        4 => (0u8..6, status, proptest::option::of(any::<u8>()), any::<bool>())
+            .prop_map(|(attempt, status, retry_after, too_large)| Input::Response { attempt, status, retry_after, too_large }),
         3 => (0u8..6).prop_map(|attempt| Input::Error { attempt }),
         4 => Just(Input::Timer),
         2 => any::<bool>().prop_map(Input::Online),
@@ -684,6 +686,7 @@ fn feed(s: &mut Sender, c: &mut Checker, now: &mut u64, wait: Option<MonoMs>, i:
             attempt,
             status,
             retry_after,
+            too_large,
         } => {
             let mut h = head(status);
             if let Some(r) = retry_after {
@@ -692,7 +695,10 @@ fn feed(s: &mut Sender, c: &mut Checker, now: &mut u64, wait: Option<MonoMs>, i:
             if c.live == Some(u32::from(attempt)) {
                 c.live = None;
             }
-            s.handle_response(t(*now), u32::from(attempt), &h);
+            match too_large {
+                true => s.handle_answer_too_large(t(*now), u32::from(attempt), &h),
+                false => s.handle_response(t(*now), u32::from(attempt), &h),
+            }
         }
         Input::Error { attempt } => {
             if c.live == Some(u32::from(attempt)) {
@@ -831,4 +837,49 @@ fn replayed_header_values() {
     ] {
         assert!(!is_replayed(v), "{v:?}");
     }
+}
+
+/// A send's answer is read up to the core's cap (`max_answer_bytes`, carried
+/// by every `Issue`: the adapter reads no more). A success whose body is
+/// over it settles `too-large` with its status (the request took effect; its
+/// answer is not handed over) and is never retried: the server would replay
+/// the same answer. A failure status with a big body is decided by its
+/// status as usual.
+#[test]
+fn an_answer_over_the_cap_settles_too_large_and_is_never_retried() {
+    assert_eq!(SendConfig::default().max_answer_bytes, 1_048_576);
+    let mut sim = Sim::new(no_deadline_no_timeout());
+    let first = sim.start();
+    assert_eq!(issued(&first)[0].max_answer_bytes, 1_048_576);
+    sim.now += 40;
+    sim.s.handle_answer_too_large(sim.t(), 1, &head(200));
+    let too_large = Outcome::Err {
+        code: ErrorCode::TooLarge,
+        status: Some(200),
+        attempts: 1,
+    };
+    assert_eq!(sim.drain(), vec![SendAction::Settle(too_large)]);
+    assert_eq!(sim.wait, None, "nothing more: no retry");
+
+    let mut sim = Sim::new(SendConfig {
+        max_answer_bytes: 10,
+        ..no_deadline_no_timeout()
+    });
+    assert_eq!(issued(&sim.start())[0].max_answer_bytes, 10);
+    sim.now += 40;
+    sim.s.handle_answer_too_large(sim.t(), 1, &head(503));
+    assert_eq!(sim.drain(), vec![], "503: retried after the backoff");
+    let retry = sim.fire();
+    assert_eq!(issued(&retry)[0].attempt, 2);
+    // Stale: an answer for attempt 1 changes nothing now.
+    sim.s.handle_answer_too_large(sim.t(), 1, &head(200));
+    assert_eq!(sim.drain(), vec![]);
+    sim.now += 40;
+    sim.s.handle_answer_too_large(sim.t(), 2, &head(400));
+    let http_status = Outcome::Err {
+        code: ErrorCode::HttpStatus,
+        status: Some(400),
+        attempts: 2,
+    };
+    assert_eq!(sim.drain(), vec![SendAction::Settle(http_status)]);
 }

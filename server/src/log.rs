@@ -25,6 +25,8 @@ pub const LOGGED_HEADERS: &[&str] = &[
     "if-modified-since",
     "origin",
     "authorization",
+    "cookie",
+    "content-type",
     "access-control-request-method",
     "access-control-request-headers",
     "idempotency-key",

@@ -123,3 +123,24 @@ async fn bad_ack_bodies_and_resend_options_are_400() {
         json!({ "acked": [], "resent": {}, "batches": 0 })
     );
 }
+
+/// What an ACK's credentials look like on the wire: the log records the
+/// `Cookie` and `Content-Type` request headers (the browser e2e checks that
+/// an ACK carries the subscription's cookies and stays JSON).
+#[tokio::test]
+async fn the_log_records_cookie_and_content_type() {
+    let (_srv, url) = start().await;
+    let headers = [
+        ("Cookie", "session=s1"),
+        ("Content-Type", "application/json"),
+    ];
+    let r = send(request(Method::POST, &url, "/ack", &headers).body("{\"ids\": []}")).await;
+    assert_eq!(r.status(), 200);
+    let log = send_json(request(Method::GET, &url, "/_log?path=/ack", &[])).await;
+    let h = &log["entries"][0]["headers"];
+    assert_eq!(
+        (h["cookie"].as_str(), h["content-type"].as_str()),
+        (Some("session=s1"), Some("application/json")),
+        "{log}"
+    );
+}

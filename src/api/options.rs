@@ -25,6 +25,7 @@ use tidings_core::calm::DEFAULT_LOST_AFTER_MS;
 use tidings_core::engine::{is_valid_offset, Config, Protocol, TransportKind};
 use tidings_core::persist::Scope;
 use tidings_core::policy::backoff::{BackoffConfig, Strategy};
+use tidings_core::policy::breaker::BreakerConfig;
 use tidings_core::policy::interval::{IntervalConfig, IntervalMode};
 use tidings_core::sse::SseLimits;
 use wasm_bindgen::{JsCast, JsValue};
@@ -240,12 +241,17 @@ fn read_retries(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
         c.backoff.max_attempts = n;
     }
     set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "")?;
+    breaker(&mut c.breaker, v)
+}
+
+/// `breaker.failureThreshold` (`Infinity`: never opens) and
+/// `breaker.cooldownMs` over `c` (`subscribe()` and `report()`).
+pub(crate) fn breaker(c: &mut BreakerConfig, v: &JsValue) -> Result<(), JsValue> {
     let br = group(v, "breaker")?;
     if let Some(n) = count(&br, "failureThreshold", "breaker.failureThreshold")? {
-        c.breaker.failure_threshold = n.unwrap_or(u32::MAX);
+        c.failure_threshold = n.unwrap_or(u32::MAX);
     }
-    set_ms(&mut c.breaker.cooldown_ms, &br, "cooldownMs", "breaker")?;
-    Ok(())
+    set_ms(&mut c.cooldown_ms, &br, "cooldownMs", "breaker")
 }
 
 /// `interval`.

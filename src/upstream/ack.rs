@@ -27,6 +27,12 @@ use crate::guard::{Listener, Timer};
 pub struct Acker {
     machine: RefCell<AckBatcher>,
     url: String,
+    /// The subscription's `headers` (an object or a function), sent with
+    /// every batch: a server that authenticates the stream authenticates
+    /// its ACKs the same way.
+    headers: Option<JsValue>,
+    /// The subscription's `withCredentials` (`credentials: "include"`).
+    credentials: bool,
     timer: RefCell<Option<Timer>>,
     /// The window's `pagehide` listener (none in a worker), until close.
     pagehide: RefCell<Option<Listener>>,
@@ -34,8 +40,14 @@ pub struct Acker {
 
 /// Read `ack` (`undefined`/`null`: none). `url` is required and resolved
 /// against the page; `batchMs` (default 1000) and `maxBatch` (≥ 1, default
-/// 100). Errors: `invalid-url` / `invalid-option` (`ack.*`).
-pub fn from_options(v: &JsValue) -> Result<Option<Rc<Acker>>, JsValue> {
+/// 100). `headers` and `credentials` are the subscription's (`headers`,
+/// `withCredentials`): every batch goes with them. Errors: `invalid-url` /
+/// `invalid-option` (`ack.*`).
+pub fn from_options(
+    v: &JsValue,
+    headers: Option<JsValue>,
+    credentials: bool,
+) -> Result<Option<Rc<Acker>>, JsValue> {
     if absent(&get(v, "ack")) {
         return Ok(None);
     }
@@ -53,6 +65,8 @@ pub fn from_options(v: &JsValue) -> Result<Option<Rc<Acker>>, JsValue> {
     let acker = Rc::new(Acker {
         machine: RefCell::new(AckBatcher::new(batch_ms, max)),
         url,
+        headers,
+        credentials,
         timer: RefCell::new(None),
         pagehide: RefCell::new(None),
     });
@@ -111,47 +125,62 @@ fn drain(acker: &Rc<Acker>) {
     let old = std::mem::replace(&mut *acker.timer.borrow_mut(), timer);
     drop(old);
     for ids in batches {
-        post(&acker.url, &ack_body(&ids));
+        post(acker, &ack_body(&ids));
     }
     for ids in keepalive {
-        post_keepalive(&acker.url, &ack_body(&ids));
+        post_keepalive(acker, &ack_body(&ids));
     }
+}
+
+/// The batch's body: a JSON `Blob`, so the request is `Content-Type:
+/// application/json` whatever the subscription's `headers` are (an object
+/// or a function, passed to the request as they are; a header they set
+/// themselves wins, as for a send).
+fn json_body(body: &str) -> JsValue {
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type("application/json");
+    let parts = js_sys::Array::of1(&JsValue::from_str(body));
+    web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag)
+        .map_or_else(|_| JsValue::from_str(body), JsValue::from)
 }
 
 /// One batch as the page goes: a single `keepalive` request with its own
-/// key (as a send's first attempt has), its answer not read.
-fn post_keepalive(url: &str, body: &str) {
-    let Ok(headers) = web_sys::Headers::new() else {
+/// key (as a send's first attempt has) and the subscription's headers and
+/// credentials, its answer not read. A `headers` function is called as for
+/// attempt 1 and must return its headers at once: a promise cannot settle
+/// before the page goes (`request::app_headers_now`). A function that
+/// throws leaves the batch to the server's re-send.
+fn post_keepalive(acker: &Acker, body: &str) {
+    let req = super::request::Request {
+        url: acker.url.clone(),
+        body: json_body(body),
+        app_headers: acker.headers.clone(),
+        credentials: acker.credentials,
+    };
+    let Ok(headers) = super::request::app_headers_now(&req) else {
         return;
     };
-    let _ = headers.set("Content-Type", "application/json");
     if let Ok(key) = super::new_key() {
         let _ = headers.set(DEFAULT_IDEMPOTENCY_HEADER, &key.header_value());
     }
-    let req = super::request::Request {
-        url: url.into(),
-        body: JsValue::from_str(body),
-        app_headers: None,
-        credentials: false,
-    };
     super::request::keepalive(&req, "POST", &headers);
 }
 
-/// One batch: a `send` with a JSON body; its outcome is not the app's
-/// business (a failed batch is re-sent by the server's timeout, and the
-/// dedupe hides the repeat), so its rejection is caught.
-fn post(url: &str, body: &str) {
+/// One batch: a `send` with a JSON body and the subscription's headers and
+/// credentials; its outcome is not the app's business (a failed batch is
+/// re-sent by the server's timeout, and the dedupe hides the repeat), so
+/// its rejection is caught.
+fn post(acker: &Acker, body: &str) {
     let options = js_sys::Object::new();
-    let headers = js_sys::Object::new();
-    crate::js::set(
-        &headers,
-        "Content-Type",
-        &JsValue::from_str("application/json"),
-    );
-    crate::js::set(&options, "headers", &headers);
+    if let Some(h) = &acker.headers {
+        crate::js::set(&options, "headers", h);
+    }
+    if acker.credentials {
+        crate::js::set(&options, "credentials", &JsValue::TRUE);
+    }
     let Ok(p) = super::send_js(
-        JsValue::from_str(url),
-        JsValue::from_str(body),
+        JsValue::from_str(&acker.url),
+        json_body(body),
         options.into(),
     ) else {
         return;

@@ -16,11 +16,11 @@ use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{AppendAction, AppendError, AppendRequest, Appender, AppenderConfig};
 use wasm_bindgen::prelude::*;
 
-use super::driver::{self, Drive, Machine, Slots, Tag};
+use super::driver::{self, Drive, Live, Machine, Slots, Tag};
 use super::options::SendOptions;
-use super::request::{Attempt, Reply, Request};
+use super::request::{Reply, Request};
 use crate::api::options::{absent, count, flag, get, invalid, text};
-use crate::guard::{Listener, Timer};
+use crate::guard::Listener;
 
 /// The response headers the appender reads besides the send's.
 const PRODUCER_HEADERS: [&str; 4] = [
@@ -41,8 +41,8 @@ struct Inner {
     app_headers: Option<JsValue>,
     credentials: bool,
     producer_id: String,
-    live: RefCell<Option<(Tag, Attempt)>>,
-    timer: RefCell<Option<Timer>>,
+    /// The live request and the timer.
+    live: Live,
     /// Appends not yet durable: (index, promise).
     pending: RefCell<VecDeque<(u64, Settle)>>,
     closing: RefCell<Vec<Settle>>,
@@ -87,8 +87,7 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
         app_headers: send.headers,
         credentials: send.credentials,
         producer_id,
-        live: RefCell::new(None),
-        timer: RefCell::new(None),
+        live: Live::default(),
         pending: RefCell::new(VecDeque::new()),
         closing: RefCell::new(Vec::new()),
         ended: RefCell::new(None),
@@ -279,6 +278,7 @@ impl Machine for Appender {
     /// `handle_append`'s index.
     type Out = Option<u64>;
     const MAX_ACTIONS: usize = 64;
+    const TIMER: Fact = Fact::Timer;
 
     fn apply(&mut self, now: Now, fact: Fact) -> Option<u64> {
         match fact {
@@ -307,20 +307,18 @@ fn feed(inner: &Rc<Inner>, fact: Fact) -> Option<u64> {
     driver::feed(inner, fact)
 }
 
-impl Slots for Inner {
-    fn attempt(&self) -> &RefCell<Option<(Tag, Attempt)>> {
+impl Drive for Inner {
+    type M = Appender;
+
+    fn machine(&self) -> &RefCell<Appender> {
+        &self.machine
+    }
+
+    fn live(&self) -> &Live {
         &self.live
     }
 
-    fn timer(&self) -> &RefCell<Option<Timer>> {
-        &self.timer
-    }
-
-    fn fired(self: Rc<Self>) {
-        feed(&self, Fact::Timer);
-    }
-
-    fn replied(self: Rc<Self>, tag: Tag, reply: Reply) {
+    fn reply(self: Rc<Self>, tag: Tag, reply: Reply) {
         let id = tag.id;
         match reply {
             Reply::Answer(a) => {
@@ -340,14 +338,6 @@ impl Slots for Inner {
                 feed(&self, Fact::Error(id));
             }
         }
-    }
-}
-
-impl Drive for Inner {
-    type M = Appender;
-
-    fn machine(&self) -> &RefCell<Appender> {
-        &self.machine
     }
 
     fn act(self: &Rc<Self>, _now: Now, a: AppendAction) {
@@ -464,5 +454,8 @@ fn issue(inner: &Rc<Inner>, r: AppendRequest) {
         extra.push(("Content-Type".into(), inner.content_type.clone()));
     }
     let d: Rc<dyn Slots> = inner.clone();
-    driver::issue(&d, &req, "POST", tag(r.request), &extra);
+    // The appender reads only the answer's head: its body is capped as a
+    // send's (not read past 1 MiB), and then just not there.
+    let cap = tidings_core::upstream::DEFAULT_MAX_ANSWER_BYTES;
+    driver::issue(&d, &req, "POST", tag(r.request), &extra, cap);
 }

@@ -6,7 +6,9 @@
 //! says how its machine takes a fact ([`Machine`]) and what its actions do
 //! ([`Drive`]); the attempt (`request::start`) and the timer are carried out
 //! here once, over a `dyn` [`Slots`] owner, instead of once per adapter in
-//! the bundle (README "Size").
+//! the bundle (README "Size"). The slots themselves ([`Live`]) and the
+//! timer's fact ([`Machine::TIMER`]) are here too: [`Slots`] is implemented
+//! once for every [`Drive`], so an adapter writes only its own reply.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -30,6 +32,8 @@ pub trait Machine {
     /// Actions drained per fact at most: a bound against a machine bug
     /// that never says `Wait`.
     const MAX_ACTIONS: usize = usize::MAX;
+    /// Its timer fact (`handle_timer`), fed when the loop's timer fires.
+    const TIMER: Self::Fact;
     /// Hand `fact` to its `handle_*`.
     fn apply(&mut self, now: Now, fact: Self::Fact) -> Self::Out;
     /// The next action, or `Err(until)` for its `Wait { until }`.
@@ -46,33 +50,67 @@ pub struct Tag {
     pub attempt: u32,
 }
 
-/// What every upstream adapter owns: its live attempt and its one timer,
-/// and where their facts go back to.
+/// What every upstream adapter owns for the loop: its live attempt (at
+/// most one: the machines' rule) and its one timer.
+#[derive(Default)]
+pub struct Live {
+    attempt: RefCell<Option<(Tag, Attempt)>>,
+    timer: RefCell<Option<Timer>>,
+}
+
+/// An adapter as the attempt and the timer see it (`dyn`, so they exist
+/// once in the bundle): implemented for every [`Drive`] below, never by
+/// hand.
 pub trait Slots {
-    /// The live attempt (at most one: the machines' rule).
-    fn attempt(&self) -> &RefCell<Option<(Tag, Attempt)>>;
-    /// The one timer.
-    fn timer(&self) -> &RefCell<Option<Timer>>;
+    /// Its live attempt and timer.
+    fn held(&self) -> &Live;
     /// The timer fired (its slot is already empty).
     fn fired(self: Rc<Self>);
     /// The attempt `tag` replied (never while the machine is borrowed).
     fn replied(self: Rc<Self>, tag: Tag, reply: Reply);
     /// The headers attempt `tag` is about to send with `method`.
-    fn sent(&self, _method: &str, _headers: &Headers) {}
+    fn sent(&self, method: &str, headers: &Headers);
 }
 
-/// An adapter: its machine and what its actions do.
-pub trait Drive: Slots + Sized + 'static {
+/// An adapter: its machine, its [`Live`] slots and what its actions and
+/// replies do.
+pub trait Drive: Sized + 'static {
     /// Its machine.
     type M: Machine;
     /// Its machine, borrowed only inside [`feed`].
     fn machine(&self) -> &RefCell<Self::M>;
+    /// Its live attempt and timer.
+    fn live(&self) -> &Live;
     /// Whether facts still matter (`false` once settled or closed).
     fn open(&self) -> bool {
         true
     }
     /// Carry out one action (the machine is not borrowed).
     fn act(self: &Rc<Self>, now: Now, action: <Self::M as Machine>::Action);
+    /// The attempt `tag` replied: feed what it means.
+    fn reply(self: Rc<Self>, tag: Tag, reply: Reply);
+    /// The headers an attempt is about to send with `method`.
+    fn sending(&self, _method: &str, _headers: &Headers) {}
+    /// After every [`feed`] (the reporter forgets its listeners once closed).
+    fn fed(&self) {}
+}
+
+impl<D: Drive> Slots for D {
+    fn held(&self) -> &Live {
+        self.live()
+    }
+
+    fn fired(self: Rc<Self>) {
+        feed(&self, <D::M as Machine>::TIMER);
+    }
+
+    fn replied(self: Rc<Self>, tag: Tag, reply: Reply) {
+        self.reply(tag, reply);
+    }
+
+    fn sent(&self, method: &str, headers: &Headers) {
+        self.sending(method, headers);
+    }
 }
 
 /// Feed one fact, then carry out what the machine drained and arm the
@@ -80,6 +118,7 @@ pub trait Drive: Slots + Sized + 'static {
 /// adapter is not [`Drive::open`].
 pub fn feed<D: Drive>(d: &Rc<D>, fact: <D::M as Machine>::Fact) -> <D::M as Machine>::Out {
     if !d.open() {
+        d.fed();
         return Default::default();
     }
     let now = clock::now();
@@ -106,6 +145,7 @@ pub fn feed<D: Drive>(d: &Rc<D>, fact: <D::M as Machine>::Fact) -> <D::M as Mach
         let d: Rc<dyn Slots> = d.clone();
         arm_timer(&d, now.mono, until);
     }
+    d.fed();
     out
 }
 
@@ -116,18 +156,19 @@ fn arm_timer(d: &Rc<dyn Slots>, now: MonoMs, until: Option<MonoMs>) {
         let weak = Rc::downgrade(d);
         Timer::new(t.since(now), move || {
             if let Some(d) = weak.upgrade() {
-                let fired = d.timer().borrow_mut().take();
+                let fired = d.held().timer.borrow_mut().take();
                 drop(fired);
                 d.fired();
             }
         })
     });
-    let old = std::mem::replace(&mut *d.timer().borrow_mut(), timer);
+    let old = std::mem::replace(&mut *d.held().timer.borrow_mut(), timer);
     drop(old);
 }
 
 /// Start attempt `tag` of `req` with `method` and the machine's `extra`
-/// headers; its reply comes back through [`Slots::replied`] from the task
+/// headers, reading at most `max_answer_bytes` of the answer (the core's
+/// cap); its reply comes back through [`Slots::replied`] from the task
 /// queue. Without `AbortController` (a very old browser) the reply is
 /// [`Reply::NotStarted`], from the task queue as every reply is.
 pub fn issue(
@@ -136,6 +177,7 @@ pub fn issue(
     method: &str,
     tag: Tag,
     extra: &[(String, String)],
+    max_answer_bytes: u64,
 ) {
     let sent_to = Rc::downgrade(d);
     let replied_to = Rc::downgrade(d);
@@ -145,6 +187,7 @@ pub fn issue(
         method,
         tag.attempt,
         extra,
+        max_answer_bytes,
         move |headers: &Headers| {
             if let Some(d) = sent_to.upgrade() {
                 d.sent(&m, headers);
@@ -153,7 +196,7 @@ pub fn issue(
         move |reply| reply_to(&replied_to, tag, reply),
     );
     match started {
-        Ok(attempt) => *d.attempt().borrow_mut() = Some((tag, attempt)),
+        Ok(attempt) => *d.held().attempt.borrow_mut() = Some((tag, attempt)),
         Err(_) => not_started(d, tag),
     }
 }
@@ -177,7 +220,8 @@ fn reply_to(d: &Weak<dyn Slots>, tag: Tag, reply: Reply) {
 /// first, dropped (aborted) after the borrow ends.
 pub fn abort(d: &dyn Slots, tag: Option<Tag>) {
     let live = d
-        .attempt()
+        .held()
+        .attempt
         .borrow_mut()
         .take_if(|(t, _)| tag.is_none_or(|tag| tag == *t));
     drop(live);
@@ -185,9 +229,10 @@ pub fn abort(d: &dyn Slots, tag: Option<Tag>) {
 
 /// Drop the live attempt and the timer (settled or closed for good).
 pub fn release(d: &dyn Slots) {
+    let held = d.held();
     let dropped = (
-        d.attempt().borrow_mut().take(),
-        d.timer().borrow_mut().take(),
+        held.attempt.borrow_mut().take(),
+        held.timer.borrow_mut().take(),
     );
     drop(dropped);
 }

@@ -50,7 +50,8 @@ use options::SendOptions;
 ///
 /// Returns a `Promise` of `{ status, headers, body, attempts, replayed }`.
 /// It rejects with an `Error` with `code` (`invalid-url`, `invalid-option`,
-/// `http-status`, `auth`, `gave-up`, `timeout`, `headers`), `status` (when an
+/// `http-status`, `auth`, `gave-up`, `timeout`, `headers`, `too-large`: a
+/// success whose body is over the core's 1 MiB cap), `status` (when an
 /// answer caused it) and `attempts`; with the signal's reason (an
 /// `AbortError` `DOMException`) on abort. Throws (the package entry turns it
 /// into a rejection) only for a bad URL, body or option: nothing was sent.

@@ -3,7 +3,9 @@
 //! decides nothing: the whole answer (head and body text) is read before it
 //! is reported, so an answer cut off mid-body is a network error (retried;
 //! the server replays the stored answer) rather than a result without its
-//! body.
+//! body. The body is read up to the core's cap (`Issue::max_answer_bytes`)
+//! and no further: past it the read is cancelled and the answer reported
+//! without its body ([`Answer::too_large`]), for the core to decide.
 
 use std::rc::Rc;
 
@@ -36,8 +38,10 @@ pub struct Answer {
     pub head: ResponseHead,
     /// The browser's `Headers` of the response (handed to the app).
     pub headers: Headers,
-    /// The body as text (a JS string).
+    /// The body as text (a JS string); `""` when [`Answer::too_large`].
     pub body: JsValue,
+    /// The body was longer than the cap: not read past it.
+    pub too_large: bool,
 }
 
 /// What an attempt reported.
@@ -68,14 +72,16 @@ impl Drop for Attempt {
 
 /// Start attempt `attempt` of `req` with `method` and the core's `extra`
 /// headers (the idempotency key: set last, so the app's headers cannot
-/// replace it). `on_reply` runs once, from the browser's task queue (never
-/// from here), unless the attempt was aborted first; `on_sent` gets the
-/// headers just before the request goes out (reused at `pagehide`).
+/// replace it), reading at most `max_answer_bytes` of the answer body.
+/// `on_reply` runs once, from the browser's task queue (never from here),
+/// unless the attempt was aborted first; `on_sent` gets the headers just
+/// before the request goes out (reused at `pagehide`).
 pub fn start(
     req: &Rc<Request>,
     method: &str,
     attempt: u32,
     extra: &[(String, String)],
+    max_answer_bytes: u64,
     on_sent: impl FnOnce(&Headers) + 'static,
     on_reply: impl FnOnce(Reply) + 'static,
 ) -> Result<Attempt, JsValue> {
@@ -112,7 +118,7 @@ pub fn start(
         init.set_headers(&headers);
         let promise = fetch(&req.url, &init);
         on_sent(&headers);
-        let reply = match answer(promise).await {
+        let reply = match answer(promise, max_answer_bytes).await {
             Ok(a) => Reply::Answer(a),
             Err(_) => Reply::Failed,
         };
@@ -157,20 +163,38 @@ fn credentials(include: bool) -> web_sys::RequestCredentials {
 /// function returned (or resolved to) when called with `{ url, attempt }`.
 async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
     let headers = Headers::new()?;
-    let Some(h) = &req.app_headers else {
-        return Ok(headers);
-    };
-    let value = match h.dyn_ref::<js_sys::Function>() {
-        Some(f) => {
-            let ctx = js_sys::Object::new();
-            crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
-            crate::js::set(&ctx, "attempt", &JsValue::from_f64(f64::from(attempt)));
-            let v = f.call1(&JsValue::NULL, &ctx)?;
-            JsFuture::from(js_sys::Promise::resolve(&v)).await?
-        }
-        None => h.clone(),
-    };
+    let value = app_value(req, attempt)?;
+    let value = JsFuture::from(js_sys::Promise::resolve(&value)).await?;
     add_returned(&headers, &value)?;
+    Ok(headers)
+}
+
+/// The app's headers for attempt `attempt` now: the object, or what its
+/// function returns when called with `{ url, attempt }` (perhaps a
+/// promise); `undefined` without `headers`.
+fn app_value(req: &Request, attempt: u32) -> Result<JsValue, JsValue> {
+    let Some(h) = &req.app_headers else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    let Some(f) = h.dyn_ref::<js_sys::Function>() else {
+        return Ok(h.clone());
+    };
+    let ctx = js_sys::Object::new();
+    crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
+    crate::js::set(&ctx, "attempt", &JsValue::from_f64(f64::from(attempt)));
+    f.call1(&JsValue::NULL, &ctx)
+}
+
+/// The app's headers for a request that must go now (`pagehide`): as
+/// [`app_headers`] for attempt 1, but a function's promise cannot be waited
+/// for (the page is going), so one is left out: the request goes without
+/// the app's headers. Errors: what the function threw, an invalid header.
+pub fn app_headers_now(req: &Request) -> Result<Headers, JsValue> {
+    let headers = Headers::new()?;
+    let value = app_value(req, 1)?;
+    if !value.has_type::<js_sys::Promise>() {
+        add_returned(&headers, &value)?;
+    }
     Ok(headers)
 }
 
@@ -199,8 +223,8 @@ fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
     add_object(headers, value)
 }
 
-/// Await the response and its whole body.
-async fn answer(promise: js_sys::Promise) -> Result<Answer, JsValue> {
+/// Await the response and its whole body, up to `cap` bytes.
+async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
     let response: Response = JsFuture::from(promise).await?.dyn_into()?;
     let headers = response.headers();
     let mut head = ResponseHead::new(response.status());
@@ -209,10 +233,37 @@ async fn answer(promise: js_sys::Promise) -> Result<Answer, JsValue> {
             head.headers.push((name.to_string(), v));
         }
     }
-    let body = JsFuture::from(response.text()?).await?;
+    let body = capped_text(&response, cap).await?;
     Ok(Answer {
         head,
         headers,
-        body,
+        too_large: body.is_none(),
+        body: body.unwrap_or_else(|| JsValue::from_str("")),
     })
+}
+
+/// The body as UTF-8 text (invalid bytes as U+FFFD, as `text()` decodes),
+/// or `None` once it passes `cap` bytes: the read is cancelled there. A
+/// response without a readable body (a null body, or a browser without
+/// streaming bodies) is read with `text()`.
+async fn capped_text(response: &Response, cap: u64) -> Result<Option<JsValue>, JsValue> {
+    let Some(body) = response.body() else {
+        return Ok(Some(JsFuture::from(response.text()?).await?));
+    };
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
+    let mut bytes = Vec::new();
+    loop {
+        let chunk = JsFuture::from(reader.read()).await?;
+        if crate::api::options::get(&chunk, "done").is_truthy() {
+            break;
+        }
+        let value = js_sys::Uint8Array::new(&crate::api::options::get(&chunk, "value"));
+        if bytes.len() as u64 + u64::from(value.length()) > cap {
+            let _ = reader.cancel();
+            return Ok(None);
+        }
+        bytes.extend(value.to_vec());
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(Some(JsValue::from_str(&text)))
 }

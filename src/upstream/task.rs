@@ -14,9 +14,9 @@ use tidings_core::upstream::{is_replayed, Outcome, SendAction, Sender, REPLAYED_
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Headers;
 
-use super::driver::{self, Drive, Machine, Slots, Tag};
-use super::request::{Answer, Attempt, Reply, Request};
-use crate::guard::{Listener, Timer};
+use super::driver::{self, Drive, Live, Machine, Slots, Tag};
+use super::request::{Answer, Reply, Request};
+use crate::guard::Listener;
 
 /// One send from call to settle.
 pub struct Task {
@@ -27,8 +27,7 @@ pub struct Task {
     pub body_bytes: Option<u64>,
     /// `ordered: true`: queued per URL (`page.rs`).
     pub ordered: bool,
-    attempt: RefCell<Option<(Tag, Attempt)>>,
-    timer: RefCell<Option<Timer>>,
+    live: Live,
     /// The answer of the live attempt, kept until the machine settles on it.
     answer: RefCell<Option<Answer>>,
     /// What the app's `headers` threw (`HeadersFailed`).
@@ -57,8 +56,7 @@ impl Task {
             req: Rc::new(req),
             body_bytes,
             ordered,
-            attempt: RefCell::new(None),
-            timer: RefCell::new(None),
+            live: Live::default(),
             answer: RefCell::new(None),
             cause: RefCell::new(None),
             sent: RefCell::new(None),
@@ -106,6 +104,8 @@ pub enum Fact {
     Queued,
     /// `handle_response` of an attempt.
     Response(u32, ResponseHead),
+    /// `handle_answer_too_large` of an attempt.
+    TooLarge(u32, ResponseHead),
     /// `handle_error` of an attempt.
     Error(u32, TransportError),
     /// `handle_headers_failed` of an attempt.
@@ -122,12 +122,14 @@ impl Machine for Sender {
     type Fact = Fact;
     type Action = SendAction;
     type Out = ();
+    const TIMER: Fact = Fact::Timer;
 
     fn apply(&mut self, now: Now, fact: Fact) {
         match fact {
             Fact::Start => self.handle_start(now),
             Fact::Queued => self.handle_queued(now),
             Fact::Response(n, head) => self.handle_response(now, n, &head),
+            Fact::TooLarge(n, head) => self.handle_answer_too_large(now, n, &head),
             Fact::Error(n, e) => self.handle_error(now, n, e),
             Fact::HeadersFailed(n) => self.handle_headers_failed(now, n),
             Fact::Timer => self.handle_timer(now),
@@ -151,22 +153,23 @@ pub fn feed(task: &Rc<Task>, fact: Fact) {
     driver::feed(task, fact);
 }
 
-impl Slots for Task {
-    fn attempt(&self) -> &RefCell<Option<(Tag, Attempt)>> {
-        &self.attempt
+impl Drive for Task {
+    type M = Sender;
+
+    fn machine(&self) -> &RefCell<Sender> {
+        &self.sender
     }
 
-    fn timer(&self) -> &RefCell<Option<Timer>> {
-        &self.timer
+    fn live(&self) -> &Live {
+        &self.live
     }
 
-    fn fired(self: Rc<Self>) {
-        feed(&self, Fact::Timer);
-    }
-
-    fn replied(self: Rc<Self>, tag: Tag, reply: Reply) {
+    fn reply(self: Rc<Self>, tag: Tag, reply: Reply) {
         let n = tag.attempt;
         match reply {
+            Reply::Answer(answer) if answer.too_large => {
+                feed(&self, Fact::TooLarge(n, answer.head));
+            }
             Reply::Answer(answer) => {
                 let head = answer.head.clone();
                 *self.answer.borrow_mut() = Some(answer);
@@ -181,16 +184,8 @@ impl Slots for Task {
         }
     }
 
-    fn sent(&self, method: &str, headers: &Headers) {
+    fn sending(&self, method: &str, headers: &Headers) {
         *self.sent.borrow_mut() = Some((String::from(method), headers.clone()));
-    }
-}
-
-impl Drive for Task {
-    type M = Sender;
-
-    fn machine(&self) -> &RefCell<Sender> {
-        &self.sender
     }
 
     fn open(&self) -> bool {
@@ -205,7 +200,8 @@ impl Drive for Task {
                     attempt: issue.attempt,
                 };
                 let d: Rc<dyn Slots> = self.clone();
-                driver::issue(&d, &self.req, &issue.method, tag, &issue.headers);
+                let cap = issue.max_answer_bytes;
+                driver::issue(&d, &self.req, &issue.method, tag, &issue.headers, cap);
             }
             SendAction::Abort { .. } => driver::abort(&**self, None),
             SendAction::Settle(outcome) => settle(self, outcome),

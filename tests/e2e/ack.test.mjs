@@ -170,3 +170,108 @@ test("a listener that closes the subscription on a message still acknowledges th
     await page.closeAll();
   }
 });
+
+const setFaults = (server, rules) =>
+  fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify(rules) });
+const clearFaults = (server) => fetch(`${server.url}/_faults`, { method: "DELETE" });
+const ackLog = async (server) =>
+  (await (await fetch(`${server.url}/_log?path=/ack`)).json()).entries.filter((e) => e.method === "POST");
+
+test("ACK requests carry the subscription's headers (an object, and a function's promise) and stay JSON: a server that authenticates its stream takes the ACK", async () => {
+  await clearAcks();
+  await fetch(`${web.url}/_log/clear`, { method: "POST" });
+  // Every /ack without `Authorization: Bearer abc` is refused with 401.
+  await setFaults(web, { path: "/ack", times: null, fault: { kind: "auth", token: "abc" } });
+  const page = await blankPage(browser, web.url);
+  try {
+    await page.evaluate(() => {
+      window.asked = [];
+      window.makeHeaders = (ctx) => {
+        window.asked.push(ctx.url);
+        return Promise.resolve({ Authorization: "Bearer abc" });
+      };
+    });
+    const kinds = [
+      ["object", { Authorization: "Bearer abc" }],
+      ["function", "fn"],
+    ];
+    for (const [name, headers] of kinds) {
+      await page.evaluate(({ name, headers }) => {
+        window.seen ??= {};
+        window.seen[name] = [];
+        const h = headers === "fn" ? window.makeHeaders : headers;
+        const sub = window.tidings.subscribe("/sse", { transports: ["fetch-sse"], headers: h, ack: { url: "/ack", batchMs: 100 } });
+        window.subs[name] = sub;
+        sub.addEventListener("message", (e) => window.seen[name].push(e.lastEventId));
+        return new Promise((resolve) => sub.addEventListener("open", resolve, { once: true }));
+      }, { name, headers });
+      const { id } = await publishResent(name, "resendAfterMs=200&maxResends=50");
+      await until(async () => (await acks()).acked.includes(id), `the ACK of the ${name} subscription`);
+      await page.evaluate((name) => window.subs[name].close(), name);
+    }
+    const log = await ackLog(web);
+    const passed = log.filter((e) => e.fault?.result === "passed");
+    assert.ok(passed.length >= 2, JSON.stringify(log));
+    for (const e of passed) {
+      assert.equal(e.headers.authorization, "Bearer abc");
+      assert.equal(e.headers["content-type"], "application/json");
+      assert.ok(e.headers["idempotency-key"], "each batch is an idempotent send");
+    }
+    assert.ok((await page.evaluate(() => window.asked)).some((u) => u.endsWith("/ack")), "the function was asked for the ACK's URL");
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await clearFaults(web);
+    await page.closeAll();
+  }
+});
+
+test("pagehide: the keepalive ACK carries the subscription's headers too", async () => {
+  await clearAcks();
+  await setFaults(web, { path: "/ack", times: null, fault: { kind: "auth", token: "abc" } });
+  const page = await blankPage(browser, web.url);
+  try {
+    await page.evaluate(() => {
+      window.seen = { k: [] };
+      const sub = window.tidings.subscribe("/sse", {
+        transports: ["fetch-sse"],
+        headers: () => ({ Authorization: "Bearer abc" }),
+        ack: { url: "/ack", batchMs: 60_000 },
+      });
+      sub.addEventListener("message", (e) => window.seen.k.push(e.lastEventId));
+      return new Promise((resolve) => sub.addEventListener("open", resolve, { once: true }));
+    });
+    const { id } = await publishResent("bye", "resendAfterMs=60000&maxResends=1");
+    await until(() => page.evaluate((id) => window.seen.k.includes(id), id), "the message");
+    await page.goto(`${web.url}/_faults?left=1`);
+    await until(async () => (await acks()).acked.includes(id), "the keepalive ACK, authenticated");
+  } finally {
+    await clearFaults(web);
+    await page.closeAll();
+  }
+});
+
+test("withCredentials: a cross-origin ACK goes with credentials \"include\" (the subscription's cookies reach the ACK endpoint)", async () => {
+  const other = await startServer(["--quiet"]);
+  const page = await blankPage(browser, web.url);
+  try {
+    const host = new URL(other.url).hostname;
+    await page.context().addCookies([{ name: "session", value: "s1", domain: host, path: "/" }]);
+    await page.evaluate((ackUrl) => {
+      window.seen = { c: [] };
+      const sub = window.tidings.subscribe("/sse", { transports: ["fetch-sse"], withCredentials: true, ack: { url: ackUrl, batchMs: 100 } });
+      sub.addEventListener("message", (e) => window.seen.c.push(e.lastEventId));
+      return new Promise((resolve) => sub.addEventListener("open", resolve, { once: true }));
+    }, `${other.url}/ack`);
+    const { id } = await publishResent("cookie", "resendAfterMs=60000&maxResends=1");
+    await until(() => page.evaluate((id) => window.seen.c.includes(id), id), "the message");
+    const [post] = await until(async () => {
+      const l = await ackLog(other);
+      return l.length > 0 && l;
+    }, "the cross-origin ACK");
+    assert.ok(post.headers.origin, "cross-origin");
+    assert.equal(post.headers.cookie, "session=s1");
+  } finally {
+    await page.closeAll();
+    await other.stop();
+  }
+});

@@ -289,3 +289,28 @@ test("report() checks its arguments up front: invalid-option for a task that is 
     "not-initialized: call init() before report()",
   ]);
 });
+
+test("breaker: after failureThreshold failed attempts in a row no request for the cool-down (breaker-open), then one probe (breaker-probe), delivered: closed", async () => {
+  await clearLog(server);
+  const t = tag();
+  await faults(server, { path: "/send", times: 2, fault: { kind: "status", status: 500 } });
+  const p = await page();
+  const breaker = { failureThreshold: 2, cooldownMs: 1500 };
+  await p.evaluate(({ t, u, breaker }) => window.start(t, u, { interval: { initialMs: 300, minMs: 100 }, startupJitterMs: 0, breaker }), { t, u: url(t), breaker });
+  await until(async () => (await appliedOf(t)).length >= 1, "a report applied after the cool-down", 15_000);
+  await p.evaluate((n) => window.r[n].reporter.stop(), t);
+  const v = await p.evaluate((n) => window.view(n), t);
+  const open = v.states.filter((s) => s.reason === "breaker-open");
+  assert.equal(open.length, 1, JSON.stringify(v.states));
+  // U[1500, 2250] ms, or longer if the backoff already chose more.
+  assert.ok(open[0].state === "waiting" && open[0].delayMs >= 1500, JSON.stringify(open));
+  assert.ok(v.states.some((s) => s.reason === "breaker-probe"), JSON.stringify(v.states));
+  assert.equal(v.errors.length, 2, JSON.stringify(v.errors));
+  assert.ok(v.errors[1].retryInMs >= 1500, JSON.stringify(v.errors));
+  // On the wire: the probe came at least the cool-down after the second failure.
+  const reqs = await requestsOf(t);
+  assert.ok(reqs.length >= 3, JSON.stringify(reqs.map((r) => r.status)));
+  assert.deepEqual(reqs.slice(0, 2).map((r) => r.status), [500, 500]);
+  assert.ok(reqs[2].t_ms - reqs[1].t_ms >= 1500, `${reqs[2].t_ms - reqs[1].t_ms} ms`);
+  assert.deepEqual(p.errors, []);
+});

@@ -500,3 +500,29 @@ test("offline for longer than deadlineMs: rejects timeout with attempts 0 at the
   await sleep(300);
   assert.equal((await requests(server, "/send")).length, 0, "nothing sent, not even once online");
 });
+
+test("an answer body over the 1 MiB cap rejects too-large with its status and is read no further (one that never ends included), not retried; exactly 1 MiB resolves", async () => {
+  await clearSends();
+  const p = await page();
+  const MiB = 1_048_576;
+  const script = (n, then) => ({ kind: "script", status: 200, content_type: "text/plain", writes: [{ data: "x", repeat: n }], then });
+  await faults(server, [
+    { path: "/big", fault: script(MiB, "fin") },
+    { path: "/big", fault: script(MiB + 1, "hang") },
+  ]);
+  await p.evaluate(() => window.track("fits", window.t.send("/big", "a", { timeoutMs: 5000 })));
+  const fits = await settled(p, "fits");
+  assert.deepEqual([fits.value?.status, fits.value?.body.length], [200, MiB], JSON.stringify(fits.error));
+  // The body never ends: reading it whole would wait for the attempt's
+  // timeout (5 s) and retry; the cap ends it after 1 MiB + 1 byte.
+  await p.evaluate(() => window.track("over", window.t.send("/big", "b", { timeoutMs: 5000 })));
+  const over = await settled(p, "over");
+  assert.deepEqual(
+    { code: over.error?.code, status: over.error?.status, attempts: over.error?.attempts },
+    { code: "too-large", status: 200, attempts: 1 },
+    JSON.stringify(over),
+  );
+  assert.equal((await requests(server, "/big")).length, 2, "no retry");
+  assert.deepEqual(p.errors, []);
+  await p.context_.close();
+});

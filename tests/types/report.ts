@@ -9,6 +9,7 @@ const o: ReportOptions = {
   keepAll: false,
   maxAttempts: Infinity,
   backoff: { floorMs: 500 },
+  breaker: { failureThreshold: Infinity, cooldownMs: 30_000 },
 };
 export const r: Reporter = report("/location", async () => JSON.stringify({ lat: 1 }), o);
 export const quiet = report(new URL("https://x/r"), () => undefined, { whenHidden: "continue" });
@@ -26,3 +27,5 @@ export const bad2: ReportOptions = { whenHidden: "slow" };
 report("/r", () => ({ lat: 1 }));
 // @ts-expect-error: a reporter has no message events
 r.addEventListener("message", () => {});
+// @ts-expect-error: the breaker's threshold is a number
+export const bad3: ReportOptions = { breaker: { failureThreshold: "5" } };

@@ -4,6 +4,7 @@ use alloc::string::String;
 
 use crate::policy::backoff::BackoffConfig;
 use crate::policy::retry_after::DEFAULT_MAX_RETRY_AFTER_MS;
+use crate::sse::SseLimits;
 
 /// Default request method (JS `method`).
 pub const DEFAULT_METHOD: &str = "POST";
@@ -16,6 +17,12 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 /// Default per-attempt timeout, ms (JS `timeoutMs`): below a typical 60 s
 /// proxy read timeout, like the long-poll numbers of DESIGN.md.
 pub const DEFAULT_SEND_TIMEOUT_MS: u64 = 30_000;
+/// Default cap on a send's answer body, bytes: 1 MiB, the cap a
+/// subscription puts on one message (`maxMessageBytes`,
+/// [`SseLimits::DEFAULT_BYTES`]). The adapter reads no more than this
+/// (it is carried by every [`Issue`](super::Issue)); a longer answer is
+/// [`Sender::handle_answer_too_large`](super::Sender::handle_answer_too_large).
+pub const DEFAULT_MAX_ANSWER_BYTES: u64 = SseLimits::DEFAULT_BYTES as u64;
 
 /// The options of one send. Every duration is in milliseconds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +47,9 @@ pub struct SendConfig {
     /// Cap on any server-requested wait (`Retry-After`, rate-limit reset), ms.
     /// Default 300 000, as for subscriptions (JS `maxRetryAfterMs`).
     pub max_retry_after_ms: u64,
+    /// Cap on the answer body read, bytes. Default
+    /// [`DEFAULT_MAX_ANSWER_BYTES`] (1 MiB); no JS option.
+    pub max_answer_bytes: u64,
 }
 
 impl Default for SendConfig {
@@ -52,6 +62,7 @@ impl Default for SendConfig {
             deadline_ms: None,
             backoff: BackoffConfig::default(),
             max_retry_after_ms: DEFAULT_MAX_RETRY_AFTER_MS,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 }

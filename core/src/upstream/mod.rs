@@ -32,7 +32,10 @@
 //!   transient status may carry the wait (the engine reads it on 429/503).
 //! - Permanent: every other 4xx (400; 401/403 → `auth`; 422 "key reused with
 //!   another payload", draft §2.7) → settle `Err` at once.
-//! - 2xx/3xx → settle `Ok`.
+//! - 2xx/3xx → settle `Ok`; with an answer body over
+//!   [`SendConfig::max_answer_bytes`] (1 MiB; the adapter reads no more)
+//!   → settle `too-large` with its status, not retried (the server replays
+//!   the same answer; the request did take effect).
 //! - Offline: no attempt until online, then one prompt attempt (`U[0, 250)`
 //!   ms, as the engine resumes), never earlier than a server's wait.
 //! - Abort → settle `Aborted`, no `Issue` after it.
@@ -65,8 +68,8 @@ pub use appender::{
     DEFAULT_MAX_BATCH_ITEMS, MAX_AUTO_CLAIMS, MAX_PRODUCER_NUMBER,
 };
 pub use config::{
-    is_forbidden_request_header, SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_METHOD, DEFAULT_SEND_TIMEOUT_MS,
+    is_forbidden_request_header, SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ANSWER_BYTES,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_METHOD, DEFAULT_SEND_TIMEOUT_MS,
 };
 pub use keepalive::{keepalive_handoff, PendingSend, KEEPALIVE_BUDGET_BYTES};
 pub use key::{IdempotencyKey, KeyError};

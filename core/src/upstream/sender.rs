@@ -27,6 +27,10 @@ pub struct Issue {
     pub method: String,
     /// The idempotency header (name, value): the same on every attempt.
     pub headers: Vec<(String, String)>,
+    /// Read at most this many bytes of the answer body
+    /// ([`SendConfig::max_answer_bytes`]); a longer one is reported with
+    /// [`Sender::handle_answer_too_large`], its body never read whole.
+    pub max_answer_bytes: u64,
 }
 
 /// How a send ended. Emitted exactly once, in [`SendAction::Settle`].
@@ -144,6 +148,7 @@ pub struct Sender {
     timeout_ms: u64,
     deadline_ms: Option<u64>,
     max_retry_after_ms: u64,
+    max_answer_bytes: u64,
     backoff: Backoff,
     rng: Rng,
     started: bool,
@@ -175,6 +180,7 @@ impl Sender {
             timeout_ms: config.timeout_ms,
             deadline_ms: config.deadline_ms,
             max_retry_after_ms: config.max_retry_after_ms,
+            max_answer_bytes: config.max_answer_bytes,
             backoff: Backoff::new(backoff),
             rng: Rng::new(seed),
             started: false,
@@ -258,6 +264,23 @@ impl Sender {
                 let wait = server_wait(head, now.wall, self.max_retry_after_ms);
                 self.fail(now, wait, step_multiplier);
             }
+        }
+        self.advance(now);
+    }
+
+    /// The answer of `attempt` has a body over
+    /// [`SendConfig::max_answer_bytes`] (the adapter stopped reading). A
+    /// success settles `Err` `too-large` with its status: its answer cannot
+    /// be handed over, and a retry would get the server's replay of the same
+    /// answer (the request took effect). Any other status is decided as by
+    /// [`Sender::handle_response`]: the body plays no part in it.
+    pub fn handle_answer_too_large(&mut self, now: Now, attempt: u32, head: &ResponseHead) {
+        if classify_status(head.status) != StatusClass::Success {
+            return self.handle_response(now, attempt, head);
+        }
+        let Some(now) = self.begin(now) else { return };
+        if self.take_live(attempt).is_some() {
+            self.settle_err(ErrorCode::TooLarge, Some(head.status));
         }
         self.advance(now);
     }
@@ -424,6 +447,7 @@ impl Sender {
             attempt: self.attempts,
             method: self.method.clone(),
             headers: vec![self.header.clone()],
+            max_answer_bytes: self.max_answer_bytes,
         }));
     }
 

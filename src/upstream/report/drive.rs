@@ -14,10 +14,10 @@ use tidings_core::upstream::{IdempotencyKey, Issue, ReportAction, Reporter};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::super::driver::{self, Machine, Slots, Tag};
-use super::super::request::{Attempt, Reply, Request};
+use super::super::driver::{self, Live, Machine, Slots, Tag};
+use super::super::request::{Reply, Request};
 use crate::api::target::{report_error, Listeners};
-use crate::guard::{Listener, Timer};
+use crate::guard::Listener;
 use crate::lifecycle::{Lifecycle, PageFact};
 
 /// One reporter from `report()` to `closed`.
@@ -29,9 +29,8 @@ pub struct Drive {
     task: js_sys::Function,
     /// The bodies of reports not settled yet, by report number.
     bodies: RefCell<Vec<(u64, Rc<Request>)>>,
-    /// The attempt in flight (at most one: the machine's rule).
-    attempt: RefCell<Option<(Tag, Attempt)>>,
-    timer: RefCell<Option<Timer>>,
+    /// The attempt in flight (at most one: the machine's rule) and the timer.
+    live: Live,
     page: RefCell<Option<Lifecycle>>,
     abort_listener: RefCell<Option<Listener>>,
     /// The app's `statechange` / `error` listeners.
@@ -65,6 +64,7 @@ impl Machine for Reporter {
     type Fact = Fact;
     type Action = ReportAction;
     type Out = ();
+    const TIMER: Fact = Fact::Timer;
 
     fn apply(&mut self, now: Now, fact: Fact) {
         match fact {
@@ -103,8 +103,7 @@ impl Drive {
             credentials: options.credentials,
             task,
             bodies: RefCell::new(Vec::new()),
-            attempt: RefCell::new(None),
-            timer: RefCell::new(None),
+            live: Live::default(),
             page: RefCell::new(None),
             abort_listener: RefCell::new(None),
             listeners: Listeners::default(),
@@ -174,27 +173,20 @@ fn page_fact(d: &Rc<Drive>, fact: PageFact) {
 #[inline(never)]
 pub fn feed(d: &Rc<Drive>, fact: Fact) {
     driver::feed(d, fact);
-    // After the batch's events (a fatal `error`, then `closed`): nothing
-    // more reaches the app.
-    if d.is_closed() {
-        d.listeners.clear();
-    }
 }
 
-impl Slots for Drive {
-    fn attempt(&self) -> &RefCell<Option<(Tag, Attempt)>> {
-        &self.attempt
+impl driver::Drive for Drive {
+    type M = Reporter;
+
+    fn machine(&self) -> &RefCell<Reporter> {
+        &self.machine
     }
 
-    fn timer(&self) -> &RefCell<Option<Timer>> {
-        &self.timer
+    fn live(&self) -> &Live {
+        &self.live
     }
 
-    fn fired(self: Rc<Self>) {
-        feed(&self, Fact::Timer);
-    }
-
-    fn replied(self: Rc<Self>, tag: Tag, reply: Reply) {
+    fn reply(self: Rc<Self>, tag: Tag, reply: Reply) {
         let (report, n) = (tag.id, tag.attempt);
         let fact = match reply {
             Reply::Answer(a) => {
@@ -212,13 +204,13 @@ impl Slots for Drive {
         };
         feed(&self, fact);
     }
-}
 
-impl driver::Drive for Drive {
-    type M = Reporter;
-
-    fn machine(&self) -> &RefCell<Reporter> {
-        &self.machine
+    /// After the batch's events (a fatal `error`, then `closed`): nothing
+    /// more reaches the app.
+    fn fed(&self) {
+        if self.is_closed() {
+            self.listeners.clear();
+        }
     }
 
     fn open(&self) -> bool {
@@ -362,7 +354,10 @@ fn issue_attempt(d: &Rc<Drive>, report: u64, issue: Issue) {
     };
     let slots: Rc<dyn Slots> = d.clone();
     match &req {
-        Some(req) => driver::issue(&slots, req, &issue.method, tag, &issue.headers),
+        Some(req) => {
+            let cap = issue.max_answer_bytes;
+            driver::issue(&slots, req, &issue.method, tag, &issue.headers, cap)
+        }
         // A broken invariant (no body): a failed attempt, fed from the task
         // queue as every reply is.
         None => driver::not_started(&slots, tag),

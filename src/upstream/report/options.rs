@@ -3,7 +3,7 @@
 //! (`headers`, `credentials`, `method`, `idempotencyHeader`, `timeoutMs`,
 //! `deadlineMs`, `maxRetryAfterMs`, `maxAttempts`, `backoff`, `signal`) are
 //! read by the send reader over the reporter's defaults; the reporter's own
-//! are `interval` (as `subscribe()`'s), `startupJitterMs`, `whenHidden`,
+//! are `interval` and `breaker` (as `subscribe()`'s), `startupJitterMs`, `whenHidden`,
 //! `keepAll` and `maxQueued`. `idempotencyKey` and `ordered` mean nothing
 //! here (one fresh key per report; one report at a time) and are
 //! `invalid-option` rather than silently ignored.
@@ -11,7 +11,9 @@
 use tidings_core::upstream::{HiddenPolicy, ReportConfig};
 use wasm_bindgen::JsValue;
 
-use crate::api::options::{absent, checked, count, flag, get, interval, invalid, ms_in, one_of};
+use crate::api::options::{
+    absent, breaker, checked, count, flag, get, interval, invalid, ms_in, one_of,
+};
 
 /// What the adapter keeps besides the core's [`ReportConfig`].
 pub struct ReportOptions {
@@ -42,6 +44,7 @@ fn read(v: &JsValue) -> Result<ReportOptions, JsValue> {
     let send = super::super::options::read(v, true, c.send.clone())?;
     c.send = send.config;
     interval(&mut c.interval, v)?;
+    breaker(&mut c.breaker, v)?;
     c.startup_jitter_ms = ms_in(v, "startupJitterMs", "")?;
     c.hidden = hidden(&get(v, "whenHidden"))?;
     c.keep_all = flag(v, "keepAll")?.unwrap_or(false);

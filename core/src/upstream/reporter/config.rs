@@ -1,5 +1,6 @@
 //! [`ReportConfig`]: the options of one reporter (JS `report(url, task, options)`).
 
+use crate::policy::breaker::BreakerConfig;
 use crate::policy::interval::{IntervalConfig, IntervalMode};
 use crate::upstream::SendConfig;
 
@@ -65,6 +66,12 @@ pub struct ReportConfig {
     /// healthy one). Default: [`SendConfig::default`] with unlimited attempts
     /// (`u32::MAX`): a report ends when delivered, superseded or stopped.
     pub send: SendConfig,
+    /// The circuit breaker (JS `breaker.failureThreshold` /
+    /// `breaker.cooldownMs`): the connection engine's, with its defaults (5
+    /// failed attempts in a row, 30 000 ms cool-down jittered ×[1, 1.5]).
+    /// Failures with a server's wait (`Retry-After`, rate-limit reset) do
+    /// not count.
+    pub breaker: BreakerConfig,
 }
 
 impl Default for ReportConfig {
@@ -83,6 +90,7 @@ impl Default for ReportConfig {
                 max_attempts: u32::MAX,
                 ..SendConfig::default()
             },
+            breaker: BreakerConfig::default(),
         }
     }
 }

@@ -54,12 +54,20 @@
 //! - `flush()`: the next report as soon as the pace allows: not before a
 //!   failure's wait, not within `interval.min_ms` of the last request, not
 //!   while hidden (stop) or offline, and after a report in flight answers.
+//! - Circuit breaker (`breaker.rs`, the engine's [`Breaker`], same
+//!   defaults): `breaker.failure_threshold` (5) failed attempts in a row
+//!   with no server wait hold every request for a cool-down of
+//!   `U[30 s, 45 s]` (never shorter than the wait already chosen; state
+//!   `waiting`, reason `breaker-open`), then one probe (`breaker-probe`):
+//!   delivered closes it, failed opens it again at once. Answers carrying a
+//!   server's wait never open it (the server paces its own load).
 //! - A permanent answer (4xx but 408, 409, 425, 429) stops the reporter with
 //!   a fatal error (every later report would get the same); other ends of a
 //!   report (a Sender giving up, a deadline) drop it with a non-fatal error.
 //! - `stop()` aborts the request in flight, settles every report `Stopped`,
 //!   and nothing follows.
 
+mod breaker;
 mod config;
 mod schedule;
 mod slot;
@@ -74,6 +82,7 @@ pub use config::{
 use super::{IdempotencyKey, Issue, Outcome, Sender};
 use crate::engine::{ErrorCode, Reason, ResponseHead, State, TransportError};
 use crate::policy::backoff::Backoff;
+use crate::policy::breaker::Breaker;
 use crate::policy::interval::PollInterval;
 use crate::rng::Rng;
 use crate::time::{MonoMs, Monotone, Now};
@@ -202,6 +211,8 @@ pub struct Reporter {
     interval: PollInterval,
     /// Consecutive failed reports (supersede mode), floor = the interval.
     backoff: Backoff,
+    /// Failed attempts in a row (`breaker.rs`).
+    breaker: Breaker,
     rng: Rng,
     started: bool,
     closed: bool,
@@ -250,6 +261,7 @@ impl Reporter {
             },
             interval,
             backoff,
+            breaker: Breaker::new(config.breaker),
             rng: Rng::new(seed),
             started: false,
             closed: false,
@@ -330,7 +342,9 @@ impl Reporter {
     }
 
     /// The response head of `attempt` of `report` arrived; `body_hint_ms` is
-    /// `_polling.next_interval_ms` from its JSON body, if any. Facts about
+    /// `_polling.next_interval_ms` from its JSON body, if any (`None` for a
+    /// body over the Issue's `max_answer_bytes`, not read: a report's answer
+    /// matters only for its status, headers and this hint). Facts about
     /// other reports or attempts are ignored.
     pub fn handle_response(
         &mut self,

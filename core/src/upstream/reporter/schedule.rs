@@ -67,11 +67,12 @@ impl Reporter {
             return None;
         }
         let tick = self.next_tick.filter(|_| self.tick_ready());
-        let sender = self
-            .current
-            .as_ref()
-            .filter(|c| c.driven)
-            .and_then(|c| c.wait);
+        let sender = self.current.as_ref().filter(|c| c.driven).and_then(|c| {
+            // A retry waits for the gate (a breaker's cool-down); a live
+            // attempt's own timeout does not.
+            let gate = (!c.in_flight).then_some(self.gate);
+            c.wait.map(|w| w.max(gate.unwrap_or(w)))
+        });
         let queued = self
             .queue_at
             .filter(|_| !self.paused() && self.current.is_none());

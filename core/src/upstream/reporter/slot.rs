@@ -114,11 +114,16 @@ impl Reporter {
         }
     }
 
-    /// Forward a due timer to a driven Sender.
+    /// Forward a due timer to a driven Sender (a retry not before the gate:
+    /// an open breaker holds it).
     pub(super) fn drive_sender(&mut self, now: Now) {
+        let gated = self.gate > now.mono;
         let Some(cur) = self.current.as_mut().filter(|c| c.driven) else {
             return;
         };
+        if gated && !cur.in_flight {
+            return;
+        }
         if cur.wait.is_some_and(|t| t <= now.mono) {
             cur.sender.handle_timer(now);
             self.drain_sender(now, Fact::TIMER, false);
@@ -197,6 +202,7 @@ impl Reporter {
         let was_in_flight = ended || cur.in_flight;
         let report = cur.report;
         let mut issued = false;
+        let mut admit = false;
         let mut settled = None;
         for _ in 0..16 {
             match cur.sender.poll() {
@@ -208,6 +214,7 @@ impl Reporter {
                     self.last_request = Some(now.mono);
                     self.actions
                         .push_back(ReportAction::Issue { report, issue });
+                    admit = true;
                 }
                 SendAction::Abort { attempt } => {
                     cur.in_flight = false;
@@ -222,6 +229,9 @@ impl Reporter {
             }
         }
         let failed = was_in_flight && !cur.in_flight && !issued;
+        if admit {
+            self.breaker_admit(now);
+        }
         if let Some(outcome) = settled {
             self.current = None;
             self.finish(now, report, outcome, fact);
@@ -261,13 +271,18 @@ impl Reporter {
             };
             let paced = self.earliest_request(now);
             let at = [regular, paced].into_iter().chain(server).chain(backoff);
-            let at = at.max().unwrap_or(regular);
-            self.next_tick = Some(at);
             self.owed = false;
-            at
+            at.max().unwrap_or(regular)
         };
+        let (wake, reason) = self.breaker_failed(now, wake, fact.reason);
+        if !self.config.keep_all {
+            self.next_tick = Some(wake);
+        }
         self.gate = wake;
-        self.wake_reason = fact.reason;
+        self.wake_reason = match reason {
+            Reason::BreakerOpen => Reason::BreakerProbe,
+            r => r,
+        };
         let delay = wake.since(now.mono);
         self.actions.push_back(ReportAction::Error {
             code: fact.code,
@@ -275,7 +290,7 @@ impl Reporter {
             retry_in_ms: Some(delay),
             fatal: false,
         });
-        self.set_state(State::Waiting, fact.reason, Some(delay));
+        self.set_state(State::Waiting, reason, Some(delay));
     }
 
     /// `report`'s Sender settled.
@@ -313,6 +328,7 @@ impl Reporter {
     /// interval hint, `open`.
     fn delivered(&mut self, now: Now, report: u64, status: u16, attempts: u32, hint: Option<u64>) {
         self.backoff.record_healthy();
+        self.breaker.record_success();
         self.gate = now.mono;
         self.settle(report, ReportOutcome::Delivered { status, attempts });
         let reason = match hint {
