@@ -1,7 +1,7 @@
 //! The decoders of what the browser hands over: the JSON long-poll / poll
 //! body ([`crate::engine::decode_json_body`], over a value from
-//! `JSON.parse`, and [`crate::engine::decode_json_text`], over its text,
-//! which must agree with it) and the cross-tab wire ([`crate::crosstab::wire`], over
+//! `JSON.parse`, and [`crate::engine::decode_json_text`], over its text and
+//! that value, which must agree with it) and the cross-tab wire ([`crate::crosstab::wire`], over
 //! an array another tab posted). Values are built by `arbitrary` as JS would
 //! see them, every shape the decoders check is compared with a plain reading
 //! of the rule, and decoded JSON messages are fed to a long-poll engine whose
@@ -354,16 +354,15 @@ pub fn check_json(body: &Json) -> Result<(), String> {
     m.run_for(3_600_000)
 }
 
-/// The body's text decoded by [`decode_json_text`] (whose `JSON.parse` is
-/// the value itself) must give what [`decode_json_body`] gives for the value
-/// `JSON.parse` would return, sent compact and spaced, and a cut-off text
-/// must not panic.
+/// The body's text decoded by [`decode_json_text`] (with the value
+/// `JSON.parse` gives for it) must give what [`decode_json_body`] gives for
+/// that value, sent compact and spaced; a cut-off text must not panic.
 fn check_json_text(body: &Json) -> Result<(), String> {
     let parsed = body.parsed();
     let want = decode_json_body(&parsed);
     for spaced in [false, true] {
         let text = body.body_text(spaced);
-        let got = decode_json_text(&text, |_| Some(parsed.clone()));
+        let got = decode_json_text(&text, &parsed);
         if got != want {
             return Err(format!(
                 "text {text:?} decoded {got:?}, the value gives {want:?}"
@@ -373,7 +372,7 @@ fn check_json_text(body: &Json) -> Result<(), String> {
             .char_indices()
             .nth(text.chars().count() / 2)
             .map_or(0, |(i, _)| i);
-        let _ = decode_json_text(&text[..cut], |_| None::<Json>);
+        let _ = decode_json_text(&text[..cut], &parsed);
     }
     Ok(())
 }
