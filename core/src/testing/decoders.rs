@@ -358,6 +358,41 @@ pub fn check_json(body: &Json) -> Result<(), String> {
 /// `JSON.parse` gives for it) must give what [`decode_json_body`] gives for
 /// that value, sent compact and spaced; a cut-off text must not panic.
 fn check_json_text(body: &Json) -> Result<(), String> {
+    check_text_of(body)?;
+    check_text_of(&strings_as_messages(body))
+}
+
+/// A list of messages made of every string in `body`, each as an id, an
+/// event and the last of two `data` keys (so repeated keys, escapes and
+/// any text reach the scanner whatever shape the input had).
+fn strings_as_messages(body: &Json) -> Json {
+    fn strings(v: &Json, out: &mut Vec<String>) {
+        match v {
+            Json::Str(s) => out.push(s.clone()),
+            Json::Arr(items) => items.iter().for_each(|v| strings(v, out)),
+            Json::Obj(fields) => fields.iter().for_each(|(k, v)| {
+                out.push(k.text().into());
+                strings(v, out);
+            }),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    strings(body, &mut all);
+    let key = |i: u8| Key::Known(i);
+    let msgs = all.into_iter().map(|s| {
+        Json::Obj(alloc::vec![
+            (key(3), Json::Str(s.clone())),
+            (key(4), Json::Str(s.clone())),
+            (key(5), Json::Str("first".into())),
+            (key(5), Json::Str(s)),
+        ])
+    });
+    Json::Arr(msgs.collect())
+}
+
+/// [`check_json_text`] for one body.
+fn check_text_of(body: &Json) -> Result<(), String> {
     let parsed = body.parsed();
     let want = decode_json_body(&parsed);
     for spaced in [false, true] {
