@@ -36,36 +36,43 @@ pub trait JsonView: Sized {
 /// else none; `event` a string, else none (`message`); `data` a string as
 /// is, anything else as its JSON text (`""` when there is none).
 pub fn decode_json_body<V: JsonView>(v: &V) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
-    let messages;
-    let (list, hint) = if v.is_array() {
-        (v, None)
-    } else {
-        messages = v.get("messages");
-        if !messages.is_array() {
-            return None;
-        }
-        let hint = v
-            .get("_polling")
-            .get("next_interval_ms")
-            .as_f64()
-            .filter(|ms| *ms >= 0.0)
-            .map(|ms| ms as u64);
-        (&messages, hint)
-    };
+    let (list, hint) = message_list(v)?;
+    let list = list.as_ref().unwrap_or(v);
     let msgs = (0..list.length())
-        .map(|i| {
-            let m = list.at(i);
-            let id = m.get("id");
-            let data = m.get("data");
-            IncomingMessage {
-                id: id.as_string().or_else(|| id.number_text()),
-                event: m.get("event").as_string(),
-                data: data
-                    .as_string()
-                    .or_else(|| data.stringify())
-                    .unwrap_or_default(),
-            }
-        })
+        .map(|i| view_message(&list.at(i)))
         .collect();
     Some((msgs, hint))
+}
+
+/// The body's list of messages (`None` inside: the body itself is the list)
+/// and its hint, or `None` when the body has neither shape.
+pub(super) fn message_list<V: JsonView>(v: &V) -> Option<(Option<V>, Option<u64>)> {
+    if v.is_array() {
+        return Some((None, None));
+    }
+    let messages = v.get("messages");
+    if !messages.is_array() {
+        return None;
+    }
+    let hint = v
+        .get("_polling")
+        .get("next_interval_ms")
+        .as_f64()
+        .filter(|ms| *ms >= 0.0)
+        .map(|ms| ms as u64);
+    Some((Some(messages), hint))
+}
+
+/// One element of the list as a message ([`decode_json_body`]'s rule).
+pub(super) fn view_message<V: JsonView>(m: &V) -> IncomingMessage {
+    let id = m.get("id");
+    let data = m.get("data");
+    IncomingMessage {
+        id: id.as_string().or_else(|| id.number_text()),
+        event: m.get("event").as_string(),
+        data: data
+            .as_string()
+            .or_else(|| data.stringify())
+            .unwrap_or_default(),
+    }
 }

@@ -42,6 +42,7 @@ mod handover;
 mod head;
 mod input;
 mod json_body;
+mod json_text;
 mod lifecycle;
 mod native_probe;
 mod network;
@@ -80,6 +81,7 @@ pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
 pub use json_body::{decode_json_body, JsonView};
+pub use json_text::decode_json_text;
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use replay::REPLAY_RUN;
 pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};

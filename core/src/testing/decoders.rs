@@ -1,6 +1,7 @@
-//! The decoders of what the browser hands over already parsed: the JSON
-//! long-poll / poll body ([`crate::engine::decode_json_body`], over a value
-//! from `JSON.parse`) and the cross-tab wire ([`crate::crosstab::wire`], over
+//! The decoders of what the browser hands over: the JSON long-poll / poll
+//! body ([`crate::engine::decode_json_body`], over a value from
+//! `JSON.parse`, and [`crate::engine::decode_json_text`], over its text and
+//! that value, which must agree with it) and the cross-tab wire ([`crate::crosstab::wire`], over
 //! an array another tab posted). Values are built by `arbitrary` as JS would
 //! see them, every shape the decoders check is compared with a plain reading
 //! of the rule, and decoded JSON messages are fed to a long-poll engine whose
@@ -16,8 +17,8 @@ use super::engine_model::Model;
 use crate::crosstab::wire::{decode, WireFields};
 use crate::crosstab::{Relay, Wire};
 use crate::engine::{
-    decode_json_body, Action, Capabilities, Config, IncomingMessage, Input, JsonView, ResponseHead,
-    TransportKind,
+    decode_json_body, decode_json_text, Action, Capabilities, Config, IncomingMessage, Input,
+    JsonView, ResponseHead, TransportKind,
 };
 
 const KEYS: [&str; 7] = [
@@ -68,13 +69,17 @@ pub enum Json {
 }
 
 impl Json {
+    /// `JSON.stringify(v)` of a defined value (numbers as JS prints the
+    /// integers the text decoder is sure of; others are only compared with
+    /// this same function).
     fn json_text(&self, out: &mut String) {
         match self {
             Json::Undefined | Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Json::Num(n) if *n == 0.0 => out.push('0'),
             Json::Num(n) if n.is_finite() => out.push_str(&format!("{n}")),
             Json::Num(_) => out.push_str("null"),
-            Json::Str(s) => out.push_str(&format!("{s:?}")),
+            Json::Str(s) => push_js_string(out, s),
             Json::Arr(items) => {
                 out.push('[');
                 for (i, v) in items.iter().enumerate() {
@@ -85,9 +90,155 @@ impl Json {
                 }
                 out.push(']');
             }
-            Json::Obj(_) => out.push_str("{}"),
+            Json::Obj(_) => self.object_json_text(out),
         }
     }
+
+    /// An object as `JSON.stringify` writes it: each key once (at its first
+    /// place, with its last value), array-index keys first in ascending
+    /// order (ECMA-262 OrdinaryOwnPropertyKeys), undefined values left out.
+    fn object_json_text(&self, out: &mut String) {
+        let Json::Obj(fields) = self else { return };
+        let mut keys: Vec<&str> = Vec::new();
+        for (k, _) in fields {
+            if !keys.contains(&k.text()) {
+                keys.push(k.text());
+            }
+        }
+        let (mut order, rest): (Vec<&str>, Vec<&str>) =
+            keys.into_iter().partition(|k| array_index(k).is_some());
+        order.sort_by_key(|k| array_index(k));
+        order.extend(rest);
+        out.push('{');
+        let mut first = true;
+        for k in order {
+            let v = self.get(k);
+            if matches!(v, Json::Undefined) {
+                continue;
+            }
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            push_js_string(out, k);
+            out.push(':');
+            v.json_text(out);
+        }
+        out.push('}');
+    }
+
+    /// The value `JSON.parse` gives back for the text of this one
+    /// ([`Json::body_text`]): `undefined` and NaN become `null`.
+    #[must_use]
+    pub fn parsed(&self) -> Json {
+        match self {
+            Json::Undefined => Json::Null,
+            Json::Num(n) if n.is_nan() => Json::Null,
+            Json::Arr(items) => Json::Arr(items.iter().map(Json::parsed).collect()),
+            Json::Obj(fields) => Json::Obj(
+                fields
+                    .iter()
+                    .map(|(k, v)| (Key::Raw(k.text().into()), v.parsed()))
+                    .collect(),
+            ),
+            v => v.clone(),
+        }
+    }
+
+    /// The text a server could send for this value, every key as given
+    /// (repeats included): compact with the escapes `JSON.stringify` uses,
+    /// or `spaced` with whitespace around every token and other escapes
+    /// (`\/`, `\uXXXX` for every non-ASCII character).
+    #[must_use]
+    pub fn body_text(&self, spaced: bool) -> String {
+        let mut out = String::new();
+        self.push_body_text(&mut out, spaced);
+        out
+    }
+
+    fn push_body_text(&self, out: &mut String, spaced: bool) {
+        let gap = if spaced { " " } else { "" };
+        match self {
+            Json::Num(n) if n.is_infinite() => {
+                out.push_str(if *n > 0.0 { "1e999" } else { "-1e999" })
+            }
+            Json::Num(n) if !n.is_nan() => out.push_str(&format!("{n}")),
+            Json::Str(s) if spaced => push_spaced_string(out, s),
+            Json::Arr(items) => {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    out.push_str(if i > 0 { "," } else { gap });
+                    v.push_body_text(out, spaced);
+                    out.push_str(gap);
+                }
+                out.push(']');
+            }
+            Json::Obj(fields) => {
+                out.push('{');
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    out.push_str(if i > 0 { "," } else { gap });
+                    Json::Str(k.text().into()).push_body_text(out, spaced);
+                    out.push_str(gap);
+                    out.push(':');
+                    out.push_str(gap);
+                    v.push_body_text(out, spaced);
+                    out.push_str(gap);
+                }
+                out.push('}');
+            }
+            v => v.json_text(out),
+        }
+    }
+}
+
+/// `k` as an array index (a canonical integer below 2^32 − 1), which JS
+/// orders first among an object's keys.
+fn array_index(k: &str) -> Option<u32> {
+    let n: u32 = k.parse().ok()?;
+    (n.to_string() == k && n != u32::MAX).then_some(n)
+}
+
+/// A string as `JSON.stringify` quotes it.
+fn push_js_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A string with escapes `JSON.stringify` does not write (`\/`, uppercase
+/// `\uXXXX` for every character outside printable ASCII, surrogate pairs
+/// above the BMP).
+fn push_spaced_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '/' => out.push_str("\\/"),
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04X}"));
+                }
+            }
+        }
+    }
+    out.push('"');
 }
 
 impl JsonView for Json {
@@ -180,6 +331,7 @@ pub fn check_json(body: &Json) -> Result<(), String> {
     if got != want {
         return Err(format!("decoded {got:?}, the rule says {want:?}"));
     }
+    check_json_text(body)?;
     let Some((msgs, hint)) = got else {
         return Ok(());
     };
@@ -200,6 +352,64 @@ pub fn check_json(body: &Json) -> Result<(), String> {
         Some(id),
     )?;
     m.run_for(3_600_000)
+}
+
+/// The body's text decoded by [`decode_json_text`] (with the value
+/// `JSON.parse` gives for it) must give what [`decode_json_body`] gives for
+/// that value, sent compact and spaced; a cut-off text must not panic.
+fn check_json_text(body: &Json) -> Result<(), String> {
+    check_text_of(body)?;
+    check_text_of(&strings_as_messages(body))
+}
+
+/// A list of messages made of every string in `body`, each as an id, an
+/// event and the last of two `data` keys (so repeated keys, escapes and
+/// any text reach the scanner whatever shape the input had).
+fn strings_as_messages(body: &Json) -> Json {
+    fn strings(v: &Json, out: &mut Vec<String>) {
+        match v {
+            Json::Str(s) => out.push(s.clone()),
+            Json::Arr(items) => items.iter().for_each(|v| strings(v, out)),
+            Json::Obj(fields) => fields.iter().for_each(|(k, v)| {
+                out.push(k.text().into());
+                strings(v, out);
+            }),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    strings(body, &mut all);
+    let key = |i: u8| Key::Known(i);
+    let msgs = all.into_iter().map(|s| {
+        Json::Obj(alloc::vec![
+            (key(3), Json::Str(s.clone())),
+            (key(4), Json::Str(s.clone())),
+            (key(5), Json::Str("first".into())),
+            (key(5), Json::Str(s)),
+        ])
+    });
+    Json::Arr(msgs.collect())
+}
+
+/// [`check_json_text`] for one body.
+fn check_text_of(body: &Json) -> Result<(), String> {
+    let parsed = body.parsed();
+    let want = decode_json_body(&parsed);
+    for spaced in [false, true] {
+        let text = body.body_text(spaced);
+        let got = decode_json_text(&text, &parsed);
+        if got != want {
+            return Err(format!(
+                "text {text:?} decoded {got:?}, the value gives {want:?}"
+            ));
+        }
+        let cut = text
+            .char_indices()
+            .nth(text.chars().count() / 2)
+            .map_or(0, |(i, _)| i);
+        let _ = decode_json_text(&text[..cut], &parsed);
+    }
+    Ok(())
 }
 
 const WORDS: [&str; 16] = [

@@ -1,0 +1,276 @@
+//! The JSON long-poll / poll body read from its text (issue 19): the
+//! adapter holds the body as text in wasm and has had the browser's
+//! `JSON.parse` check it, so the messages are read here in one pass over the
+//! text instead of field by field across the wasm↔JS boundary (about 18
+//! crossings per message through `Reflect.get`).
+//!
+//! The rule stays [`super::decode_json_body`]'s: the shape and the hint are
+//! read from the parsed value (a few crossings per body), and so are the
+//! messages of an envelope `{messages}` and any message this scanner is
+//! unsure of (a `\u` escape, a key written with escapes, a number id other
+//! than a plain non-negative integer, a `data` that is not a string: its
+//! `JSON.stringify` text). The fuzz target
+//! `json_envelope` checks both agree (`testing::decoders::check_json`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::input::IncomingMessage;
+use super::json_body::{message_list, view_message, JsonView};
+
+/// What [`super::decode_json_body`] gives for `value`, the result of
+/// `JSON.parse(text)` (so `text` is valid JSON; on other text the answer is
+/// unspecified but never a panic).
+pub fn decode_json_text<V: JsonView>(
+    text: &str,
+    value: &V,
+) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
+    let (list, hint) = message_list(value)?;
+    let list = list.as_ref().unwrap_or(value);
+    let b = text.as_bytes();
+    // Where the next element's text starts; `None` once unsure of it.
+    let mut at = list_start(b);
+    let msgs = (0..list.length())
+        .map(|i| {
+            let m = at.take().and_then(|a| {
+                let start = skip_ws(b, a + 1);
+                let end = value_end(b, start)?;
+                at = Some(skip_ws(b, end));
+                scan_message(text.get(start..end)?)
+            });
+            m.unwrap_or_else(|| view_message(&list.at(i)))
+        })
+        .collect();
+    Some((msgs, hint))
+}
+
+/// Where the list of messages opens when the body is an array. An
+/// envelope's messages are read from the parsed value (`None`): finding its
+/// last `messages` key in the text cost more bundle bytes than the common
+/// array body is worth (issue 19's size ceiling).
+fn list_start(b: &[u8]) -> Option<usize> {
+    let at = skip_ws(b, 0);
+    (b.get(at) == Some(&b'[')).then_some(at)
+}
+
+/// One message (an element of the list), or `None` when unsure.
+fn scan_message(m: &str) -> Option<IncomingMessage> {
+    let (mut id, mut event, mut data) = (None, None, None);
+    for (key, at, end) in fields(m.as_bytes(), 0) {
+        let v = m.get(at..end);
+        match key {
+            b"id" => id = v,
+            b"event" => event = v,
+            b"data" => data = v,
+            _ if key.contains(&b'\\') => return None,
+            _ => {}
+        }
+    }
+    let first = |v: Option<&str>| v.and_then(|v| v.bytes().next());
+    let id = match first(id) {
+        Some(b'"') => Some(unescape(id?)?),
+        Some(b'-' | b'0'..=b'9') => Some(js_integer(id?)?),
+        _ => None,
+    };
+    let event = match first(event) {
+        Some(b'"') => Some(unescape(event?)?),
+        _ => None,
+    };
+    let data = match first(data) {
+        None => String::new(),
+        Some(b'"') => unescape(data?)?,
+        Some(_) => return None,
+    };
+    Some(IncomingMessage { id, event, data })
+}
+
+fn skip_ws(b: &[u8], mut at: usize) -> usize {
+    while matches!(b.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// The members of the object at `at` (none when it is not one).
+fn fields(b: &[u8], at: usize) -> Fields<'_> {
+    // `{}`: the first key is not a string, so there is no member.
+    let i = skip_ws(b, at + 1);
+    let more = b.get(at) == Some(&b'{');
+    Fields { b, i, more }
+}
+
+/// Each member of an object: (its key between the quotes, where its value
+/// starts, where it ends), in the order of the text.
+struct Fields<'a> {
+    b: &'a [u8],
+    i: usize,
+    more: bool,
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = (&'a [u8], usize, usize);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if !core::mem::take(&mut self.more) {
+            return None;
+        }
+        let b = self.b;
+        let key_end = string_end(b, self.i)?;
+        let key = b.get(self.i + 1..key_end - 1)?;
+        let v = skip_ws(b, skip_ws(b, key_end) + 1);
+        let end = value_end(b, v)?;
+        let next = skip_ws(b, end);
+        if b.get(next) == Some(&b',') {
+            self.more = true;
+            self.i = skip_ws(b, next + 1);
+        }
+        Some((key, v, end))
+    }
+}
+
+/// Where the string at `at` ends, past its closing quote.
+fn string_end(b: &[u8], at: usize) -> Option<usize> {
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut i = at + 1;
+    loop {
+        match b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// Where the (valid) value at `at` ends: a string at its closing quote, a
+/// scalar before the delimiter after it, a container at its closing bracket
+/// (brackets counted outside strings; no recursion, so any depth is safe).
+fn value_end(b: &[u8], at: usize) -> Option<usize> {
+    let (mut depth, mut i) = (0usize, at);
+    loop {
+        match *b.get(i)? {
+            b'"' => {
+                i = string_end(b, i)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' if depth > 1 => depth -= 1,
+            b']' | b'}' if depth == 1 => return Some(i + 1),
+            b']' | b'}' | b',' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// The text of the string `v` (quotes included); `None` for a `\u`
+/// escape (a lone surrogate is possible: left to the parsed value) and the
+/// rarer `\b`, `\f`, `\r` (bundle bytes).
+fn unescape(v: &str) -> Option<String> {
+    let mut rest = v.get(1..v.len().checked_sub(1)?)?;
+    let mut out = String::with_capacity(rest.len());
+    while let Some(i) = rest.find('\\') {
+        out.push_str(rest.get(..i)?);
+        out.push(match *rest.as_bytes().get(i + 1)? {
+            b'n' => '\n',
+            b't' => '\t',
+            b'b' | b'f' | b'r' | b'u' => return None,
+            e => char::from(e),
+        });
+        rest = rest.get(i + 2..rest.len())?;
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// The number `n` when `String(Number(n))` is `n` itself, as far as this
+/// scanner is sure: a non-negative integer of at most 15 digits (below
+/// 2^53, so exact).
+fn js_integer(n: &str) -> Option<String> {
+    let digits = n.as_bytes();
+    // Valid JSON has no leading zero.
+    let plain = matches!(digits.len(), 1..=15) && digits.iter().all(u8::is_ascii_digit);
+    plain.then(|| String::from(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(id: Option<&str>, event: Option<&str>, data: &str) -> Option<IncomingMessage> {
+        Some(IncomingMessage {
+            id: id.map(String::from),
+            event: event.map(String::from),
+            data: String::from(data),
+        })
+    }
+
+    fn scan(m: &str) -> Option<IncomingMessage> {
+        scan_message(m)
+    }
+
+    #[test]
+    fn messages_are_read_from_the_text() {
+        assert_eq!(
+            scan(r#"{"id":"1","data":"{\"n\":1}"}"#),
+            msg(Some("1"), None, r#"{"n":1}"#)
+        );
+        assert_eq!(
+            scan(r#"{ "id" : 12 , "event":"e","x":{"a":[1.5e3,"]}",null,{}]},"data":"\/\n\t\\"}"#),
+            msg(Some("12"), Some("e"), "/\n\t\\")
+        );
+        // The last of a repeated key counts, as in JSON.parse; not-strings
+        // are none.
+        assert_eq!(
+            scan(r#"{"data":"a","data":"b","event":1,"id":null}"#),
+            msg(None, None, "b")
+        );
+        // Not an object, or an empty one: no field.
+        for m in ["7", "\"s\"", "[1]", "null", "{}", "{ }"] {
+            assert_eq!(scan(m), msg(None, None, ""), "{m}");
+        }
+    }
+
+    #[test]
+    fn what_the_scanner_is_unsure_of_is_read_from_the_value() {
+        for m in [
+            r#"{"data":"\u00e9"}"#,
+            r#"{"data":"\b"}"#,
+            r#"{"data":"\r"}"#,
+            r#"{"i\u0064":"1"}"#,
+            r#"{"id":1.0}"#,
+            r#"{"id":-0}"#,
+            r#"{"id":-1}"#,
+            r#"{"id":1e3}"#,
+            r#"{"id":1234567890123456}"#,
+            r#"{"data":{"a":1}}"#,
+            r#"{"data":[]}"#,
+            r#"{"data":1}"#,
+            r#"{"data":null}"#,
+        ] {
+            assert_eq!(scan(m), None, "{m}");
+        }
+    }
+
+    #[test]
+    fn the_list_is_read_from_the_text_when_the_body_is_an_array() {
+        assert_eq!(list_start(b" \n[1]"), Some(2));
+        assert_eq!(list_start(br#"{"messages":[]}"#), None);
+    }
+
+    #[test]
+    fn text_that_is_not_json_never_panics() {
+        let deep = "[".repeat(100_000);
+        for t in [
+            "", "{", "{\"", "[\"\\", "{\"a\"", "{\"a\":", "{\"a\":1", "\"", "]", &deep,
+        ] {
+            let _ = list_start(t.as_bytes());
+            let _ = scan_message(t);
+            let _ = value_end(t.as_bytes(), 0);
+        }
+    }
+}
