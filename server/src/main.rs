@@ -21,6 +21,11 @@ async fn main() -> anyhow::Result<()> {
     } else {
         cfg.host.clone()
     };
+    // Listen for the signals before the line that tells scripts the server
+    // is up: a script may signal as soon as it reads it, and a signal that
+    // comes before its handler kills the process with the default action
+    // (seen in `binary.rs` under load: exit by SIGINT, not a clean exit).
+    let signals = ShutdownSignals::listen();
     let server = Server::start(cfg).await?;
     {
         let mut out = std::io::stdout().lock();
@@ -31,34 +36,59 @@ async fn main() -> anyhow::Result<()> {
         )?;
         out.flush()?;
     }
-    shutdown_signal().await;
+    signals.recv().await;
     server.shutdown().await;
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// SIGINT and SIGTERM, listened for from [`ShutdownSignals::listen`] on.
+struct ShutdownSignals {
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignals {
+    #[cfg(unix)]
+    fn listen() -> ShutdownSignals {
+        use tokio::signal::unix::{signal, SignalKind};
+        let on = |kind: SignalKind, name: &str| {
+            signal(kind)
+                .map_err(|e| tracing::warn!("cannot listen for {name}: {e}"))
+                .ok()
+        };
+        ShutdownSignals {
+            int: on(SignalKind::interrupt(), "SIGINT"),
+            term: on(SignalKind::terminate(), "SIGTERM"),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn listen() -> ShutdownSignals {
+        ShutdownSignals {}
+    }
+
+    /// The first of the two (Ctrl-C elsewhere).
+    #[cfg(unix)]
+    async fn recv(mut self) {
+        async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => _ = s.recv().await,
+                None => std::future::pending::<()>().await,
+            }
+        }
+        tokio::select! {
+            _ = one(&mut self.int) => {}
+            _ = one(&mut self.term) => {}
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn recv(self) {
         if let Err(e) = tokio::signal::ctrl_c().await {
             tracing::warn!("cannot listen for Ctrl-C: {e}");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::warn!("cannot listen for SIGTERM: {e}");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
     }
 }
