@@ -267,6 +267,8 @@ async fn capped_text(response: &Response, cap: u64) -> Result<Option<JsValue>, J
     }
     // As `text()` decodes (WHATWG "UTF-8 decode"): a leading BOM is not
     // text (an app's `JSON.parse(answer.body)` would throw on it).
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    Ok(Some(JsValue::from_str(&String::from_utf8_lossy(bytes))))
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(Some(JsValue::from_str(
+        text.strip_prefix('\u{feff}').unwrap_or(&text),
+    )))
 }
