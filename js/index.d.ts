@@ -618,7 +618,8 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
    * with the attempt count reset. Does nothing while open or connecting, during a server-requested
    * wait (`Retry-After`, rate-limit reset) or an open breaker's cool-down, while the page is hidden,
    * after a permanent error or `close()`. In a `crossTab` follower tab it asks the leader tab,
-   * whose connection follows these rules. At most one attempt per `backoff.floorMs` (raised by the
+   * whose connection follows these rules (after `gave-up` with the leader's tab gone, this tab
+   * takes over and runs). At most one attempt per `backoff.floorMs` (raised by the
    * server's `retry:`), however often it is called.
    */
   reconnect(): void;

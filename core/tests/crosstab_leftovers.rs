@@ -222,3 +222,37 @@ fn durable_streams_a_new_leaders_uptodate_at_the_same_offset_is_heard_once() {
         assert_eq!(p.heard(i), [1, 2, 3, 4], "tab {i}");
     }
 }
+
+/// The leader gave up and then its tab went (its lock released, nobody
+/// queued: every follower dropped its request when it heard `closed`). A
+/// follower's `reconnect()` then reaches no leader: it queues for the lock
+/// itself and, granted, runs from the cursor (the "try now" the app asked
+/// for). After a fatal `closed` (not `gave-up`) it stays stopped, as the
+/// engine's `reconnect` does nothing after a permanent error.
+#[test]
+fn a_follower_revives_a_connection_whose_leader_gave_up_and_went() {
+    for (reason, revived) in [(Reason::GaveUp, true), (Reason::PermanentError, false)] {
+        let mut p = three_tabs("5", false, [A, A, A]);
+        p.emit(0, state(State::Closed, reason), "5");
+        p.settle();
+        assert!(p.queue.is_empty());
+        p.feed(0, |m, n| m.handle_close(n));
+        p.kill(0);
+        p.settle();
+        p.feed(1, |m, n| m.handle_reconnect(n));
+        p.settle();
+        let runs = if revived {
+            vec![String::from("5")]
+        } else {
+            vec![]
+        };
+        assert_eq!(p.tabs[1].runs, runs, "{reason:?}");
+        assert_eq!(p.running(), if revived { vec![1] } else { vec![] });
+        // The other follower hears the new leader run, and queues again.
+        if revived {
+            p.emit(1, state(State::Connecting, Reason::Reconnect), "5");
+            p.settle();
+            assert_eq!(p.queue, [2]);
+        }
+    }
+}

@@ -242,7 +242,8 @@ async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
     })
 }
 
-/// The body as UTF-8 text (invalid bytes as U+FFFD, as `text()` decodes),
+/// The body as UTF-8 text (invalid bytes as U+FFFD and a leading BOM
+/// dropped, as `text()` decodes),
 /// or `None` once it passes `cap` bytes: the read is cancelled there. A
 /// response without a readable body (a null body, or a browser without
 /// streaming bodies) is read with `text()`.
@@ -264,6 +265,10 @@ async fn capped_text(response: &Response, cap: u64) -> Result<Option<JsValue>, J
         }
         bytes.extend(value.to_vec());
     }
+    // As `text()` decodes (WHATWG "UTF-8 decode"): a leading BOM is not
+    // text (an app's `JSON.parse(answer.body)` would throw on it).
     let text = String::from_utf8_lossy(&bytes);
-    Ok(Some(JsValue::from_str(&text)))
+    Ok(Some(JsValue::from_str(
+        text.strip_prefix('\u{feff}').unwrap_or(&text),
+    )))
 }

@@ -552,6 +552,40 @@ test("crossTab reconnect() in a follower: the leader's connection that gave up i
   }
 });
 
+test("crossTab reconnect() in a follower after the leader gave up and its tab closed: the follower takes the lock and runs (the post alone reached nobody)", async () => {
+  const t = tag();
+  const context = await browser.newContext();
+  const url = `/sse?t=${t}`;
+  const options = { crossTab: true, transports: ["fetch-sse"], backoff: { maxAttempts: 1 } };
+  try {
+    const a = await openTab(context, url, options, ["a"]);
+    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    const b = await openTab(context, url, options, ["a"]);
+    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+    await fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify({ path: "/sse", fault: { kind: "status", status: 500 } }) });
+    await fetch(`${server.url}/_restart`, { method: "POST", body: JSON.stringify({}) });
+    for (const p of [a, b]) await p.waitForFunction(() => window.subs.a.state === "closed", null, { timeout: 8000 });
+    await fetch(`${server.url}/_faults`, { method: "DELETE" });
+    await sleep(1500);
+    // The leader tab's app closes its subscription (its lock goes; nobody
+    // queues for it: every follower dropped its request at `gave-up`).
+    await a.evaluate(() => window.subs.a.close());
+    await a.close();
+    const before = (await streams(t)).length;
+    await b.evaluate(() => window.subs.a.reconnect());
+    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 8000 });
+    assert.equal((await streams(t)).length, before + 1, "one request, by the follower that took over");
+    assert.ok((await b.evaluate(() => window.subs.a.stats().requests)) > 0);
+    await server.publish(`${t} 1`);
+    await waitAll([b], t, 1, 5000, "after the take-over");
+    assert.deepEqual((await numbers(b, t)).a, [1]);
+    assert.deepEqual(b.errors, []);
+  } finally {
+    await fetch(`${server.url}/_faults`, { method: "DELETE" });
+    await context.close();
+  }
+});
+
 for (const [how, patch] of [
   ["throws", () => { LockManager.prototype.request = function () { throw new DOMException("refused", "SecurityError"); }; }],
   ["rejects", () => { LockManager.prototype.request = function () { return Promise.reject(new DOMException("refused", "SecurityError")); }; }],

@@ -526,3 +526,21 @@ test("an answer body over the 1 MiB cap rejects too-large with its status and is
   assert.deepEqual(p.errors, []);
   await p.context_.close();
 });
+
+test("an answer body read under the cap decodes as fetch's text() does: a leading UTF-8 BOM is dropped (JSON.parse of the body works), a BOM further in stays", async () => {
+  await clearSends();
+  const p = await page();
+  await faults(server, [
+    { path: "/bom", fault: { kind: "status", status: 200, content_type: "application/json", body: "\ufeff{\"ok\":1}" } },
+    { path: "/bom", fault: { kind: "status", status: 200, content_type: "text/plain", body: "a\ufeffb" } },
+  ]);
+  await p.evaluate(() => window.track("bom", window.t.send("/bom", "a")));
+  const bom = await settled(p, "bom");
+  assert.equal(bom.value?.body, "{\"ok\":1}", JSON.stringify(bom));
+  assert.deepEqual(JSON.parse(bom.value.body), { ok: 1 });
+  await p.evaluate(() => window.track("inner", window.t.send("/bom", "b")));
+  const inner = await settled(p, "inner");
+  assert.equal(inner.value?.body, "a\ufeffb", JSON.stringify(inner));
+  assert.deepEqual(p.errors, []);
+  await p.context_.close();
+});

@@ -56,6 +56,10 @@ pub struct CrossTab {
     steal_at: Option<MonoMs>,
     /// A lock request is queued or held.
     locking: bool,
+    /// The app called `reconnect()` in this follower after its leader gave
+    /// up: a lock granted now runs this tab's engine (the leader's tab may
+    /// be gone, and nobody else queues). Cleared when a leader runs again.
+    revive: bool,
     channel: bool,
     rng: Rng,
     last_now: MonoMs,
@@ -89,6 +93,7 @@ impl CrossTab {
             restored_from: None,
             steal_at: None,
             locking: false,
+            revive: false,
             channel: false,
             rng: Rng::new(seed),
             last_now: MonoMs(0),
@@ -155,10 +160,12 @@ impl CrossTab {
     /// This tab holds the lock: lead, from the last cursor it saw. Ignored
     /// unless following, and after the leader stopped for good.
     pub fn handle_lock_granted(&mut self, now: Now) {
-        if !self.begin(now) || self.role != Role::Follower || self.mirror.state == State::Closed {
+        let stopped = self.mirror.state == State::Closed && !self.revive;
+        if !self.begin(now) || self.role != Role::Follower || stopped {
             return;
         }
         self.role = Role::Leader;
+        self.revive = false;
         // Its own engine resumes from the cursor: the server fills any gap.
         self.restored_from = None;
         self.steal_at = None;
@@ -294,9 +301,25 @@ impl CrossTab {
             return;
         }
         match self.role {
-            Role::Follower if self.channel => self.push(TabAction::Post(Wire::Reconnect)),
+            Role::Follower if self.channel => {
+                self.push(TabAction::Post(Wire::Reconnect));
+                self.queue_to_revive();
+            }
             Role::Follower => {}
             Role::Leader | Role::Solo => self.push(TabAction::Reconnect),
+        }
+    }
+
+    /// A follower's `reconnect()` after the leader gave up (a `closed` for
+    /// `gave-up`, which `reconnect()` may revive; not a permanent error):
+    /// queue for the lock too, as the leader's tab may have gone since and
+    /// no other tab queues. A leader still there holds the lock and hears
+    /// the post first; granted, this tab runs from the cursor.
+    fn queue_to_revive(&mut self) {
+        let gave_up = self.mirror.state == State::Closed && self.mirror.reason == Reason::GaveUp;
+        if gave_up && !self.locking {
+            self.revive = true;
+            self.request_lock(false);
         }
     }
 
@@ -477,6 +500,7 @@ impl CrossTab {
             }
         } else {
             if is_state {
+                self.revive = false;
                 self.requeue();
             }
             self.consider_steal();

@@ -57,7 +57,9 @@
 //!   same rules, its `navigator.onLine`; a forged post is no more than an
 //!   app calling `reconnect()` there). A follower that heard the leader stop
 //!   (`closed`, e.g. `gave-up`) and then hears it run again queues for the
-//!   lock again. Between two leaders the post reaches nobody.
+//!   lock again. After `gave-up` the follower also queues for the lock
+//!   itself (the leader's tab may have gone since): granted, it runs from
+//!   the cursor. Between two leaders the post reaches nobody.
 //! - Visibility: a visible follower that hears the leader report `paused`
 //!   for `hidden` or `frozen` steals after [`STEAL_AFTER_MS`] + U[0,
 //!   [`STEAL_JITTER_MS`]) ms (several visible tabs rarely steal at once;
