@@ -108,17 +108,25 @@ test("persist: the cursor of handled messages survives a reload (hashed key, nev
   await page.closeAll();
 });
 
-test("persist: with an async iterator the cursor is written when the consumer pulls the next message, not before", { timeout: T }, async () => {
-  const t = tag("i");
-  const page = await h.blankPage(browser, server.url);
-  await page.evaluate(async (t) => {
-    // The package entry (index.js), which adds the iterator.
+/**
+ * A `persist: "local"` fetch-sse subscription of `/sse?t=<t>` opened through
+ * the package entry (index.js, which adds the async iterator) as
+ * `window.it`, nothing pulled; resolves at its first `until` event.
+ */
+function openIterator(page, t, until) {
+  return page.evaluate(async ([t, until]) => {
     const m = await import("/pkg/index.js");
     await m.default();
     const sub = m.subscribe(`/sse?t=${t}`, { transports: ["fetch-sse"], persist: "local", persistKey: t });
     window.it = sub[Symbol.asyncIterator]();
-    await new Promise((r) => sub.addEventListener("open", r));
-  }, t);
+    await new Promise((r) => sub.addEventListener(until, r));
+  }, [t, until]);
+}
+
+test("persist: with an async iterator the cursor is written when the consumer pulls the next message, not before", { timeout: T }, async () => {
+  const t = tag("i");
+  const page = await h.blankPage(browser, server.url);
+  await openIterator(page, t, "open");
   await server.publish(`${t} 1`);
   const first = await page.evaluate(async () => (await window.it.next()).value.lastEventId);
   await h.sleep(100);
@@ -139,14 +147,8 @@ test("persist: with an async iterator, messages queued before a reset and pulled
   const data = "id: a1\ndata: one\n\nid: a2\ndata: two\n\nevent: reset\ndata: {}\n\nid: b1\ndata: three\n\n";
   await h.faults(server, { path: "/sse", fault: { kind: "script", status: 200, content_type: "text/event-stream", writes: [{ data }], then: "hang" } });
   const page = await h.blankPage(browser, server.url);
-  await page.evaluate(async (t) => {
-    const m = await import("/pkg/index.js");
-    await m.default();
-    const sub = m.subscribe(`/sse?t=${t}`, { transports: ["fetch-sse"], persist: "local", persistKey: t });
-    window.it = sub[Symbol.asyncIterator]();
-    // Nothing pulled yet: a1 and a2 wait in the iterator's queue.
-    await new Promise((r) => sub.addEventListener("reset", r));
-  }, t);
+  // Nothing pulled yet: a1 and a2 wait in the iterator's queue.
+  await openIterator(page, t, "reset");
   await h.clearFaults(server);
   const ids = await page.evaluate(async () => [(await it.next()).value.id, (await it.next()).value.id, (await it.next()).value.id]);
   assert.deepEqual(ids, ["a1", "a2", "b1"]);
