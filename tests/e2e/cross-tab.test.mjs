@@ -506,25 +506,34 @@ test("BC-20 a fatal error of the leader's connection reaches every tab (error fa
   }
 });
 
+/**
+ * Tabs a (leader) and b (follower) of `url`, both open; then the stream ends
+ * and its reconnect fails (refused while the server restarts, or answered
+ * 500): with `maxAttempts: 1` the leader gives up and both read `closed`.
+ * Returns after the server is back with no fault left.
+ */
+async function twoTabsWhoseLeaderGaveUp(context, url, options) {
+  const a = await openTab(context, url, options, ["a"]);
+  await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+  const b = await openTab(context, url, options, ["a"]);
+  await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
+  await fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify({ path: "/sse", fault: { kind: "status", status: 500 } }) });
+  await fetch(`${server.url}/_restart`, { method: "POST", body: JSON.stringify({}) });
+  for (const p of [a, b]) await p.waitForFunction(() => window.subs.a.state === "closed", null, { timeout: 8000 });
+  // The server's 1 s refuse window (or the 500) ended it: let the server
+  // come back before anyone asks.
+  await fetch(`${server.url}/_faults`, { method: "DELETE" });
+  await sleep(1500);
+  return [a, b];
+}
+
 test("crossTab reconnect() in a follower: the leader's connection that gave up is revived from the follower tab; both tabs hear the next message once; the follower queues for the lock again", async () => {
   const t = tag();
   const context = await browser.newContext();
   const url = `/sse?t=${t}`;
   const options = { crossTab: true, transports: ["fetch-sse"], backoff: { maxAttempts: 1 } };
   try {
-    const a = await openTab(context, url, options, ["a"]);
-    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
-    const b = await openTab(context, url, options, ["a"]);
-    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
-    // The stream ends; its reconnect fails (refused while the server
-    // restarts, or answered 500): with maxAttempts 1 the leader gives up.
-    await fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify({ path: "/sse", fault: { kind: "status", status: 500 } }) });
-    await fetch(`${server.url}/_restart`, { method: "POST", body: JSON.stringify({}) });
-    for (const p of [a, b]) await p.waitForFunction(() => window.subs.a.state === "closed", null, { timeout: 8000 });
-    // The server's 1 s refuse window (or the 500) ended it: let the server
-    // come back, with no fault left, before asking.
-    await fetch(`${server.url}/_faults`, { method: "DELETE" });
-    await sleep(1500);
+    const [a, b] = await twoTabsWhoseLeaderGaveUp(context, url, options);
     const before = (await streams(t)).length;
     // The follower's app asks; the leader's engine revives its connection.
     await b.evaluate(() => window.subs.a.reconnect());
@@ -558,15 +567,7 @@ test("crossTab reconnect() in a follower after the leader gave up and its tab cl
   const url = `/sse?t=${t}`;
   const options = { crossTab: true, transports: ["fetch-sse"], backoff: { maxAttempts: 1 } };
   try {
-    const a = await openTab(context, url, options, ["a"]);
-    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
-    const b = await openTab(context, url, options, ["a"]);
-    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
-    await fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify({ path: "/sse", fault: { kind: "status", status: 500 } }) });
-    await fetch(`${server.url}/_restart`, { method: "POST", body: JSON.stringify({}) });
-    for (const p of [a, b]) await p.waitForFunction(() => window.subs.a.state === "closed", null, { timeout: 8000 });
-    await fetch(`${server.url}/_faults`, { method: "DELETE" });
-    await sleep(1500);
+    const [a, b] = await twoTabsWhoseLeaderGaveUp(context, url, options);
     // The leader tab's app closes its subscription (its lock goes; nobody
     // queues for it: every follower dropped its request at `gave-up`).
     await a.evaluate(() => window.subs.a.close());
