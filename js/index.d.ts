@@ -56,7 +56,7 @@ export type Reason =
   | "breaker-open" | "breaker-probe" | "buffered-stream" | "stalled" | "open-failed"
   | "failback-probe" | "hidden" | "visible" | "offline" | "online" | "frozen" | "resumed"
   | "permanent-error" | "closed-by-user" | "aborted" | "resume-ignored" | "stream-closed"
-  | "headers-failed" | "gave-up" | "reconnect";
+  | "headers-failed" | "gave-up" | "reconnect" | "resume-by-header";
 
 /**
  * The calm connection status, for a "connection lost" banner (`status`, `statuschange`): `connecting`
@@ -211,12 +211,14 @@ export interface TransportChangeEvent {
  * and one request without a cursor follows at once. With `protocol: "durable-streams"`, `"gone"`:
  * the server answered `410 Gone` (offset before its retention, or the stream soft-deleted); the
  * subscription starts over once from the configured start (`"now"` if `offset` was `"now"`, else
- * `"-1"`), and a second 410 before any answer is a fatal `http-status` error. The app should
- * refetch its state.
+ * `"-1"`), and a second 410 before any answer is a fatal `http-status` error. `"gap"`: a resume
+ * was not honoured: the server numbers its events with consecutive integer ids and the first new
+ * id after the cursor skipped some (it went on from "now"); raised after that event, nothing is
+ * forgotten. The app should refetch its state.
  */
 export interface ResetEvent {
   readonly type: "reset";
-  readonly reason: "server" | "unresumable" | "cursor-invalid" | "gone";
+  readonly reason: "server" | "unresumable" | "cursor-invalid" | "gone" | "gap";
 }
 
 /**
@@ -413,11 +415,13 @@ export interface Options<M = {}> {
   maxMessageBytes?: number;
   /**
    * Query parameter carrying the cursor where a header is impossible or would force a CORS
-   * preflight (nchan: `"last_event_id"`). Default `"lastEventId"`. Server requirement: to resume
-   * `eventsource` (always) and cross-origin `fetch` transports, the server must read it, not only
-   * the `Last-Event-ID` header. A server that ignores it and replays from its start is recognised
-   * once (error `resume-ignored`), and the subscription moves to a transport that sends the
-   * header (`fetch-sse` same-origin) where one is usable.
+   * preflight (nchan: `"last_event_id"`). Default `"lastEventId"`. A resume on `eventsource`
+   * moves to a transport that sends the `Last-Event-ID` header (`fetch-sse` same-origin,
+   * `transportchange` reason `"resume-by-header"`), which sends the query parameter too. Where no
+   * transport can send the header (cross-origin, or only `eventsource` allowed), the server must
+   * read this parameter: one that ignores it and replays from its start is recognised once (error
+   * `resume-ignored`); one that goes on from "now" with consecutive integer ids, by a `reset`
+   * with reason `"gap"`.
    */
   lastEventIdParam?: string;
   /** Reconnect delay = floor + jitter(min(maxMs, baseMs · 2^attempts)). */

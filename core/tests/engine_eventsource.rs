@@ -13,8 +13,8 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, Capabilities, Config, CrossOrigin, ErrorCode, Note, Reason, ResponseHead, State,
-    TransportError, TransportKind,
+    Action, Capabilities, Config, CrossOrigin, ErrorCode, Note, Reason, ResetReason, ResponseHead,
+    State, TransportError, TransportKind,
 };
 
 fn native_only() -> Config {
@@ -73,7 +73,10 @@ fn silent_native_stream_with_nowhere_to_go_is_kept() {
     sim.opened(o.id);
     sim.run_for(10_000);
     assert_eq!((sim.opens().len(), aborts(&sim)), (1, vec![]));
-    assert_eq!(notes(&sim), [(1040, Note::SilentStreamKept)]);
+    assert_eq!(
+        notes(&sim),
+        [(0, Note::CursorInQueryOnly), (1040, Note::SilentStreamKept)]
+    );
     assert_eq!(error_codes(&sim), []);
     assert_eq!(sim.engine.state(), State::Open);
     assert_eq!(sim.wait, None);
@@ -90,7 +93,7 @@ fn silent_native_stream_with_nowhere_to_go_is_kept() {
     sim.opened(o.id);
     sim.run_for(20_000);
     assert_eq!((sim.opens().len(), aborts(&sim).len()), (2, 1));
-    assert_eq!(notes(&sim).len(), 1);
+    assert_eq!(notes(&sim).len(), 2);
 }
 
 /// The same silence where `fetch-sse` is usable is still evidence: aborted
@@ -117,7 +120,13 @@ fn silent_native_stream_moves_where_another_transport_is_usable() {
     let o = the_open(&sim.start_with(caps));
     sim.opened(o.id);
     sim.run_for(5000);
-    assert_eq!((aborts(&sim), notes(&sim).len()), (vec![], 1));
+    assert_eq!(
+        (aborts(&sim), notes(&sim)),
+        (
+            vec![],
+            vec![(0, Note::CursorInQueryOnly), (1000, Note::SilentStreamKept)]
+        )
+    );
 }
 
 // ----- 24.4 ------------------------------------------------------------------
@@ -182,66 +191,90 @@ fn native_reconnecting_before_open_is_a_failed_open() {
 
 // ----- 24.3 ------------------------------------------------------------------
 
-/// History 1..4 on eventsource, a clean end, then a server that ignores
-/// `?lastEventId=4` replays 1, 2, 3: the cursor stays 4 throughout; after
-/// the third, one `resume-ignored` error (retry in U[0, 100] ms: 33 with this seed), eventsource
-/// aborted, `fetch-sse` (same-origin: the header) with `Last-Event-ID: 4`;
-/// event 5 delivered once; no second error on later drops.
+/// Issue 30: history 1..4 on eventsource, a clean end. The resume does not
+/// go out on a new native `EventSource` as `?lastEventId=4` (a server that
+/// reads only `Last-Event-ID` would go on from "now"): it moves to
+/// `fetch-sse` (same-origin: no preflight) with `Last-Event-ID: 4` AND
+/// `?lastEventId=4` (a query-only server resumes as before), reason
+/// `resume-by-header`; later resumes stay there, and nothing is reported.
 #[test]
-fn header_only_server_moves_eventsource_to_fetch_sse() {
+fn a_resume_moves_eventsource_to_a_transport_that_sends_the_header() {
     let mut sim = Sim::new(Config::new("/stream"), 243);
     let o = the_open(&sim.start());
+    assert_eq!(
+        (o.transport, o.url.as_str()),
+        (TransportKind::EventSource, "/stream")
+    );
     sim.opened(o.id);
     for (i, d) in ["a", "b", "c", "d"].iter().enumerate() {
         sim.native(o.id, "message", d, &(i + 1).to_string());
     }
     sim.error(o.id, TransportError::NativeReconnecting);
     let o = sim.must_open(10_000);
-    assert_eq!(o.url, "/stream?lastEventId=4");
-    sim.opened(o.id);
-    sim.native(o.id, "message", "a", "1");
-    assert_eq!(sim.engine.last_event_id(), "4");
-    sim.native(o.id, "message", "b", "2");
-    assert_eq!(sim.engine.last_event_id(), "4");
-    assert_eq!(error_codes(&sim), []);
-    let t = sim.now.mono.0;
-    let acts = sim.native(o.id, "message", "c", "3");
-    assert_eq!(sim.engine.last_event_id(), "4");
-    assert_eq!(error_codes(&sim), [(t, ErrorCode::ResumeIgnored, Some(33))]);
-    assert!(acts.contains(&Action::Abort(o.id)));
+    assert_eq!(
+        (o.transport, o.url.as_str(), header(&o, "Last-Event-ID")),
+        (TransportKind::FetchSse, "/stream?lastEventId=4", Some("4"))
+    );
     assert_eq!(
         changes(&sim)[1..],
         [(
             TransportKind::FetchSse,
             Some(TransportKind::EventSource),
-            Reason::ResumeIgnored
+            Reason::ResumeByHeader
         )]
     );
-    assert_eq!(
-        states(&acts),
-        [(State::Waiting, Reason::ResumeIgnored, Some(33))]
-    );
-    let o = sim.must_open(1000);
-    assert_eq!(sim.last_open_at, t + 33);
-    assert_eq!(
-        (o.transport, o.url.as_str(), header(&o, "Last-Event-ID")),
-        (TransportKind::FetchSse, "/stream", Some("4"))
-    );
     sim.stream(o.id, b"id: 5\ndata: e\n\n");
-    assert_eq!(
-        data(&sim.log.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()),
-        ["a", "b", "c", "d", "e"]
-    );
-    // Later drops and replays never report it again, nor go back.
     sim.end(o.id);
     let o = sim.must_open(10_000);
-    sim.stream(
-        o.id,
-        b"id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\n",
+    assert_eq!(
+        (o.transport, o.url.as_str(), header(&o, "Last-Event-ID")),
+        (TransportKind::FetchSse, "/stream?lastEventId=5", Some("5"))
     );
-    assert_eq!(error_codes(&sim).len(), 1);
-    assert_eq!(sim.engine.last_event_id(), "5");
-    assert_eq!(changes(&sim).len(), 2);
+    assert_eq!(
+        (changes(&sim).len(), error_codes(&sim), notes(&sim)),
+        (2, vec![], vec![])
+    );
+}
+
+/// A cursor at start (a `persist` restore, a crossTab hand-over, the
+/// `lastEventId` option) is a resume too: the first request already goes
+/// with the header. Cross-origin no transport can send it without a
+/// preflight: `eventsource` keeps the query, and the debug log says so at
+/// start (`cursor-in-query-only`), once.
+#[test]
+fn a_cursor_at_start_goes_by_header_where_one_can() {
+    let mut c = Config::new("/stream");
+    c.last_event_id = "s0".into();
+    let mut sim = Sim::new(c.clone(), 1);
+    let o = the_open(&sim.start());
+    assert_eq!(
+        (o.transport, o.url.as_str(), header(&o, "Last-Event-ID")),
+        (
+            TransportKind::FetchSse,
+            "/stream?lastEventId=s0",
+            Some("s0")
+        )
+    );
+    assert_eq!(notes(&sim), []);
+    c.cross_origin = CrossOrigin::ALL;
+    let mut sim = Sim::new(c, 1);
+    let o = the_open(&sim.start());
+    assert_eq!(
+        (o.transport, o.url.as_str(), o.headers.len()),
+        (TransportKind::EventSource, "/stream?lastEventId=s0", 0)
+    );
+    sim.opened(o.id);
+    sim.native(o.id, "message", "a", "1");
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    assert_eq!(
+        (o.transport, o.url.as_str()),
+        (TransportKind::EventSource, "/stream?lastEventId=1")
+    );
+    assert_eq!(
+        (notes(&sim), changes(&sim).len()),
+        (vec![(0, Note::CursorInQueryOnly)], 1)
+    );
 }
 
 /// A server that resumes from a cursor it rounds down (replays the newest
@@ -249,7 +282,7 @@ fn header_only_server_moves_eventsource_to_fetch_sse() {
 /// overlap. A replay out of the remembered order is not flagged either.
 #[test]
 fn early_resume_is_not_a_replay_from_the_start() {
-    let mut sim = Sim::new(Config::new("/stream"), 7);
+    let mut sim = Sim::new(native_only(), 7);
     let o = the_open(&sim.start());
     sim.opened(o.id);
     for i in 1..=5 {
@@ -338,4 +371,80 @@ fn replay_in_a_fetch_sse_chunk_keeps_the_cursor() {
     sim.end(o.id);
     let o = sim.must_open(10_000);
     assert_eq!(o.url, "/stream?lastEventId=4");
+}
+
+// ----- issue 30: a resume the server did not honour ---------------------------
+
+fn resets(sim: &Sim) -> Vec<(String, ResetReason)> {
+    // Each reset with the id of the message delivered just before it.
+    let mut last = String::new();
+    let mut out = Vec::new();
+    for (_, a) in &sim.log {
+        match a {
+            Action::Deliver(m) => last.clone_from(&m.id),
+            Action::Reset { reason } => out.push((last.clone(), *reason)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The user's trace: ids 27, 28, 29 over `eventsource` (only it usable: the
+/// cursor can go only in the query), the server ends the stream, ignores
+/// `?lastEventId=29` and goes on from "now" with 32, 33: both delivered, and
+/// one `reset` (`gap`) right after 32. A server that honours it (30 first)
+/// gets none; nor does a jump within one stream.
+#[test]
+fn ids_that_jump_after_a_resume_raise_a_gap_reset() {
+    let run = |after: &[&str]| {
+        let mut sim = Sim::new(native_only(), 30);
+        let o = the_open(&sim.start());
+        sim.opened(o.id);
+        for id in ["27", "28", "29"] {
+            sim.native(o.id, "message", "x", id);
+        }
+        sim.error(o.id, TransportError::NativeReconnecting);
+        let o = sim.must_open(10_000);
+        assert_eq!(o.url, "/stream?lastEventId=29");
+        sim.opened(o.id);
+        for id in after {
+            sim.native(o.id, "message", "y", id);
+        }
+        (sim.delivered().len(), resets(&sim))
+    };
+    assert_eq!(
+        run(&["32", "33"]),
+        (5, vec![("32".into(), ResetReason::Gap)])
+    );
+    assert_eq!(run(&["30", "31"]), (5, vec![]));
+    assert_eq!(run(&["30", "40", "41"]), (6, vec![]));
+}
+
+/// After a reload (`persist`: the cursor is all the engine has) the next id
+/// decides: 40 then 41 is a consecutive numbering that skipped 30..39 (the
+/// `reset` comes after 41); 40 then 45 is a server whose ids leave holes by
+/// design: nothing. Events left out by the `events` filter count as ids.
+#[test]
+fn without_history_the_id_after_the_jump_decides() {
+    let run = |after: &[(&str, &str)]| {
+        let mut c = native_only();
+        c.last_event_id = "29".into();
+        let mut sim = Sim::new(c, 31);
+        let o = the_open(&sim.start());
+        assert_eq!(o.url, "/stream?lastEventId=29");
+        sim.opened(o.id);
+        for (event, id) in after {
+            sim.native(o.id, event, "y", id);
+        }
+        resets(&sim)
+    };
+    assert_eq!(
+        run(&[("message", "40"), ("message", "41")]),
+        [("41".into(), ResetReason::Gap)]
+    );
+    assert_eq!(
+        run(&[("message", "40"), ("chat", "41")]),
+        [("40".into(), ResetReason::Gap)]
+    );
+    assert_eq!(run(&[("message", "40"), ("message", "45")]), []);
 }

@@ -85,7 +85,7 @@ export async function main(signal: AbortSignal) {
     void p;
   });
   sub.addEventListener("reset", (e) => {
-    if (e.reason === "server" || e.reason === "unresumable" || e.reason === "cursor-invalid") void 0;
+    if (e.reason === "server" || e.reason === "unresumable" || e.reason === "cursor-invalid" || e.reason === "gap") void 0;
     // @ts-expect-error: not a reset reason
     if (e.reason === "must-refetch") void 0;
   });

@@ -75,7 +75,7 @@ pub enum Action {
         /// The one before (`None` at start).
         previous: Option<TransportKind>,
         /// Why: `start`, `capability`, `open-failed`, `buffered-stream`,
-        /// `failback-probe` or `resume-ignored`.
+        /// `failback-probe`, `resume-ignored` or `resume-by-header`.
         reason: Reason,
     },
     /// Something went wrong (JS `error`).
@@ -256,11 +256,16 @@ pub enum Reason {
     GaveUp,
     /// The app called `reconnect()` (see `Engine::handle_reconnect`).
     Reconnect,
+    /// A resume (a non-empty cursor) on a transport that can carry the
+    /// cursor only in the query (`eventsource`, whose native object cannot
+    /// send headers) moved to one that sends `Last-Event-ID`, the form every
+    /// SSE server reads (see `engine::carrier`).
+    ResumeByHeader,
 }
 
 impl Reason {
     /// Every reason, for [`Reason::from_name`].
-    pub const ALL: [Reason; 26] = [
+    pub const ALL: [Reason; 27] = [
         Reason::Start,
         Reason::Capability,
         Reason::Backoff,
@@ -287,6 +292,7 @@ impl Reason {
         Reason::HeadersFailed,
         Reason::GaveUp,
         Reason::Reconnect,
+        Reason::ResumeByHeader,
     ];
 
     /// The reason named by its JS name (exact match), else `None`.
@@ -323,6 +329,7 @@ impl Reason {
             Reason::HeadersFailed => "headers-failed",
             Reason::GaveUp => "gave-up",
             Reason::Reconnect => "reconnect",
+            Reason::ResumeByHeader => "resume-by-header",
         }
     }
 }
@@ -423,6 +430,13 @@ pub enum Note {
     /// tell more. Noted once per connection; the idle watchdog runs once an
     /// event arrives.
     SilentStreamKept,
+    /// At start: no usable transport sends `Last-Event-ID` (only
+    /// `eventsource`, or every endpoint cross-origin), so every resume
+    /// carries the cursor only in the `lastEventIdParam` query parameter. A
+    /// server that reads only the header goes on from "now" and the events in
+    /// between are lost; the engine reports what it can see of that
+    /// (`ResetReason::Gap`), the README says what the server must read.
+    CursorInQueryOnly,
 }
 
 impl Note {
@@ -430,6 +444,7 @@ impl Note {
     pub const fn as_str(self) -> &'static str {
         match self {
             Note::SilentStreamKept => "silent-stream-kept",
+            Note::CursorInQueryOnly => "cursor-in-query-only",
         }
     }
 }
@@ -453,24 +468,32 @@ pub enum ResetReason {
     /// its retention, or the stream was soft-deleted). The connection starts
     /// over once from the configured start (see `engine::durable`).
     Gone,
+    /// A resume was not honoured: the server numbers its events with
+    /// consecutive integer ids, the request resumed from cursor `N`, and the
+    /// first new id after it is above `N + 1` (it went on from "now"): the
+    /// events in between are lost (see `engine::gap`). Raised after that
+    /// event is delivered; nothing is forgotten.
+    Gap,
 }
 
 impl ResetReason {
     /// Every reset reason, in documentation order.
-    pub const ALL: [ResetReason; 4] = [
+    pub const ALL: [ResetReason; 5] = [
         ResetReason::Server,
         ResetReason::Unresumable,
         ResetReason::CursorInvalid,
         ResetReason::Gone,
+        ResetReason::Gap,
     ];
 
-    /// `"server"`, `"unresumable"`, `"cursor-invalid"` or `"gone"`.
+    /// `"server"`, `"unresumable"`, `"cursor-invalid"`, `"gone"` or `"gap"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             ResetReason::Server => "server",
             ResetReason::Unresumable => "unresumable",
             ResetReason::CursorInvalid => "cursor-invalid",
             ResetReason::Gone => "gone",
+            ResetReason::Gap => "gap",
         }
     }
 

@@ -319,13 +319,18 @@ impl Engine {
         if let Some(a) = self.phase.attempt_mut() {
             a.delivered = a.delivered.saturating_add(1);
         }
+        let id = own_id.unwrap_or_default();
+        let proves_gap = self.gap_in(&id);
         self.actions.push_back(Action::Deliver(Message {
-            id: own_id.unwrap_or_default(),
+            id,
             last_event_id,
             event,
             data,
             binary: false,
         }));
+        if proves_gap {
+            self.raise_gap();
+        }
         true
     }
 
@@ -370,6 +375,9 @@ impl Engine {
         let new = self.dedupe.is_new_undelivered(Some(id), content);
         self.note_replay(position, !new);
         if new {
+            if self.gap_in(id) {
+                self.raise_gap();
+            }
             self.report_unwanted(who, event, id);
         }
     }

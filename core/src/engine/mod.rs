@@ -33,11 +33,13 @@
 
 mod action;
 mod app_headers;
+mod carrier;
 mod config;
 mod cursor_reset;
 mod decode;
 mod durable;
 mod entry;
+mod gap;
 mod handover;
 mod head;
 mod input;
@@ -195,6 +197,11 @@ pub struct Engine {
     network: NetworkView,
     /// What the app's `reconnect()` must respect (`reconnect`).
     user: reconnect::UserReconnect,
+    /// The connection moved to a transport that sends `Last-Event-ID` for a
+    /// resume: its requests carry the cursor in the query too (`carrier`).
+    query_too: bool,
+    /// Integer ids after a resume (`gap`).
+    gap: gap::GapWatch,
 }
 
 impl Engine {
@@ -244,6 +251,8 @@ impl Engine {
             durable: durable::Durable::new(&config),
             network: NetworkView::default(),
             user: reconnect::UserReconnect::default(),
+            query_too: false,
+            gap: gap::GapWatch::default(),
             config,
         }
     }
@@ -343,6 +352,7 @@ impl Engine {
             previous: None,
             reason,
         });
+        self.note_query_only_cursor();
         if self.life.hidden && self.life.hidden_since.is_none() {
             self.life.hidden_since = Some(now.mono);
         }
@@ -1095,13 +1105,18 @@ impl Engine {
                 reason: ResetReason::Unresumable,
             });
         }
+        self.carry_cursor_by_header();
         let transport = self.selector.current();
         let id = AttemptId(self.next_id);
         self.next_id = self.next_id.saturating_add(1);
         let (url, headers) = if self.is_durable() {
             (self.durable_url(transport), Vec::new())
         } else {
-            request::render(&self.config, transport, &self.cursor, &self.validators)
+            let cursor = request::Cursor {
+                id: &self.cursor,
+                query_too: self.query_too,
+            };
+            request::render(&self.config, transport, cursor, &self.validators)
         };
         let refresh_auth = mem::take(&mut self.refresh_next);
         self.stats.requests = self.stats.requests.saturating_add(1);
@@ -1114,7 +1129,11 @@ impl Engine {
         attempt.cursor_at_start.clone_from(&self.cursor);
         attempt.carried_cursor = self.request_carries_cursor(transport);
         self.phase = Phase::Live(attempt);
+        // An attempt that ends before its body starts must not hand the
+        // cursor a stale parser id (one from before native events moved it).
+        self.parser.set_last_event_id(&self.cursor);
         self.watch_replay();
+        self.watch_gap();
         let request_cycle = !transport.is_streaming() && self.state == State::Open;
         if !request_cycle {
             self.set_state(State::Connecting, reason, None);

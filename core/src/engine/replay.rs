@@ -115,9 +115,10 @@ impl Engine {
             return;
         }
         let cross = self.config.cross_origin;
-        let change = self
-            .selector
-            .resume_by_header(|t| !cursor_in_query(t, cross.contains(t)));
+        let change = self.selector.resume_by_header(
+            |t| !cursor_in_query(t, cross.contains(t)),
+            Reason::ResumeIgnored,
+        );
         let Some(change) = change else {
             self.actions.push_back(resume_error(None));
             return;

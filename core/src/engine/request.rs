@@ -9,6 +9,9 @@
 //! - `fetch` transports, cross-origin: the query parameter, because the
 //!   header would force a CORS preflight.
 //! - An empty cursor is sent nowhere (BC-08: a bare `id` clears it).
+//! - After a resume moved the connection off a query-only transport to one
+//!   that sends the header (`engine::carrier`), both: the query parameter
+//!   as well, so a server that reads only the query keeps resuming.
 //!
 //! Validators (`If-None-Match`, `If-Modified-Since`) travel as headers on
 //! `long-poll` and `poll`: servers answer 304 only to those. One exception:
@@ -48,13 +51,23 @@ pub(crate) fn cursor_in_query(transport: TransportKind, cross_origin: bool) -> b
     transport == TransportKind::EventSource || cross_origin
 }
 
+/// The cursor of one request, and where it goes besides its usual place.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cursor<'a> {
+    /// The last event id (`""`: none).
+    pub id: &'a str,
+    /// Also in the query where the header carries it (`engine::carrier`).
+    pub query_too: bool,
+}
+
 /// The URL and headers of one request.
 pub(crate) fn render(
     config: &Config,
     transport: TransportKind,
-    cursor: &str,
+    cursor: Cursor<'_>,
     validators: &Validators,
 ) -> (String, Vec<(String, String)>) {
+    let (query_too, cursor) = (cursor.query_too, cursor.id);
     let base = config.url_for(transport);
     let in_query = cursor_in_query(transport, config.cross_origin.contains(transport));
     let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
@@ -65,7 +78,7 @@ pub(crate) fn render(
     let url = with_query_param(
         base,
         &config.last_event_id_param,
-        if in_query { cursor } else { "" },
+        if in_query || query_too { cursor } else { "" },
     );
     let mut headers = Vec::new();
     match transport {
@@ -157,6 +170,39 @@ mod tests {
     use super::*;
     use crate::engine::config::CrossOrigin;
 
+    fn c(id: &str) -> Cursor<'_> {
+        Cursor {
+            id,
+            query_too: false,
+        }
+    }
+
+    /// After a move by `resume-by-header`: the header AND the query.
+    #[test]
+    fn query_too_sends_both() {
+        let config = Config::new("/u");
+        let val = Validators::new();
+        let both = Cursor {
+            id: "29",
+            query_too: true,
+        };
+        let (url, h) = render(&config, TransportKind::FetchSse, both, &val);
+        assert_eq!(url, "/u?lastEventId=29");
+        assert_eq!(
+            h,
+            [
+                field("Accept", ACCEPT_EVENT_STREAM),
+                field("Last-Event-ID", "29")
+            ]
+        );
+        let none = Cursor {
+            id: "",
+            query_too: true,
+        };
+        let (url, h) = render(&config, TransportKind::FetchSse, none, &val);
+        assert_eq!((url.as_str(), h.len()), ("/u", 1));
+    }
+
     #[test]
     fn query_param_added_replaced_removed() {
         assert_eq!(
@@ -195,7 +241,7 @@ mod tests {
         let mut config = Config::new("/u");
         let mut val = Validators::new();
         val.etag = Some("\"e\"".into());
-        let (url, h) = render(&config, TransportKind::FetchSse, "5", &val);
+        let (url, h) = render(&config, TransportKind::FetchSse, c("5"), &val);
         assert_eq!(url, "/u");
         assert_eq!(
             h,
@@ -204,17 +250,17 @@ mod tests {
                 field("Last-Event-ID", "5")
             ]
         );
-        let (url, h) = render(&config, TransportKind::EventSource, "5", &val);
+        let (url, h) = render(&config, TransportKind::EventSource, c("5"), &val);
         assert_eq!((url.as_str(), h.len()), ("/u?lastEventId=5", 0));
-        let (_, h) = render(&config, TransportKind::Poll, "", &val);
+        let (_, h) = render(&config, TransportKind::Poll, c(""), &val);
         assert_eq!(h, [field("If-None-Match", "\"e\"")]);
         config.cross_origin = CrossOrigin::ALL;
         // Cross-origin long-poll: the cursor alone, no validators (no preflight).
-        let (url, h) = render(&config, TransportKind::LongPoll, "5", &val);
+        let (url, h) = render(&config, TransportKind::LongPoll, c("5"), &val);
         assert_eq!(url, "/u?lastEventId=5");
         assert_eq!(h, [field("Accept", ACCEPT_LONG_POLL)]);
         // Without a cursor the validators are all it has.
-        let (url, h) = render(&config, TransportKind::LongPoll, "", &val);
+        let (url, h) = render(&config, TransportKind::LongPoll, c(""), &val);
         assert_eq!(url, "/u");
         assert_eq!(
             h,
@@ -224,7 +270,7 @@ mod tests {
             ]
         );
         // Poll keeps them: a 304 is its point.
-        let (_, h) = render(&config, TransportKind::Poll, "5", &val);
+        let (_, h) = render(&config, TransportKind::Poll, c("5"), &val);
         assert_eq!(h, [field("If-None-Match", "\"e\"")]);
     }
 
@@ -235,11 +281,11 @@ mod tests {
         let mut val = Validators::new();
         val.etag = Some("3".into());
         val.last_modified = Some("Sun, 29 Nov 2026 20:04:13 GMT".into());
-        let (url, h) = render(&config, TransportKind::LongPoll, "1795982653:3", &val);
+        let (url, h) = render(&config, TransportKind::LongPoll, c("1795982653:3"), &val);
         assert_eq!(url, "/lp?lastEventId=1795982653%3A3");
         assert_eq!(h, [field("Accept", ACCEPT_LONG_POLL)]);
         // Validators that name another message still travel.
-        let (_, h) = render(&config, TransportKind::Poll, "1795982653:2", &val);
+        let (_, h) = render(&config, TransportKind::Poll, c("1795982653:2"), &val);
         assert_eq!(
             h,
             [
@@ -248,7 +294,7 @@ mod tests {
             ]
         );
         config.cross_origin = CrossOrigin::NONE;
-        let (url, h) = render(&config, TransportKind::Poll, "1795982653:3", &val);
+        let (url, h) = render(&config, TransportKind::Poll, c("1795982653:3"), &val);
         assert_eq!(url, "/lp");
         assert_eq!(h, [field("Last-Event-ID", "1795982653:3")]);
     }
@@ -262,10 +308,10 @@ mod tests {
         config.urls.fetch_sse = Some("https://cdn.example/sse".into());
         config.cross_origin = CrossOrigin::NONE.with(TransportKind::FetchSse, true);
         let val = Validators::new();
-        let (url, h) = render(&config, TransportKind::FetchSse, "7", &val);
+        let (url, h) = render(&config, TransportKind::FetchSse, c("7"), &val);
         assert_eq!(url, "https://cdn.example/sse?lastEventId=7");
         assert_eq!(h, [field("Accept", ACCEPT_EVENT_STREAM)]);
-        let (url, h) = render(&config, TransportKind::LongPoll, "7", &val);
+        let (url, h) = render(&config, TransportKind::LongPoll, c("7"), &val);
         assert_eq!(url, "/same");
         assert_eq!(
             h,

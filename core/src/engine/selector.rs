@@ -288,22 +288,30 @@ impl Selector {
 }
 
 impl Selector {
+    /// Whether `f` holds for every allowed transport.
+    pub fn all_allowed(&self, f: impl Fn(TransportKind) -> bool) -> bool {
+        self.allowed().iter().all(|&t| f(t))
+    }
+
     /// Whether no transport but the current one is allowed (by options and
     /// capability): then no evidence can move the connection anywhere.
     pub fn alone(&self) -> bool {
         self.allowed().iter().all(|&t| t == self.current)
     }
 
-    /// The server ignores a cursor sent in the query: keep only the allowed
-    /// transports for which `sends_header` holds (they send `Last-Event-ID`)
-    /// and switch to the one the current level picks among them (the first,
-    /// if the level picks none), reason `resume-ignored`. The downgrade level
+    /// The cursor must travel in the `Last-Event-ID` header (`reason`: the
+    /// server ignored it in the query, `resume-ignored`, or a resume is about
+    /// to start on a transport that cannot send the header,
+    /// `resume-by-header`): keep only the allowed transports for which
+    /// `sends_header` holds and switch to the one the current level picks
+    /// among them (the first, if the level picks none). The downgrade level
     /// and its memory stay (a buffering proxy is still there); a failback
     /// probe ends. `None`, changing nothing, when the current transport
     /// already sends the header or no allowed one does.
     pub fn resume_by_header(
         &mut self,
         sends_header: impl Fn(TransportKind) -> bool,
+        reason: Reason,
     ) -> Option<Change> {
         if sends_header(self.current) {
             return None;
@@ -335,7 +343,7 @@ impl Selector {
         Some(Change {
             transport: target,
             previous,
-            reason: Reason::ResumeIgnored,
+            reason,
         })
     }
 }
@@ -485,15 +493,18 @@ mod tests {
         c.transports = vec![es];
         assert!(selector(&c).alone());
         // Only eventsource: nowhere to go.
-        assert_eq!(selector(&c).resume_by_header(|t| t != es), None);
+        assert_eq!(
+            selector(&c).resume_by_header(|t| t != es, Reason::ResumeIgnored),
+            None
+        );
         c.transports = vec![es, fs, TransportKind::Poll];
         let mut s = selector(&c);
         // The current transport sends the header: nothing to do.
-        assert_eq!(s.resume_by_header(|_| true), None);
+        assert_eq!(s.resume_by_header(|_| true, Reason::ResumeIgnored), None);
         // No allowed transport sends it: nothing changes.
-        assert_eq!(s.resume_by_header(|_| false), None);
+        assert_eq!(s.resume_by_header(|_| false, Reason::ResumeIgnored), None);
         assert_eq!(s.current(), es);
-        let change = s.resume_by_header(|t| t == fs);
+        let change = s.resume_by_header(|t| t == fs, Reason::ResumeIgnored);
         assert_eq!(
             change,
             Some(Change {

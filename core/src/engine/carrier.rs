@@ -1,0 +1,63 @@
+//! Where a resume carries the cursor.
+//!
+//! Textbook SSE servers (the WHATWG model, and the usual Python and Node
+//! examples: `request.headers.get("last-event-id")`) read the cursor from the
+//! `Last-Event-ID` request header and, without one, go on from "now". A
+//! native `EventSource` sends that header only on its own reconnects; the one
+//! the engine re-creates for every attempt can carry the cursor only in the
+//! `lastEventIdParam` query parameter, and such a server would silently skip
+//! every event published while the client reconnected. So before every
+//! attempt that resumes (a non-empty cursor, outside the Durable Streams
+//! profile, whose offset always travels in the query):
+//! - the current transport sends the header (a same-origin fetch transport):
+//!   nothing changes;
+//! - it cannot (`eventsource`; a cross-origin fetch transport, where the
+//!   header would force a CORS preflight) and an allowed transport can: the
+//!   connection moves there for good, reason `resume-by-header`
+//!   (`fetch-sse` same-origin on the default list: no preflight, and the
+//!   faster transport besides). From then on requests carry the cursor in
+//!   BOTH the header and the query, so a server that reads only the query
+//!   (where the app's first choice sent it) resumes exactly as before;
+//! - no allowed transport can: the cursor stays in the query. That is
+//!   known at start and said once in the debug log
+//!   ([`Note::CursorInQueryOnly`]); what the engine can see of an ignored
+//!   resume is reported (`engine::replay`, `engine::gap`).
+
+use super::action::{Action, Note, Reason};
+use super::request::cursor_in_query;
+use super::Engine;
+
+impl Engine {
+    /// Whether `transport` carries the cursor in the query only.
+    fn query_only(&self, transport: super::config::TransportKind) -> bool {
+        cursor_in_query(transport, self.config.cross_origin.contains(transport))
+    }
+
+    /// Before an attempt starts: move a resume to a transport that sends
+    /// `Last-Event-ID` where one is allowed (see the module rules).
+    pub(crate) fn carry_cursor_by_header(&mut self) {
+        if self.cursor.is_empty() || self.is_durable() {
+            return;
+        }
+        let cross = self.config.cross_origin;
+        let change = self.selector.resume_by_header(
+            |t| !cursor_in_query(t, cross.contains(t)),
+            Reason::ResumeByHeader,
+        );
+        if let Some(change) = change {
+            self.query_too = true;
+            self.push_transport_change(change);
+        }
+    }
+
+    /// At start: note when no allowed transport can send `Last-Event-ID`.
+    pub(crate) fn note_query_only_cursor(&mut self) {
+        if self.is_durable() {
+            return;
+        }
+        if self.selector.all_allowed(|t| self.query_only(t)) {
+            self.actions
+                .push_back(Action::Note(Note::CursorInQueryOnly));
+        }
+    }
+}
