@@ -18,6 +18,9 @@
 // the first delivered to the last delivered, once each, in order (0 lost,
 // 0 duplicated), on the default transport list, across a crossTab hand-over
 // (the leader tab closes mid-stream) and across a reload with `persist`.
+// Every request after the first carries the cursor where the server reads it;
+// on the default list a resume moves from `eventsource`, which cannot send
+// the header, to same-origin `fetch-sse` (transportchange `resume-by-header`).
 // Where no transport can carry the header (`transports: ["eventsource"]`
 // against the header server) the loss cannot be avoided, but it must not be
 // silent: each jump of the ids comes with a `reset` of reason `gap`.
@@ -54,7 +57,9 @@ after(async () => { await browser?.close(); });
  * they came, the ids written, how it ended.
  */
 async function startTextbook(reads) {
-  const srv = { reads, history: [], streams: [], ended: 0 };
+  // `hold`: end no stream for now (the test is closing or reloading a page
+  // mid-stream, and the stream must still be open when it does).
+  const srv = { reads, history: [], streams: [], ended: 0, hold: false };
   const live = new Set();
   let next = 1;
   const write = (s, id) => {
@@ -66,7 +71,7 @@ async function startTextbook(reads) {
     srv.history.push(id);
     for (const s of [...live]) {
       write(s, id);
-      if (++s.liveCount >= LIVE_PER_STREAM && srv.ended < ENDS) {
+      if (++s.liveCount >= LIVE_PER_STREAM && srv.ended < ENDS && !srv.hold) {
         srv.ended++;
         s.end = "server";
         live.delete(s);
@@ -93,20 +98,10 @@ async function startTextbook(reads) {
     live.add(s);
     req.on("close", () => { if (live.delete(s)) s.end = "client"; });
   };
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer((req, res) => {
     const url = new URL(req.url, "http://x");
     if (url.pathname === "/sse") return stream(req, res, url);
-    if (url.pathname.startsWith("/pkg/")) {
-      const rel = normalize(decodeURIComponent(url.pathname.slice(5)));
-      if (rel.startsWith("..")) { res.writeHead(403).end(); return; }
-      try {
-        const body = await readFile(join(PKG_DIR, rel));
-        res.writeHead(200, { "content-type": MIME[extname(rel)] ?? "application/octet-stream" }).end(body);
-      } catch {
-        res.writeHead(404).end();
-      }
-      return;
-    }
+    if (url.pathname.startsWith("/pkg/")) return servePkg(res, url.pathname.slice(5));
     res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>textbook</title>");
   });
   server.listen(0, "127.0.0.1");
@@ -119,6 +114,18 @@ async function startTextbook(reads) {
     await new Promise((r) => server.close(r));
   };
   return srv;
+}
+
+/** A file of the built package, with the MIME type a browser needs for a module and for wasm. */
+async function servePkg(res, path) {
+  const rel = normalize(decodeURIComponent(path));
+  if (rel.startsWith("..")) { res.writeHead(403).end(); return; }
+  try {
+    const body = await readFile(join(PKG_DIR, rel));
+    res.writeHead(200, { "content-type": MIME[extname(rel)] ?? "application/octet-stream" }).end(body);
+  } catch {
+    res.writeHead(404).end();
+  }
 }
 
 /** One line per `/sse` request, for failure messages. */
@@ -173,13 +180,36 @@ async function waitFor(read, fn, ms, what, show) {
   }
 }
 
-/** Wait until the server ended `n` streams and the stream open now has written ≥ 2 live events. */
-function midStreamAfter(srv, n, ids) {
-  return waitFor(async () => null, () => {
+/**
+ * Wait until the server ended `n` streams and the stream open now has written
+ * ≥ 2 live events; from then on the server holds it open (`srv.hold`) until
+ * the caller releases it. Resolves to `ids()` and that stream.
+ */
+async function midStreamAfter(srv, n, ids) {
+  await waitFor(async () => null, () => {
     const cur = srv.streams.at(-1);
-    return srv.ended >= n && cur && cur.end === null && cur.liveCount >= 2;
-  }, 15_000, `${n} ends and a stream in progress`, () => `ended ${srv.ended}\n  ${streamLog(srv)}`).then(() => ids());
+    srv.hold = srv.ended >= n && cur && cur.end === null && cur.liveCount >= 2;
+    return srv.hold;
+  }, 15_000, `${n} ends and a stream in progress`, () => `ended ${srv.ended}\n  ${streamLog(srv)}`);
+  return { before: await ids(), stream: srv.streams.at(-1) };
 }
+
+/** Release `srv.hold` once the held `stream` was closed by its client (the browser closes the socket a little after the page went). */
+async function release(srv, stream) {
+  await waitFor(async () => stream.end, (end) => end !== null, 10_000, "the held stream to close",
+    () => streamLog(srv));
+  srv.hold = false;
+}
+
+/** Every request after the first carried the cursor where the server reads it. */
+function assertCursorEachTime(srv, what) {
+  const without = srv.streams.slice(1).filter((s) => s.cursor === null).map((s) => `#${s.n}`);
+  assert.deepEqual(without, [], `${what}: requests without the cursor where the ${srv.reads} server reads it\n  ${streamLog(srv)}`);
+}
+
+// On the default list a resume moves from `eventsource` (no header) to
+// same-origin `fetch-sse`, which sends `Last-Event-ID`.
+const BY_HEADER = ["transportchange reason=start transport=eventsource", "transportchange reason=resume-by-header transport=fetch-sse"];
 
 /**
  * Wait until the server ended its ENDS streams and the app (`ids()`) got AFTER
@@ -247,6 +277,8 @@ for (const reads of ["header", "query"]) {
       await h.closeSub(page, "a");
       const sig = await assertQuiet(page, "a", reads);
       assertNoLoss(await recorded(page, ["a"]), srv, `${reads} server (${sig.join("; ") || "no transportchange"})`);
+      assertCursorEachTime(srv, reads);
+      if (reads === "header") assert.deepEqual(sig, BY_HEADER);
       assert.equal(srv.ended, ENDS);
       assert.equal((await h.stats(page, "a")).duplicatesDropped, 0);
       assert.deepEqual(page.errors, []);
@@ -266,15 +298,19 @@ for (const reads of ["header", "query"]) {
       await open(leader, "a", URL_, opts);
       await h.waitEvents(leader, "a", (l) => l.some((e) => e.type === "open"), 10_000, "the leader's open");
       await open(follower, "b", URL_, opts);
-      const before = await midStreamAfter(srv, 4, () => recorded(follower, ["b"]));
+      const { before, stream } = await midStreamAfter(srv, 4, () => recorded(follower, ["b"]));
       assert.ok(before.length > 0, "the follower got relayed messages before the hand-over");
-      const streamsBefore = srv.streams.length;
       await leader.close();
+      await release(srv, stream);
       await untilTheEnd(srv, () => recorded(follower, ["b"]));
       await h.closeSub(follower, "b");
       const sig = await assertQuiet(follower, "b", `${reads} follower`);
       assertNoLoss(await recorded(follower, ["b"]), srv,
-        `${reads} server, follower (hand-over at stream #${streamsBefore + 1}; ${sig.join("; ") || "no transportchange"})`);
+        `${reads} server, follower (the leader closed during stream #${stream.n}; ${sig.join("; ") || "no transportchange"})`);
+      assert.equal(stream.end, "client", `the leader closed mid-stream\n  ${streamLog(srv)}`);
+      assertCursorEachTime(srv, `${reads} follower`);
+      // The leader's changes (relayed), then the follower's own from its start.
+      if (reads === "header") assert.deepEqual(sig, [...BY_HEADER, ...BY_HEADER]);
       assert.equal(srv.ended, ENDS);
       assert.equal((await h.stats(follower, "b")).duplicatesDropped, 0);
       assert.deepEqual(follower.errors, []);
@@ -290,10 +326,10 @@ for (const reads of ["header", "query"]) {
     try {
       const opts = options({ persist: "local" });
       await open(page, "a", URL_, opts);
-      const before = await midStreamAfter(srv, 4, () => recorded(page, ["a"]));
+      const { before, stream } = await midStreamAfter(srv, 4, () => recorded(page, ["a"]));
       assert.ok(before.length > 0, "messages before the reload");
-      const streamsBefore = srv.streams.length;
       await page.reload();
+      await release(srv, stream);
       await h.loadPackage(page);
       await open(page, "b", URL_, opts);
       await untilTheEnd(srv, () => recorded(page, ["a", "b"]));
@@ -301,7 +337,10 @@ for (const reads of ["header", "query"]) {
       const sig = await assertQuiet(page, "b", `${reads} after the reload`);
       const a = await recorded(page, ["a"]);
       assertNoLoss(await recorded(page, ["a", "b"]), srv,
-        `${reads} server, across the reload (last before it ${a.at(-1)}, first request after it #${streamsBefore + 1}; ${sig.join("; ") || "no transportchange"})`);
+        `${reads} server, across the reload (during stream #${stream.n}, the last id before it ${a.at(-1)}; ${sig.join("; ") || "no transportchange"})`);
+      assert.equal(stream.end, "client", `the reload came mid-stream\n  ${streamLog(srv)}`);
+      assertCursorEachTime(srv, `${reads} after the reload`);
+      if (reads === "header") assert.deepEqual(sig, BY_HEADER);
       assert.equal(srv.ended, ENDS);
       assert.equal((await h.stats(page, "b")).duplicatesDropped, 0);
       assert.deepEqual(page.errors, []);
