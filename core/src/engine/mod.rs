@@ -1081,21 +1081,9 @@ impl Engine {
         if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
         }
-        let mut reason = reason;
-        match self.breaker.admit(now.mono) {
-            crate::policy::breaker::Admission::Allowed => {}
-            crate::policy::breaker::Admission::Probe => reason = Reason::BreakerProbe,
-            crate::policy::breaker::Admission::Open { until } => {
-                self.schedule(now, until.since(now.mono), Reason::BreakerOpen);
-                return;
-            }
-            crate::policy::breaker::Admission::ProbeInFlight => {
-                self.breaker.abandon_probe(now.mono);
-                if self.breaker.admit(now.mono) == crate::policy::breaker::Admission::Probe {
-                    reason = Reason::BreakerProbe;
-                }
-            }
-        }
+        let Some(mut reason) = self.admit(now, reason) else {
+            return;
+        };
         if let Some(change) = self.selector.before_attempt(now) {
             self.push_transport_change(change);
             reason = Reason::FailbackProbe;
@@ -1109,15 +1097,7 @@ impl Engine {
         let transport = self.selector.current();
         let id = AttemptId(self.next_id);
         self.next_id = self.next_id.saturating_add(1);
-        let (url, headers) = if self.is_durable() {
-            (self.durable_url(transport), Vec::new())
-        } else {
-            let cursor = request::Cursor {
-                id: &self.cursor,
-                query_too: self.query_too,
-            };
-            request::render(&self.config, transport, cursor, &self.validators)
-        };
+        let (url, headers) = self.render_request(transport);
         let refresh_auth = mem::take(&mut self.refresh_next);
         self.stats.requests = self.stats.requests.saturating_add(1);
         if self.stats.requests > 1 {
@@ -1145,6 +1125,38 @@ impl Engine {
             headers,
             refresh_auth,
         }));
+    }
+
+    /// The breaker's word on the next attempt: its reason (`breaker-probe`
+    /// for the half-open probe), or `None` when it is open (the wait is
+    /// scheduled).
+    fn admit(&mut self, now: Now, reason: Reason) -> Option<Reason> {
+        use crate::policy::breaker::Admission;
+        match self.breaker.admit(now.mono) {
+            Admission::Allowed => Some(reason),
+            Admission::Probe => Some(Reason::BreakerProbe),
+            Admission::Open { until } => {
+                self.schedule(now, until.since(now.mono), Reason::BreakerOpen);
+                None
+            }
+            Admission::ProbeInFlight => {
+                self.breaker.abandon_probe(now.mono);
+                let probe = self.breaker.admit(now.mono) == Admission::Probe;
+                Some(if probe { Reason::BreakerProbe } else { reason })
+            }
+        }
+    }
+
+    /// The URL and headers of the next request on `transport`.
+    fn render_request(&self, transport: TransportKind) -> (String, Vec<(String, String)>) {
+        if self.is_durable() {
+            return (self.durable_url(transport), Vec::new());
+        }
+        let cursor = request::Cursor {
+            id: &self.cursor,
+            query_too: self.query_too,
+        };
+        request::render(&self.config, transport, cursor, &self.validators)
     }
 
     fn push_transport_change(&mut self, change: Change) {
