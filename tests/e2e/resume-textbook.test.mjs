@@ -21,9 +21,10 @@
 // Every request after the first carries the cursor where the server reads it;
 // on the default list a resume moves from `eventsource`, which cannot send
 // the header, to same-origin `fetch-sse` (transportchange `resume-by-header`).
-// Where no transport can carry the header (`transports: ["eventsource"]`
-// against the header server) the loss cannot be avoided, but it must not be
-// silent: each jump of the ids comes with a `reset` of reason `gap`.
+// Where no transport can carry the header without a preflight
+// (`transports: ["eventsource"]`, or a cross-origin stream) the header server
+// loses events at each resume, but not silently: each jump of the ids comes
+// with a `reset` of reason `gap`.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -59,48 +60,27 @@ after(async () => { await browser?.close(); });
 async function startTextbook(reads) {
   // `hold`: end no stream for now (the test is closing or reloading a page
   // mid-stream, and the stream must still be open when it does).
-  const srv = { reads, history: [], streams: [], ended: 0, hold: false };
-  const live = new Set();
+  const srv = { reads, history: [], streams: [], live: new Set(), ended: 0, hold: false, preflights: 0 };
   let next = 1;
-  const write = (s, id) => {
-    s.res.write(`id: ${id}\ndata: ${id}\n\n`);
-    s.ids.push(id);
-  };
   const timer = setInterval(() => {
     const id = next++;
     srv.history.push(id);
-    for (const s of [...live]) {
-      write(s, id);
+    for (const s of [...srv.live]) {
+      writeEvent(s, id);
       if (++s.liveCount >= LIVE_PER_STREAM && srv.ended < ENDS && !srv.hold) {
         srv.ended++;
         s.end = "server";
-        live.delete(s);
+        srv.live.delete(s);
         s.res.end();
       }
     }
   }, EVERY_MS);
-  const stream = (req, res, url) => {
-    const header = req.headers["last-event-id"];
-    const query = url.searchParams.get("lastEventId");
-    const raw = reads === "header" ? header : query;
-    const s = {
-      n: srv.streams.length + 1, header, query, cursor: raw ?? null, res, ids: [], liveCount: 0,
-      replayed: 0, end: null, transport: req.headers.accept?.includes("text/event-stream") ? "sse" : "?",
-    };
-    srv.streams.push(s);
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-    res.flushHeaders();
-    // Replay and join the live set in one turn: no event falls in between.
-    const from = raw !== undefined && raw !== null && /^\d+$/.test(raw) ? Number(raw) : null;
-    if (from !== null) {
-      for (const id of srv.history) if (id > from) { write(s, id); s.replayed++; }
-    }
-    live.add(s);
-    req.on("close", () => { if (live.delete(s)) s.end = "client"; });
-  };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, "http://x");
-    if (url.pathname === "/sse") return stream(req, res, url);
+    // Like Express's `cors()` for simple requests; a preflight gets no CORS
+    // headers (so it fails) and is counted.
+    if (req.method === "OPTIONS") { srv.preflights++; res.writeHead(204).end(); return; }
+    if (url.pathname === "/sse") return openStream(srv, req, res, url);
     if (url.pathname.startsWith("/pkg/")) return servePkg(res, url.pathname.slice(5));
     res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>textbook</title>");
   });
@@ -109,11 +89,40 @@ async function startTextbook(reads) {
   srv.url = `http://127.0.0.1:${server.address().port}`;
   srv.stop = async () => {
     clearInterval(timer);
-    for (const s of live) s.res.end();
+    for (const s of srv.live) s.res.end();
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
   };
   return srv;
+}
+
+/** One event `id` (its data the same number) on stream `s`. */
+function writeEvent(s, id) {
+  s.res.write(`id: ${id}\ndata: ${id}\n\n`);
+  s.ids.push(id);
+}
+
+/**
+ * A `/sse` request of `srv`: the cursor read where `srv.reads` says; with
+ * an integer cursor, every event after it from the history; then live.
+ */
+function openStream(srv, req, res, url) {
+  const header = req.headers["last-event-id"];
+  const query = url.searchParams.get("lastEventId");
+  const raw = (srv.reads === "header" ? header : query) ?? null;
+  const s = { n: srv.streams.length + 1, header, query, cursor: raw, res, ids: [], liveCount: 0, replayed: 0, end: null };
+  srv.streams.push(s);
+  res.writeHead(200, {
+    "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive",
+    "access-control-allow-origin": "*",
+  });
+  res.flushHeaders();
+  // Replay and join the live set in one turn: no event falls in between.
+  if (raw !== null && /^\d+$/.test(raw)) {
+    for (const id of srv.history) if (id > Number(raw)) { writeEvent(s, id); s.replayed++; }
+  }
+  srv.live.add(s);
+  req.on("close", () => { if (srv.live.delete(s)) s.end = "client"; });
 }
 
 /** A file of the built package, with the MIME type a browser needs for a module and for wasm. */
@@ -351,6 +360,29 @@ for (const reads of ["header", "query"]) {
   });
 }
 
+/**
+ * The header server went on from "now" at every resume of `name`: the ids
+ * jump (the loss no query-only carrier can avoid), and each jump is told: a
+ * `reset` of reason `gap` after the last id before it and before the message
+ * after the first id past it; no other reset.
+ */
+async function assertGapsAnnounced(page, name, srv) {
+  const log = (await h.events(page, name)).filter((e) => e.type === "message" || e.type === "reset");
+  const shown = () => log.map((e) => (e.type === "message" ? e.id : `reset(${e.reason})`)).join(" ");
+  const msgs = log.filter((e) => e.type === "message");
+  const jumps = [];
+  for (let i = 1; i < msgs.length; i++) if (Number(msgs[i].id) !== Number(msgs[i - 1].id) + 1) jumps.push(i);
+  assert.ok(jumps.length >= 1, `the server skipped events at a resume: ${shown()}\n  ${streamLog(srv)}`);
+  const unannounced = jumps.filter((i) => {
+    const from = log.indexOf(msgs[i - 1]);
+    const to = i + 1 < msgs.length ? log.indexOf(msgs[i + 1]) : log.length;
+    return !log.slice(from + 1, to).some((e) => e.type === "reset" && e.reason === "gap");
+  }).map((i) => `${msgs[i - 1].id}→${msgs[i].id}`);
+  assert.deepEqual(unannounced, [], `jumps without a reset "gap": ${shown()}\n  ${streamLog(srv)}`);
+  const resets = log.filter((e) => e.type === "reset").map((e) => e.reason);
+  assert.deepEqual(resets, jumps.map(() => "gap"), `one reset "gap" per jump: ${shown()}`);
+}
+
 test(`header server, transports ["eventsource"] (no header carrier): each jump of the ids comes with a reset of reason "gap"`, { timeout: T }, async () => {
   const srv = await startTextbook("header");
   const page = await h.blankPage(browser, srv.url);
@@ -358,24 +390,26 @@ test(`header server, transports ["eventsource"] (no header carrier): each jump o
     await open(page, "a", URL_, options({ transports: ["eventsource"] }));
     await untilTheEnd(srv, () => recorded(page, ["a"]));
     await h.closeSub(page, "a");
-    const log = (await h.events(page, "a")).filter((e) => e.type === "message" || e.type === "reset");
-    const shown = () => log.map((e) => (e.type === "message" ? e.id : `reset(${e.reason})`)).join(" ");
-    // The server went on from "now" at every resume: the ids jump (the loss
-    // this transport cannot avoid) ...
-    const msgs = log.filter((e) => e.type === "message");
-    const jumps = [];
-    for (let i = 1; i < msgs.length; i++) if (Number(msgs[i].id) !== Number(msgs[i - 1].id) + 1) jumps.push(i);
-    assert.ok(jumps.length >= 1, `the server skipped events at a resume: ${shown()}`);
-    // ... and each jump is told: a `reset` of reason `gap` after the last id
-    // before it and before the message after the first id past it.
-    const unannounced = jumps.filter((i) => {
-      const from = log.indexOf(msgs[i - 1]);
-      const to = i + 1 < msgs.length ? log.indexOf(msgs[i + 1]) : log.length;
-      return !log.slice(from + 1, to).some((e) => e.type === "reset" && e.reason === "gap");
-    }).map((i) => `${msgs[i - 1].id}→${msgs[i].id}`);
-    assert.deepEqual(unannounced, [], `jumps without a reset "gap": ${shown()}\n  ${streamLog(srv)}`);
-    const resets = log.filter((e) => e.type === "reset").map((e) => e.reason);
-    assert.deepEqual(resets, jumps.map(() => "gap"), `one reset "gap" per jump: ${shown()}`);
+    await assertGapsAnnounced(page, "a", srv);
+    assert.equal(srv.ended, ENDS);
+  } finally {
+    await page.closeAll();
+    await srv.stop();
+  }
+});
+
+// Cross-origin (the page on 127.0.0.1, the stream on localhost, the server
+// allowing any origin the simple way, no preflight answered): a header would
+// force a CORS preflight, so the cursor stays in the query, and the loss is told.
+test(`header server cross-origin, default transports: no preflight, each jump of the ids comes with a reset of reason "gap"`, { timeout: T }, async () => {
+  const srv = await startTextbook("header");
+  const page = await h.blankPage(browser, srv.url);
+  try {
+    await open(page, "a", srv.url.replace("127.0.0.1", "localhost") + URL_, options());
+    await untilTheEnd(srv, () => recorded(page, ["a"]));
+    await h.closeSub(page, "a");
+    await assertGapsAnnounced(page, "a", srv);
+    assert.equal(srv.preflights, 0);
     assert.equal(srv.ended, ENDS);
   } finally {
     await page.closeAll();
