@@ -40,10 +40,9 @@ impl Engine {
             return;
         }
         let cross = self.config.cross_origin;
-        let change = self.selector.resume_by_header(
-            |t| !cursor_in_query(t, cross.contains(t)),
-            Reason::ResumeByHeader,
-        );
+        let change = self
+            .selector
+            .resume_by_header(cross, Reason::ResumeByHeader);
         if let Some(change) = change {
             self.query_too = true;
             self.push_transport_change(change);

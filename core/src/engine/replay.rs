@@ -115,10 +115,7 @@ impl Engine {
             return;
         }
         let cross = self.config.cross_origin;
-        let change = self.selector.resume_by_header(
-            |t| !cursor_in_query(t, cross.contains(t)),
-            Reason::ResumeIgnored,
-        );
+        let change = self.selector.resume_by_header(cross, Reason::ResumeIgnored);
         let Some(change) = change else {
             self.actions.push_back(resume_error(None));
             return;

@@ -29,7 +29,8 @@
 //!   remembers again.
 
 use super::action::Reason;
-use super::config::{Capabilities, Config, TransportKind};
+use super::config::{Capabilities, Config, CrossOrigin, TransportKind};
+use super::request::cursor_in_query;
 use super::state::wall_after;
 use crate::time::{Now, WallMs};
 
@@ -302,17 +303,15 @@ impl Selector {
     /// The cursor must travel in the `Last-Event-ID` header (`reason`: the
     /// server ignored it in the query, `resume-ignored`, or a resume is about
     /// to start on a transport that cannot send the header,
-    /// `resume-by-header`): keep only the allowed transports for which
-    /// `sends_header` holds and switch to the one the current level picks
+    /// `resume-by-header`): keep only the allowed transports that send it
+    /// (`request::cursor_in_query` is false for them, given which endpoints
+    /// are `cross` origin) and switch to the one the current level picks
     /// among them (the first, if the level picks none). The downgrade level
     /// and its memory stay (a buffering proxy is still there); a failback
     /// probe ends. `None`, changing nothing, when the current transport
     /// already sends the header or no allowed one does.
-    pub fn resume_by_header(
-        &mut self,
-        sends_header: impl Fn(TransportKind) -> bool,
-        reason: Reason,
-    ) -> Option<Change> {
+    pub fn resume_by_header(&mut self, cross: CrossOrigin, reason: Reason) -> Option<Change> {
+        let sends_header = |t: TransportKind| !cursor_in_query(t, cross.contains(t));
         if sends_header(self.current) {
             return None;
         }
@@ -493,18 +492,16 @@ mod tests {
         c.transports = vec![es];
         assert!(selector(&c).alone());
         // Only eventsource: nowhere to go.
-        assert_eq!(
-            selector(&c).resume_by_header(|t| t != es, Reason::ResumeIgnored),
-            None
-        );
+        let none = CrossOrigin::NONE;
+        let reason = Reason::ResumeIgnored;
+        assert_eq!(selector(&c).resume_by_header(none, reason), None);
         c.transports = vec![es, fs, TransportKind::Poll];
         let mut s = selector(&c);
-        // The current transport sends the header: nothing to do.
-        assert_eq!(s.resume_by_header(|_| true, Reason::ResumeIgnored), None);
-        // No allowed transport sends it: nothing changes.
-        assert_eq!(s.resume_by_header(|_| false, Reason::ResumeIgnored), None);
+        // Every endpoint cross-origin: none sends the header, nothing changes.
+        assert_eq!(s.resume_by_header(CrossOrigin::ALL, reason), None);
         assert_eq!(s.current(), es);
-        let change = s.resume_by_header(|t| t == fs, Reason::ResumeIgnored);
+        let fs_same = CrossOrigin::ALL.with(fs, false);
+        let change = s.resume_by_header(fs_same, reason);
         assert_eq!(
             change,
             Some(Change {
@@ -513,6 +510,8 @@ mod tests {
                 reason: Reason::ResumeIgnored
             })
         );
+        // The current transport sends the header: nothing to do.
+        assert_eq!(s.resume_by_header(fs_same, reason), None);
         assert_eq!((s.current(), s.downgrade(), s.alone()), (fs, None, true));
         // eventsource is gone for good: no failback probe to it.
         assert_eq!(s.before_attempt(at(10_000_000)), None);
