@@ -248,13 +248,17 @@ for (const transport of ["eventsource", "fetch-sse"]) {
       test("BC-15 NATIVE: a buffered stream opens and shows no event: aborted at firstEventTimeoutMs (buffered-stream); 2 such opens → fetch-sse, held too → long-poll", async () => {
         await h.clearFaults(a);
         await h.faults(a, { path: "/sse", times: null, fault: { kind: "buffer" } });
-        const { id: before } = await a.publish("before");
+        const polled = (await h.requests(a, "/long-poll")).length;
+        // No cursor: with one, the first attempt would already resume over
+        // fetch-sse with Last-Event-ID (resume-by-header), skipping eventsource.
         const tag = await sub(a, {
-          seed: 27, urls: URLS, transports: ["eventsource", "fetch-sse", "long-poll"], lastEventId: before,
+          seed: 27, urls: URLS, transports: ["eventsource", "fetch-sse", "long-poll"],
           watchdog: { firstEventTimeoutMs: 500, idleTimeoutMs: 5000 }, fallback: { afterFailures: 2 },
         });
         await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "transportchange" && e.transport === "long-poll"), 10000, "long-poll");
         await h.clearFaults(a);
+        // Without a cursor the long-poll gets live events only: publish once it is held.
+        await h.waitRequests(a, "/long-poll", (l) => l.length > polled, 5000, "a held long-poll");
         const { id } = await a.publish("after");
         await h.waitEvents(page, tag, (l) => l.some((e) => e.type === "message"), 5000, "a message over long-poll");
         await h.closeSub(page, tag);
