@@ -448,3 +448,83 @@ fn without_history_the_id_after_the_jump_decides() {
     );
     assert_eq!(run(&[("message", "40"), ("message", "45")]), []);
 }
+
+/// Ids 27, 28, 29 on `eventsource`, the stream ends, and the resume from 29
+/// opens: the second attempt, open.
+fn resumed_after_27_to_29(config: Config, seed: u64) -> (Sim, tidings_core::engine::OpenRequest) {
+    let mut sim = Sim::new(config, seed);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    for id in ["27", "28", "29"] {
+        sim.native(o.id, "message", "x", id);
+    }
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=29");
+    sim.opened(o.id);
+    (sim, o)
+}
+
+/// A resume the server honoured whose first event (30) is too large: it is
+/// skipped (reported as such), and 31 after it is no jump. The same on a
+/// `fetch-sse` body, where the parser skips it.
+#[test]
+fn a_skipped_event_after_a_resume_is_no_gap() {
+    let mut c = native_only();
+    c.sse_limits.max_event_data_bytes = 8;
+    let (mut sim, o) = resumed_after_27_to_29(c, 30);
+    sim.native(o.id, "message", "far too large for the limit", "30");
+    sim.native(o.id, "message", "y", "31");
+    assert_eq!(error_codes(&sim)[0].1, ErrorCode::TooLarge);
+    assert_eq!((sim.delivered().len(), resets(&sim)), (4, vec![]));
+
+    let mut c = fetch_sse_config();
+    c.sse_limits.max_event_data_bytes = 8;
+    let mut sim = Sim::new(c, 30);
+    let o = the_open(&sim.start());
+    sim.stream(
+        o.id,
+        b"id: 27\ndata: x\n\nid: 28\ndata: x\n\nid: 29\ndata: x\n\n",
+    );
+    sim.end(o.id);
+    let o = sim.must_open(10_000);
+    assert_eq!(header(&o, "Last-Event-ID"), Some("29"));
+    sim.stream(
+        o.id,
+        b"id: 30\ndata: far too large for the limit\n\nid: 31\ndata: y\n\n",
+    );
+    assert_eq!(error_codes(&sim)[0].1, ErrorCode::TooLarge);
+    assert_eq!((sim.delivered().len(), resets(&sim)), (4, vec![]));
+}
+
+/// A server that cannot resume says so with a `reset` event and goes on
+/// from "now": the app hears one `reset` (`server`), not a second one
+/// (`gap`) for the jump the server already announced.
+#[test]
+fn a_server_reset_after_a_resume_is_not_reported_again_as_a_gap() {
+    let (mut sim, o) = resumed_after_27_to_29(native_only(), 30);
+    sim.native(o.id, "reset", "", "29");
+    sim.native(o.id, "message", "y", "40");
+    sim.native(o.id, "message", "y", "41");
+    assert_eq!(resets(&sim), [("29".into(), ResetReason::Server)]);
+}
+
+/// A numbering that showed a hole within one stream (10, 14) leaves holes
+/// by design: a later jump after a resume (15 → 20) is the server's own
+/// numbering, never a `gap`, even though its last two ids were consecutive.
+#[test]
+fn a_numbering_with_holes_in_a_stream_is_never_accused() {
+    let mut sim = Sim::new(native_only(), 30);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    for id in ["10", "14", "15"] {
+        sim.native(o.id, "message", "x", id);
+    }
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    assert_eq!(o.url, "/stream?lastEventId=15");
+    sim.opened(o.id);
+    sim.native(o.id, "message", "y", "20");
+    sim.native(o.id, "message", "y", "21");
+    assert_eq!((sim.delivered().len(), resets(&sim)), (5, vec![]));
+}

@@ -306,7 +306,7 @@ impl Engine {
         }
         if data.len() > self.config.sse_limits.max_event_data_bytes {
             if self.dedupe.should_report_skipped(own_id.as_deref()) {
-                self.skip_message(own_id, last_event_id);
+                self.skip_event(own_id, last_event_id);
             }
             return false;
         }
@@ -355,6 +355,8 @@ impl Engine {
     /// A server `reset` event: the server's history restarted.
     fn server_reset(&mut self) {
         self.dedupe.clear();
+        // The server announced the jump that follows: no `gap` for it.
+        self.forget_numbering();
         self.actions.push_back(Action::Reset {
             reason: ResetReason::Server,
         });
@@ -417,7 +419,17 @@ impl Engine {
             }
         }
         if self.dedupe.should_report_skipped(own_id.as_deref()) {
-            self.skip_message(own_id, last_event_id);
+            self.skip_event(own_id, last_event_id);
+        }
+    }
+
+    /// A new event skipped for its size: its id counts in the numbering
+    /// like a delivered one's (`engine::gap`), then [`Engine::skip_message`].
+    fn skip_event(&mut self, own_id: Option<String>, last_event_id: String) {
+        let proves_gap = self.gap_in(own_id.as_deref().unwrap_or_default());
+        self.skip_message(own_id, last_event_id);
+        if proves_gap {
+            self.raise_gap();
         }
     }
 

@@ -13,7 +13,12 @@
 //! `Reset { Gap }` is raised once for that jump, after the events are
 //! delivered; the app refetches what it missed. Ids that are not decimal
 //! integers (nchan's `<time>:<tag>`, UUIDs), a jump before any resume, and
-//! the Durable Streams profile (offsets, not ids) are never judged.
+//! the Durable Streams profile (offsets, not ids) are never judged; nor is
+//! any jump once the ids jumped within one attempt (one stream, one answer:
+//! holes by design), or the jump after a server `reset` event (announced).
+//! Events skipped for their size count like delivered ones. A numbering
+//! with holes that happened to look consecutive can still be taken for a
+//! skip: the price is one refetch.
 
 use super::action::{Action, ResetReason};
 use super::decode::parse_decimal;
@@ -31,6 +36,12 @@ pub(crate) struct GapWatch {
     /// The first id after a jump with no history to judge it by: the next
     /// id decides.
     suspect: Option<u64>,
+    /// No new id of the live attempt yet: its first one follows a reconnect,
+    /// not the server's numbering.
+    fresh: bool,
+    /// Within one attempt the ids jumped: the numbering has holes by design,
+    /// and no later jump is judged.
+    holes: bool,
 }
 
 impl GapWatch {
@@ -38,12 +49,17 @@ impl GapWatch {
     pub fn on_attempt(&mut self, cursor: &str) {
         self.resumed_from = parse_decimal(cursor.as_bytes());
         self.suspect = None;
+        self.fresh = true;
     }
 
     /// A new event (not a repeat) with its own non-empty `id`: whether it
     /// proves a gap.
     pub fn on_id(&mut self, id: &str) -> bool {
         let n = parse_decimal(id.as_bytes());
+        let within = !core::mem::take(&mut self.fresh);
+        if let (true, Some(l), Some(m)) = (within, self.last, n) {
+            self.holes |= m > l.saturating_add(1);
+        }
         let gap = match (n, self.resumed_from.take(), self.suspect.take()) {
             (Some(m), Some(from), _) if m > from.saturating_add(1) => {
                 let shown = self.consecutive && self.last == Some(from);
@@ -58,7 +74,7 @@ impl GapWatch {
         self.consecutive =
             matches!((self.last, n), (Some(l), Some(m)) if Some(m) == l.checked_add(1));
         self.last = n;
-        gap
+        gap && !self.holes
     }
 }
 
@@ -75,6 +91,12 @@ impl Engine {
     /// caller raises it ([`Engine::raise_gap`]) after the event's delivery.
     pub(crate) fn gap_in(&mut self, id: &str) -> bool {
         !id.is_empty() && !self.is_durable() && self.gap.on_id(id)
+    }
+
+    /// The server's history restarted (a `reset` event): what the ids said
+    /// so far says nothing about the ones to come.
+    pub(crate) fn forget_numbering(&mut self) {
+        self.gap = GapWatch::default();
     }
 
     /// `Reset { Gap }`.
@@ -121,6 +143,29 @@ mod tests {
             run(&["10", "14", "15"], "20", &["25", "30"]),
             [false, false]
         );
+    }
+
+    #[test]
+    fn a_jump_within_an_attempt_means_holes_by_design() {
+        // 10 → 14 in one stream: 15 → 20 across the resume is not judged.
+        assert_eq!(
+            run(&["10", "14", "15"], "15", &["20", "21"]),
+            [false, false]
+        );
+        // Without history: 40, 45 shows the holes; the next resume too.
+        let mut w = GapWatch::default();
+        w.on_attempt("29");
+        assert_eq!([w.on_id("40"), w.on_id("45")], [false, false]);
+        w.on_attempt("45");
+        assert_eq!([w.on_id("50"), w.on_id("51")], [false, false]);
+        // A jump across a resume is no hole: the next one is still judged.
+        let mut w = GapWatch::default();
+        w.on_attempt("");
+        assert_eq!([w.on_id("1"), w.on_id("2")], [false, false]);
+        w.on_attempt("2");
+        assert_eq!([w.on_id("5"), w.on_id("6")], [true, false]);
+        w.on_attempt("6");
+        assert_eq!([w.on_id("9")], [true]);
     }
 
     #[test]
