@@ -528,3 +528,40 @@ fn a_numbering_with_holes_in_a_stream_is_never_accused() {
     sim.native(o.id, "message", "y", "21");
     assert_eq!((sim.delivered().len(), resets(&sim)), (5, vec![]));
 }
+
+/// A downgrade to `long-poll` remembered from an earlier load (default
+/// list, a cursor): when it expires, the failback probe goes where a resume
+/// can go, `fetch-sse` (it sends `Last-Event-ID`), not to `eventsource` and
+/// straight back to `long-poll` in the same attempt.
+#[test]
+fn a_failback_probe_with_a_cursor_skips_eventsource() {
+    let mut c = Config::new("/stream");
+    c.last_event_id = "5".into();
+    c.downgrade = Some((
+        TransportKind::LongPoll,
+        tidings_core::time::WallMs(WALL0 + 60_000),
+    ));
+    let mut sim = Sim::new(c, 1);
+    let mut o = the_open(&sim.start());
+    assert_eq!(o.transport, TransportKind::LongPoll);
+    while o.transport == TransportKind::LongPoll && sim.now.mono.0 < 200_000 {
+        sim.run_for(30_000);
+        sim.head(o.id, ResponseHead::new(204));
+        o = sim.must_open(1000);
+    }
+    assert_eq!(
+        (o.transport, header(&o, "Last-Event-ID")),
+        (TransportKind::FetchSse, Some("5"))
+    );
+    assert_eq!(
+        changes(&sim),
+        [
+            (TransportKind::LongPoll, None, Reason::Start),
+            (
+                TransportKind::FetchSse,
+                Some(TransportKind::LongPoll),
+                Reason::FailbackProbe
+            )
+        ]
+    );
+}

@@ -10,7 +10,9 @@
 //! attempt that resumes (a non-empty cursor, outside the Durable Streams
 //! profile, whose offset always travels in the query):
 //! - the current transport sends the header (a same-origin fetch transport):
-//!   nothing changes;
+//!   it stays, and the transports that cannot are dropped from the allowed
+//!   list, so a failback probe after a remembered downgrade goes where the
+//!   resume can go (`fetch-sse`, not `eventsource` and back);
 //! - it cannot (`eventsource`; a cross-origin fetch transport, where the
 //!   header would force a CORS preflight) and an allowed transport can: the
 //!   connection moves there for good, reason `resume-by-header`

@@ -1084,6 +1084,9 @@ impl Engine {
         let Some(mut reason) = self.admit(now, reason) else {
             return;
         };
+        // First: a failback probe must not pick a transport a resume cannot
+        // use (it would go there and straight back).
+        self.carry_cursor_by_header();
         if let Some(change) = self.selector.before_attempt(now) {
             self.push_transport_change(change);
             reason = Reason::FailbackProbe;
@@ -1093,7 +1096,6 @@ impl Engine {
                 reason: ResetReason::Unresumable,
             });
         }
-        self.carry_cursor_by_header();
         let transport = self.selector.current();
         let id = AttemptId(self.next_id);
         self.next_id = self.next_id.saturating_add(1);

@@ -305,16 +305,15 @@ impl Selector {
     /// to start on a transport that cannot send the header,
     /// `resume-by-header`): keep only the allowed transports that send it
     /// (`request::cursor_in_query` is false for them, given which endpoints
-    /// are `cross` origin) and switch to the one the current level picks
-    /// among them (the first, if the level picks none). The downgrade level
-    /// and its memory stay (a buffering proxy is still there); a failback
-    /// probe ends. `None`, changing nothing, when the current transport
-    /// already sends the header or no allowed one does.
+    /// are `cross` origin), so no failback probe or fallback goes back to one
+    /// that cannot, and, when the current transport is not among them,
+    /// switch to the one the current level picks (the first, if the level
+    /// picks none). The downgrade level and its memory stay (a buffering
+    /// proxy is still there); a failback probe ends. `None` when the current
+    /// transport stays: it sends the header, or no allowed one does (then
+    /// nothing changes).
     pub fn resume_by_header(&mut self, cross: CrossOrigin, reason: Reason) -> Option<Change> {
         let sends_header = |t: TransportKind| !cursor_in_query(t, cross.contains(t));
-        if sends_header(self.current) {
-            return None;
-        }
         let mut kept = [TransportKind::Poll; 4];
         let mut len = 0u8;
         for &t in self.allowed() {
@@ -326,9 +325,12 @@ impl Selector {
         if len == 0 {
             return None;
         }
-        let previous = self.current;
         self.allowed = kept;
         self.len = len;
+        if sends_header(self.current) {
+            return None;
+        }
+        let previous = self.current;
         self.probing = false;
         self.strikes = 0;
         let target = match self.target(self.level) {
