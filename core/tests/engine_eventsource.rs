@@ -565,3 +565,40 @@ fn a_failback_probe_with_a_cursor_skips_eventsource() {
         ]
     );
 }
+
+/// `long-poll` against a server whose ids leave holes by design (a room of
+/// a chat whose messages share one counter) and that honours the cursor:
+/// one message per answer, 100, 101, then 107. Each request after an answer
+/// goes on with the numbering, it is no resume after a break: no `gap`. A
+/// request after a failure is one, and is judged.
+#[test]
+fn long_poll_answers_in_a_row_are_one_numbering() {
+    let mut c = Config::new("/lp");
+    c.transports = vec![TransportKind::LongPoll];
+    let mut sim = Sim::new(c, 30);
+    let mut o = the_open(&sim.start());
+    for id in ["100", "101", "107", "108"] {
+        sim.head(o.id, json_head(200));
+        sim.messages(o.id, vec![msg(Some(id), None, "x")], None);
+        o = sim.must_open(10_000);
+        assert_eq!(header(&o, "Last-Event-ID"), Some(id));
+    }
+    assert_eq!((sim.delivered().len(), resets(&sim)), (4, vec![]));
+
+    // A fresh numbering without holes, a failed request, then a jump.
+    let mut c = Config::new("/lp");
+    c.transports = vec![TransportKind::LongPoll];
+    let mut sim = Sim::new(c, 30);
+    let mut o = the_open(&sim.start());
+    for id in ["1", "2"] {
+        sim.head(o.id, json_head(200));
+        sim.messages(o.id, vec![msg(Some(id), None, "x")], None);
+        o = sim.must_open(10_000);
+    }
+    sim.head(o.id, ResponseHead::new(503));
+    let o = sim.must_open(60_000);
+    assert_eq!(header(&o, "Last-Event-ID"), Some("2"));
+    sim.head(o.id, json_head(200));
+    sim.messages(o.id, vec![msg(Some("9"), None, "x")], None);
+    assert_eq!(resets(&sim), [("9".into(), ResetReason::Gap)]);
+}

@@ -14,8 +14,11 @@
 //! delivered; the app refetches what it missed. Ids that are not decimal
 //! integers (nchan's `<time>:<tag>`, UUIDs), a jump before any resume, and
 //! the Durable Streams profile (offsets, not ids) are never judged; nor is
-//! any jump once the ids jumped within one attempt (one stream, one answer:
-//! holes by design), or the jump after a server `reset` event (announced).
+//! any jump once the ids jumped where no resume was judged (holes by
+//! design): within one stream or answer, or from one answer to the next of
+//! a request transport (a request right after an answer goes on with the
+//! numbering; only one after a failure resumes); nor the jump after a
+//! server `reset` event (announced).
 //! Events skipped for their size count like delivered ones. A numbering
 //! with holes that happened to look consecutive can still be taken for a
 //! skip: the price is one refetch.
@@ -36,31 +39,34 @@ pub(crate) struct GapWatch {
     /// The first id after a jump with no history to judge it by: the next
     /// id decides.
     suspect: Option<u64>,
-    /// No new id of the live attempt yet: its first one follows a reconnect,
-    /// not the server's numbering.
-    fresh: bool,
-    /// Within one attempt the ids jumped: the numbering has holes by design,
-    /// and no later jump is judged.
+    /// The ids jumped where no resume was judged (within one stream, or
+    /// from one `long-poll` answer to the next): the numbering has holes by
+    /// design, and no later jump is judged.
     holes: bool,
 }
 
 impl GapWatch {
-    /// A new attempt starts from `cursor`.
-    pub fn on_attempt(&mut self, cursor: &str) {
+    /// A new attempt starts from `cursor`. `continuing`: a request cycle
+    /// right after an answer (`long-poll`, `poll`), which goes on with the
+    /// numbering (a pending judgement stays pending); any other attempt is a
+    /// resume after a break.
+    pub fn on_attempt(&mut self, cursor: &str, continuing: bool) {
+        if continuing {
+            return;
+        }
         self.resumed_from = parse_decimal(cursor.as_bytes());
         self.suspect = None;
-        self.fresh = true;
     }
 
     /// A new event (not a repeat) with its own non-empty `id`: whether it
     /// proves a gap.
     pub fn on_id(&mut self, id: &str) -> bool {
         let n = parse_decimal(id.as_bytes());
-        let within = !core::mem::take(&mut self.fresh);
-        if let (true, Some(l), Some(m)) = (within, self.last, n) {
+        let resumed = self.resumed_from.take();
+        if let (None, Some(l), Some(m)) = (resumed, self.last, n) {
             self.holes |= m > l.saturating_add(1);
         }
-        let gap = match (n, self.resumed_from.take(), self.suspect.take()) {
+        let gap = match (n, resumed, self.suspect.take()) {
             (Some(m), Some(from), _) if m > from.saturating_add(1) => {
                 let shown = self.consecutive && self.last == Some(from);
                 if !shown {
@@ -79,10 +85,11 @@ impl GapWatch {
 }
 
 impl Engine {
-    /// A new attempt: watch its ids when it resumes from an integer cursor.
-    pub(crate) fn watch_gap(&mut self) {
+    /// A new attempt: watch its ids when it resumes from an integer cursor
+    /// (`continuing`: see [`GapWatch::on_attempt`]).
+    pub(crate) fn watch_gap(&mut self, continuing: bool) {
         if !self.is_durable() {
-            self.gap.on_attempt(&self.cursor);
+            self.gap.on_attempt(&self.cursor, continuing);
         }
     }
 
@@ -116,7 +123,7 @@ mod tests {
         for id in history {
             assert!(!w.on_id(id), "no resume yet: {id}");
         }
-        w.on_attempt(cursor);
+        w.on_attempt(cursor, false);
         after.iter().map(|id| w.on_id(id)).collect()
     }
 
@@ -154,18 +161,38 @@ mod tests {
         );
         // Without history: 40, 45 shows the holes; the next resume too.
         let mut w = GapWatch::default();
-        w.on_attempt("29");
+        w.on_attempt("29", false);
         assert_eq!([w.on_id("40"), w.on_id("45")], [false, false]);
-        w.on_attempt("45");
+        w.on_attempt("45", false);
         assert_eq!([w.on_id("50"), w.on_id("51")], [false, false]);
         // A jump across a resume is no hole: the next one is still judged.
         let mut w = GapWatch::default();
-        w.on_attempt("");
+        w.on_attempt("", false);
         assert_eq!([w.on_id("1"), w.on_id("2")], [false, false]);
-        w.on_attempt("2");
+        w.on_attempt("2", false);
         assert_eq!([w.on_id("5"), w.on_id("6")], [true, false]);
-        w.on_attempt("6");
+        w.on_attempt("6", false);
         assert_eq!([w.on_id("9")], [true]);
+    }
+
+    #[test]
+    fn a_request_after_an_answer_continues_the_numbering() {
+        let mut w = GapWatch::default();
+        w.on_attempt("", false);
+        assert_eq!([w.on_id("100"), w.on_id("101")], [false, false]);
+        // The next long-poll: a jump is a hole, not a gap.
+        w.on_attempt("101", true);
+        assert_eq!([w.on_id("107")], [false]);
+        w.on_attempt("107", false);
+        assert_eq!([w.on_id("110"), w.on_id("111")], [false, false]);
+        // After a reload: the jump, then a "no news" answer, then the next
+        // id in the next answer decides.
+        let mut w = GapWatch::default();
+        w.on_attempt("29", false);
+        assert!(!w.on_id("40"));
+        w.on_attempt("40", true);
+        w.on_attempt("40", true);
+        assert!(w.on_id("41"));
     }
 
     #[test]

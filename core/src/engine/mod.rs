@@ -1115,8 +1115,8 @@ impl Engine {
         // cursor a stale parser id (one from before native events moved it).
         self.parser.set_last_event_id(&self.cursor);
         self.watch_replay();
-        self.watch_gap();
         let request_cycle = !transport.is_streaming() && self.state == State::Open;
+        self.watch_gap(request_cycle);
         if !request_cycle {
             self.set_state(State::Connecting, reason, None);
         }
