@@ -602,3 +602,24 @@ fn long_poll_answers_in_a_row_are_one_numbering() {
     sim.messages(o.id, vec![msg(Some("9"), None, "x")], None);
     assert_eq!(resets(&sim), [("9".into(), ResetReason::Gap)]);
 }
+
+/// A server that repeats the last id on its heartbeat events (new data each
+/// time): the heartbeat that opens the resumed stream repeats the cursor and
+/// says nothing about the numbering; the jump after it (29 → 32) is still
+/// a `gap`, and a repeated id within a stream is no hole.
+#[test]
+fn a_heartbeat_repeating_the_cursor_leaves_the_judgement_to_the_next_id() {
+    let mut sim = Sim::new(native_only(), 30);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    for (event, id) in [("message", "27"), ("heartbeat", "27"), ("message", "28")] {
+        sim.native(o.id, event, id, id);
+    }
+    sim.native(o.id, "message", "x", "29");
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    sim.opened(o.id);
+    sim.native(o.id, "heartbeat", "t1", "29");
+    sim.native(o.id, "message", "y", "32");
+    assert_eq!(resets(&sim), [("32".into(), ResetReason::Gap)]);
+}

@@ -62,6 +62,11 @@ impl GapWatch {
     /// proves a gap.
     pub fn on_id(&mut self, id: &str) -> bool {
         let n = parse_decimal(id.as_bytes());
+        // A repeat of the last id or of the cursor (a heartbeat that carries
+        // it) says nothing about the numbering.
+        if n.is_some() && (n == self.last || n == self.resumed_from) {
+            return false;
+        }
         let resumed = self.resumed_from.take();
         if let (None, Some(l), Some(m)) = (resumed, self.last, n) {
             self.holes |= m > l.saturating_add(1);
@@ -193,6 +198,15 @@ mod tests {
         w.on_attempt("40", true);
         w.on_attempt("40", true);
         assert!(w.on_id("41"));
+    }
+
+    #[test]
+    fn a_repeated_id_is_no_step() {
+        // The cursor repeated first (a heartbeat carrying it), then the jump.
+        assert_eq!(run(&["28", "29"], "29", &["29", "32"]), [false, true]);
+        assert_eq!(run(&[], "29", &["29", "40", "41"]), [false, false, true]);
+        // Repeats within a stream keep it consecutive.
+        assert_eq!(run(&["28", "28", "29", "29"], "29", &["31"]), [true]);
     }
 
     #[test]
