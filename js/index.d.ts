@@ -366,9 +366,9 @@ export interface Options<M = {}> {
   /**
    * Keep the cursor across reloads in `sessionStorage` (`"session"`: this tab) or `localStorage`
    * (`"local"`: every tab of the origin): restored at `subscribe` (unless `lastEventId` / `offset`
-   * is given), written once per delivered batch after the listeners ran (with an async iterator:
-   * when it pulls the next message), removed on `reset`. A `crossTab` follower does not write
-   * `localStorage`. A storage that is missing, full or refused: one `debug` log line, and the
+   * is given; `offset: "-1"`, the default, does not count), written once per delivered batch
+   * after the listeners ran (with an async iterator: when it pulls the next message), removed on
+   * `reset`. A `crossTab` follower does not write `localStorage`. A storage that is missing, full or refused: one `debug` log line, and the
    * subscription goes on without it. README "Persisted cursor". Default: off.
    */
   persist?: "session" | "local";
