@@ -423,6 +423,9 @@ pub enum Note {
     /// tell more. Noted once per connection; the idle watchdog runs once an
     /// event arrives.
     SilentStreamKept,
+    /// The app called `reconnect()`: what it did and why (`reconnect: ` and
+    /// the answer's JS name).
+    Reconnect(super::reconnect::ReconnectAnswer),
 }
 
 impl Note {
@@ -430,6 +433,7 @@ impl Note {
     pub const fn as_str(self) -> &'static str {
         match self {
             Note::SilentStreamKept => "silent-stream-kept",
+            Note::Reconnect(answer) => answer.note(),
         }
     }
 }
