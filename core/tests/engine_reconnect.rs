@@ -343,3 +343,43 @@ fn a_floor_between_user_reconnects() {
     expected.push(ReconnectAnswer::TooSoon);
     assert_eq!(answers, expected);
 }
+
+/// The JS names, the return values apps compare against (`js/index.d.ts`).
+#[test]
+fn answer_names() {
+    use ReconnectAnswer::*;
+    let all = [
+        Now,
+        BreakerProbe,
+        TooSoon,
+        RetryAfter,
+        RateLimit,
+        AlreadyOpen,
+        Connecting,
+        Hidden,
+        Offline,
+        Closed,
+        Leader,
+    ];
+    let names: Vec<&str> = all.iter().map(|a| a.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "now",
+            "breaker-probe",
+            "too-soon",
+            "retry-after",
+            "rate-limit",
+            "already-open",
+            "connecting",
+            "hidden",
+            "offline",
+            "closed",
+            "leader"
+        ]
+    );
+    assert_eq!(
+        Note::Reconnect(BreakerProbe).as_str(),
+        "reconnect: breaker-probe"
+    );
+}

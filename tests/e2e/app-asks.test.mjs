@@ -314,8 +314,10 @@ test("reconnect(): a 13 s server restart opens the breaker; reconnect() at 14 s 
   assert.deepEqual(log.slice(from).filter((e) => e.type === "statechange").map((e) => `${e.state}:${e.reason}`),
     ["connecting:breaker-probe", "open:breaker-probe"]);
   assert.equal(await page.evaluate(() => window.subs.a.sub.reconnect()), "already-open");
-  const notes = logs.filter((l) => l.what === "note" && l.note?.startsWith("reconnect")).map((l) => l.note);
-  assert.deepEqual(notes, ["reconnect: breaker-probe", "reconnect: already-open"]);
+  // The debug lines are read from the console asynchronously: wait for both.
+  const notes = () => logs.filter((l) => l.what === "note" && l.note?.startsWith("reconnect")).map((l) => l.note);
+  for (const end = Date.now() + 5000; notes().length < 2 && Date.now() < end;) await h.sleep(25);
+  assert.deepEqual(notes(), ["reconnect: breaker-probe", "reconnect: already-open"]);
   await h.closeSub(page, "a");
 
   // A server-requested wait: reconnect() leaves it and says so.

@@ -74,39 +74,31 @@ pub enum ReconnectAnswer {
     Leader,
 }
 
+/// The debug log's notes, in the order of [`ReconnectAnswer`]: `reconnect: `
+/// and the JS name (one table for both: the name is the note's tail).
+const NOTES: [&str; 11] = [
+    "reconnect: now",
+    "reconnect: breaker-probe",
+    "reconnect: too-soon",
+    "reconnect: retry-after",
+    "reconnect: rate-limit",
+    "reconnect: already-open",
+    "reconnect: connecting",
+    "reconnect: hidden",
+    "reconnect: offline",
+    "reconnect: closed",
+    "reconnect: leader",
+];
+
 impl ReconnectAnswer {
-    /// The JS name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ReconnectAnswer::Now => "now",
-            ReconnectAnswer::BreakerProbe => "breaker-probe",
-            ReconnectAnswer::TooSoon => "too-soon",
-            ReconnectAnswer::RetryAfter => "retry-after",
-            ReconnectAnswer::RateLimit => "rate-limit",
-            ReconnectAnswer::AlreadyOpen => "already-open",
-            ReconnectAnswer::Connecting => "connecting",
-            ReconnectAnswer::Hidden => "hidden",
-            ReconnectAnswer::Offline => "offline",
-            ReconnectAnswer::Closed => "closed",
-            ReconnectAnswer::Leader => "leader",
-        }
+    /// The JS name (`"now"`, `"breaker-probe"`, …).
+    pub fn as_str(self) -> &'static str {
+        &self.note()["reconnect: ".len()..]
     }
 
     /// The debug log's note: `reconnect: ` and the JS name.
     pub(crate) const fn note(self) -> &'static str {
-        match self {
-            ReconnectAnswer::Now => "reconnect: now",
-            ReconnectAnswer::BreakerProbe => "reconnect: breaker-probe",
-            ReconnectAnswer::TooSoon => "reconnect: too-soon",
-            ReconnectAnswer::RetryAfter => "reconnect: retry-after",
-            ReconnectAnswer::RateLimit => "reconnect: rate-limit",
-            ReconnectAnswer::AlreadyOpen => "reconnect: already-open",
-            ReconnectAnswer::Connecting => "reconnect: connecting",
-            ReconnectAnswer::Hidden => "reconnect: hidden",
-            ReconnectAnswer::Offline => "reconnect: offline",
-            ReconnectAnswer::Closed => "reconnect: closed",
-            ReconnectAnswer::Leader => "reconnect: leader",
-        }
+        NOTES[self as usize]
     }
 }
 
