@@ -67,6 +67,17 @@ export type Reason =
  */
 export type Status = "connecting" | "connected" | "reconnecting" | "offline" | "closed";
 
+/**
+ * What `reconnect()` did, and why: `"now"` (the next attempt started), `"breaker-probe"` (the
+ * open circuit breaker's one probe started), `"too-soon"` (within `backoff.floorMs` of the last
+ * honoured call: the next attempt goes at the floor's end), `"retry-after"` / `"rate-limit"` (the
+ * server's requested wait stays), `"already-open"`, `"connecting"`, `"hidden"` (paused for a hidden
+ * or frozen page), `"offline"` (`navigator.onLine` says offline), `"closed"` (stopped for good, or
+ * the subscription closed), `"leader"` (a `crossTab` follower asked the leader tab).
+ */
+export type ReconnectAnswer = "now" | "breaker-probe" | "too-soon" | "retry-after" | "rate-limit"
+  | "already-open" | "connecting" | "hidden" | "offline" | "closed" | "leader";
+
 /** The error codes, as a frozen object: `if (e.code === ErrorCode.Auth) …`. */
 export declare const ErrorCode: Readonly<{
   /**
@@ -368,9 +379,9 @@ export interface Options<M = {}> {
   /**
    * Keep the cursor across reloads in `sessionStorage` (`"session"`: this tab) or `localStorage`
    * (`"local"`: every tab of the origin): restored at `subscribe` (unless `lastEventId` / `offset`
-   * is given), written once per delivered batch after the listeners ran (with an async iterator:
-   * when it pulls the next message), removed on `reset`. A `crossTab` follower does not write
-   * `localStorage`. A storage that is missing, full or refused: one `debug` log line, and the
+   * is given; `offset: "-1"`, the default, does not count), written once per delivered batch
+   * after the listeners ran (with an async iterator: when it pulls the next message), removed on
+   * `reset`. A `crossTab` follower does not write `localStorage`. A storage that is missing, full or refused: one `debug` log line, and the
    * subscription goes on without it. README "Persisted cursor". Default: off.
    */
   persist?: "session" | "local";
@@ -617,16 +628,18 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
   readonly status: Status;
   /**
    * "Try now" (README "reconnect()"): ends a client-side backoff wait at once (state `connecting`,
-   * reason `reconnect`); resumes a subscription paused offline only when `navigator.onLine` says
-   * online; revives one that gave up (`gave-up`, which then stays open for this until `close()`),
-   * with the attempt count reset. Does nothing while open or connecting, during a server-requested
-   * wait (`Retry-After`, rate-limit reset) or an open breaker's cool-down, while the page is hidden,
-   * after a permanent error or `close()`. In a `crossTab` follower tab it asks the leader tab,
-   * whose connection follows these rules (after `gave-up` with the leader's tab gone, this tab
-   * takes over and runs). At most one attempt per `backoff.floorMs` (raised by the
-   * server's `retry:`), however often it is called.
+   * reason `reconnect`); during an open circuit breaker's cool-down sends the breaker's one probe
+   * at once (reason `breaker-probe`; if it fails the breaker opens again); resumes a subscription
+   * paused offline only when `navigator.onLine` says online; revives one that gave up
+   * (`gave-up`, which then stays open for this until `close()`), with the attempt count reset.
+   * Does nothing while open or connecting, during a server-requested wait (`Retry-After`,
+   * rate-limit reset), while the page is hidden, after a permanent error or `close()`. In a
+   * `crossTab` follower tab it asks the leader tab, whose connection follows these rules (after
+   * `gave-up` with the leader's tab gone, this tab takes over and runs). At most one attempt per
+   * `backoff.floorMs` (raised by the server's `retry:`), however often it is called.
+   * Returns why (see {@link ReconnectAnswer}); `debug: true` logs the same as a `note`.
    */
-  reconnect(): void;
+  reconnect(): ReconnectAnswer;
   /**
    * The transport in use, or about to be tried. `""` until the engine chose one (a microtask
    * after `subscribe`), and for good when it stopped before choosing (no usable transport).

@@ -9,7 +9,9 @@
 //!   whose URL changes between page loads, a rotating token in the query,
 //!   gives a `persistKey`.)
 //! - Restore at `subscribe`: the stored cursor, unless the app gave one
-//!   (`lastEventId` / `offset`: a server-rendered page knows better), and only
+//!   (`lastEventId` / `offset`: a server-rendered page knows better; Durable
+//!   Streams' `-1`, the default start, is no cursor: an app that passes it
+//!   still resumes from the stored offset, `now` is its choice), and only
 //!   when it could be sent (no U+0000, CR, LF; a valid offset for Durable
 //!   Streams); anything else is ignored.
 //! - Write: the cursor after a message the app has handled, once per
@@ -28,7 +30,7 @@
 
 use alloc::string::String;
 
-use crate::engine::is_valid_offset;
+use crate::engine::{is_valid_offset, START_OFFSET};
 
 /// Every stored cursor's key starts with this.
 pub const KEY_PREFIX: &str = "tidings:cursor:";
@@ -72,11 +74,15 @@ fn fnv1a64(h: u64, bytes: &[u8]) -> u64 {
         .fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// The cursor to start from: the app's own (`configured`, non-empty) wins;
-/// else the stored one when it could be sent (no U+0000, CR, LF; with
-/// `durable`, a valid Durable Streams offset).
+/// The cursor to start from: the app's own (`configured`, non-empty; with
+/// `durable`, other than the default start offset `-1`, which the sanitized
+/// options hold when the app gave none) wins; else the stored one when it
+/// could be sent (no U+0000, CR, LF; with `durable`, a valid Durable Streams
+/// offset).
 pub fn restore<'a>(configured: &str, stored: Option<&'a str>, durable: bool) -> Option<&'a str> {
-    if !configured.is_empty() {
+    // Durable Streams' `-1` is the default start, not a cursor.
+    let none_given = configured.is_empty() || (durable && configured == START_OFFSET);
+    if !none_given {
         return None;
     }
     stored.filter(|s| {
@@ -223,6 +229,25 @@ mod tests {
         assert_eq!(restore("", Some("a b"), false), Some("a b"));
         assert_eq!(restore("", Some("a b"), true), None);
         assert_eq!(restore("", Some("0_12"), true), Some("0_12"));
+    }
+
+    /// Durable Streams: the options the adapter reads are sanitized, which
+    /// sets the default start offset `-1` when the app gave none. That `-1`
+    /// is no cursor: the stored offset is restored over it (a reload must
+    /// not read the stream again from its start). `now` is the app's choice.
+    #[test]
+    fn durable_streams_default_start_is_no_cursor() {
+        use crate::engine::{Config, Protocol};
+        let mut c = Config::new("https://h.example/v1/stream/chat");
+        c.protocol = Protocol::DurableStreams;
+        let c = c.sanitized();
+        assert_eq!(c.last_event_id, "-1");
+        assert_eq!(restore(&c.last_event_id, Some("0_12"), true), Some("0_12"));
+        assert_eq!(restore("-1", None, true), None);
+        assert_eq!(restore("now", Some("0_12"), true), None);
+        assert_eq!(restore("0_7", Some("0_12"), true), None);
+        // Without Durable Streams `-1` is an event id like any other.
+        assert_eq!(restore("-1", Some("7"), false), None);
     }
 
     #[test]

@@ -5,13 +5,28 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, Config, ErrorCode, OpenRequest, Reason, ResponseHead, State, TransportError,
+    Action, Config, ErrorCode, Note, OpenRequest, Reason, ReconnectAnswer, ResponseHead, State,
+    TransportError,
 };
 
 impl Sim {
-    fn reconnect(&mut self, online: bool) -> Vec<Action> {
-        self.engine.handle_reconnect(self.now, online);
-        self.drain()
+    /// `reconnect()`: its answer, which the debug log's one note says too,
+    /// and the other actions.
+    fn reconnect(&mut self, online: bool) -> (ReconnectAnswer, Vec<Action>) {
+        let answer = self.engine.handle_reconnect(self.now, online);
+        let (notes, acts): (Vec<Action>, Vec<Action>) = self
+            .drain()
+            .into_iter()
+            .partition(|a| matches!(a, Action::Note(_)));
+        assert_eq!(notes, [Action::Note(Note::Reconnect(answer))]);
+        (answer, acts)
+    }
+
+    /// `reconnect()` that changes nothing: its answer.
+    fn reconnect_idle(&mut self, online: bool) -> ReconnectAnswer {
+        let (answer, acts) = self.reconnect(online);
+        assert!(acts.is_empty(), "{answer:?}: {acts:#?}");
+        answer
     }
 }
 
@@ -60,7 +75,8 @@ fn ends_a_backoff_wait_at_once() {
     let (mut sim, delay) = waiting_after_a_failure(7);
     assert!(delay >= 1000, "{delay}");
     sim.run_for(200);
-    let acts = sim.reconnect(true);
+    let (answer, acts) = sim.reconnect(true);
+    assert_eq!(answer, ReconnectAnswer::Now);
     let o = reconnected(&acts);
     assert_eq!(sim.now.mono.0, 200);
     assert!(errors(&acts).is_empty());
@@ -71,10 +87,10 @@ fn ends_a_backoff_wait_at_once() {
 #[test]
 fn is_a_no_op_while_open_or_connecting() {
     let (mut sim, o) = Sim::started(fetch_sse_config(), 1);
-    assert!(sim.reconnect(true).is_empty(), "connecting");
+    assert_eq!(sim.reconnect_idle(true), ReconnectAnswer::Connecting);
     sim.head(o.id, es_head(200));
     assert_eq!(sim.engine.state(), State::Open);
-    assert!(sim.reconnect(true).is_empty(), "open");
+    assert_eq!(sim.reconnect_idle(true), ReconnectAnswer::AlreadyOpen);
     assert!(aborts(&sim).is_empty());
     assert_eq!(sim.opens().len(), 1);
 }
@@ -92,32 +108,99 @@ fn never_shortens_retry_after() {
         panic!("{acts:#?}")
     };
     sim.run_for(1000);
-    let acts = sim.reconnect(true);
-    assert!(acts.is_empty(), "{acts:#?}");
+    assert_eq!(sim.reconnect_idle(true), ReconnectAnswer::RetryAfter);
     let next = sim.must_open(120_000);
     assert_eq!(sim.last_open_at, delay);
     assert!(sim.last_open_at >= 30_000);
     assert_ne!(next.id, o.id);
 }
 
-/// An open breaker's cool-down is never shortened either.
+/// A 429 with `RateLimit-Reset: 20`: the rate-limit wait stays too, and
+/// `reconnect()` says so.
 #[test]
-fn never_shortens_an_open_breaker() {
+fn never_shortens_a_rate_limit_reset() {
+    let (mut sim, o) = Sim::started(fetch_sse_config(), 3);
+    let acts = sim.head(
+        o.id,
+        ResponseHead::new(429).with_header("RateLimit-Reset", "20"),
+    );
+    let [(Reason::RateLimit, delay)] = waiting(&acts)[..] else {
+        panic!("{acts:#?}")
+    };
+    sim.run_for(1000);
+    assert_eq!(sim.reconnect_idle(true), ReconnectAnswer::RateLimit);
+    sim.must_open(120_000);
+    assert_eq!(sim.last_open_at, delay);
+    assert!(sim.last_open_at >= 20_000);
+}
+
+/// `fetch-sse` only, the breaker opening after 2 failures: the first
+/// failure, then the retry's, which opens it. Returns the sim, the
+/// cool-down (ms) and when it opened.
+fn breaker_open(seed: u64) -> (Sim, u64, u64) {
     let mut c = one_transport(None);
     c.breaker.failure_threshold = 2;
-    let (mut sim, o) = Sim::started(c, 5);
+    let (mut sim, o) = Sim::started(c, seed);
     sim.error(o.id, TransportError::NetworkOrCors);
     let o = sim.must_open(60_000);
     let acts = sim.error(o.id, TransportError::NetworkOrCors);
     let [(Reason::BreakerOpen, cooldown)] = waiting(&acts)[..] else {
         panic!("{acts:#?}")
     };
-    let opened_at = sim.now.mono.0;
-    sim.run_for(100);
-    assert!(sim.reconnect(true).is_empty());
-    sim.must_open(120_000);
-    assert_eq!(sim.last_open_at, opened_at + cooldown);
-    assert!(cooldown >= 30_000, "{cooldown}");
+    (sim, cooldown, o.id.0)
+}
+
+/// During an open breaker's cool-down `reconnect()` sends the breaker's one
+/// half-open probe at once (reason `breaker-probe`); its success closes the
+/// breaker (seed 5: the breaker opened at 1193 ms for 33 490 ms).
+#[test]
+fn an_open_breaker_sends_its_probe_now() {
+    let (mut sim, cooldown, _) = breaker_open(5);
+    assert_eq!((sim.now.mono.0, cooldown), (1193, 33_490));
+    sim.run_until(14_000);
+    let (answer, acts) = sim.reconnect(true);
+    assert_eq!(answer, ReconnectAnswer::BreakerProbe);
+    assert_eq!(
+        states(&acts),
+        [(State::Connecting, Reason::BreakerProbe, None)]
+    );
+    let probe = the_open(&acts);
+    assert_eq!(sim.now.mono.0, 14_000);
+    // The probe succeeds (open, an event): the breaker closed, so a drop
+    // now is a plain backoff wait, not a new cool-down.
+    let acts = sim.head(probe.id, es_head(200));
+    assert_eq!(states(&acts), [(State::Open, Reason::BreakerProbe, None)]);
+    assert_eq!(data(&sim.bytes(probe.id, b"data: back\n\n")), ["back"]);
+    let acts = sim.error(probe.id, TransportError::NetworkOrCors);
+    assert_eq!(waiting(&acts), [(Reason::Backoff, 1198)]);
+    assert_eq!(sim.opens().len(), 3);
+}
+
+/// The early probe fails: the breaker opens again for a full new cool-down
+/// (seed 5: 32 819 ms, from the probe's failure), as a failed probe at the
+/// cool-down's end would; pressed again at once, the next probe waits for
+/// the floor (1000 ms after the first press): `too-soon`.
+#[test]
+fn a_failed_early_probe_opens_the_breaker_again() {
+    let (mut sim, _, _) = breaker_open(5);
+    sim.run_until(14_000);
+    let (answer, acts) = sim.reconnect(true);
+    assert_eq!(answer, ReconnectAnswer::BreakerProbe);
+    let probe = the_open(&acts);
+    sim.run_for(50);
+    let acts = sim.error(probe.id, TransportError::NetworkOrCors);
+    assert_eq!(waiting(&acts), [(Reason::BreakerOpen, 32_819)]);
+    sim.run_for(50);
+    let (answer, acts) = sim.reconnect(true);
+    assert_eq!(answer, ReconnectAnswer::TooSoon);
+    assert_eq!(
+        states(&acts),
+        [(State::Waiting, Reason::Reconnect, Some(900))]
+    );
+    let next = sim.must_open(60_000);
+    assert_eq!(sim.last_open_at, 15_000);
+    assert_ne!(next.id, probe.id);
+    assert_eq!(sim.opens().len(), 4);
 }
 
 /// Paused for offline: resumes only when the browser says online now (its
@@ -132,16 +215,18 @@ fn offline_resumes_only_when_online() {
     let mut sim = open_sim();
     sim.online(false);
     assert_eq!(sim.engine.state(), State::Paused);
-    assert!(sim.reconnect(false).is_empty());
+    assert_eq!(sim.reconnect_idle(false), ReconnectAnswer::Offline);
     sim.run_for(60_000);
     assert_eq!(sim.opens().len(), 1);
-    reconnected(&sim.reconnect(true));
+    let (answer, acts) = sim.reconnect(true);
+    assert_eq!(answer, ReconnectAnswer::Now);
+    reconnected(&acts);
 
     let mut sim = open_sim();
     sim.visibility(true);
     sim.run_for(10);
     assert_eq!(sim.engine.state(), State::Paused);
-    assert!(sim.reconnect(true).is_empty());
+    assert_eq!(sim.reconnect_idle(true), ReconnectAnswer::Hidden);
     sim.run_for(60_000);
     assert_eq!(sim.opens().len(), 1);
 }
@@ -164,7 +249,9 @@ fn revives_gave_up_not_a_permanent_error() {
     ));
     assert_eq!(states(&acts), [(State::Closed, Reason::GaveUp, None)]);
     sim.run_for(5000);
-    let o = reconnected(&sim.reconnect(true));
+    let (answer, acts) = sim.reconnect(true);
+    assert_eq!(answer, ReconnectAnswer::Now);
+    let o = reconnected(&acts);
     // Counted from zero again: one failure is a plain backoff wait.
     let acts = sim.error(o.id, TransportError::NetworkOrCors);
     assert_eq!(waiting(&acts).len(), 1, "{acts:#?}");
@@ -179,7 +266,7 @@ fn revives_gave_up_not_a_permanent_error() {
         [(State::Closed, Reason::PermanentError, None)]
     );
     sim.run_for(1000);
-    assert!(sim.reconnect(true).is_empty());
+    assert_eq!(sim.reconnect_idle(true), ReconnectAnswer::Closed);
     assert_eq!(sim.engine.state(), State::Closed);
 }
 
@@ -189,9 +276,11 @@ fn revives_gave_up_not_a_permanent_error() {
 fn gave_up_and_offline_waits_for_online() {
     let mut sim = gave_up_after_one_failure(4);
     sim.online(false);
-    assert!(sim.reconnect(false).is_empty());
+    assert_eq!(sim.reconnect_idle(false), ReconnectAnswer::Offline);
     assert_eq!(sim.engine.state(), State::Closed);
-    reconnected(&sim.reconnect(true));
+    let (answer, acts) = sim.reconnect(true);
+    assert_eq!(answer, ReconnectAnswer::Now);
+    reconnected(&acts);
 }
 
 /// Closed by the app after it gave up: not revived.
@@ -200,19 +289,29 @@ fn close_after_gave_up_is_final() {
     let mut sim = gave_up_after_one_failure(9);
     sim.engine.handle_close(sim.now);
     sim.drain();
-    assert!(sim.reconnect(true).is_empty());
+    assert_eq!(sim.reconnect_idle(true), ReconnectAnswer::Closed);
 }
 
 /// The floor between honoured reconnects: pressed every 100 ms while every
 /// attempt fails at once, one attempt per `backoff.floorMs` (1000 ms) at
-/// most, and the breaker (5 failures) ends it.
+/// most. The 5th failure opens the breaker; from then on each press within
+/// the floor moves its probe to the floor's end (`too-soon`), each probe
+/// fails and opens the breaker again: still one request per floor, never
+/// more.
 #[test]
 fn a_floor_between_user_reconnects() {
-    let (mut sim, _) = waiting_after_a_failure(11);
+    // One transport: the floor stays `backoff.floorMs` (on `poll` the
+    // polling interval raises it).
+    let (mut sim, o) = Sim::started(one_transport(None), 11);
+    sim.error(o.id, TransportError::NetworkOrCors);
     let mut user_opens = Vec::new();
+    let mut answers = Vec::new();
     for _ in 0..100 {
         sim.run_for(100);
-        sim.reconnect(true);
+        let (answer, _) = sim.reconnect(true);
+        if answers.last() != Some(&answer) {
+            answers.push(answer);
+        }
         if let Some(o) = sim.engine.live_attempt() {
             if o.0 > sim.touched {
                 sim.touched = o.0;
@@ -221,9 +320,10 @@ fn a_floor_between_user_reconnects() {
             }
         }
     }
-    // 10 s of presses: the first at 100 ms, then one per 1000 ms at most,
-    // until the 5th failure opened the breaker.
-    assert_eq!(user_opens, [100, 1100, 2100, 3100]);
+    // 10 s of presses: the first at 100 ms, then one per 1000 ms.
+    let every_floor: Vec<u64> = (0..10).map(|i| 100 + i * 1000).collect();
+    assert_eq!(user_opens, every_floor);
+    assert_eq!(sim.opens().len(), 11);
     assert_eq!(sim.engine.state(), State::Waiting);
     let breaker = sim.find(|a| match a {
         Action::State {
@@ -232,5 +332,54 @@ fn a_floor_between_user_reconnects() {
         } => Some(()),
         _ => None,
     });
-    assert_eq!(breaker.len(), 1);
+    // Opened by the 5th failure (at 3100 ms), then by each failed probe.
+    assert_eq!(breaker.len(), 7);
+    // Changes of the answer: `now` once; then, within each floor,
+    // `too-soon`, and `connecting` when pressed as its attempt starts.
+    let mut expected = vec![ReconnectAnswer::Now];
+    for _ in 0..9 {
+        expected.extend([ReconnectAnswer::TooSoon, ReconnectAnswer::Connecting]);
+    }
+    expected.push(ReconnectAnswer::TooSoon);
+    assert_eq!(answers, expected);
+}
+
+/// The JS names, the return values apps compare against (`js/index.d.ts`).
+#[test]
+fn answer_names() {
+    use ReconnectAnswer::*;
+    let all = [
+        Now,
+        BreakerProbe,
+        TooSoon,
+        RetryAfter,
+        RateLimit,
+        AlreadyOpen,
+        Connecting,
+        Hidden,
+        Offline,
+        Closed,
+        Leader,
+    ];
+    let names: Vec<&str> = all.iter().map(|a| a.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "now",
+            "breaker-probe",
+            "too-soon",
+            "retry-after",
+            "rate-limit",
+            "already-open",
+            "connecting",
+            "hidden",
+            "offline",
+            "closed",
+            "leader"
+        ]
+    );
+    assert_eq!(
+        Note::Reconnect(BreakerProbe).as_str(),
+        "reconnect: breaker-probe"
+    );
 }

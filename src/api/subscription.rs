@@ -222,11 +222,15 @@ impl Subscription {
 
     /// "Try now" (README "`reconnect()`"): what it does, and when it does
     /// nothing, is the engine's to decide (the rules: `tidings_core`
-    /// `engine::reconnect`). A closed subscription: nothing.
-    pub fn reconnect(&self) {
-        if let (Some(_), Some(c)) = (self.inner.handle.get(), self.inner.conn()) {
-            connection::reconnect(&c);
-        }
+    /// `engine::reconnect`). Returns why, the engine's answer's name
+    /// (`"now"`, `"breaker-probe"`, `"retry-after"`, …); a closed
+    /// subscription: `"closed"`.
+    pub fn reconnect(&self) -> JsValue {
+        let answer = match (self.inner.handle.get(), self.inner.conn()) {
+            (Some(_), Some(c)) => connection::reconnect(&c),
+            _ => tidings_core::engine::ReconnectAnswer::Closed,
+        };
+        crate::js::name(answer.as_str())
     }
 
     /// For the package's async iterator: `cursor` is that of the message the

@@ -10,7 +10,8 @@
 //! `wait` (`{ delayMs }`: the one timer armed), `note` (`{ note }`: a
 //! decision with no event of its own, such as `silent-stream-kept`: an
 //! `eventsource` stream with nowhere else to go kept open past
-//! `watchdog.firstEventTimeoutMs`), `statechange`,
+//! `watchdog.firstEventTimeoutMs`, or `reconnect: <answer>`: what the app's
+//! `reconnect()` did and why, as it returned), `statechange`,
 //! `transportchange`, `error` and `reset` (the event objects listeners get,
 //! with `reason`, `delayMs`, `retryInMs`, `code`). `parse` errors are made by
 //! the API layer, which logs them as `error` through

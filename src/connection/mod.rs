@@ -108,6 +108,8 @@ pub struct Connection {
     caps: Capabilities,
     /// The calm status (`calm.rs`); its deadline shares `timer`.
     calm: RefCell<tidings_core::calm::Calm>,
+    /// The answer of the `reconnect()` being handled (`page::reconnect`).
+    reconnected: Cell<tidings_core::engine::ReconnectAnswer>,
 }
 
 impl Connection {
@@ -138,6 +140,7 @@ impl Connection {
             tabs: RefCell::new(crosstab::machine(&config)),
             tab_io: RefCell::new(crosstab::TabIo::new(share)),
             calm: RefCell::new(tidings_core::calm::Calm::new(adapter.lost_after_ms)),
+            reconnected: Cell::new(tidings_core::engine::ReconnectAnswer::Closed),
             config,
             seed,
             caps,

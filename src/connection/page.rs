@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use tidings_core::engine::Engine;
+use tidings_core::engine::{Engine, ReconnectAnswer};
 use tidings_core::time::Now;
 
 use super::{crosstab, feed, Connection};
@@ -24,9 +24,16 @@ pub(super) fn fact(conn: &Rc<Connection>, fact: PageFact) {
 
 /// The app's "try now" (`reconnect()`, JS and Rust API alike): the
 /// cross-tab coordinator says whose engine hears it (this tab's, or, in a
-/// crossTab follower, the leader's: `tidings_core` `crosstab`).
-pub fn reconnect(conn: &Rc<Connection>) {
+/// crossTab follower, the leader's: `tidings_core` `crosstab`). Returns this
+/// tab's engine's answer; `Leader` in a follower, `Closed` when nothing
+/// heard it.
+pub fn reconnect(conn: &Rc<Connection>) -> ReconnectAnswer {
+    conn.reconnected.set(match conn.follows() {
+        true => ReconnectAnswer::Leader,
+        false => ReconnectAnswer::Closed,
+    });
     crosstab::feed(conn, |t, now| t.handle_reconnect(now));
+    conn.reconnected.get()
 }
 
 /// The coordinator's `Reconnect`: this tab's engine hears "try now", with
@@ -35,7 +42,9 @@ pub fn reconnect(conn: &Rc<Connection>) {
 /// (`tidings_core` `engine::reconnect`).
 pub(super) fn reconnect_engine(conn: &Rc<Connection>) {
     let online = crate::lifecycle::is_online();
-    feed(conn, |e, now| e.handle_reconnect(now, online));
+    feed(conn, |e, now| {
+        conn.reconnected.set(e.handle_reconnect(now, online))
+    });
 }
 
 /// One page fact, to the engine only (also how a fresh engine learns the

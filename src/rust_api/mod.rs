@@ -44,7 +44,7 @@ pub use options::Options;
 pub use subscription::{Events, Subscription};
 pub use tidings_core::calm::Status;
 pub use tidings_core::engine::{
-    ErrorCode, Protocol, Reason, ResetReason, State, Stats, TransportKind,
+    ErrorCode, Protocol, Reason, ReconnectAnswer, ResetReason, State, Stats, TransportKind,
 };
 pub use tidings_core::persist::Scope;
 pub use tidings_core::policy::backoff::Strategy;

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use tidings_core::calm::{Status, Subscriber};
-use tidings_core::engine::{State, Stats, TransportKind};
+use tidings_core::engine::{ReconnectAnswer, State, Stats, TransportKind};
 
 use super::{Event, Message};
 use crate::api::options::Options as Checked;
@@ -150,11 +150,13 @@ impl Subscription {
     /// "Try now" (JS `reconnect()`; README "`reconnect()`"): what it does,
     /// and when it does nothing, is the engine's to decide (the rules:
     /// `tidings_core` `engine::reconnect`). It may revive a subscription that
-    /// gave up: its streams, which ended, go on (call `next()` again). A
-    /// closed subscription: nothing.
-    pub fn reconnect(&self) {
-        if self.inner.handle.get().is_some() {
-            connection::reconnect(&self.inner.conn);
+    /// gave up: its streams, which ended, go on (call `next()` again).
+    /// Returns what it did and why (JS: the answer's name); a closed
+    /// subscription: [`ReconnectAnswer::Closed`].
+    pub fn reconnect(&self) -> ReconnectAnswer {
+        match self.inner.handle.get() {
+            Some(_) => connection::reconnect(&self.inner.conn),
+            None => ReconnectAnswer::Closed,
         }
     }
 }

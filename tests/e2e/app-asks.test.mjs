@@ -290,6 +290,48 @@ test("reconnect(): a revived connection is shared again: a later subscribe with 
   await page.closeAll();
 });
 
+test("reconnect(): a 13 s server restart opens the breaker; reconnect() at 14 s sends its probe at once (exactly one request before open) and says why; during Retry-After it waits and says so", { timeout: T }, async () => {
+  const t = tag("b");
+  const page = await h.blankPage(browser, server.url);
+  const logs = [];
+  h.recordDebugLog(page, logs);
+  // A backoff capped at 2 s: five failures well inside the 13 s.
+  const options = { transports: ["fetch-sse"], seed: 3, debug: true, backoff: { maxMs: 2000 } };
+  await h.subscribe(page, "a", `/sse?t=${t}`, options);
+  await h.waitEvents(page, "a", (l) => l.some((e) => e.type === "open"), 10_000, "open");
+  const downAt = Date.now();
+  await h.restart(server, { ms: 13_000 });
+  await h.waitEvents(page, "a", (l) => l.some((e) => e.reason === "breaker-open"), 15_000, "the breaker open");
+  const mine = async () => (await h.requests(server, "/sse")).filter((e) => e.query?.includes(`t=${t}`)).length;
+  // The button, pressed at 14 s (the server is back since 13 s).
+  await h.sleep(downAt + 14_000 - Date.now());
+  const before = await mine();
+  const from = (await h.events(page, "a")).length;
+  const answer = await page.evaluate(() => window.subs.a.sub.reconnect());
+  assert.equal(answer, "breaker-probe");
+  const log = await h.waitEvents(page, "a", (l) => l.slice(from).some((e) => e.type === "open"), 5_000, "open after reconnect()");
+  assert.equal(await mine(), before + 1, "exactly one request between the click and open");
+  assert.deepEqual(log.slice(from).filter((e) => e.type === "statechange").map((e) => `${e.state}:${e.reason}`),
+    ["connecting:breaker-probe", "open:breaker-probe"]);
+  assert.equal(await page.evaluate(() => window.subs.a.sub.reconnect()), "already-open");
+  // The debug lines are read from the console asynchronously: wait for both.
+  const notes = () => logs.filter((l) => l.what === "note" && l.note?.startsWith("reconnect")).map((l) => l.note);
+  for (const end = Date.now() + 5000; notes().length < 2 && Date.now() < end;) await h.sleep(25);
+  assert.deepEqual(notes(), ["reconnect: breaker-probe", "reconnect: already-open"]);
+  await h.closeSub(page, "a");
+
+  // A server-requested wait: reconnect() leaves it and says so.
+  const u = tag("b");
+  await h.faults(server, { path: "/sse", fault: { kind: "status", status: 503, retry_after: 30 } });
+  await h.subscribe(page, "b", `/sse?t=${u}`, { transports: ["fetch-sse"] });
+  await h.waitEvents(page, "b", (l) => l.some((e) => e.state === "waiting"), 10_000, "waiting");
+  assert.equal(await page.evaluate(() => window.subs.b.sub.reconnect()), "retry-after");
+  await h.closeSub(page, "b");
+  assert.equal(await page.evaluate(() => window.subs.b.sub.reconnect()), "closed");
+  await h.clearFaults(server);
+  await page.closeAll();
+});
+
 // ----- 3. the calm status ---------------------------------------------------------
 
 test("status: restarts of the reference server (1 s refuse window) show no statuschange; a 9 s outage shows reconnecting after lostAfterMs, then connected", { timeout: T }, async () => {

@@ -535,8 +535,9 @@ test("crossTab reconnect() in a follower: the leader's connection that gave up i
   try {
     const [a, b] = await twoTabsWhoseLeaderGaveUp(context, url, options);
     const before = (await streams(t)).length;
-    // The follower's app asks; the leader's engine revives its connection.
-    await b.evaluate(() => window.subs.a.reconnect());
+    // The follower's app asks; the leader's engine revives its connection
+    // (the answer here: the leader tab was asked).
+    assert.equal(await b.evaluate(() => window.subs.a.reconnect()), "leader");
     for (const p of [a, b]) await p.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 8000 });
     assert.equal((await streams(t)).length, before + 1, "one request, by the leader");
     assert.deepEqual(await leaders([a, b]), [0]);

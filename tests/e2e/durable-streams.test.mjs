@@ -152,6 +152,36 @@ test("resume after a reload from the stored offset: the messages appended meanwh
   }
 });
 
+test("persist: after a reload the stored offset is restored (zero requests from offset -1), the messages appended meanwhile arrive once, none delivered twice", async () => {
+  const path = streamPath();
+  await ds.create(path, "application/json");
+  for (let i = 0; i < 10; i++) await ds.append(path, json({ n: i }), "application/json");
+  const page = await blankPage(browser, web.url);
+  const options = { parse: "json", persist: "local", persistKey: path };
+  try {
+    await subscribe(page, "p", ds.url + path, options);
+    await waitLog(page, "p", (l) => msgs(l).length === 10 && l.some((e) => e.type === "uptodate"), 10_000, "10 messages");
+    const stored = await page.evaluate((k) => localStorage.getItem(k), `tidings:cursor:${path}`);
+    assert.equal(stored, msgs(await log(page, "p"))[9].lastEventId, "the offset after the 10th message is stored");
+    await page.reload();
+    for (let i = 10; i < 15; i++) await ds.append(path, json({ n: i }), "application/json");
+    await loadPackage(page);
+    ds.clearRequests();
+    await subscribe(page, "p", ds.url + path, options);
+    const l = await waitLog(page, "p", (l) => msgs(l).length >= 5 && l.some((e) => e.type === "uptodate"), 10_000, "caught up after reload");
+    // Live again (the long-poll after the catch-up), so every request of the
+    // reload that could read from the start has been made.
+    await waitRequests(path, (r) => r.some((q) => q.query.live), 5_000, "a live request");
+    const reqs = ds.requests(path);
+    assert.equal(reqs.filter((r) => r.query.offset === "-1").length, 0, JSON.stringify(reqs.map((r) => r.search)));
+    assert.equal(reqs[0].search, `?offset=${stored}`);
+    assert.deepEqual(msgs(await log(page, "p")).map((m) => m.data.n), [10, 11, 12, 13, 14]);
+    assert.deepEqual(l.filter((e) => e.type === "error" || e.type === "reset"), []);
+  } finally {
+    await page.closeAll();
+  }
+});
+
 test("1,000 appends published while the server restarts (file-backed): every message exactly once, in the stream's order", async () => {
   const path = streamPath();
   await ds.create(path, "application/json");

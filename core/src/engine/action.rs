@@ -437,6 +437,9 @@ pub enum Note {
     /// between are lost; the engine reports what it can see of that
     /// (`ResetReason::Gap`), the README says what the server must read.
     CursorInQueryOnly,
+    /// The app called `reconnect()`: what it did and why (`reconnect: ` and
+    /// the answer's JS name).
+    Reconnect(super::reconnect::ReconnectAnswer),
 }
 
 impl Note {
@@ -445,6 +448,7 @@ impl Note {
         match self {
             Note::SilentStreamKept => "silent-stream-kept",
             Note::CursorInQueryOnly => "cursor-in-query-only",
+            Note::Reconnect(answer) => answer.note(),
         }
     }
 }

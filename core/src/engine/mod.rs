@@ -85,6 +85,7 @@ pub use input::{
 pub use json_body::{decode_json_body, JsonView};
 pub use json_text::decode_json_text;
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
+pub use reconnect::ReconnectAnswer;
 pub use replay::REPLAY_RUN;
 pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
 pub use retry::{

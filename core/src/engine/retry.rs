@@ -183,7 +183,7 @@ impl Engine {
         self.backoff.set_interval_floor_ms(floor);
         if let Some(w) = f.wait {
             // `reconnect()` never comes back before the server asked.
-            self.user.server_wait_until = Some(now.mono.plus(w.wait_ms));
+            self.user.server_wait = Some((now.mono.plus(w.wait_ms), w.source));
         }
         let delay = match f.wait {
             Some(w) => self.server_wait_delay_ms(w.wait_ms),

@@ -142,6 +142,18 @@ impl Breaker {
         Some(until)
     }
 
+    /// The app asked for the probe early (`reconnect()`): an open breaker's
+    /// cool-down ends at `at` when that is sooner, so the next
+    /// [`Breaker::admit`] at or after `at` hands out the probe (its failure
+    /// opens the breaker again for a full cool-down). Nothing otherwise.
+    pub fn probe_at(&mut self, at: MonoMs) {
+        if let BreakerState::Open { until } = self.state {
+            self.state = BreakerState::Open {
+                until: until.min(at),
+            };
+        }
+    }
+
     /// The probe ended without an outcome (aborted, page hidden): the next
     /// [`Breaker::admit`] at or after `now` hands out a new probe.
     pub fn abandon_probe(&mut self, now: MonoMs) {
@@ -228,6 +240,40 @@ mod tests {
         b.record_success();
         assert_eq!(failures(&mut b, 4, 0, &mut rng), None);
         assert_eq!(b.state(), BreakerState::Closed);
+    }
+
+    /// `reconnect()` asks for the probe early: the cool-down ends at once,
+    /// one probe goes, and its failure opens the breaker for a full new
+    /// cool-down (seed 5: 35 801 then 41 285 ms). Closed or half-open: no
+    /// change; a later `at` never lengthens the cool-down.
+    #[test]
+    fn an_early_probe_is_the_one_probe() {
+        let mut b = Breaker::new(BreakerConfig::default());
+        let mut rng = Rng::new(5);
+        b.probe_at(MonoMs(0));
+        assert_eq!(b.state(), BreakerState::Closed);
+        let until = failures(&mut b, 5, 1000, &mut rng);
+        assert_eq!(until, Some(MonoMs(36_801)));
+        b.probe_at(MonoMs(40_000));
+        assert_eq!(
+            b.admit(MonoMs(2000)),
+            Admission::Open {
+                until: MonoMs(36_801)
+            }
+        );
+        b.probe_at(MonoMs(2000));
+        assert_eq!(
+            b.admit(MonoMs(1999)),
+            Admission::Open {
+                until: MonoMs(2000)
+            }
+        );
+        assert_eq!(b.admit(MonoMs(2000)), Admission::Probe);
+        b.probe_at(MonoMs(2000));
+        assert_eq!(b.state(), BreakerState::HalfOpen);
+        assert_eq!(b.admit(MonoMs(2001)), Admission::ProbeInFlight);
+        let again = b.record_failure(MonoMs(2100), 0, &mut rng);
+        assert_eq!(again, Some(MonoMs(2100 + 41_285)));
     }
 
     #[test]
