@@ -69,7 +69,7 @@ export function report(url, task, options) {
 }
 
 export function subscribe(url, options) {
-  // Before init() the glue would throw a TypeError about __wbindgen_malloc.
+  // Before init() the glue would throw a TypeError reading a wasm export.
   if (!ready) throw Object.assign(Error("call init() before subscribe()"), { code: "not-initialized" });
   // Reads and checks every option first: a throw leaves nothing running.
   const sub = open(url, options);
