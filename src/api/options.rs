@@ -370,8 +370,7 @@ fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     }
     if durable && !c.last_event_id.is_empty() && !is_valid_offset(&c.last_event_id, true) {
         let got = JsValue::from_str(&c.last_event_id);
-        let offset = "\"-1\", \"now\" or an offset a server sends (no space, control, , & = ? /)";
-        return Err(invalid("offset", offset, &got));
+        return Err(invalid("offset", "\"-1\", \"now\" or a valid offset", &got));
     }
     Ok(())
 }
@@ -417,41 +416,17 @@ pub(crate) fn with_cause(e: JsValue, cause: &JsValue) -> JsValue {
     e
 }
 
-/// An `Error` with `code: "invalid-option"` and the message `invalid
-/// option: <name>: expected <expected>, got <got>` (the README's options
-/// table says why). `got` is shown with its `typeof`: a string or an array
-/// as JSON (`"500" (string)`), a function by its type only, anything else as
-/// `String(got)` (`-1 (number)`, `[object Object] (object)`; an empty one
-/// by its type only); cut after 60 characters.
-pub(crate) fn invalid(name: &str, expected: &str, got: &JsValue) -> JsValue {
-    let mut m = String::from("invalid option: ");
-    for part in [name, ": expected ", expected, ", got "] {
-        m.push_str(part);
-    }
-    let kind = got.js_typeof().as_string().unwrap_or_default();
-    let shown = if got.is_string() || js_sys::Array::is_array(got) {
-        js_sys::JSON::stringify(got)
-            .ok()
-            .and_then(|s| s.as_string())
-    } else if got.is_function() {
-        None
-    } else {
-        crate::js::to_string(got).ok().filter(|s| !s.is_empty())
-    };
-    match shown {
-        Some(s) => {
-            let cut = s.char_indices().nth(60).map_or(s.len(), |(i, _)| i);
-            m.push_str(&s[..cut]);
-            if cut < s.len() {
-                m.push('…');
-            }
-            for part in [" (", kind.as_str(), ")"] {
-                m.push_str(part);
-            }
-        }
-        None => m.push_str(&kind),
-    }
-    super::error("invalid-option", &m)
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// An `Error` with `code: "invalid-option"` and the message `invalid
+    /// option: <name>: expected <expected>, got <got>` (the README's options
+    /// table says why). `got` is shown with its `typeof`: a string or an
+    /// array as JSON (`"500" (string)`), a function by its type only,
+    /// anything else as `String(got)` (`-1 (number)`, `[object Object]
+    /// (object)`; an empty one by its type only); cut after 60 characters.
+    /// Built in `boundary.js`: smaller there than in wasm.
+    #[wasm_bindgen(js_name = invalidOption)]
+    pub(crate) fn invalid(name: &str, expected: &str, got: &JsValue) -> JsValue;
 }
 
 /// `invalid-option` `(a getter threw)`, with what it threw as `got` and
@@ -560,7 +535,7 @@ pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
     if h.is_function() {
         return Ok(Some(h));
     }
-    let expected = "an object of valid header names and values, or a function";
+    let expected = "valid headers (an object) or a function";
     if !h.is_object() {
         return Err(invalid("headers", expected, &h));
     }

@@ -408,17 +408,15 @@ fn warn_if_never(inner: &Inner, kind: &str) {
     warned.push(kind.into());
     // No borrow while the console runs: a page may wrap it.
     drop(warned);
-    let mut m = String::from("\"");
-    m.push_str(kind);
-    m.push_str("\" is not in the events option: its listeners will never run (events: [\"");
-    m.push_str(kind);
-    m.push_str("\"])");
-    let m = JsValue::from_str(&m);
-    web_sys::console::warn_2(&JsValue::from_str("[tidings]"), &m);
-    let details = js_sys::Object::new();
-    crate::js::set(&details, "event", &JsValue::from_str(kind));
-    crate::js::set(&details, "message", &m);
-    c.debug_log("warn", &details);
+    c.debug_log("warn", &never_dispatched(kind));
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `console.warn("[tidings]", message)` for a listener of `kind`, which
+    /// is never dispatched; returns `{ event, message }` for the debug log.
+    #[wasm_bindgen(js_name = neverDispatched)]
+    fn never_dispatched(kind: &str) -> JsValue;
 }
 
 /// Dispatch `event` to this subscription's listeners for `kind` (none once

@@ -468,7 +468,7 @@ test("a wrong type, an unknown mode or transport, a negative or NaN duration thr
     ["an object", '"x" (string)'], [ms, '"500" (string)'], ["an AbortSignal", "[object Object] (object)"],
     [`a name not in events, other than "message", ${own}`, '"open" (string)'], ['one of "session", "local"', "true (boolean)"],
     ['none without protocol "durable-streams"', '"5" (string)'],
-    ["an object of valid header names and values, or a function", "5 (number)"],
+    ["valid headers (an object) or a function", "5 (number)"],
     [lf, '"a\\nb" (string)'], [lf, '"a\\rb" (string)'],
     [lf, '"a\\u0000b" (string)'],
   ];

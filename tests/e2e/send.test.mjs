@@ -281,7 +281,7 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
     bad("idempotencyKey", "non-empty printable ASCII", '"é" (string)'),
     bad("idempotencyKey", "non-empty printable ASCII", '"" (string)'),
     header("Bad Header"),
-    bad("headers", "an object of valid header names and values, or a function", "5 (number)"),
+    bad("headers", "valid headers (an object) or a function", "5 (number)"),
     bad("signal", "an AbortSignal", "[object Object] (object)"),
     bad("ordered", "a boolean", '"yes" (string)'),
     bad("body", body, "[object ReadableStream] (object)"),
