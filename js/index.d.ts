@@ -92,7 +92,8 @@ export declare const ErrorCode: Readonly<{
    * or name one of the subscription's own event types, a `heartbeatEvent` equal to `"message"`, to
    * one of those or to a name in `events`, a `urls` entry that is not a string, a value of the wrong
    * type, a mode or transport name that does not exist, a negative or non-finite duration or count,
-   * a `lastEventId` holding U+0000, CR or LF. `message`: `invalid option: <name>`. `undefined`
+   * a `lastEventId` holding U+0000, CR or LF. `message`: `invalid option: <name>: expected <what>,
+   * got <value> (<type>)` (`got "500" (string)`). `undefined`
    * and `null` mean the default; unknown keys are ignored.
    */
   InvalidOption: "invalid-option";
@@ -344,7 +345,10 @@ export interface Options<M = {}> {
    * `uptodate`, `statuschange`) throw
    * `invalid-option`; `"message"` is always delivered. A server event of one of those names is never
    * a message nor a lifecycle event: `reset` asks the app to refetch (a `reset` event), the others
-   * are dropped (logged as `ignore` with `debug`) and the stream stays open. Default `[]`.
+   * are dropped (logged as `ignore` with `debug`) and the stream stays open. A server event of a
+   * type not listed is dropped too (with `debug`, the first of each type is logged as `ignore`,
+   * `reason: "not-in-events"`), and a listener for such a type gets one `console.warn` per
+   * subscription and type. Default `[]`.
    */
   events?: readonly NoInfer<EventName<M>>[];
   /**
@@ -775,7 +779,10 @@ export interface SendError extends Error {
    * not retried), `invalid-url`, `invalid-option`, `not-initialized`.
    */
   readonly code: ErrorCode;
-  /** The status of the last answer, when an answer caused it. */
+  /**
+   * The status of the last answer, when an answer caused it; a failing one (≥ 300) is in `message`
+   * too: `send failed: http-status 422`.
+   */
   readonly status?: number;
   /** Attempts made (absent for `invalid-*` and `not-initialized`: nothing was sent). */
   readonly attempts?: number;

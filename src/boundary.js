@@ -1,5 +1,6 @@
 // The JS half of the wasm↔JS boundary on the hot path (issue 19): what is
-// cheaper built or taken apart on the JS side than one crossing at a time.
+// cheaper built or taken apart on the JS side than one crossing at a time;
+// and two messages for the app that are smaller written in JS than in wasm.
 // No decision is made here; the engine makes them all.
 
 // The message objects of a batch of deliveries, built from one wasm→JS
@@ -30,4 +31,26 @@ export function messages(text, lens, datas, json, transport) {
     out[i] = { type: event, id, lastEventId, event, data, transport };
   }
   return out;
+}
+
+// The `invalid-option` Error: `invalid option: <name>: expected <expected>,
+// got <value> (<type>)`; the value a string or an array as JSON, a function
+// by its type only, anything else as String(value) (an empty or throwing one
+// by its type only), cut after 60 characters.
+export function invalidOption(name, expected, got) {
+  const t = typeof got;
+  let s = "";
+  try {
+    s = t == "string" || Array.isArray(got) ? JSON.stringify(got) : t == "function" ? "" : String(got);
+  } catch {}
+  if (s.length > 60) s = s.slice(0, 60) + "…";
+  return Object.assign(Error(`invalid option: ${name}: expected ${expected}, got ${s ? `${s} (${t})` : t}`), { code: "invalid-option" });
+}
+
+// A listener for `type`, which the subscription never dispatches: the
+// console.warn saying how to fix it, and the debug line's details.
+export function neverDispatched(type) {
+  const message = `"${type}" is not in the events option: its listeners will never run (events: ["${type}"])`;
+  console.warn("[tidings]", message);
+  return { event: type, message };
 }

@@ -165,34 +165,36 @@ async fn invalid_options_and_urls_are_refused_up_front() {
         .err()
         .unwrap();
     assert_eq!(e.code(), "invalid-option");
-    assert_eq!(
-        e,
-        Error::InvalidOption {
-            option: "events".into()
-        }
-    );
+    let events = "expected an array of non-empty names other than \"open\", \"error\", \
+                  \"statechange\", \"transportchange\", \"reset\", \"uptodate\", \
+                  \"statuschange\", got [\"open\"] (object)";
+    assert_eq!(e, refused("events", events));
+    assert_eq!(e.to_string(), format!("invalid-option: events: {events}"));
     // `persistKey`: non-empty, and only with `persist` (either scope).
-    for options in [
-        Options::new().persist_key("k"),
-        Options::new().persist(Scope::Local).persist_key(""),
+    let expected = "expected a non-empty string, with persist, got ";
+    for (options, got) in [
+        (Options::new().persist_key("k"), "\"k\" (string)"),
+        (
+            Options::new().persist(Scope::Local).persist_key(""),
+            "\"\" (string)",
+        ),
     ] {
         let e = tidings::subscribe(&url, options).err().unwrap();
-        assert_eq!(
-            e,
-            Error::InvalidOption {
-                option: "persistKey".into()
-            }
-        );
+        assert_eq!(e, refused("persistKey", &format!("{expected}{got}")));
     }
     let e = tidings::subscribe(&url, Options::new().last_event_id("a\nb"))
         .err()
         .unwrap();
-    assert_eq!(
-        e,
-        Error::InvalidOption {
-            option: "lastEventId".into()
-        }
-    );
+    let lf = "expected a string without U+0000, CR or LF, got \"a\\nb\" (string)";
+    assert_eq!(e, refused("lastEventId", lf));
+}
+
+/// `Error::InvalidOption` for `option` with `detail`.
+fn refused(option: &str, detail: &str) -> Error {
+    Error::InvalidOption {
+        option: option.into(),
+        detail: detail.into(),
+    }
 }
 
 #[wasm_bindgen_test]

@@ -144,7 +144,7 @@ fn reserved_name_replay_is_reported_once() {
     let o = sim.must_open(120_000);
     sim.stream(o.id, b"id: 1\nevent: error\ndata: x\n\n");
     let ignored = sim.find(|a| match a {
-        Action::Ignored { event, id } => Some((event.clone(), id.clone())),
+        Action::Ignored { event, id, .. } => Some((event.clone(), id.clone())),
         _ => None,
     });
     assert_eq!(ignored.len(), 1, "{ignored:?}");

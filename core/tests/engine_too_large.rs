@@ -126,7 +126,9 @@ fn fetch_sse_skip_with_late_id_and_without_id() {
 }
 
 /// Skipped events go through the same filter and dedupe as deliveries: an
-/// unwanted type or the heartbeat event is not reported, a replayed id once.
+/// unwanted type or the heartbeat event is not reported (the first of an
+/// unwanted type is told as any dropped one is, `Ignored` with `filtered`),
+/// a replayed id once.
 #[test]
 fn skipped_events_follow_the_filter_and_dedupe() {
     let (mut sim, o) = open_with_64_byte_limits();
@@ -136,7 +138,15 @@ fn skipped_events_follow_the_filter_and_dedupe() {
     );
     assert_eq!(
         sim.bytes(o.id, body.as_bytes()),
-        [skipped("2", "2"), too_large("2")]
+        [
+            Action::Ignored {
+                event: "other".into(),
+                id: "1".into(),
+                filtered: true
+            },
+            skipped("2", "2"),
+            too_large("2")
+        ]
     );
 }
 

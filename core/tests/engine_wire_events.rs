@@ -11,14 +11,25 @@
 mod support;
 
 use support::*;
-use tidings_core::engine::{Action, Config, ResponseHead, TransportError, TransportKind};
+use tidings_core::engine::{
+    Action, Config, ResponseHead, TransportError, TransportKind, MAX_FILTERED_TOLD,
+};
 
-/// The `Ignored` actions as (event, id).
+/// The `Ignored` actions of reserved names as (event, id).
 fn ignored(actions: &[Action]) -> Vec<(String, String)> {
+    told(actions, false)
+}
+
+/// The `Ignored` actions with `filtered` as (event, id).
+fn told(actions: &[Action], filtered: bool) -> Vec<(String, String)> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Ignored { event, id } => Some((event.clone(), id.clone())),
+            Action::Ignored {
+                event,
+                id,
+                filtered: f,
+            } if *f == filtered => Some((event.clone(), id.clone())),
             _ => None,
         })
         .collect()
@@ -132,6 +143,45 @@ fn own_event_names_from_the_server_are_dropped_in_json_messages() {
     assert_eq!(data(&acts), ["after"]);
     assert!(errors(&acts).is_empty());
     assert_eq!(sim.engine.last_event_id(), "5");
+}
+
+/// An event whose type is not in `events` is dropped; the first of each
+/// type is told (`Ignored` with `filtered`, the debug log's one word about
+/// it), on every transport and across reconnects; its repeats, and types
+/// past the first `MAX_FILTERED_TOLD`, are not.
+#[test]
+fn a_type_not_in_events_is_told_once_per_type() {
+    let mut sim = Sim::new(config(TransportKind::FetchSse), 6);
+    let o = the_open(&sim.start());
+    sim.head(o.id, ResponseHead::event_stream());
+    let acts = sim.bytes(
+        o.id,
+        b"id: 1\nevent: chat\ndata: a\n\nid: 2\nevent: chat\ndata: b\n\n\
+event: typing\ndata: c\n\nid: 3\nevent: price\ndata: 7\n\nevent: chat\ndata: d\n\n",
+    );
+    only_data(&acts);
+    let want = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(e, i)| (e.to_string(), i.to_string()))
+            .collect()
+    };
+    assert_eq!(told(&acts, true), want(&[("chat", "1"), ("typing", "")]));
+    assert_eq!(data(&acts), ["7"]);
+    assert_eq!(sim.engine.last_event_id(), "3");
+    sim.end(o.id);
+    let o = sim.must_open(10_000);
+    let acts = sim.stream(o.id, b"id: 4\nevent: chat\ndata: e\n\n");
+    assert_eq!(told(&acts, true), []);
+    // A server naming every event differently: the first 16 types only.
+    let mut body = Vec::new();
+    for i in 0..40 {
+        body.extend_from_slice(format!("event: t{i}\ndata: x\n\n").as_bytes());
+    }
+    let acts = sim.bytes(o.id, &body);
+    let names: Vec<String> = told(&acts, true).into_iter().map(|(e, _)| e).collect();
+    let first: Vec<String> = (0..14).map(|i| format!("t{i}")).collect();
+    assert_eq!(MAX_FILTERED_TOLD, 16);
+    assert_eq!(names, first, "16 in all with chat and typing");
 }
 
 /// `reset` keeps its meaning: the server's way to say "refetch" (and it

@@ -201,8 +201,13 @@ fn error_event(e: &Error, cause: Option<&JsValue>) -> JsValue {
     else {
         return error(e.code(), "", None, None, false);
     };
-    let says = says(*code, retry_in_ms.is_some());
-    let js = error(code.as_str(), says, *status, *retry_in_ms, *fatal);
+    let mut says = String::from(says(*code, retry_in_ms.is_some()));
+    // The status that made it, in the message as in `send()`'s.
+    if let (ErrorCode::HttpStatus | ErrorCode::Auth, Some(s)) = (code, status) {
+        says.push(' ');
+        tidings_core::engine::push_decimal(&mut says, u64::from(*s));
+    }
+    let js = error(code.as_str(), &says, *status, *retry_in_ms, *fatal);
     let o: &js_sys::Object = js.unchecked_ref();
     if let Some(id) = id {
         set(o, "id", &JsValue::from_str(id));
@@ -213,7 +218,9 @@ fn error_event(e: &Error, cause: Option<&JsValue>) -> JsValue {
     js
 }
 
-/// `error.message`: one short line per code (`retrying`: the error has a
+/// `error.message`: one short line per code, followed by the status for
+/// `http-status` (`unusable HTTP status 503`) and `auth` (`refused: HTTP
+/// 401`) (`retrying`: the error has a
 /// `retryInMs`, which for `resume-ignored` means "moving to a transport that
 /// sends the header").
 fn says(code: ErrorCode, retrying: bool) -> &'static str {
@@ -226,7 +233,7 @@ fn says(code: ErrorCode, retrying: bool) -> &'static str {
         ErrorCode::Timeout => "no answer, or a silent stream",
         ErrorCode::TooLarge => "message over maxMessageBytes skipped",
         ErrorCode::Parse => "message data is not JSON, or a body not valid for its type",
-        ErrorCode::Auth => "refused (401/403)",
+        ErrorCode::Auth => "refused: HTTP",
         ErrorCode::GaveUp => "gave up: maxAttempts, or no usable transport",
         ErrorCode::Headers => "the headers option failed",
         ErrorCode::ResumeIgnored if retrying => {

@@ -67,7 +67,12 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     // than silently doing nothing.
     #[cfg(feature = "send")]
     if ack.is_some() && parsed.config.protocol == tidings_core::engine::Protocol::DurableStreams {
-        return Err(options::invalid("ack"));
+        let got = options::get(&options, "ack");
+        return Err(options::invalid(
+            "ack",
+            "none with protocol \"durable-streams\"",
+            &got,
+        ));
     }
     #[cfg(not(feature = "send"))]
     let ack = ();

@@ -10,8 +10,9 @@
 //! key with a value that is not `undefined`/`null` (the default) must be
 //! right, since a typo in a value would quietly change behaviour. What is not
 //! throws an `Error` with `code: "invalid-option"` (message `invalid option:
-//! <name>`) before anything starts: a value of the wrong type, a mode or
-//! transport name that does not exist, a negative or non-finite duration or
+//! <name>: expected <what>, got <value> (<type>)`, see [`invalid`]) before
+//! anything starts: a value of the wrong type, a mode or transport name that
+//! does not exist, a negative or non-finite duration or
 //! count, a `lastEventId` with U+0000, CR or LF, a getter that throws, a
 //! `signal` that is not an
 //! `AbortSignal`, `headers` that are neither an object nor a function (or an
@@ -91,7 +92,7 @@ impl Options {
         // A getter that threw comes first: the check that failed after it
         // may only have seen its `undefined`.
         if let Some(cause) = THREW.with(Cell::take) {
-            return Err(with_cause(invalid("(a getter threw)"), &cause));
+            return Err(threw(&cause));
         }
         checked?;
         o.config = c.sanitized();
@@ -130,7 +131,7 @@ fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
         o.seed = Some(
             seed.as_f64()
                 .filter(|s| s.is_finite())
-                .ok_or_else(|| invalid("seed"))? as u64,
+                .ok_or_else(|| invalid("seed", "a finite number", &seed))? as u64,
         );
     }
     o.signal = signal(&get(v, "signal"))?;
@@ -147,7 +148,12 @@ fn read_persist_and_status(o: &mut Options, v: &JsValue) -> Result<(), JsValue> 
         .as_ref()
         .is_some_and(|k| k.is_empty() || scope.is_none())
     {
-        return Err(invalid("persistKey"));
+        let got = get(v, "persistKey");
+        return Err(invalid(
+            "persistKey",
+            "a non-empty string, with persist",
+            &got,
+        ));
     }
     o.persist = scope.map(|s| (s, key));
     if let Some(ms) = ms(v, "lostAfterMs")? {
@@ -173,9 +179,10 @@ fn read_transports(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
             .iter()
             .map(|x| x.as_string().and_then(|n| TransportKind::from_name(&n)))
             .collect();
-        c.transports = kinds
-            .filter(|k| !k.is_empty())
-            .ok_or_else(|| invalid("transports"))?;
+        c.transports = kinds.filter(|k| !k.is_empty()).ok_or_else(|| {
+            let names = TransportKind::ALL.map(|k| k.as_str());
+            invalid("transports", &listed("a non-empty array of ", &names), &t)
+        })?;
     }
     Ok(())
 }
@@ -188,7 +195,12 @@ fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
         // An id from a stream never holds these (WHATWG HTML §9.2.6), and
         // one in a `Last-Event-ID` header fails every request.
         if id.contains(['\0', '\r', '\n']) {
-            return Err(invalid("lastEventId"));
+            let got = JsValue::from_str(&id);
+            return Err(invalid(
+                "lastEventId",
+                "a string without U+0000, CR or LF",
+                &got,
+            ));
         }
         c.last_event_id = id;
     }
@@ -196,7 +208,7 @@ fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     if let Some(p) = text(v, "lastEventIdParam")? {
         c.last_event_id_param = p;
     }
-    if let Some(n) = ms(v, "maxMessageBytes")? {
+    if let Some(n) = number(v, "maxMessageBytes", "", "a non-negative number of bytes")? {
         let n = n.min(u32::MAX as u64) as usize;
         c.sse_limits = SseLimits {
             max_line_bytes: n,
@@ -213,7 +225,8 @@ fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Resul
     c.has_custom_headers = o.headers.is_some();
     if let Some(h) = text(v, "heartbeatEvent")? {
         if h == "message" || RESERVED.contains(&h.as_str()) || c.events.contains(&h) {
-            return Err(invalid("heartbeatEvent"));
+            let not = listed("a name not in events, other than \"message\", ", &RESERVED);
+            return Err(invalid("heartbeatEvent", &not, &JsValue::from_str(&h)));
         }
         c.heartbeat_event = h;
     }
@@ -221,7 +234,9 @@ fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Resul
     if let Some(b) = p.as_bool() {
         c.pause_when_hidden = b.then_some(0);
     } else if !absent(&p) {
-        let p = group(v, "pauseWhenHidden")?;
+        if !p.is_object() {
+            return Err(invalid("pauseWhenHidden", "a boolean or an object", &p));
+        }
         set_ms(&mut c.pause_when_hidden, &p, "afterMs", "pauseWhenHidden")?;
     }
 
@@ -344,12 +359,18 @@ fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     let durable = c.protocol == Protocol::DurableStreams;
     if let Some(offset) = text(v, "offset")? {
         if !durable {
-            return Err(invalid("offset"));
+            let got = JsValue::from_str(&offset);
+            return Err(invalid(
+                "offset",
+                "none without protocol \"durable-streams\"",
+                &got,
+            ));
         }
         c.last_event_id = offset;
     }
     if durable && !c.last_event_id.is_empty() && !is_valid_offset(&c.last_event_id, true) {
-        return Err(invalid("offset"));
+        let got = JsValue::from_str(&c.last_event_id);
+        return Err(invalid("offset", "\"-1\", \"now\" or a valid offset", &got));
     }
     Ok(())
 }
@@ -369,7 +390,7 @@ pub(crate) fn checked<T>(read: impl FnOnce() -> Result<T, JsValue>) -> Result<T,
     THREW.with(Cell::take);
     let result = read();
     if let Some(cause) = THREW.with(Cell::take) {
-        return Err(with_cause(invalid("(a getter threw)"), &cause));
+        return Err(threw(&cause));
     }
     result
 }
@@ -395,13 +416,49 @@ pub(crate) fn with_cause(e: JsValue, cause: &JsValue) -> JsValue {
     e
 }
 
-/// An `Error` with `code: "invalid-option"` and the message
-/// `invalid option: <name>` (the README's options table says why).
-pub(crate) fn invalid(name: &str) -> JsValue {
-    let mut message = String::from("invalid option: ");
-    message.push_str(name);
-    super::error("invalid-option", &message)
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// An `Error` with `code: "invalid-option"` and the message `invalid
+    /// option: <name>: expected <expected>, got <got>` (the README's options
+    /// table says why). `got` is shown with its `typeof`: a string or an
+    /// array as JSON (`"500" (string)`), a function by its type only,
+    /// anything else as `String(got)` (`-1 (number)`, `[object Object]
+    /// (object)`; an empty one by its type only); cut after 60 characters.
+    /// Built in `boundary.js`: smaller there than in wasm.
+    #[wasm_bindgen(js_name = invalidOption)]
+    pub(crate) fn invalid(name: &str, expected: &str, got: &JsValue) -> JsValue;
 }
+
+/// `invalid-option` `(a getter threw)`, with what it threw as `got` and
+/// `cause`.
+fn threw(cause: &JsValue) -> JsValue {
+    let e = invalid("(a getter threw)", "getters that return", cause);
+    with_cause(e, cause)
+}
+
+/// `prefix` and `names`, each quoted, comma-separated: an `expected` text
+/// made from the lists the checks use (no copy of them in the bundle).
+pub(crate) fn listed(prefix: &str, names: &[&str]) -> String {
+    let mut out = String::from(prefix);
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('"');
+        out.push_str(n);
+        out.push('"');
+    }
+    out
+}
+
+/// `expected` of a string option.
+pub(crate) const STRING: &str = "a string";
+/// `expected` of a duration (`…Ms`).
+const MS: &str = "a non-negative number of milliseconds";
+/// `expected` of a count ([`count`]).
+const COUNT: &str = "a non-negative number or Infinity";
+/// `expected` of a count that must not be 0.
+pub(crate) const AT_LEAST_ONE: &str = "a number ≥ 1 or Infinity";
 
 pub(crate) fn absent(v: &JsValue) -> bool {
     v.is_undefined() || v.is_null()
@@ -418,7 +475,7 @@ pub(crate) fn signal(s: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValu
         && get(s, "aborted").as_bool().is_some()
         && get(s, "addEventListener").is_function();
     if !shaped {
-        return Err(invalid("signal"));
+        return Err(invalid("signal", "an AbortSignal", s));
     }
     Ok(Some(s.clone().unchecked_into()))
 }
@@ -430,7 +487,7 @@ fn transport_url(v: &JsValue) -> Result<Option<String>, JsValue> {
     }
     match v.as_string() {
         Some(u) => super::resolve_url(&u).map(Some),
-        None => Err(invalid("urls")),
+        None => Err(invalid("urls", STRING, v)),
     }
 }
 
@@ -442,16 +499,23 @@ fn events(v: &JsValue) -> Result<Vec<String>, JsValue> {
     if absent(v) {
         return Ok(Vec::new());
     }
+    let bad = || {
+        invalid(
+            "events",
+            &listed("an array of non-empty names other than ", &RESERVED),
+            v,
+        )
+    };
     if !js_sys::Array::is_array(v) {
-        return Err(invalid("events"));
+        return Err(bad());
     }
     let mut out: Vec<String> = Vec::new();
     for x in js_sys::Array::from(v).iter() {
         let Some(name) = x.as_string().filter(|n| !n.is_empty()) else {
-            return Err(invalid("events"));
+            return Err(bad());
         };
         if RESERVED.contains(&name.as_str()) {
-            return Err(invalid("events"));
+            return Err(bad());
         }
         if name != "message" && !out.contains(&name) {
             out.push(name);
@@ -471,13 +535,15 @@ pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
     if h.is_function() {
         return Ok(Some(h));
     }
+    let expected = "valid headers (an object) or a function";
     if !h.is_object() {
-        return Err(invalid("headers"));
+        return Err(invalid("headers", expected, &h));
     }
     let check = web_sys::Headers::new()
         .and_then(|headers| crate::transport::fetch::add_object(&headers, &h));
     if let Err(cause) = check {
-        return Err(with_cause(invalid("headers"), &cause));
+        // What the browser's `Headers` said names the bad entry.
+        return Err(with_cause(invalid("headers", expected, &cause), &cause));
     }
     Ok(Some(h))
 }
@@ -489,7 +555,7 @@ pub(crate) fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     if absent(&g) || g.is_object() {
         Ok(g)
     } else {
-        Err(invalid(key))
+        Err(invalid(key, "an object", &g))
     }
 }
 
@@ -499,7 +565,9 @@ pub(crate) fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
     if absent(&v) {
         return Ok(None);
     }
-    v.as_bool().map(Some).ok_or_else(|| invalid(key))
+    v.as_bool()
+        .map(Some)
+        .ok_or_else(|| invalid(key, "a boolean", &v))
 }
 
 /// `o[key]`: absent (`None`), a string, or `invalid-option`.
@@ -508,7 +576,9 @@ pub(crate) fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
     if absent(&v) {
         return Ok(None);
     }
-    v.as_string().map(Some).ok_or_else(|| invalid(key))
+    v.as_string()
+        .map(Some)
+        .ok_or_else(|| invalid(key, STRING, &v))
 }
 
 /// `v`: absent (`None`), the index of one of `names`, or `invalid-option`
@@ -520,7 +590,7 @@ pub(crate) fn one_of(v: &JsValue, name: &str, names: &[&str]) -> Result<Option<u
     let s = v.as_string().unwrap_or_default();
     match names.iter().position(|n| *n == s) {
         Some(i) => Ok(Some(i)),
-        None => Err(invalid(name)),
+        None => Err(invalid(name, &listed("one of ", names), v)),
     }
 }
 
@@ -530,7 +600,14 @@ fn ms(o: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
     ms_in(o, key, "")
 }
 
+/// `o[key]` as [`ms`], in `group` (`""`: a top-level option).
 pub(crate) fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, JsValue> {
+    number(o, key, group, MS)
+}
+
+/// `o[key]`: absent (`None`), a finite number ≥ 0 (truncated), or
+/// `invalid-option` (`group.key`) saying `expected`.
+fn number(o: &JsValue, key: &str, group: &str, expected: &str) -> Result<Option<u64>, JsValue> {
     let v = get(o, key);
     if absent(&v) {
         return Ok(None);
@@ -543,7 +620,7 @@ pub(crate) fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, 
                 name.push('.');
             }
             name.push_str(key);
-            Err(invalid(&name))
+            Err(invalid(&name, expected, &v))
         }
     }
 }
@@ -570,6 +647,6 @@ pub(crate) fn count(o: &JsValue, key: &str, name: &str) -> Result<Option<Option<
     match v.as_f64().filter(|n| *n >= 0.0) {
         Some(n) if n.is_finite() => Ok(Some(Some(n.min(u32::MAX as f64) as u32))),
         Some(_) => Ok(Some(None)),
-        None => Err(invalid(name)),
+        None => Err(invalid(name, COUNT, &v)),
     }
 }

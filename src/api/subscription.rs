@@ -43,6 +43,9 @@ struct Inner {
     /// (`closed` from its `close()` on: the core's rule).
     seat: Cell<Subscriber>,
     listeners: Listeners,
+    /// The types a listener was added for that this subscription never
+    /// dispatches, warned about once each ([`warn_if_never`]).
+    warned: RefCell<Vec<String>>,
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
     /// `persist`: the cursor kept across reloads.
@@ -90,6 +93,7 @@ impl Subscription {
             handle: Cell::new(None),
             seat: Cell::new(Subscriber::new()),
             listeners: Listeners::default(),
+            warned: RefCell::new(Vec::new()),
             parse,
             abort_listener: RefCell::new(None),
             persist,
@@ -172,7 +176,9 @@ impl Subscription {
         listener: JsValue,
         options: JsValue,
     ) -> Result<(), JsValue> {
-        self.inner.listeners.add(kind, listener, &options)
+        self.inner.listeners.add(kind, listener, &options)?;
+        warn_if_never(&self.inner, kind);
+        Ok(())
     }
 
     /// [`Subscription::remove_event_listener_js`] for Rust callers.
@@ -390,6 +396,31 @@ fn deliver(inner: &Rc<Inner>, run: &[Delivery]) {
             }
         }
     }
+}
+
+/// A listener for a type this subscription never dispatches (neither
+/// `message`, nor in `events`, nor one of its own: the core's
+/// `Config::dispatches`) would wait in silence: one `console.warn` saying
+/// how to fix it, and with `debug` a `warn` line (`{ event, message }`),
+/// once per type.
+fn warn_if_never(inner: &Inner, kind: &str) {
+    let Some(c) = inner.conn() else { return };
+    let mut warned = inner.warned.borrow_mut();
+    if c.with_engine(|e| e.config().dispatches(kind)) || warned.iter().any(|k| k == kind) {
+        return;
+    }
+    warned.push(kind.into());
+    // No borrow while the console runs: a page may wrap it.
+    drop(warned);
+    c.debug_log("warn", &never_dispatched(kind));
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `console.warn("[tidings]", message)` for a listener of `kind`, which
+    /// is never dispatched; returns `{ event, message }` for the debug log.
+    #[wasm_bindgen(js_name = neverDispatched)]
+    fn never_dispatched(kind: &str) -> JsValue;
 }
 
 /// Dispatch `event` to this subscription's listeners for `kind` (none once

@@ -6,14 +6,18 @@
 //! added), `abort` (`{ attempt }`), `deliver` (`{ id, event, lastEventId }`),
 //! `ignore` (`{ id, event }`: a server event named like one of the
 //! subscription's own events, `open`, `error`, `statechange` or
-//! `transportchange`, dropped),
+//! `transportchange`, dropped; `{ id, event, reason: "not-in-events" }`: the
+//! first event of a type neither `message` nor in `events`, dropped, once
+//! per type),
 //! `wait` (`{ delayMs }`: the one timer armed), `note` (`{ note }`: a
 //! decision with no event of its own, such as `silent-stream-kept`: an
 //! `eventsource` stream with nowhere else to go kept open past
 //! `watchdog.firstEventTimeoutMs`, or `reconnect: <answer>`: what the app's
 //! `reconnect()` did and why, as it returned), `statechange`,
 //! `transportchange`, `error` and `reset` (the event objects listeners get,
-//! with `reason`, `delayMs`, `retryInMs`, `code`). `parse` errors are made by
+//! with `reason`, `delayMs`, `retryInMs`, `code`), `warn` (`{ event, message
+//! }`: a listener added for a type the subscription never dispatches, as
+//! the `console.warn` says it). `parse` errors are made by
 //! the API layer, which logs them as `error` through
 //! [`Connection::debug_log`](super::Connection::debug_log). Message data is
 //! not logged: it can be large and private.
@@ -65,9 +69,16 @@ pub fn log(action: &Action) {
             set(&o, "note", &JsValue::from_str(note.as_str()));
             "note"
         }
-        Action::Ignored { event, id } => {
+        Action::Ignored {
+            event,
+            id,
+            filtered,
+        } => {
             set(&o, "id", &JsValue::from_str(id));
             set(&o, "event", &JsValue::from_str(event));
+            if *filtered {
+                set(&o, "reason", &JsValue::from_str("not-in-events"));
+            }
             "ignore"
         }
         Action::Wait { until: None } => return,

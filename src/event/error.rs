@@ -20,6 +20,9 @@ pub enum Error {
     InvalidOption {
         /// The JS option name.
         option: String,
+        /// What was expected and what was given, as the JS message says it
+        /// after the name: `expected a string, got 5 (number)`.
+        detail: String,
     },
     /// The connection's own `error` event (JS codes such as `http-status`,
     /// `network-or-cors`, `gave-up`): see [`ErrorCode`].
@@ -66,7 +69,7 @@ impl Error {
     }
 
     /// The JS API's refusal (an `Error` with `code` and `message
-    /// "invalid option: <name>"`) as a Rust value.
+    /// "invalid option: <name>: expected …, got …"`) as a Rust value.
     #[cfg(feature = "rust")]
     pub(crate) fn from_js(e: &wasm_bindgen::JsValue) -> Error {
         let field = |k: &str| {
@@ -79,9 +82,13 @@ impl Error {
             "invalid-url" => Error::InvalidUrl,
             _ => {
                 let message = field("message");
-                let option = message.strip_prefix("invalid option: ").unwrap_or(&message);
+                let rest = message.strip_prefix("invalid option: ").unwrap_or(&message);
+                let (option, detail) = rest.split_once(": expected ").unwrap_or((rest, ""));
+                let mut expected = String::from("expected ");
+                expected.push_str(detail);
                 Error::InvalidOption {
                     option: option.into(),
+                    detail: expected,
                 }
             }
         }
@@ -94,7 +101,9 @@ impl fmt::Display for Error {
             Error::InvalidUrl => {
                 f.write_str("invalid-url: url must be relative, or http: or https: with a host")
             }
-            Error::InvalidOption { option } => write!(f, "invalid-option: {option}"),
+            Error::InvalidOption { option, detail } => {
+                write!(f, "invalid-option: {option}: {detail}")
+            }
             Error::Connection {
                 code,
                 status,

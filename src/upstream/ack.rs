@@ -19,7 +19,7 @@ use tidings_core::upstream::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::api::options::{absent, count, get, group, invalid, set_ms, text};
+use crate::api::options::{absent, count, get, group, invalid, set_ms, text, AT_LEAST_ONE, STRING};
 use crate::clock;
 use crate::guard::{Listener, Timer};
 
@@ -52,12 +52,12 @@ pub fn from_options(
         return Ok(None);
     }
     let a = group(v, "ack")?;
-    let url = text(&a, "url")?.ok_or_else(|| invalid("ack.url"))?;
+    let url = text(&a, "url")?.ok_or_else(|| invalid("ack.url", STRING, &get(&a, "url")))?;
     let url = crate::api::resolve_url(&url)?;
     let mut batch_ms = DEFAULT_ACK_BATCH_MS;
     set_ms(&mut batch_ms, &a, "batchMs", "ack")?;
     let max = match count(&a, "maxBatch", "ack.maxBatch")? {
-        Some(Some(0)) => return Err(invalid("ack.maxBatch")),
+        Some(Some(0)) => return Err(invalid("ack.maxBatch", AT_LEAST_ONE, &get(&a, "maxBatch"))),
         Some(Some(n)) => n as usize,
         Some(None) => usize::MAX,
         None => DEFAULT_ACK_MAX_BATCH,

@@ -105,7 +105,10 @@ fn config(
     send: tidings_core::upstream::SendConfig,
 ) -> Result<AppenderConfig, JsValue> {
     let id = match text(v, "producerId")? {
-        Some(id) if id.is_empty() || id.len() > 256 => return Err(invalid("producerId")),
+        Some(id) if id.is_empty() || id.len() > 256 => {
+            let got = JsValue::from_str(&id);
+            return Err(invalid("producerId", "1 to 256 bytes", &got));
+        }
         Some(id) => id,
         None => String::from(super::new_key()?.as_str()),
     };
@@ -119,7 +122,7 @@ fn config(
         let e = epoch
             .as_f64()
             .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e <= 9.0e15);
-        c.epoch = e.ok_or_else(|| invalid("epoch"))? as u64;
+        c.epoch = e.ok_or_else(|| invalid("epoch", "an integer ≥ 0", &epoch))? as u64;
     }
     c.auto_claim = flag(v, "autoClaim")?.unwrap_or(false);
     if let Some(n) = count(v, "maxBatch", "maxBatch")? {
@@ -196,11 +199,9 @@ impl AppenderJs {
 /// string's UTF-8 or an `ArrayBuffer`/view's bytes.
 fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
     if json {
-        let s = js_sys::JSON::stringify(v).map_err(|_| invalid("value"))?;
-        return s
-            .as_string()
-            .map(String::into_bytes)
-            .ok_or_else(|| invalid("value"));
+        let bad = || invalid("value", "a value JSON.stringify encodes", v);
+        let s = js_sys::JSON::stringify(v).map_err(|_| bad())?;
+        return s.as_string().map(String::into_bytes).ok_or_else(bad);
     }
     if let Some(s) = v.as_string() {
         return Ok(s.into_bytes());
@@ -209,7 +210,7 @@ fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
         let b = super::options::body(v)?;
         return Ok(js_sys::Uint8Array::new(&b.value).to_vec());
     }
-    Err(invalid("value"))
+    Err(invalid("value", "a string, an ArrayBuffer or a view", v))
 }
 
 fn promise() -> (js_sys::Promise, Settle) {
@@ -403,9 +404,11 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
 
 fn error_value(err: AppendError) -> JsValue {
     let code = err.code();
-    let mut message = String::from("append failed: ");
-    message.push_str(code);
-    let e = crate::api::error(code, &message);
+    let status = match err {
+        AppendError::Send { status, .. } => status,
+        _ => None,
+    };
+    let e = crate::api::error(code, &super::failed("append failed: ", code, status));
     let o: &js_sys::Object = e.unchecked_ref();
     let num = |n: u64| JsValue::from_f64(n as f64);
     match err {

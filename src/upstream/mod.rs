@@ -146,3 +146,17 @@ pub(crate) fn random_seed() -> u64 {
     let _ = getrandom::fill(&mut b);
     u64::from_le_bytes(b)
 }
+
+/// The message of an upstream error: `what` (`send failed: `), the `code`,
+/// and the failing status (≥ 300) of the answer that caused it (`send
+/// failed: http-status 503`), so a log of `e.message` alone says what the
+/// server answered (`e.status` has it too, a 2xx of `too-large` included).
+fn failed(what: &str, code: &str, status: Option<u16>) -> String {
+    let mut m = String::from(what);
+    m.push_str(code);
+    if let Some(s) = status.filter(|s| *s >= 300) {
+        m.push(' ');
+        tidings_core::engine::push_decimal(&mut m, u64::from(s));
+    }
+    m
+}

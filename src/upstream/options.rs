@@ -3,14 +3,15 @@
 //! before anything starts, with the same rules and helpers as `subscribe()`
 //! (`api/options.rs`): `undefined`/`null` give the default, unknown keys are
 //! ignored, a known key with a wrong value rejects with `invalid-option`
-//! (message `invalid option: <name>`), a getter that throws too.
+//! (message `invalid option: <name>: expected …, got …`), a getter that
+//! throws too.
 
 use tidings_core::upstream::{is_forbidden_request_header, IdempotencyKey, SendConfig};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::api::options::{
     absent, backoff, checked, checked_headers, count, flag, get, invalid, ms_in, set_ms, signal,
-    text,
+    text, AT_LEAST_ONE,
 };
 
 /// What the adapter keeps besides the core's [`SendConfig`].
@@ -57,13 +58,18 @@ pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> Result<SendOption
     if let Some(h) = text(v, "idempotencyHeader")? {
         // A forbidden name would be dropped by `fetch`: the key lost.
         if !is_token(&h) || is_forbidden_request_header(&h) {
-            return Err(invalid("idempotencyHeader"));
+            let got = JsValue::from_str(&h);
+            return Err(invalid(
+                "idempotencyHeader",
+                "a header name fetch sends",
+                &got,
+            ));
         }
         c.idempotency_header = h;
     }
     if let Some(n) = count(v, "maxAttempts", "maxAttempts")? {
         c.max_attempts = match n {
-            Some(0) => return Err(invalid("maxAttempts")),
+            Some(0) => return Err(invalid("maxAttempts", AT_LEAST_ONE, &get(v, "maxAttempts"))),
             Some(n) => n,
             None => u32::MAX,
         };
@@ -73,7 +79,16 @@ pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> Result<SendOption
     set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "")?;
     backoff(&mut c.backoff, v)?;
     let key = match text(v, "idempotencyKey")? {
-        Some(k) => Some(IdempotencyKey::new(&k).map_err(|_| invalid("idempotencyKey"))?),
+        Some(k) => {
+            let bad = |_| {
+                invalid(
+                    "idempotencyKey",
+                    "non-empty printable ASCII",
+                    &JsValue::from_str(&k),
+                )
+            };
+            Some(IdempotencyKey::new(&k).map_err(bad)?)
+        }
         None => None,
     };
     Ok(SendOptions {
@@ -95,7 +110,12 @@ fn method(m: &str, has_body: bool) -> Result<String, JsValue> {
     let forbidden = ["CONNECT", "TRACE", "TRACK"].contains(&upper.as_str());
     let bodiless = has_body && (upper == "GET" || upper == "HEAD");
     if !is_token(m) || forbidden || bodiless {
-        return Err(invalid("method"));
+        let got = JsValue::from_str(m);
+        return Err(invalid(
+            "method",
+            "a method fetch sends (no GET/HEAD with a body)",
+            &got,
+        ));
     }
     let standard = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"].contains(&upper.as_str());
     Ok(if standard { upper } else { m.into() })
@@ -130,7 +150,7 @@ pub fn body(v: &JsValue) -> Result<Body, JsValue> {
     if v.is_instance_of::<js_sys::ArrayBuffer>() || js_sys::ArrayBuffer::is_view(v) {
         // A transferred (detached) buffer has no bytes: `invalid-option`
         // `body`, not the `TypeError` the `Uint8Array` constructor throws.
-        let bytes = bytes_of(v).map_err(|_| invalid("body"))?;
+        let bytes = bytes_of(v).map_err(|_| invalid("body", "a buffer not detached", v))?;
         let len = bytes.length();
         return Ok(Body {
             value: bytes.slice(0, len).into(),
@@ -157,7 +177,8 @@ pub fn body(v: &JsValue) -> Result<Body, JsValue> {
             bytes: None,
         });
     }
-    Err(invalid("body"))
+    let expected = "a string, ArrayBuffer, view, Blob, URLSearchParams or FormData";
+    Err(invalid("body", expected, v))
 }
 
 /// The bytes an `ArrayBuffer` or a view (typed array, `DataView`) covers;

@@ -264,11 +264,10 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
 }
 
 /// The package's error: an `Error` with `code`, `status` (when an answer
-/// caused it) and `attempts`.
+/// caused it) and `attempts`; its message `send failed: <code>[ <status>]`
+/// (`send failed: http-status 503`).
 fn error(code: &str, status: Option<u16>, attempts: u32) -> JsValue {
-    let mut message = String::from("send failed: ");
-    message.push_str(code);
-    let e = crate::api::error(code, &message);
+    let e = crate::api::error(code, &super::failed("send failed: ", code, status));
     let o: &js_sys::Object = e.unchecked_ref();
     if let Some(s) = status {
         crate::js::set(o, "status", &JsValue::from_f64(f64::from(s)));

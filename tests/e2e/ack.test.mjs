@@ -145,7 +145,7 @@ test("ack with protocol durable-streams is refused at subscribe() (invalid-optio
         }
       });
     });
-    assert.deepEqual(got, ["invalid-option: invalid option: ack", "accepted", "accepted"]);
+    assert.deepEqual(got, ['invalid-option: invalid option: ack: expected none with protocol "durable-streams", got [object Object] (object)', "accepted", "accepted"]);
   } finally {
     await page.closeAll();
   }

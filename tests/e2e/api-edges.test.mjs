@@ -403,7 +403,7 @@ test("a headers function that rejects or throws is an `error` with code `headers
 
 // ----- 7. option values that would silently change behaviour -----------------
 
-test("a wrong type, an unknown mode or transport, a negative or NaN duration throws invalid-option naming the option", { timeout: T }, async () => {
+test("a wrong type, an unknown mode or transport, a negative or NaN duration throws invalid-option naming the option, what it expected and what it got", { timeout: T }, async () => {
   const p = await page();
   const t = tag("typo");
   const got = await p.evaluate((t) => {
@@ -424,7 +424,9 @@ test("a wrong type, an unknown mode or transport, a negative or NaN duration thr
       ["maxMessageBytes", { maxMessageBytes: -1 }], ["maxMessageBytes", { maxMessageBytes: "1MB" }],
       ["withCredentials", { withCredentials: "yes" }], ["debug", { debug: 1 }], ["crossTab", { crossTab: "true" }],
       ["seed", { seed: "abc" }], ["lastEventId", { lastEventId: 42 }], ["lastEventIdParam", { lastEventIdParam: 1 }],
-      ["urls", { urls: "x" }],
+      ["urls", { urls: "x" }], ["lostAfterMs", { lostAfterMs: "500" }], ["signal", { signal: {} }],
+      ["heartbeatEvent", { heartbeatEvent: "open" }], ["persist", { persist: true }],
+      ["offset", { offset: "5" }], ["headers", { headers: 5 }],
       // An initial cursor that could not be a stream's id (WHATWG HTML §9.2.6)
       // and would make every Last-Event-ID header invalid.
       ["lastEventId", { lastEventId: "a\nb" }], ["lastEventId", { lastEventId: "a\rb" }],
@@ -441,9 +443,40 @@ test("a wrong type, an unknown mode or transport, a negative or NaN duration thr
     }
     return out;
   }, t);
-  for (const [name, code, message] of got) {
-    assert.deepEqual([name, code, message], [name, "invalid-option", `invalid option: ${name}`]);
-  }
+  const ms = "a non-negative number of milliseconds", count = "a non-negative number or Infinity";
+  const transports = 'a non-empty array of "eventsource", "fetch-sse", "long-poll", "poll"';
+  const own = '"open", "error", "statechange", "transportchange", "reset", "uptodate", "statuschange"';
+  const lf = "a string without U+0000, CR or LF";
+  const want = [
+    [transports, "[] (object)"], [transports, '["websocket"] (object)'],
+    [transports, '["long_poll"] (object)'], [transports, '"poll" (string)'],
+    [transports, '["poll",5] (object)'],
+    ['one of "text", "json"', '"xml" (string)'], ['one of "text", "json"', '"JSON" (string)'],
+    [`an array of non-empty names other than ${own}`, '"price" (string)'],
+    ["a boolean or an object", '"no" (string)'], [ms, "-1 (number)"],
+    [ms, "-5 (number)"], [ms, "NaN (number)"],
+    [ms, '"500" (string)'], [ms, "Infinity (number)"],
+    ['one of "full-jitter", "equal-jitter", "decorrelated", "none"', '"linear" (string)'], ["an object", "5 (number)"],
+    [count, "-1 (number)"], [count, '"2" (string)'],
+    ['one of "exponential", "aimd", "rate-window", "fixed"', '"bogus" (string)'], [ms, "-10 (number)"],
+    [count, "NaN (number)"],
+    [ms, "-1 (number)"], [ms, '"1" (string)'],
+    [count, "-2 (number)"], [ms, "-1 (number)"],
+    ["a non-negative number of bytes", "-1 (number)"], ["a non-negative number of bytes", '"1MB" (string)'],
+    ["a boolean", '"yes" (string)'], ["a boolean", "1 (number)"], ["a boolean", '"true" (string)'],
+    ["a finite number", '"abc" (string)'], ["a string", "42 (number)"], ["a string", "1 (number)"],
+    ["an object", '"x" (string)'], [ms, '"500" (string)'], ["an AbortSignal", "[object Object] (object)"],
+    [`a name not in events, other than "message", ${own}`, '"open" (string)'], ['one of "session", "local"', "true (boolean)"],
+    ['none without protocol "durable-streams"', '"5" (string)'],
+    ["valid headers (an object) or a function", "5 (number)"],
+    [lf, '"a\\nb" (string)'], [lf, '"a\\rb" (string)'],
+    [lf, '"a\\u0000b" (string)'],
+  ];
+  assert.equal(got.length, want.length);
+  got.forEach(([name, code, message], i) => {
+    const [expected, given] = want[i];
+    assert.deepEqual([name, code, message], [name, "invalid-option", `invalid option: ${name}: expected ${expected}, got ${given}`]);
+  });
   await h.sleep(300);
   assert.deepEqual(await tagged(t), [], "nothing started");
   assert.deepEqual(p.errors, []);
@@ -478,7 +511,7 @@ test("undefined and null mean the default, valid values and unknown keys are acc
   await h.clearFaults(server);
   assert.deepEqual(got.out, got.out.map(() => "ok"));
   assert.deepEqual(got.messages.map(([code]) => code), ["http-status", "gave-up"]);
-  assert.deepEqual(got.messages.map(([, m]) => m), ["unusable HTTP status", "gave up: maxAttempts, or no usable transport"]);
+  assert.deepEqual(got.messages.map(([, m]) => m), ["unusable HTTP status 503", "gave up: maxAttempts, or no usable transport"]);
   for (const [code, message] of got.messages) {
     assert.notEqual(message, code, `${code} has a human message`);
     assert.ok(message.length > 8 && message.length < 60, message);

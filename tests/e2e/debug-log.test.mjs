@@ -109,3 +109,48 @@ test("a parse error (parse: \"json\", data not JSON) carries the dropped message
   assert.deepEqual(logged.map((l) => [l.code, l.event]), [["parse", "price"], ["parse", "message"]]);
   assert.equal(logged[0].id, id);
 });
+
+test("a listener for a type not in events: one console.warn per subscription and type saying how to fix it, one warn line with debug; the server's events of that type: one ignore line per type", async () => {
+  logs.length = 0;
+  const warnings = [];
+  const onConsole = (m) => { if (m.type() === "warning" && m.text().startsWith("[tidings]")) warnings.push(m.text()); };
+  page.on("console", onConsole);
+  await h.subscribe(page, "w", "/sse", { transports: ["fetch-sse"], events: ["price"], debug: true }, ["price"]);
+  await page.evaluate(() => {
+    const { sub } = window.subs.w;
+    const f = () => {}, g = () => {};
+    // Twice the same type (two listeners, and one removed and added again),
+    // another unlisted type, and types it does dispatch: message, a listed
+    // one, its own events.
+    sub.addEventListener("chat", f);
+    sub.addEventListener("chat", g);
+    sub.removeEventListener("chat", f);
+    sub.addEventListener("chat", f);
+    sub.addEventListener("typing", f);
+    for (const t of ["message", "price", "open", "error", "statechange", "transportchange", "reset", "uptodate", "statuschange"]) {
+      sub.addEventListener(t, f);
+    }
+    // Another subscription, without debug: its own warning, no debug line.
+    window.other = window.tidings.subscribe("/sse", { transports: ["fetch-sse"] });
+    window.other.addEventListener("chat", f);
+    window.other.addEventListener("chat", g);
+  });
+  await h.waitEvents(page, "w", (l) => l.some((e) => e.type === "open"), 5000, "open");
+  for (const event of ["chat", "typing", "chat", "price"]) {
+    const r = await fetch(`${srv.url}/publish?event=${event}`, { method: "POST", body: "x" });
+    assert.ok(r.ok);
+  }
+  await h.waitEvents(page, "w", (l) => l.some((e) => e.type === "price"), 5000, "the price message");
+  await logsWhen((l) => l.filter((x) => x.what === "ignore").length >= 2, "the ignore lines");
+  await h.sleep(200);
+  page.off("console", onConsole);
+  await page.evaluate(() => window.other.close());
+  await h.closeSub(page, "w");
+  const says = (t) => `[tidings] "${t}" is not in the events option: its listeners will never run (events: ["${t}"])`;
+  assert.deepEqual(warnings, [says("chat"), says("typing"), says("chat")]);
+  assert.deepEqual(logs.filter((l) => l.what === "warn").map((l) => [l.event, l.message]),
+    [["chat", says("chat").slice(10)], ["typing", says("typing").slice(10)]]);
+  const ignored = logs.filter((l) => l.what === "ignore");
+  assert.deepEqual(ignored.map((l) => [l.event, l.reason]), [["chat", "not-in-events"], ["typing", "not-in-events"]]);
+  assert.ok(ignored.every((l) => l.id.length > 0), JSON.stringify(ignored));
+});

@@ -157,7 +157,7 @@ test("a stale epoch is a typed error; autoClaim takes the producer over at the s
   }
 });
 
-test("409s are typed and not retried: a closed stream, a content-type mismatch", async () => {
+test("409s are typed and not retried: a closed stream, a content-type mismatch; another refusal says its status", async () => {
   const closed = streamPath();
   await ds.create(closed, "application/json");
   await ds.close(closed);
@@ -167,12 +167,14 @@ test("409s are typed and not retried: a closed stream, a content-type mismatch",
   try {
     const out = await page.evaluate(async ([a, b]) => {
       const code = (p) => p.then(() => "resolved", (e) => e.code);
+      const missing = await window.tidings.appender(`${a}-missing`).append(1).then(() => "resolved", (e) => [e.code, e.status, e.message]);
       return {
         closed: await code(window.tidings.appender(a).append(1)),
         mismatch: await code(window.tidings.appender(b).append({ json: true })),
+        missing,
       };
     }, [ds.url + closed, ds.url + text]);
-    assert.deepEqual(out, { closed: "stream-closed", mismatch: "conflict" });
+    assert.deepEqual(out, { closed: "stream-closed", mismatch: "conflict", missing: ["http-status", 404, "append failed: http-status 404"] });
   } finally {
     await page.closeAll();
   }

@@ -46,7 +46,7 @@ async function page() {
       const s = (window.r[name] = { calls: [], states: [], errors: [] });
       s.reporter = window.t.report(url, () => { s.calls.push(performance.now()); return give(s.calls.length); }, options);
       s.reporter.addEventListener("statechange", (e) => s.states.push({ state: e.state, reason: e.reason, delayMs: e.delayMs }));
-      s.reporter.addEventListener("error", (e) => s.errors.push({ code: e.code, status: e.status, retryInMs: e.retryInMs, fatal: e.fatal }));
+      s.reporter.addEventListener("error", (e) => s.errors.push({ code: e.code, status: e.status, retryInMs: e.retryInMs, fatal: e.fatal, message: e.message }));
     };
     window.view = (name) => {
       const s = window.r[name];
@@ -172,6 +172,7 @@ test("supersede (default): after a 503 the next report replaces the pending retr
   assert.equal(v.stats.retries, 0, "the retry of report 1 was never sent");
   assert.equal(v.errors.length, 1);
   assert.deepEqual([v.errors[0].code, v.errors[0].status, v.errors[0].fatal], ["http-status", 503, false]);
+  assert.equal(v.errors[0].message, "unusable HTTP status 503");
   // One request per report: the 503, then one per applied report (a loop or
   // a retry storm would add more); the one in flight at stop() may be cut.
   const sent = (await requestsOf(t)).length;
@@ -264,7 +265,7 @@ test("flush() reports now within the pace (minMs), not once per call; stop() end
   assert.deepEqual(p.errors, []);
 });
 
-test("report() checks its arguments up front: invalid-option for a task that is not a function or a bad option, not-initialized before init", async () => {
+test("report() checks its arguments up front: invalid-option (what was expected, what was given) for a task that is not a function or a bad option, not-initialized before init", async () => {
   const p = await page();
   const codes = await p.evaluate(async () => {
     const code = (f) => { try { f(); return "no throw"; } catch (e) { return `${e.code}: ${e.message}`; } };
@@ -280,11 +281,11 @@ test("report() checks its arguments up front: invalid-option for a task that is 
     ];
   });
   assert.deepEqual(codes, [
-    "invalid-option: invalid option: task",
-    "invalid-option: invalid option: idempotencyKey",
-    "invalid-option: invalid option: whenHidden",
-    "invalid-option: invalid option: maxQueued",
-    "invalid-option: invalid option: interval.initialMs",
+    'invalid-option: invalid option: task: expected a function, got "not a function" (string)',
+    'invalid-option: invalid option: idempotencyKey: expected none (not a report() option), got "k" (string)',
+    'invalid-option: invalid option: whenHidden: expected "stop", "continue" or { intervalMs }, got "slow" (string)',
+    "invalid-option: invalid option: maxQueued: expected a number ≥ 1 or Infinity, got 0 (number)",
+    "invalid-option: invalid option: interval.initialMs: expected a non-negative number of milliseconds, got -1 (number)",
     codes[5].startsWith("invalid-url") ? codes[5] : "invalid-url",
     "not-initialized: call init() before report()",
   ]);

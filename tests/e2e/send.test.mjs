@@ -131,7 +131,7 @@ test("chaos: 1,000 sends while 20 % of answers are dropped after the apply and t
   await p.context_.close();
 });
 
-test("a permanent 422 (the key reused with another body) rejects at once with code, status and attempts", async () => {
+test("a permanent 422 (the key reused with another body) rejects at once with code, status (in the message too) and attempts", async () => {
   await clearSends();
   const p = await page();
   const key = tag();
@@ -140,8 +140,8 @@ test("a permanent 422 (the key reused with another body) rejects at once with co
   await p.evaluate((key) => window.track("b", window.t.send("/send?close=1", "other", { idempotencyKey: key, ...{ backoff: { floorMs: 50 } } })), key);
   const b = await settled(p, "b");
   assert.deepEqual(
-    { code: b.error.code, status: b.error.status, attempts: b.error.attempts },
-    { code: "http-status", status: 422, attempts: 1 },
+    { code: b.error.code, status: b.error.status, attempts: b.error.attempts, message: b.error.message },
+    { code: "http-status", status: 422, attempts: 1, message: "send failed: http-status 422" },
   );
   const reqs = await requests(server, "/send");
   assert.equal(reqs.length, 2, "no retry of a 422");
@@ -231,7 +231,7 @@ test("idempotencyHeader: X-Idempotency-Key carries the given key; without it tha
   assert.equal(x.value.status, 201);
   assert.equal(JSON.parse(x.value.body).key, "order-1 \"a\\b\"");
   const d = await settled(p, "d");
-  assert.deepEqual([d.error.code, d.error.status, d.error.attempts], ["http-status", 400, 1]);
+  assert.deepEqual([d.error.code, d.error.status, d.error.attempts, d.error.message], ["http-status", 400, 1, "send failed: http-status 400"]);
   const reqs = await requests(server, "/send");
   const sent = reqs.map((r) => r.headers["x-idempotency-key"]).filter(Boolean);
   assert.deepEqual(sent, ['"order-1 \\"a\\\\b\\""']);
@@ -269,23 +269,27 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
     }
     return out;
   });
+  const bad = (name, expected, given) => `invalid-option: invalid option: ${name}: expected ${expected}, got ${given}`;
+  const method = "a method fetch sends (no GET/HEAD with a body)";
+  const body = "a string, ArrayBuffer, view, Blob, URLSearchParams or FormData";
+  const header = (name) => bad("idempotencyHeader", "a header name fetch sends", `"${name}" (string)`);
   assert.deepEqual(got, [
-    "invalid-option: invalid option: method",
-    "invalid-option: invalid option: method",
-    "invalid-option: invalid option: maxAttempts",
-    "invalid-option: invalid option: timeoutMs",
-    "invalid-option: invalid option: idempotencyKey",
-    "invalid-option: invalid option: idempotencyKey",
-    "invalid-option: invalid option: idempotencyHeader",
-    "invalid-option: invalid option: headers",
-    "invalid-option: invalid option: signal",
-    "invalid-option: invalid option: ordered",
-    "invalid-option: invalid option: body",
+    bad("method", method, '"GET" (string)'),
+    bad("method", method, '"TRACE" (string)'),
+    bad("maxAttempts", "a number ≥ 1 or Infinity", "0 (number)"),
+    bad("timeoutMs", "a non-negative number of milliseconds", "-1 (number)"),
+    bad("idempotencyKey", "non-empty printable ASCII", '"é" (string)'),
+    bad("idempotencyKey", "non-empty printable ASCII", '"" (string)'),
+    header("Bad Header"),
+    bad("headers", "valid headers (an object) or a function", "5 (number)"),
+    bad("signal", "an AbortSignal", "[object Object] (object)"),
+    bad("ordered", "a boolean", '"yes" (string)'),
+    bad("body", body, "[object ReadableStream] (object)"),
     "invalid-url: url must be relative, or http: or https: with a host",
-    "invalid-option: invalid option: body",
-    "invalid-option: invalid option: body",
-    "invalid-option: invalid option: body",
-    ...Array(4).fill("invalid-option: invalid option: idempotencyHeader"),
+    bad("body", "a buffer not detached", "[object ArrayBuffer] (object)"),
+    bad("body", "a buffer not detached", "object"),
+    bad("body", body, "[object Object] (object)"),
+    ...["Cookie", "sec-idempotency-key", "Proxy-Key", "Content-Length"].map(header),
   ]);
   assert.equal((await requests(server, "/send")).length, 0);
   await p.context_.close();
@@ -518,8 +522,8 @@ test("an answer body over the 1 MiB cap rejects too-large with its status and is
   await p.evaluate(() => window.track("over", window.t.send("/big", "b", { timeoutMs: 5000 })));
   const over = await settled(p, "over");
   assert.deepEqual(
-    { code: over.error?.code, status: over.error?.status, attempts: over.error?.attempts },
-    { code: "too-large", status: 200, attempts: 1 },
+    { code: over.error?.code, status: over.error?.status, attempts: over.error?.attempts, message: over.error?.message },
+    { code: "too-large", status: 200, attempts: 1, message: "send failed: too-large" },
     JSON.stringify(over),
   );
   assert.equal((await requests(server, "/big")).length, 2, "no retry");

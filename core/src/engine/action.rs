@@ -47,11 +47,19 @@ pub enum Action {
     /// lifecycle signal (a server `event: error` read as a connection
     /// failure). Nothing else happens: its id moved the cursor, the connection
     /// goes on. For the debug log only (JS `debug: true` logs it as `ignore`).
+    ///
+    /// Also, once per event type (the first [`MAX_FILTERED_TOLD`](super::MAX_FILTERED_TOLD)
+    /// types), an event dropped because its type is neither `message` nor in
+    /// `events` (`filtered: true`): a listener for it never runs, and this is
+    /// the one word the app's `debug` log gets about it.
     Ignored {
         /// The event type the server sent.
         event: String,
         /// Its own id, or `""` when its block set none.
         id: String,
+        /// `true`: not in `events` (JS reason `not-in-events`); `false`: a
+        /// reserved name.
+        filtered: bool,
     },
     /// The app should refetch its state: the server cannot fill the gap since
     /// the cursor.

@@ -407,6 +407,15 @@ impl Config {
         self
     }
 
+    /// Whether a subscription with this configuration can ever dispatch an
+    /// event of type `kind`: `message`, a name in `events`, or one of the
+    /// subscription's own event types ([`RESERVED_EVENTS`](super::RESERVED_EVENTS)).
+    /// A listener for any other type never runs (the adapter warns once per
+    /// subscription and type): the server's events of that type are dropped.
+    pub fn dispatches(&self, kind: &str) -> bool {
+        super::RESERVED_EVENTS.contains(&kind) || super::decode::wanted(&self.events, kind)
+    }
+
     /// The heartbeat event type, if enabled.
     pub(crate) fn heartbeat(&self) -> Option<&str> {
         match self.heartbeat_event.as_str() {
@@ -474,6 +483,23 @@ mod tests {
         assert_eq!(c.heartbeat(), Some("heartbeat"));
         assert_eq!(c.backoff.floor_ms, 1000);
         assert_eq!(c.interval.initial_ms, 5000);
+    }
+
+    #[test]
+    fn a_listener_type_is_dispatched_only_when_message_own_or_listed() {
+        let mut c = Config::new("/u");
+        c.events = vec!["chat".into()];
+        let c = c.sanitized();
+        let yes = ["message", "chat", "open", "error", "statechange"];
+        let more = ["transportchange", "reset", "uptodate", "statuschange"];
+        for kind in yes.into_iter().chain(more) {
+            assert!(c.dispatches(kind), "{kind}");
+        }
+        // The heartbeat is liveness only; a name differing in case is
+        // another type (DOM event types are case-sensitive).
+        for kind in ["price", "heartbeat", "Chat", "", "messages"] {
+            assert!(!c.dispatches(kind), "{kind}");
+        }
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub const RESERVED_EVENTS: [&str; 7] = [
     "statuschange",
 ];
 
+/// How many event types left out by `events` are reported
+/// ([`Action::Ignored`] with `filtered`), each once per connection.
+pub const MAX_FILTERED_TOLD: usize = 16;
+
 /// Who an event is for ([`Engine::audience`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Audience {
@@ -385,17 +389,27 @@ impl Engine {
     }
 
     /// A new event not for the app: a reserved name is reported, one left
-    /// out by the filter is the server's news (`made_progress`).
+    /// out by the filter is the server's news (`made_progress`) and reported
+    /// the first time its type comes (of the first [`MAX_FILTERED_TOLD`]
+    /// types: a server naming each event differently cannot grow the list).
     fn report_unwanted(&mut self, who: Audience, event: &str, id: &str) {
-        if who == Audience::Reserved {
-            self.actions.push_back(Action::Ignored {
-                event: String::from(event),
-                id: String::from(id),
-            });
-        } else if who == Audience::Filtered {
+        let filtered = who == Audience::Filtered;
+        if filtered {
             if let Some(a) = self.phase.attempt_mut() {
                 a.filtered = a.filtered.saturating_add(1);
             }
+            let told = &mut self.filtered_told;
+            if told.len() >= MAX_FILTERED_TOLD || told.iter().any(|t| t == event) {
+                return;
+            }
+            told.push(String::from(event));
+        }
+        if filtered || who == Audience::Reserved {
+            self.actions.push_back(Action::Ignored {
+                event: String::from(event),
+                id: String::from(id),
+                filtered,
+            });
         }
     }
 

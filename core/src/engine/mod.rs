@@ -72,7 +72,9 @@ pub use config::{
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
 pub(crate) use decode::is_usable_event_id;
-pub use decode::{parse_decimal, push_decimal, MediaType, RESERVED_EVENTS, RESET_EVENT};
+pub use decode::{
+    parse_decimal, push_decimal, MediaType, MAX_FILTERED_TOLD, RESERVED_EVENTS, RESET_EVENT,
+};
 pub(crate) use durable::advances as offset_advances;
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
@@ -203,6 +205,9 @@ pub struct Engine {
     query_too: bool,
     /// Integer ids after a resume (`gap`).
     gap: gap::GapWatch,
+    /// Event types left out by `events` that were reported once
+    /// (`decode::report_unwanted`).
+    filtered_told: Vec<String>,
 }
 
 impl Engine {
@@ -254,6 +259,7 @@ impl Engine {
             user: reconnect::UserReconnect::default(),
             query_too: false,
             gap: gap::GapWatch::default(),
+            filtered_told: Vec::new(),
             config,
         }
     }

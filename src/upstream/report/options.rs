@@ -12,7 +12,7 @@ use tidings_core::upstream::{HiddenPolicy, ReportConfig};
 use wasm_bindgen::JsValue;
 
 use crate::api::options::{
-    absent, breaker, checked, count, flag, get, interval, invalid, ms_in, one_of,
+    absent, breaker, checked, count, flag, get, interval, invalid, ms_in, AT_LEAST_ONE,
 };
 
 /// What the adapter keeps besides the core's [`ReportConfig`].
@@ -38,7 +38,7 @@ fn read(v: &JsValue) -> Result<ReportOptions, JsValue> {
     let mut c = ReportConfig::default();
     for key in ["idempotencyKey", "ordered"] {
         if !absent(&get(v, key)) {
-            return Err(invalid(key));
+            return Err(invalid(key, "none (not a report() option)", &get(v, key)));
         }
     }
     let send = super::super::options::read(v, true, c.send.clone())?;
@@ -50,7 +50,7 @@ fn read(v: &JsValue) -> Result<ReportOptions, JsValue> {
     c.keep_all = flag(v, "keepAll")?.unwrap_or(false);
     if let Some(n) = count(v, "maxQueued", "maxQueued")? {
         c.max_queued = match n {
-            Some(0) => return Err(invalid("maxQueued")),
+            Some(0) => return Err(invalid("maxQueued", AT_LEAST_ONE, &get(v, "maxQueued"))),
             Some(n) => n as usize,
             None => usize::MAX,
         };
@@ -69,11 +69,21 @@ fn hidden(h: &JsValue) -> Result<HiddenPolicy, JsValue> {
     if h.is_object() {
         return match ms_in(h, "intervalMs", "whenHidden")? {
             Some(interval_ms) => Ok(HiddenPolicy::Every { interval_ms }),
-            None => Err(invalid("whenHidden.intervalMs")),
+            None => Err(invalid(
+                "whenHidden.intervalMs",
+                "a number of milliseconds",
+                h,
+            )),
         };
     }
-    Ok(match one_of(h, "whenHidden", &["stop", "continue"])? {
-        Some(1) => HiddenPolicy::Continue,
-        _ => HiddenPolicy::Stop,
-    })
+    match h.as_string().as_deref() {
+        _ if absent(h) => Ok(HiddenPolicy::Stop),
+        Some("stop") => Ok(HiddenPolicy::Stop),
+        Some("continue") => Ok(HiddenPolicy::Continue),
+        _ => Err(invalid(
+            "whenHidden",
+            "\"stop\", \"continue\" or { intervalMs }",
+            h,
+        )),
+    }
 }
