@@ -44,7 +44,7 @@ export default function init(
   input?: InitInput | Promise<InitInput> | { module_or_path: InitInput | Promise<InitInput> },
 ): Promise<unknown>;
 
-/** A transport (see DESIGN.md "Transports"). */
+/** A transport (the repository's ARCHITECTURE.md "Transports"). */
 export type Transport = "eventsource" | "fetch-sse" | "long-poll" | "poll";
 
 /** Subscription states. `waiting`: a delay is scheduled; `paused`: hidden, offline or frozen. */

@@ -1,4 +1,4 @@
-//! The herd benchmark (DESIGN.md "Testing layers" 5): a fleet of clients, each
+//! The herd benchmark (ARCHITECTURE.md "The engine": 100 000 real engines natively): a fleet of clients, each
 //! a real [`Engine`] driven only through `handle_*` / `poll` on virtual time,
 //! against a simulated server that goes through steady state, 5 s of refused
 //! connections, and a recovery at 1.5× the steady request rate (requests over

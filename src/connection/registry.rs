@@ -1,5 +1,5 @@
 //! Connections shared within a tab: two subscriptions to the same URL with the
-//! same options read one connection (DESIGN.md: Connection / Subscription
+//! same options read one connection (ARCHITECTURE.md: Connection / Subscription
 //! split). The key is the URL plus the options as `JSON.stringify` renders
 //! them; options holding a function (`headers`) are never shared, since two
 //! functions cannot be compared for what they return.

@@ -1,6 +1,6 @@
 //! What the engine asks the adapter to do (the values [`Engine::poll`]
 //! returns), and the vocabulary of states, reasons and error codes
-//! (DESIGN.md "The API contract").
+//! (ARCHITECTURE.md "The API contract").
 //!
 //! [`Engine::poll`]: super::Engine::poll
 

@@ -1,5 +1,5 @@
 //! The engine's configuration: every option of the API contract table in
-//! DESIGN.md ("The API contract"), with its defaults, durations in
+//! ARCHITECTURE.md ("The API contract"), with its defaults, durations in
 //! milliseconds. [`Config::new`] gives all defaults; the engine sanitizes
 //! whatever it is given instead of panicking (see each field).
 
@@ -15,7 +15,7 @@ use crate::policy::retry_after::DEFAULT_MAX_RETRY_AFTER_MS;
 use crate::sse::SseLimits;
 use crate::time::{clamp_timer_ms, WallMs};
 
-/// The four transports (DESIGN.md "Transports").
+/// The four transports (ARCHITECTURE.md "Transports").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TransportKind {
     /// Native `EventSource`: no request headers, status and headers hidden,
@@ -431,7 +431,7 @@ impl Config {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Protocol {
     /// JS `"default"`: SSE ids and `Last-Event-ID`, JSON and raw long-poll and
-    /// poll bodies, validators (DESIGN.md "Server conventions").
+    /// poll bodies, validators (ARCHITECTURE.md "Server conventions").
     #[default]
     Default,
     /// JS `"durable-streams"`: the Durable Streams protocol (PROTOCOL.md of

@@ -1,7 +1,7 @@
 //! What a response means: the verdict on a status and content type, and how
 //! events (parsed SSE, native, JSON, raw resource) become deliveries.
 //!
-//! Status rules (DESIGN.md "Defaults"; WHATWG HTML §9.2 "fail the connection";
+//! Status rules (ARCHITECTURE.md "Defaults"; WHATWG HTML §9.2 "fail the connection";
 //! BC-10, BC-11):
 //! - 401 → one retry with refreshed headers when the app has custom headers,
 //!   else fatal `auth`; 403 → fatal `auth`.
@@ -30,7 +30,7 @@ use crate::policy::validators::Validators;
 /// The event type that makes the app refetch its state ([`Action::Reset`]).
 pub const RESET_EVENT: &str = "reset";
 
-/// The subscription's own event types (DESIGN.md "Events"; `uptodate` is the
+/// The subscription's own event types (ARCHITECTURE.md "Events"; `uptodate` is the
 /// Durable Streams "caught up" moment, [`Action::UpToDate`]; `statuschange`
 /// is the calm status, `tidings_core::calm`). A server event of
 /// one of these types is never dispatched to the app as a message, whatever

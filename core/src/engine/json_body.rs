@@ -1,4 +1,4 @@
-//! The shape of a JSON long-poll / poll body (DESIGN.md "Server
+//! The shape of a JSON long-poll / poll body (ARCHITECTURE.md "Server
 //! conventions"): an array of `{id, event?, data}`, or an envelope
 //! `{messages, _polling?: {next_interval_ms}}`. The adapter parses the text
 //! with the browser's `JSON.parse` (no JSON parser in the bundle) and hands

@@ -1,4 +1,4 @@
-//! The page lifecycle and the device's sleep (DESIGN.md "Defaults": hidden,
+//! The page lifecycle and the device's sleep (ARCHITECTURE.md "Defaults": hidden,
 //! offline; BC-18; BC-14 V5).
 //!
 //! - Hidden, once `pauseWhenHidden.afterMs` has passed (0 = at once): the live

@@ -1,5 +1,5 @@
 //! Rendering a request: the URL with the cursor query parameter, and the
-//! request header fields (DESIGN.md "Server conventions" and "Defaults",
+//! request header fields (ARCHITECTURE.md "Server conventions" and "Defaults",
 //! cross-origin rules).
 //!
 //! Where the cursor (last event id) travels:

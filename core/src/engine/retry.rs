@@ -3,7 +3,7 @@
 //! request transport, and fatal stops.
 //!
 //! The delay after a failure, in order:
-//! 1. `d = backoff` (DESIGN.md "Defaults"): `floor + jitter(min(cap, base · m · 2^k))`,
+//! 1. `d = backoff` (ARCHITECTURE.md "Defaults"): `floor + jitter(min(cap, base · m · 2^k))`,
 //!    floor = max(`backoff.floorMs`, server `retry:`) for streams and the current
 //!    poll interval for `poll` (a failing poller never polls faster than a
 //!    healthy one); `m` = 2 for a 429 without a hint; `k` counts consecutive
@@ -15,7 +15,7 @@
 //!    does, not after a growing backoff; issue 24 rule 2). After a healthy
 //!    stream ends (server restart, time limit), the first reconnect waits
 //!    `floor + U[0, max(floor, base))` instead: the "first connect of a fleet"
-//!    width of DESIGN.md ("Jitter width by purpose", ±100 %) and the BC-13
+//!    width of ARCHITECTURE.md ("Jitter width by purpose", ±100 %) and the BC-13
 //!    yardstick `R + U[0, R)`, so a restarted server sees its clients spread
 //!    over a whole floor, not crowded into its first half. (Strategy `none`
 //!    keeps the plain delay.)

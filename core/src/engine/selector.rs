@@ -1,4 +1,4 @@
-//! Transport selection, fallback and failback (DESIGN.md "Transports",
+//! Transport selection, fallback and failback (ARCHITECTURE.md "Transports",
 //! "Selection").
 //!
 //! - Start with the first transport of the preference list that the

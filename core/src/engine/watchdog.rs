@@ -1,4 +1,4 @@
-//! The deadlines of the live attempt (BC-14, BC-15; DESIGN.md "watchdog.*",
+//! The deadlines of the live attempt (BC-14, BC-15; ARCHITECTURE.md "watchdog.*",
 //! "longPoll.timeoutMs").
 //!
 //! Every deadline is computed from the attempt's recorded times, never from a

@@ -5,7 +5,7 @@
 //! multiplier (1, or 2 for a 429 without a hint). The floor is
 //! `max(floor_ms, server retry:, poll interval)`: the floor keeps a fleet from
 //! reconnecting faster than the server asked (WHATWG HTML §9.2 "reconnection
-//! time") and a failing poller from polling faster than a healthy one (DESIGN.md,
+//! time") and a failing poller from polling faster than a healthy one (ARCHITECTURE.md,
 //! "Defaults"). Jitter shapes follow Marc Brooker, "Exponential Backoff and
 //! Jitter", AWS Architecture Blog, 2015.
 //!
@@ -119,7 +119,7 @@ impl Backoff {
     }
 
     /// For poll transports: the current poll interval, ms (`None` to clear), so a
-    /// failing poller never polls faster than a healthy one (DESIGN.md).
+    /// failing poller never polls faster than a healthy one (ARCHITECTURE.md).
     pub fn set_interval_floor_ms(&mut self, interval_ms: Option<u64>) {
         self.interval_floor_ms = interval_ms.unwrap_or(0);
     }
@@ -175,7 +175,7 @@ impl Backoff {
 
     /// Like [`Backoff::next_delay_ms`] with the exponential step multiplied by
     /// `step_multiplier` (0 is treated as 1): pass 2 for a 429 that carried no
-    /// `Retry-After` or rate-limit hint (DESIGN.md "Defaults").
+    /// `Retry-After` or rate-limit hint (ARCHITECTURE.md "Defaults").
     ///
     /// # Errors
     /// [`GaveUp`] once `max_attempts` consecutive failures are counted; no random

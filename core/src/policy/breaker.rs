@@ -1,4 +1,4 @@
-//! Circuit breaker (Nygard, "Release It!", 2007; DESIGN.md "Defaults"): after
+//! Circuit breaker (Nygard, "Release It!", 2007; ARCHITECTURE.md "Defaults"): after
 //! `failure_threshold` consecutive failures stop trying for a cool-down, then let
 //! exactly one probe through.
 //!

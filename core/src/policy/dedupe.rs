@@ -4,7 +4,7 @@
 //! app already has (resume from a cursor it rounds down, two transports
 //! overlapping). Only an id the event's own block set counts: an event without
 //! an `id:` line repeats the previous cursor by spec and is still a new event
-//! (DESIGN.md "Defaults"). A repeat is the same id *and* the same content (the
+//! (ARCHITECTURE.md "Defaults"). A repeat is the same id *and* the same content (the
 //! event type and the UTF-8 bytes of the data, hashed): a server that lost its
 //! state and restarts its ids at 1 sends new events, not repeats (issue 13
 //! rule 5: n8n PR #33558, actor-ts issue #726). The price: a replay whose data

@@ -4,7 +4,7 @@
 //! change, slows down on 304/unchanged, obeys server hints (`X-Poll-Interval`,
 //! JSON `_polling.next_interval_ms`, SSE `retry:` as a floor) within the clamps,
 //! and stretches on slow networks (adaptive modes only: a `fixed` interval and
-//! a server hint are never stretched). Numbers from DESIGN.md "Numbers from the
+//! a server hint are never stretched). Numbers from ARCHITECTURE.md "Numbers from the
 //! design study": AIMD +1 s / halve; the change-rate window of 10 answers;
 //! network tiers ×1 / ×3 / ×6 / max.
 

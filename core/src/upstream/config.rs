@@ -15,7 +15,7 @@ pub const DEFAULT_IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
 /// Finite, so a send settles even without a deadline while online.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 /// Default per-attempt timeout, ms (JS `timeoutMs`): below a typical 60 s
-/// proxy read timeout, like the long-poll numbers of DESIGN.md.
+/// proxy read timeout, like the long-poll numbers of ARCHITECTURE.md.
 pub const DEFAULT_SEND_TIMEOUT_MS: u64 = 30_000;
 /// Default cap on a send's answer body, bytes: 1 MiB, the cap a
 /// subscription puts on one message (`maxMessageBytes`,

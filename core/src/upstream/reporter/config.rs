@@ -8,7 +8,7 @@ use crate::upstream::SendConfig;
 /// report every 10 s, the figure of the herd benchmark.
 pub const DEFAULT_REPORT_INTERVAL_MS: u64 = 10_000;
 /// Each interval is stretched or shortened by up to this many per mille
-/// (±10 %, DESIGN.md "Jitter width by purpose": heartbeats ±10 %), so a fleet
+/// (±10 %, ARCHITECTURE.md "Jitter width by purpose": heartbeats ±10 %), so a fleet
 /// that an outage or a shared event put in step drifts apart again.
 pub const TICK_JITTER_PERMILLE: u64 = 100;
 /// Default bound on reports kept while `keep_all` waits for the server
