@@ -19,34 +19,13 @@ Usage: short-imports.py <wasm> <glue.js>   (both rewritten in place)
 import re
 import sys
 
+from wasm_binary import leb, name_bytes, read_name, sections, uleb
+
 MODULE = "./tidings_bg.js"
 SHORT_MODULE = "w"
 # What the page may read of `init()`'s result (the tests read its memory).
 KEPT_EXPORTS = {"memory"}
 LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def leb(buf, i):
-    result = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return result, i
-
-
-def uleb(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def short_name(n):
@@ -93,12 +72,8 @@ def rename_imports(data):
     out = bytearray(uleb(n))
     mapping = {}
     for _ in range(n):
-        ln, i = leb(data, i)
-        module = data[i:i + ln].decode()
-        i += ln
-        ln, i = leb(data, i)
-        field = data[i:i + ln].decode()
-        i += ln
+        module, i = read_name(data, i)
+        field, i = read_name(data, i)
         end = import_desc_end(data, i)
         desc = data[i:end]
         i = end
@@ -107,10 +82,7 @@ def rename_imports(data):
                 sys.exit(f"short-imports: {field} imported twice")
             mapping[field] = short_name(len(mapping))
             module, field = SHORT_MODULE, mapping[field]
-        for s in (module, field):
-            b = s.encode()
-            out += uleb(len(b)) + b
-        out += desc
+        out += name_bytes(module) + name_bytes(field) + desc
     return bytes(out), mapping
 
 
@@ -121,35 +93,26 @@ def rename_exports(data):
     out = bytearray(uleb(n))
     mapping = {}
     for _ in range(n):
-        ln, i = leb(data, i)
-        name = data[i:i + ln].decode()
-        i += ln
-        kind = data[i]
+        name, i = read_name(data, i)
         _, end = leb(data, i + 1)
         desc = data[i:end]
         i = end
         if name not in KEPT_EXPORTS:
             mapping[name] = short_name(len(mapping))
             name = mapping[name]
-        b = name.encode()
-        out += uleb(len(b)) + b + desc
+        out += name_bytes(name) + desc
     return bytes(out), mapping
 
 
 def rewrite_wasm(buf):
     out = bytearray(buf[:8])
-    i = 8
     imports = exports = None
-    while i < len(buf):
-        sid = buf[i]
-        size, j = leb(buf, i + 1)
-        body = buf[j:j + size]
+    for sid, body in sections(buf):
         if sid == 2:
             body, imports = rename_imports(body)
         elif sid == 7:
             body, exports = rename_exports(body)
         out += bytes([sid]) + uleb(len(body)) + body
-        i = j + size
     if not imports or not exports:
         sys.exit(f"short-imports: no imports from {MODULE} or no exports")
     return bytes(out), imports, exports

@@ -16,25 +16,7 @@ import subprocess
 import sys
 from collections import defaultdict
 
-
-def leb(buf, i):
-    result = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return result, i
-
-
-def sections(buf):
-    i = 8
-    while i < len(buf):
-        sid = buf[i]
-        size, j = leb(buf, i + 1)
-        yield sid, buf[j:j + size]
-        i = j + size
+from wasm_binary import leb, sections
 
 
 def function_sizes(buf):
