@@ -84,7 +84,7 @@ async function until(f, what, timeoutMs = 10_000) {
   for (;;) {
     const v = await f();
     if (v) return v;
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${typeof what === "function" ? what() : what}`);
     await sleep(25);
   }
 }
@@ -130,13 +130,14 @@ test("hidden stop: no report is collected nor sent while the page is hidden; the
   await until(async () => (await appliedOf(t)).length >= 2, "two reports while visible");
   await p.evaluate(() => window.hide(true));
   // Paused, and the report in flight (if any) answered.
+  let last;
   const hiddenView = await until(async () => {
-    const v = await p.evaluate((n) => window.view(n), t);
-    // Every request answered: delivered, or failed transiently (a loaded
-    // box can time an attempt out; its retry waits for visible).
-    const answered = v.stats.delivered + v.stats.transientFailures;
+    const v = last = await p.evaluate((n) => window.view(n), t);
+    // Every request answered: delivered, failed transiently (a loaded box
+    // can time an attempt out; its retry waits for visible) or for good.
+    const answered = v.stats.delivered + v.stats.transientFailures + v.stats.failed;
     return v.state === "paused" && v.stats.requests === answered ? v : null;
-  }, "paused with nothing in flight");
+  }, () => `paused with nothing in flight (last: ${JSON.stringify({ state: last?.state, stats: last?.stats })})`, 20_000);
   assert.equal(hiddenView.states.at(-1).reason, "hidden");
   const before = (await requestsOf(t)).length;
   // Five intervals hidden: a reporter that ignored hidden would send ~5.
