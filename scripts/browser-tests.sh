@@ -21,4 +21,7 @@ echo "browser-tests: reference server at $url"
 
 # `--features rust`: the Rust API's tests (tests/browser_rust_api.rs) too.
 TIDINGS_TEST_SERVER="$url" wasm-pack --log-level warn test --headless --chrome --features rust
-node --test --test-reporter=spec tests/e2e/
+# The spec reporter prints every test with its duration; e2e-durations.mjs adds
+# the 10 slowest files at the end.
+node --test --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=./scripts/e2e-durations.mjs --test-reporter-destination=stdout tests/e2e/
