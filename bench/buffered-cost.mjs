@@ -1,5 +1,5 @@
 // What detecting a buffering proxy costs with the default first-event deadline
-// (issue 24 rule 1), measured in headless Chromium against the reference
+// (docs/transports.md, "Servers people run"), measured in headless Chromium against the reference
 // server's `buffer` fault (holds every body byte until the body ends):
 // - "first": only the first /sse stream is held; default options, fetch-sse.
 // - "every": every /sse stream is held; transports fetch-sse then long-poll.

@@ -1,5 +1,5 @@
 // make bench: tidings side by side with the clients people use instead, in
-// headless Chromium on loopback (issue 10). Prints one table of figures with
+// headless Chromium on loopback (docs/bench.md). Prints one table of figures with
 // tidings' ratios to each peer on the same wire, and the reconnect-leak table.
 // Not a test: nothing here asserts, but a client that delivers a wrong or
 // missing event is reported as such in its cell.
@@ -32,7 +32,7 @@ const N = env("BENCH_N", 20_000);
 // took 170–200 s and read the same: flat); the churn keeps its 10,000.
 const CYCLES = env("BENCH_CYCLES", 2_000);
 const CHURN = env("BENCH_CHURN", 10_000);
-/** How much the churn may grow and still count as flat (issue 19): one wasm
+/** How much the churn may grow and still count as flat: one wasm
  * page, and 256 KB of JS heap (the reconnect rows moved 37–148 KB). */
 const CHURN_SLACK = { wasm: 65_536, heap: 262_144 };
 const IDLE_S = env("BENCH_IDLE_S", 60);
@@ -495,7 +495,7 @@ function report(R, secs) {
   lines.push(`idle: ${IDLE_S} s with every interval ÷ ${SCALE} (so ${IDLE_S} s stand for ${IDLE_S} min): a 2 KB JSON resource that never changes (ETag, Cache-Control: no-cache) for the poll clients, an idle stream with a comment every 250 ms (15 s) for the streams, a 500 ms (30 s) hold for long-poll; tidings with its defaults scaled, the poll loop every 83 ms (5 s). Bytes: status line + headers + body on the wire.`);
   lines.push(`hidden: the server down (every data connection reset), 2 s later the page hidden for ${HIDDEN_S} s (simulated: document.visibilityState/hidden overridden, visibilitychange dispatched); requests the server saw meanwhile. Real time, each client's defaults, the poll loop every 5 s.`);
   if (connection && connection.rtt >= 50) {
-    lines.push(`network tier: Chromium reports navigator.connection.rtt = ${connection.rtt} ms (${connection.effectiveType}) even on loopback; tidings takes the smaller of that and the fastest of its last 4 measured poll request times (issue 19), so on loopback tidings:poll polls at its configured 10 ms like the poll loop.`);
+    lines.push(`network tier: Chromium reports navigator.connection.rtt = ${connection.rtt} ms (${connection.effectiveType}) even on loopback; tidings takes the smaller of that and the fastest of its last 4 measured poll request times, so on loopback tidings:poll polls at its configured 10 ms like the poll loop.`);
   }
   const back = CLIENTS.map((k) => R.hidden[k] && `${k} ${R.hidden[k].backMs == null ? ">10 s" : R.hidden[k].backMs + " ms"}`).filter(Boolean);
   if (back.length) lines.push(`server back, then visible: the first request the server saw, from the visible moment (negative: while still hidden): ${back.join(", ")}.`);

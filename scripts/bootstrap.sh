@@ -20,7 +20,7 @@ if rustup toolchain list | grep -q '^nightly'; then
 fi
 
 # The CLI must match the wasm-bindgen crate the build links: Cargo.lock's
-# version (Cargo.toml has a caret requirement for apps, issue 21).
+# version (Cargo.toml has a caret requirement, so an app on a later 0.2 resolves).
 WB=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$WB" ]; then
   # Without --locked: the registry mirror lacks one locked dependency.

@@ -4,7 +4,7 @@
 # curated index.d.ts) → package.json from pkg.json.template (its `files` say
 # what `npm pack` ships: wasm-bindgen's own .d.ts files stay out).
 #
-# Size route (see README "Size"): the release wasm is built with the nightly
+# Size route (see docs/size.md): the release wasm is built with the nightly
 # toolchain, `-Zbuild-std` and `-Cpanic=immediate-abort`, so no panic path links
 # core::fmt's machinery. When no nightly toolchain is installed the same code
 # builds on stable (bigger: std's panic formatting comes back) and says so; the
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-pkg}
 # FEATURES=js: a build without `send` (the default features are js + send),
-# to measure what a subscribe-only Rust app gets (README "Size"). The package
+# to measure what a subscribe-only Rust app gets (docs/size.md). The package
 # entry js/index.js imports `send`, so only the default build is a package.
 FEATURE_ARGS=()
 if [ -n "${FEATURES:-}" ]; then FEATURE_ARGS=(--no-default-features --features "$FEATURES"); fi

@@ -6,7 +6,7 @@ wasm-bindgen names every import of its glue module `./tidings_bg.js`
 `__wbg_<name>_<16 hex digits of hash>`, the wasm's import section repeats the
 module name for each one, and the closure shims' exports carry mangled paths
 with crate hashes. The hex digits barely compress, and each name is written
-twice (the wasm, the glue): 5.4 KB of the gzip total (README "Size"). This
+twice (the wasm, the glue): 5.4 KB of the gzip total (docs/size.md). This
 renames that module to `w`, its imports to `a`, `b`, … `Z`, `aa`, … in import
 order, and every export but `memory` likewise, in both files. Nothing else
 changes. Checked, or the build fails: each old import name occurs exactly

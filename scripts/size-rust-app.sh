@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a Rust app pays for tidings (issue 21): the example app
+# What a Rust app pays for tidings (docs/size.md, docs/rust.md): the example app
 # (examples/rust-app) built as an app builds it (stable toolchain, `release`
 # profile, wasm-bindgen --target web, no wasm-opt), with tidings minus the
 # same app without it (`--no-default-features`: the page, no subscription),

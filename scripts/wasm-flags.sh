@@ -1,6 +1,6 @@
 # Sourced by scripts/build-pkg.sh and scripts/names-build.sh: the code
 # generation and optimizer flags of the package's wasm, held once so the
-# names-kept copy of `make size` measures the same code (README "Size").
+# names-kept copy of `make size` measures the same code (docs/size.md).
 #
 # -Ctarget-cpu=lime1: the "Lime1" feature set (mutable-globals, sign-ext,
 # nontrapping-fptoint, multivalue, bulk-memory-opt, extended-const,

@@ -1,4 +1,4 @@
-// The JS half of the wasm↔JS boundary on the hot path (issue 19): what is
+// The JS half of the wasm↔JS boundary on the hot path: what is
 // cheaper built or taken apart on the JS side than one crossing at a time;
 // and two messages for the app that are smaller written in JS than in wasm.
 // No decision is made here; the engine makes them all.

@@ -9,8 +9,7 @@ extern "C" {
     /// The global `performance.now()` (High Resolution Time: on `Window` and
     /// `WorkerGlobalScope` alike), one crossing per read: every fact reads
     /// the clocks, and going through `window()` and its `performance` getter
-    /// cost four crossings, and `Date.now()` stood in for it in workers
-    /// (issue 19).
+    /// would cost four crossings, and `Date.now()` is no monotonic clock.
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     fn performance_now() -> f64;
 }

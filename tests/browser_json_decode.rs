@@ -1,7 +1,7 @@
 //! `Message::json` (the browser's `JSON.parse` + serde-wasm-bindgen) against
 //! serde_json compiled to wasm, on the same messages: both must decode the
 //! same values (asserted); the time each takes is printed, not asserted (a
-//! figure for README "Rust API", run with `--release` for it:
+//! figure for docs/rust.md, run with `--release` for it:
 //! `wasm-pack test --release --headless --chrome --features rust --test
 //! browser_json_decode -- --nocapture`).
 #![cfg(all(target_arch = "wasm32", feature = "rust"))]

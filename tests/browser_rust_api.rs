@@ -355,7 +355,7 @@ async fn a_fatal_error_is_an_event_and_ends_the_message_stream() {
     assert_eq!(requests("/sse", &tag).await.len(), 1);
 }
 
-// ----- issue 22 in the Rust API: persist, reconnect(), the calm status -----
+// ----- persist, reconnect() and the calm status in the Rust API -----
 
 /// `sessionStorage[method](key, value)` as a string (`None` for `null`).
 fn session_storage(method: &str, key: &str, value: &str) -> Option<String> {

@@ -20,8 +20,8 @@
 //!   schedules ignore `Retry-After`),
 //! - poll fleet: the peak after recovery ÷ the fleet's own steady 1 s maximum,
 //! - the time until the rate stays within 10 % of steady,
-//! - the reporter fleet (`herd/reporter.rs`, issue 15),
-//! - the long-poll broadcast (`herd/broadcast.rs`, issue 19): one publish
+//! - the reporter fleet (`herd/reporter.rs`),
+//! - the long-poll broadcast (`herd/broadcast.rs`): one publish
 //!   wakes every held request at once; the re-poll burst and the latency cost
 //!   of the spread, per rule,
 //! - the cost of polling an unchanged resource for two idle hours,

@@ -7,11 +7,11 @@
 //! decisions are return values. It is `no_std` + `alloc`, so it runs natively in
 //! tests and benchmarks and inside the wasm bundle unchanged.
 //!
-//! The upstream direction (issue 14: `send`, one request that takes effect
+//! The upstream direction (`send`, one request that takes effect
 //! once) has its own machine under the same contract:
 //! [`upstream::Sender`], reusing the engine's backoff and `Retry-After`.
 //!
-//! Cross-tab coordination (issue 17, `crossTab: true`: one connection per URL
+//! Cross-tab coordination (`crossTab: true`: one connection per URL
 //! across a profile's tabs) is a third machine under the same contract:
 //! [`crosstab::CrossTab`]. Fed Web Locks grants and steals, decoded
 //! `BroadcastChannel` messages, the page's visibility, freezing and

@@ -1,4 +1,4 @@
-//! Cross-tab on virtual time, the leftovers of issues 17, 20 and 22:
+//! Cross-tab on virtual time, where it meets other features:
 //! `reconnect()` in a follower reaches the leader's engine (and a follower
 //! queues for the lock again once a stopped leader runs again); Durable
 //! Streams across a steal: two leaders delivering the same chunk, and a new

@@ -1,4 +1,4 @@
-//! Cross-tab coordination on virtual time (issue 17): election, hand-over,
+//! Cross-tab coordination on virtual time (docs/cross-tab.md): election, hand-over,
 //! steals, the back-forward cache, the lock API missing or throwing, a late
 //! joiner, forged wire messages. Steal delays are exact: 50 ms +
 //! U[0, 200) from the tab's seed (seed 3 → 72 ms, seed 1 → 163 ms).

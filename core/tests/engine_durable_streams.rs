@@ -80,9 +80,9 @@ fn up_to_date(actions: &[Action]) -> Vec<String> {
 /// Catch-up from `-1` in two chunks (the first without `Stream-Up-To-Date`),
 /// then live: `live=long-poll` once up to date, `cursor` echoing
 /// `Stream-Cursor`, keys in lexicographic order, no request header, each
-/// next request within the herd spread of the answer (issue 19: at most
+/// next request within the herd spread of the answer (at most
 /// 10 % of the time the request took, so a catch-up answered in 20 ms goes
-/// on within 2 ms; it was `U[0, 100]`, 39 ms here).
+/// on within 2 ms; `U[0, 100]` would give 39 ms here).
 #[test]
 fn catch_up_in_chunks_then_live_long_poll() {
     let mut sim = Sim::new(ds_config(""), 7);

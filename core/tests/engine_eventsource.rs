@@ -1,9 +1,9 @@
 //! The `eventsource` transport's liveness and resume rules, on virtual time:
-//! - issue 13 rule 6: a silent native stream with no other usable transport
+//! - a silent native stream with no other usable transport
 //!   is kept open at the first-event deadline (noted once), not recycled;
-//! - issue 24 rule 4: an `error` in readyState CONNECTING after `open` is the
+//! - an `error` in readyState CONNECTING after `open` is the
 //!   end of the stream (as `fetch-sse`'s clean end), not `network-or-cors`;
-//! - issue 24 rule 3: a server that ignores the cursor in the query and
+//! - a server that ignores the cursor in the query and
 //!   replays from its start is recognised (`resume-ignored`, once), the
 //!   connection moves to a transport that sends `Last-Event-ID`, and the
 //!   cursor never moves back to a replayed id.
@@ -373,7 +373,7 @@ fn replay_in_a_fetch_sse_chunk_keeps_the_cursor() {
     assert_eq!(o.url, "/stream?lastEventId=4");
 }
 
-// ----- issue 30: a resume the server did not honour ---------------------------
+// ----- a resume the server did not honour ------------------------------------
 
 fn resets(sim: &Sim) -> Vec<(String, ResetReason)> {
     // Each reset with the id of the message delivered just before it.

@@ -72,7 +72,7 @@ fn rule1_a_late_first_byte_is_liveness_not_buffering() {
 
 /// Rule 1 on `eventsource` (comments are invisible): an open stream with no
 /// event is given the full 45 s before it counts as buffered (with
-/// `fetch-sse` to move to: alone, the stream is kept, issue 13 rule 6).
+/// `fetch-sse` to move to: alone, the stream is kept: `engine_eventsource.rs`).
 #[test]
 fn rule1_eventsource_first_event_deadline_is_45_s() {
     let mut c = Config::new("/stream");
@@ -147,8 +147,8 @@ fn rule2_waits(
 
 /// Rule 2 on `fetch-sse`: twelve streams of two events each, every one ended
 /// cleanly by the server after 300 ms. Every wait is the floor plus the
-/// healthy spread, `1000 + U[0, 1000)`: it never grows (before issue 24 the
-/// count grew to 2^k and the eighth wait was past 30 s). Every event once.
+/// healthy spread, `1000 + U[0, 1000)`: it never grows (counted as failures, the
+/// waits would grow as 2^k and the eighth would be past 30 s). Every event once.
 #[test]
 fn rule2_short_streams_with_events_reconnect_after_the_floor() {
     let (sim, w) = rule2_waits(fetch_sse_config(), 12, None, false, 1000);

@@ -51,8 +51,8 @@ fn bc18_pause_on_hidden_and_resume() {
     assert_eq!(states(&acts), [(State::Paused, Reason::Hidden, None)]);
     sim.run_until(12_000);
     assert_eq!(opens_between(&sim, 2000, 12_000), 0);
-    // The request goes out with the `visible` input (issue 19; BC-18 allowed
-    // `U[0, 250)`, see `visible_requests_at_once_wake_and_online_keep_the_spread`).
+    // The request goes out with the `visible` input (one page is not a fleet;
+    // BC-18 allows `U[0, 250)`, see `visible_requests_at_once_wake_and_online_keep_the_spread`).
     let acts = sim.visibility(false);
     assert_eq!(states(&acts)[0], (State::Connecting, Reason::Visible, None));
     let o2 = the_open(&acts);

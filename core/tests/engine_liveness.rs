@@ -165,7 +165,7 @@ fn bc15_body(from: u64, to: u64) -> Vec<u8> {
 
 /// BC-15: the proxy forwards headers at once but holds the body. Attempts 1
 /// and 2 each get headers and 0 bytes and are aborted at the first-event
-/// deadline (45 s after their head, the default since issue 24: three
+/// deadline (45 s after their head, the default: three
 /// 15-second pings); then the transport changes to long-poll
 /// (reason `buffered-stream`) and events arrive with continuous ids, no gap,
 /// no duplicate (the long-poll server here also replays the cursor's own event,

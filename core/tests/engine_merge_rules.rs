@@ -1,5 +1,4 @@
-//! Rules where the ideas of the wave a–d merge meet (found by the review of
-//! the merged engine): a kept silent stream's health (`quiet`), the cursor
+//! Rules where features of the engine meet: a kept silent stream's health (`quiet`), the cursor
 //! around replayed events (`replay`), replays of events the app never gets
 //! (`decode`), and which attempts the replay watch covers (`replay`).
 #[path = "engine_support.rs"]

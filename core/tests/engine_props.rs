@@ -5,7 +5,7 @@
 //! live attempts, no `Wait` before the last input's time, no `Open` while
 //! hidden, offline or frozen, reconnect waits within their bounds, no cursor
 //! moved by an event without an id, nothing after `closed`). The same model
-//! is the fuzz target `engine` (issue 23); proptest explores it with the
+//! is the fuzz target `engine`; proptest explores it with the
 //! weights below, the fuzzer by coverage.
 
 use proptest::prelude::*;

@@ -1,4 +1,4 @@
-//! `reconnect()` (issue 22 item 2) on virtual time: which waits it ends, which
+//! `reconnect()` (docs/reconnects.md) on virtual time: which waits it ends, which
 //! it never shortens, and what it revives (`engine::reconnect`).
 #[path = "engine_support.rs"]
 mod support;

@@ -66,8 +66,8 @@ fn server_restart() {
 
 /// 503 with `Retry-After: 120`: the wait is the server's 120 s as asked plus
 /// the herd spread `U[0, min(10 %, 1 s)]` (842 ms with this seed), NOT plus
-/// the backoff term; reported in the error and the `retry-after` state. (Until
-/// issue 13 the whole backoff delay was added: 120 000 + 1421.)
+/// the backoff term; reported in the error and the `retry-after` state. (Adding
+/// the whole backoff delay would give 120 000 + 1421.)
 #[test]
 fn retry_after_seconds() {
     let (mut sim, acts) = first_answer(ResponseHead::new(503).with_header("Retry-After", "120"), 0);

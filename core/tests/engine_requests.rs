@@ -151,7 +151,7 @@ fn failing_poller_keeps_its_interval_as_floor() {
 
 /// Network tiers stretch the interval (RTT 120 ms: ×3), within bounds. The
 /// browser's estimate counts only until the engine measured its own `poll`
-/// requests (issue 19): here the 304 takes 120 ms, so ×3 stays; `saveData`
+/// requests: here the 304 takes 120 ms, so ×3 stays; `saveData`
 /// always gives the maximum.
 #[test]
 fn network_hint_stretches_the_interval() {
@@ -178,8 +178,8 @@ fn network_hint_stretches_the_interval() {
     assert_eq!(sim.engine.stats().current_interval_ms, 300_000);
 }
 
-/// `make bench` (issue 19): Chromium reports `rtt` 100 ms, `effectiveType`
-/// "4g", even on loopback, which stretched a 1 s poll to 3 s. The engine's
+/// `make bench`: Chromium reports `rtt` 100 ms, `effectiveType`
+/// "4g", even on loopback, which would stretch a 1 s poll to 3 s. The engine's
 /// own measured request time (a 200 in 2 ms) lowers the tier's RTT: ×1.
 /// A slow answer never raises it above the report (a loaded machine or
 /// server is not a slow network): reported 600 ms (×6), one answer in 20 ms
@@ -584,13 +584,13 @@ fn long_poll_news_after(seed: u64, held_ms: u64) -> u64 {
     sim.last_open_at - answered
 }
 
-/// Issue 19, decided with `make bench-herd`'s broadcast: after a long-poll
+/// Chosen with `make bench-herd`'s broadcast (docs/herd.md): after a long-poll
 /// answer with news the next request waits `U[0, min(held / 10, 100)]` ms,
 /// `held` = the time the request waited. A 30 s hold ended by a publish (the
-/// request a broadcast synchronises with a whole fleet) spreads over 100 ms
-/// as before; a busy feed (10 ms holds) over 1 ms; a backlog answered at once
-/// not at all. (It was `U[0, 100]` after every answer: `make bench`'s
-/// long-poll p50 was 35 ms for events 10 ms apart.) "No news" keeps its
+/// request a broadcast synchronises with a whole fleet) spreads over 100 ms;
+/// a busy feed (10 ms holds) over 1 ms; a backlog answered at once
+/// not at all. (With `U[0, 100]` after every answer, `make bench`'s
+/// long-poll p50 is 35 ms for events 10 ms apart.) "No news" keeps its
 /// pacing and `U[0, 100]`.
 #[test]
 fn long_poll_spread_after_news_is_a_tenth_of_the_hold() {

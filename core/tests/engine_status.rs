@@ -141,8 +141,8 @@ fn bc10_s6_503_backs_off() {
 /// selector moves to long-poll, which sees the status; there an immediate
 /// empty answer is paced by the request start: one request per
 /// `backoff.floorMs` plus `U[0, 100]`, a fixed pace, never a tight loop
-/// (issue 13 rule 2; until then the gaps grew with the backoff: 4387, 7871,
-/// 16 204, … ms, and news published meanwhile waited that long).
+/// (paced by the backoff instead, the gaps would grow: 4387, 7871,
+/// 16 204, … ms, and news published meanwhile would wait that long).
 #[test]
 fn bc10_native_204_is_bounded() {
     let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 10);
@@ -419,9 +419,9 @@ fn native_probe_head_is_the_attempts_head() {
 /// `eventsource`: whatever the probe answers, the EventSource behind it has
 /// failed, so the attempt ends. A probe for an attempt that already took a
 /// head (the first `make fuzz` engine finding, fuzz/regressions/engine/)
-/// used to be dropped as a second head and left the attempt live with
-/// nothing running: a `network-or-cors` failure and a backoff now, as the
-/// browser's own failure after an open is.
+/// must not be dropped as a second head, which would leave the attempt live
+/// with nothing running: it is a `network-or-cors` failure and a backoff, as
+/// the browser's own failure after an open is.
 #[test]
 fn native_probe_ends_its_attempt_whatever_it_saw() {
     let late = |first: ResponseHead, probe: Option<ResponseHead>| {

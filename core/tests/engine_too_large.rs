@@ -186,7 +186,7 @@ fn long_poll_event_stream_body_over_the_limit_does_not_loop() {
     body.extend_from_slice(b"id: 2\ndata: b\n\n");
     let mut acts = feed_chunked(&mut sim, o.id, &body);
     acts.extend(sim.end(o.id));
-    // (The next request may go out with the answer: issue 19's spread after
+    // (The next request may go out with the answer: the spread after
     // an answer that came at once is 0.)
     assert_eq!(
         acts.iter()

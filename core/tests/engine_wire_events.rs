@@ -1,4 +1,4 @@
-//! Wire-level rules of issue 13 that every transport shares:
+//! Wire-level rules that every transport shares:
 //! - rule 1: a server event named like one of the subscription's own events
 //!   (`open`, `error`, `statechange`, `transportchange`) is data, never a
 //!   lifecycle signal: not delivered, reported as `Action::Ignored` (the

@@ -1,4 +1,4 @@
-//! The fuzz oracles of issue 23 in the normal suite: every input committed
+//! The fuzz oracles (docs/reliability.md) in the normal suite: every input committed
 //! under `fuzz/corpus/<target>/` (the seed corpora) and
 //! `fuzz/regressions/<target>/` (every crash the fuzzer found, minimized)
 //! replayed through the same check as `make fuzz` runs

@@ -3,7 +3,7 @@
 //! agrees with a plain, non-incremental reading of WHATWG HTML §9.2.6, and an
 //! event past a limit is skipped with nothing else changed. The reference
 //! reading lives in `tidings_core::testing::sse_reference`, which the fuzz
-//! target `sse` (issue 23) checks against too.
+//! target `sse` checks against too.
 
 use proptest::prelude::*;
 use tidings_core::sse::{SseEvent, SseItem, SseLimit, SseLimits, SseParser, SseSkipped};

@@ -1,4 +1,4 @@
-//! Delivery ACK batching (issue 16) on virtual time: when a batch goes out
+//! Delivery ACK batching (docs/upstream.md) on virtual time: when a batch goes out
 //! (batchMs after its first id, at maxBatch ids, on close), once per id,
 //! only in the leading tab, and the JSON body.
 

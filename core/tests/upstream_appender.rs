@@ -1,4 +1,4 @@
-//! The Durable Streams appender (issue 16) on virtual time with a seeded
+//! The Durable Streams appender (docs/upstream.md) on virtual time with a seeded
 //! RNG: producer headers, batching while a request is in flight, JSON array
 //! wrapping, 204 as a duplicate success, retries that repeat the same
 //! `(id, epoch, seq)` with the send's exact delays, each 403/409 as its

@@ -1,4 +1,4 @@
-//! The reporter machine (issue 15) on virtual time with a seeded RNG: the
+//! The reporter machine (docs/upstream.md) on virtual time with a seeded RNG: the
 //! startup spread, the pace, a failing reporter never faster than a healthy
 //! one, supersede and keep-all, server hints, hidden/offline, flush, stop,
 //! and a property test over random input sequences.

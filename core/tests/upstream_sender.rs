@@ -1,4 +1,4 @@
-//! The upstream sender (issue 14) on virtual time with a seeded RNG: exact
+//! The upstream sender (docs/upstream.md) on virtual time with a seeded RNG: exact
 //! retry delays per transient class, the server's waits, permanent answers,
 //! offline/online, abort, the deadline, `max_attempts`, the key on every
 //! attempt, and a property test over random input sequences.
@@ -804,7 +804,7 @@ fn forbidden_request_header_names() {
     }
 }
 
-/// `deadline_ms: Some(0)` (README: "`0` rejects at once, nothing sent"):
+/// `deadline_ms: Some(0)` (docs/upstream.md: "`0` rejects at once, nothing sent"):
 /// settle `timeout` at start, no `Issue`.
 #[test]
 fn zero_deadline_settles_at_start_without_an_attempt() {

@@ -1,4 +1,4 @@
-//! Delivery ACKs (issue 16): at-least-once delivery that the client
+//! Delivery ACKs (docs/upstream.md): at-least-once delivery that the client
 //! acknowledges.
 //!
 //! - `POST /publish?resendAfterMs=N[&maxResends=M]`: besides publishing, the

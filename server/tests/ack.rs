@@ -1,4 +1,4 @@
-//! Delivery ACKs (issue 16): `POST /publish?resendAfterMs=` re-sends an
+//! Delivery ACKs (docs/upstream.md): `POST /publish?resendAfterMs=` re-sends an
 //! event (same id) to live streams until `POST /ack` names it; `GET /_ack`.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 

@@ -52,7 +52,7 @@ const BYTES: u32 = u32::MAX - 1;
 /// The `{ type, id, lastEventId, event, data, transport }` objects of a run
 /// of deliveries of one transport, in order, built in one crossing: the
 /// strings go to JS as one text with their lengths (one `TextDecoder` call
-/// for the whole run instead of four per message, issue 19), and `boundary.js`
+/// for the whole run instead of four per message), and `boundary.js`
 /// slices them and, with `parse: "json"`, `JSON.parse`s each data there
 /// (lengths: four per message, and a [`BYTES`] mark after binary data). A
 /// message whose data is not JSON is `undefined` in the array (the caller

@@ -54,7 +54,7 @@ pub fn subscribe_js(url: JsValue, options: JsValue) -> Result<Subscription, JsVa
 #[cfg(feature = "js")]
 pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     // Not through `prepare`: returning the pair cost the package about 45
-    // bytes of wasm (make size, issue 21).
+    // bytes of wasm (make size).
     let url = resolve_url(url)?;
     let parsed = options::Options::from_js(&url, &options)?;
     #[cfg(feature = "send")]

@@ -5,7 +5,7 @@
 //!
 //! Read with `Reflect.get` rather than serde-wasm-bindgen: serde's error path
 //! formats floats and links `core::fmt`, which cost about 18 KB gzip of the
-//! bundle (measured with `make size`, see README "Size"). Unknown keys are
+//! bundle (measured with `make size`, see docs/size.md). Unknown keys are
 //! ignored, so an app written against a newer version keeps working; a known
 //! key with a value that is not `undefined`/`null` (the default) must be
 //! right, since a typo in a value would quietly change behaviour. What is not
@@ -378,7 +378,7 @@ fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
 thread_local! {
     /// What the first getter that threw while reading options threw. One
     /// check after reading instead of an error branch per option keeps the
-    /// reader small (it is inlined into `subscribe`; see README "Size").
+    /// reader small (it is inlined into `subscribe`; see docs/size.md).
     static THREW: Cell<Option<JsValue>> = const { Cell::new(None) };
 }
 

@@ -31,7 +31,7 @@ struct Inner {
     /// subscription holds no connection, so its engine is freed at `close()`
     /// rather than when the JS object is garbage-collected (wasm-bindgen's
     /// `FinalizationRegistry`): 10,000 subscribe/close rounds grew the wasm
-    /// memory 1.3 → 2.5 MB that way (docs/bench.md, issue 19).
+    /// memory 1.3 → 2.5 MB that way (docs/bench.md).
     conn: RefCell<Option<Rc<Connection>>>,
     /// What the getters read once closed.
     closed: RefCell<Closed>,
@@ -55,7 +55,8 @@ struct Inner {
     ack: Ack,
 }
 
-/// `ack` (issue 16), with the `send` feature that posts the batches.
+/// `ack` (docs/upstream.md, "Delivery ACKs"), with the `send` feature that
+/// posts the batches.
 #[cfg(feature = "send")]
 pub(crate) type Ack = Option<Rc<crate::upstream::ack::Acker>>;
 /// Without the `send` feature `ack` is not read.
@@ -219,14 +220,14 @@ impl Subscription {
     }
 
     /// The calm status: `connecting`, `connected`, `reconnecting`,
-    /// `offline` or `closed` (README "Connection status"; `statuschange`).
+    /// `offline` or `closed` (docs/reconnects.md, "Connection status"; `statuschange`).
     #[wasm_bindgen(getter)]
     pub fn status(&self) -> JsValue {
         let connection = self.inner.conn().map(|c| c.status());
         crate::js::name(self.inner.seat.get().status(connection).as_str())
     }
 
-    /// "Try now" (README "`reconnect()`"): what it does, and when it does
+    /// "Try now" (docs/reconnects.md): what it does, and when it does
     /// nothing, is the engine's to decide (the rules: `tidings_core`
     /// `engine::reconnect`). Returns why, the engine's answer's name
     /// (`"now"`, `"breaker-probe"`, `"retry-after"`, …); a closed

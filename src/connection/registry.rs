@@ -76,7 +76,7 @@ pub fn connect(
 
 /// A subscription leaves `conn` (its `listen` handle): the connection is
 /// closed and forgotten when it was the last one (JS and Rust API alike).
-/// Inlined: the JS package must not grow for sharing it (issue 21).
+/// Inlined: sharing it with the Rust API must not grow the JS package.
 #[inline(always)]
 pub fn leave(key: &str, conn: &Rc<Connection>, handle: u32) {
     if conn.unlisten(handle) == 0 {

@@ -16,7 +16,7 @@ pub enum Error {
     InvalidUrl,
     /// `invalid-option`: an option the JS API would refuse too (the JS
     /// name, such as `events` or `backoff.baseMs`; `headers` for a header the
-    /// browser's `Headers` refuses). See the README options table.
+    /// browser's `Headers` refuses). See the docs/options.md.
     InvalidOption {
         /// The JS option name.
         option: String,

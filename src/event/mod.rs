@@ -58,8 +58,8 @@ pub enum Event {
         /// The offset at that moment.
         last_event_id: String,
     },
-    /// The calm status changed (`statuschange`; README "Connection
-    /// status"): lost only after `lost_after_ms` down, back as soon as a
+    /// The calm status changed (`statuschange`; docs/reconnects.md,
+    /// "Connection status"): lost only after `lost_after_ms` down, back as soon as a
     /// transport is open or a request was answered.
     Status {
         /// The new status.

@@ -37,7 +37,7 @@ pub struct Message {
 
 impl Message {
     /// The data decoded as JSON into `T`: the browser's `JSON.parse`, then
-    /// `serde-wasm-bindgen` (README "Rust API" has the measurement against
+    /// `serde-wasm-bindgen` (docs/rust.md has the measurement against
     /// `serde_json` that chose it). Not JSON, or not a `T`, is
     /// [`Error::Decode`] (JS code `parse`), never a panic.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, Error> {

@@ -1,5 +1,5 @@
 //! [`Options`]: the Rust builder for `subscribe` options, with the JS option
-//! names in snake case and the same defaults (README options table).
+//! names in snake case and the same defaults (docs/options.md).
 //!
 //! Durations are `u64` milliseconds in `_ms` setters, not `Duration`: the
 //! engine, the JS API, the README table and the debug log all speak
@@ -59,7 +59,7 @@ macro_rules! ms_setters {
 }
 
 impl Options {
-    /// The defaults (the README options table).
+    /// The defaults (the docs/options.md).
     pub fn new() -> Self {
         Self::default()
     }
@@ -213,7 +213,7 @@ impl Options {
     /// or `localStorage` ([`Scope::Local`]) across reloads, restored here at
     /// `subscribe` (unless [`Options::last_event_id`] / [`Options::offset`]
     /// gives one) and written when the app pulls the next message; a `reset`
-    /// removes it (README "Persisted cursor"). Default off.
+    /// removes it (docs/resume.md). Default off.
     #[must_use]
     pub fn persist(self, scope: Scope) -> Self {
         let name = match scope {
@@ -235,7 +235,7 @@ impl Options {
     ms_setters! {
         /// `lostAfterMs`: how long the connection must be down before
         /// [`Subscription::status`](super::Subscription::status) says
-        /// `Reconnecting`/`Offline` (default 5000, README "Connection status").
+        /// `Reconnecting`/`Offline` (default 5000, docs/reconnects.md, "Connection status").
         lost_after_ms => ""."lostAfterMs";
         /// `pauseWhenHidden.afterMs`: pause this long after the page hides (default 0).
         pause_when_hidden_after_ms => "pauseWhenHidden"."afterMs";

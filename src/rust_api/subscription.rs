@@ -138,7 +138,7 @@ impl Subscription {
         self.inner.conn.with_engine(|e| e.stats())
     }
 
-    /// The calm status (JS `status`; README "Connection status"):
+    /// The calm status (JS `status`; docs/reconnects.md, "Connection status"):
     /// `Connecting` until first established, `Connected` while a transport
     /// is open or requests are answered, `Reconnecting` / `Offline` only
     /// after `lost_after_ms` down (default 5000), `Closed` once stopped or
@@ -147,7 +147,7 @@ impl Subscription {
         self.inner.seat.get().status(Some(self.inner.conn.status()))
     }
 
-    /// "Try now" (JS `reconnect()`; README "`reconnect()`"): what it does,
+    /// "Try now" (JS `reconnect()`; docs/reconnects.md): what it does,
     /// and when it does nothing, is the engine's to decide (the rules:
     /// `tidings_core` `engine::reconnect`). It may revive a subscription that
     /// gave up: its streams, which ended, go on (call `next()` again).

@@ -11,8 +11,8 @@
 //! time without dispatching anything (WHATWG HTML §9.2.6). Letting the browser
 //! reconnect on that clock instead would bypass `backoff.floorMs`, the cap,
 //! the pause while hidden or offline, and crossTab (and `retry: 0` would
-//! hammer), so reconnects wait tidings' backoff (issue 13 rule 4; documented
-//! in the README transport table).
+//! hammer), so reconnects wait tidings' backoff (docs/transports.md, the
+//! transport table).
 //!
 //! The server's `event: open` / `event: error` are dispatched to the same
 //! listeners as the browser's own `open` and `error`: the server's are a

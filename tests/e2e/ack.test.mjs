@@ -1,4 +1,4 @@
-// Delivery ACKs (issue 16): `subscribe(url, { ack })` in headless Chromium
+// Delivery ACKs (docs/upstream.md): `subscribe(url, { ack })` in headless Chromium
 // against tidings-server, whose `/publish?resendAfterMs=` re-sends an event
 // (same id) to live streams until `POST /ack` names it. The re-sends happen,
 // the app sees each message once, and they stop once the ACK arrived; with

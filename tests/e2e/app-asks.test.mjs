@@ -272,7 +272,7 @@ test("reconnect(): a revived connection is shared again: a later subscribe with 
   const options = { transports: ["fetch-sse"], backoff: { maxAttempts: 1 } };
   await h.subscribe(page, "a", `/sse?t=${v}`, options);
   await h.waitEvents(page, "a", (l) => l.some((e) => e.state === "closed"), 10_000, "gave up");
-  // Any subscribe while it is stopped (another URL) used to unregister it.
+  // A subscribe while it is stopped (another URL) must not unregister it.
   await h.subscribe(page, "other", `/sse?o=${v}`, { transports: ["fetch-sse"] });
   await page.evaluate(() => window.subs.a.sub.reconnect());
   await h.waitEvents(page, "a", (l) => l.some((e) => e.type === "open"), 10_000, "open after reconnect()");

@@ -63,7 +63,7 @@ test("a 503 with Retry-After queued from the page shows the client's decision", 
   const line = await page.textContent('#decisions li:has-text("error http-status 503")');
   const retry = Number(line.match(/retry in (\d+) ms/)[1]);
   // The server's wait as asked plus the herd spread (core/src/engine/retry.rs):
-  // max(3000, floor 1000) + U[0, 300], no backoff term (issue 13 rule 3).
+  // max(3000, floor 1000) + U[0, 300], no backoff term.
   assert.ok(retry >= 3000 && retry <= 3300, `retry in ${retry} ms`);
   await page.click("#clear");
   await page.close();

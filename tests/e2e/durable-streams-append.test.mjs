@@ -1,4 +1,4 @@
-// appender() (issue 16) in headless Chromium against the Durable Streams
+// appender() (docs/upstream.md) in headless Chromium against the Durable Streams
 // reference server from npm (file-backed, started by durable-streams.mjs),
 // cross-origin from a page of tidings-server, through a small proxy in this
 // test that can drop a POST's response after the server applied it.

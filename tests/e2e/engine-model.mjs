@@ -31,7 +31,7 @@ export const BACKOFF_DEFAULTS = { floorMs: 1000, baseMs: 500, maxMs: 60000 };
  * The engine's retry delays for one connection (full jitter, the default):
  * after a counted failure `floor + U[0, min(cap, base·m·2^k)]`; after a
  * healthy stream ends, one draw for the plain backoff (discarded) then
- * `floor + U[0, max(floor, base))`; after a server-requested wait `w` (issue 13 rule 3):
+ * `floor + U[0, max(floor, base))`; after a server-requested wait `w` (as asked, never plus backoff):
  * `max(w, floor) + U[0, min(max(w, floor) / 10, 1000)]`, k grows, no backoff draw.
  */
 export class Model {
@@ -66,7 +66,7 @@ export class Model {
   }
   /**
    * A long-poll answer with news, `heldMs` after its request went out: the next request after
-   * U[0, min(heldMs / 10, 100)] ms (issue 19; core/src/engine/retry.rs long_poll_spread_max_ms).
+   * U[0, min(heldMs / 10, 100)] ms (core/src/engine/retry.rs long_poll_spread_max_ms).
    * Without `heldMs` (a "no news" answer), U[0, 100] after the pacing.
    */
   longPollNext(heldMs) {

@@ -1,11 +1,11 @@
 // The `eventsource` transport's liveness and resume rules in headless
 // Chromium against the reference server:
-// - issue 13 rule 6: with `transports: ["eventsource"]`, a stream that only
+// - with `transports: ["eventsource"]`, a stream that only
 //   sends comments is kept open past `firstEventTimeoutMs` (1 request over a
 //   window of 4 × the deadline), noted once in the debug log;
-// - issue 24 rule 4: a server that sends 2 events and ends the stream cleanly
+// - a server that sends 2 events and ends the stream cleanly
 //   is no `network-or-cors` error; the reconnect carries the cursor;
-// - issue 30 (over issue 24 rule 3): against a server that resumes only from
+// - against a server that resumes only from
 //   `Last-Event-ID` (fault `header-only-resume`, which replays from its start
 //   to a request without the header), the resume after a drop goes to
 //   `fetch-sse` with the header (and the query) before any replay:
@@ -60,7 +60,7 @@ test("13.6: eventsource alone, a comments-only stream stays open past 2 × first
   assert.equal(entries.length, 1, entries.map(h.logBrief).join("\n"));
   assert.equal(entries[0].end_ms, null, "the stream is still open");
   assert.deepEqual(all.filter((e) => e.type === "error"), []);
-  // At start: only eventsource, so the cursor can go only in the query (issue 30).
+  // At start: only eventsource, so the cursor can go only in the query.
   assert.deepEqual(notes, [
     ["[tidings]", "note", { note: "cursor-in-query-only" }],
     ["[tidings]", "note", { note: "silent-stream-kept" }],
@@ -89,7 +89,7 @@ test("24.4: 2 events then a clean end on eventsource: no network-or-cors error, 
   assert.equal(waiting?.reason, "backoff");
 });
 
-test("issue 30: against a header-only-resume server the resume after a drop moves to fetch-sse with Last-Event-ID (resume-by-header): no replay, no resume-ignored", async () => {
+test("against a header-only-resume server the resume after a drop moves to fetch-sse with Last-Event-ID (resume-by-header): no replay, no resume-ignored", async () => {
   // Its own server (and a page on its origin, so fetch-sse sends the header):
   // header-only-resume replays the whole history to a request without the
   // header, so no other test's events may be in it.

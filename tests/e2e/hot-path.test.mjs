@@ -1,4 +1,4 @@
-// The delivery path of issue 19 in headless Chromium against the reference
+// The delivery path in headless Chromium against the reference
 // server: messages cross wasm→JS once per batch (src/boundary.js builds the
 // objects), so what a batch must keep is checked here — order, a `parse`
 // error in its message's place, nothing after a listener closed — on every

@@ -3,8 +3,8 @@
 // - rule 1: a server that pings like sse-starlette (`: ping` only, no byte
 //   before the first ping) and has nothing to say is one stream, however long
 //   the first ping takes under the first-event deadline (45 s). The ping here
-//   comes 16 s after the head: the old 15 s deadline took the stream for a
-//   buffering proxy every time (at exactly 15 s it was a coin toss, which no
+//   comes 16 s after the head: a 15 s deadline would take the stream for a
+//   buffering proxy every time (at exactly 15 s it would be a coin toss, which no
 //   test can pin down).
 // - rule 2: a server that ends every stream after 2 events (serverless time
 //   limits) is reconnected after the floor (`retry:` 1000 ms) plus the healthy

@@ -1,4 +1,4 @@
-// Page lifecycle (issue 7): quiet while hidden, offline or frozen; prompt and
+// Page lifecycle (docs/lifecycle.md): quiet while hidden, offline or frozen; prompt and
 // lossless on return. Counts requests at the reference server (/_log).
 //
 // Real mechanisms: offline/online (Playwright's context.setOffline fires the

@@ -143,8 +143,8 @@ for (const name of ORIGINS) {
 
     // Contrast: a server that answers 204 at once does not hold; its "no
     // news" is paced by the request START: one request per floor (250 here)
-    // plus U[0, 100], a fixed pace (issue 13 rule 2; it used to grow with the
-    // backoff: 350, 450, 650 ms, …).
+    // plus U[0, 100], a fixed pace: "no news" is no failure, so it never
+    // grows with the backoff (350, 450, 650 ms, …).
     await reset(api);
     await subscribe(page, "fast", o.base + "/long-poll", {
       ...OPTS, urls: { "long-poll": o.base + "/long-poll?hold_ms=0" }, seed: 6,
@@ -249,7 +249,8 @@ for (const name of ORIGINS) {
     assert.deepEqual([msg.id, msg.data], [id, "before"]);
     const [err] = await events(page, "lp", "error");
     // 1000 ms as asked: max(1000, floor 100), no backoff term, and no
-    // spread with strategy "none" (issue 13 rule 3; it used to be 1200).
+    // spread with strategy "none" (adding the backoff on top would make it
+    // 1200, past the server's request).
     assert.deepEqual([err.code, err.status, err.retryInMs, err.fatal], ["http-status", 503, 1000, false]);
     const states = await events(page, "lp", "statechange");
     const waiting = states.filter((e) => e.state === "waiting");
@@ -342,7 +343,7 @@ for (const name of ORIGINS) {
       o.cross ? BC08_IF_NONE_MATCH.map((v, i) => (BC08_CURSORS[i] ? null : v)) : BC08_IF_NONE_MATCH);
     // The first answer ("retry: 200", no event, not held) is "no news",
     // paced by the request start: floor max(100, retry 200) + U[0, 100]
-    // after the first request started (issue 13 rule 2).
+    // after the first request started.
     const starts = await fetchStarts(page, "/long-poll");
     const slack = await lateness(page, "lp");
     const gap = Math.round(starts[1] - starts[0]);

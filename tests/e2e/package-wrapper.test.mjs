@@ -241,7 +241,7 @@ test("ErrorCode is frozen and complete; a non-http(s) URL throws invalid-url", a
   assert.equal(got.frozen, true);
   assert.deepEqual(got.codes, ["invalid-url", "invalid-option", "http-status", "no-content", "bad-content-type",
     "network-or-cors", "timeout", "too-large", "parse", "auth", "gave-up", "resume-ignored", "headers", "not-initialized",
-    // The appender's four (issue 16).
+    // The appender's four (docs/upstream.md).
     "stale-epoch", "sequence-gap", "stream-closed", "conflict"]);
   assert.deepEqual(got.thrown, [true, "invalid-url", true]);
   await p.close();

@@ -208,7 +208,7 @@ for (const name of ORIGINS) {
     assert.deepEqual(reqs.slice(0, 3).map((r) => r.status), [429, 429, 200]);
     const errs = await events(page, "p", "error");
     // Retry-After 1 s as asked: max(1000, the poll interval 200), no backoff
-    // term (it was 1000 + 200 + 100 until issue 13); the hinted answer still
+    // term (which would make it 1000 + 200 + 100); the hinted answer still
     // counted for k: then floor 200 + base 100 · 2 (429) · 2^1.
     assert.deepEqual(errs.map((e) => [e.code, e.status, e.retryInMs, e.fatal]),
       [["http-status", 429, 1000, false], ["http-status", 429, 600, false]]);

@@ -42,7 +42,7 @@ export async function setup(args = []) {
  * Headless Chromium on loopback reports `navigator.connection.rtt` = 100 (an
  * estimate: effectiveType "4g", nothing measured), which puts the engine's
  * poll interval in the ×3 network tier until a fast request of its own is
- * measured (issue 19). The tests of exact intervals pin the
+ * measured. The tests of exact intervals pin the
  * report to a fast network the way DevTools throttling does (CDP
  * Network.emulateNetworkConditions, 1 ms latency → rtt 0), so the configured
  * interval applies as configured. `realNetworkInfo` keeps the browser's own.

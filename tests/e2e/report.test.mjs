@@ -1,4 +1,4 @@
-// report() (issue 15) in headless Chromium against the reference server's
+// report() (docs/upstream.md) in headless Chromium against the reference server's
 // POST /send (an idempotency store: key → first answer, replayed) and its
 // faults. The package entry (/pkg/index.js) is loaded, as an app would.
 //

@@ -1,4 +1,4 @@
-// send() (issue 14) in headless Chromium against the reference server's
+// send() (docs/upstream.md) in headless Chromium against the reference server's
 // POST /send (an idempotency store: key → first answer, replayed; 409 in
 // flight; 422 for another body) and its faults. The package entry
 // (/pkg/index.js) is loaded, as an app would.

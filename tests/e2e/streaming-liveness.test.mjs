@@ -76,9 +76,9 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         const msgs = (await h.events(page, tag, "message")).map((e) => [e.id, e.data]);
         assert.deepEqual(msgs, ids.map((id, i) => [id, `m${i + 1}`]));
         // Opened, delivered new events with ids, ended cleanly: healthy
-        // (issue 24 rule 2), the floor + U[0, max(floor, base)). A native
+        // whatever its length, the floor + U[0, max(floor, base)). A native
         // EventSource's error in readyState CONNECTING after `open` is that
-        // clean end too (issue 24 rule 4), so both transports agree.
+        // clean end too, so both transports agree.
         const m = new Model(21, BACKOFF);
         const expected = m.healthyEnd();
         await h.assertReconnect(page, { clock: page.clocks.get(srv), log, waiting: log.find((e) => e.state === "waiting"),

@@ -1,4 +1,4 @@
-// Two things that used to be misread, in headless Chromium against the
+// Two things easy to misread, in headless Chromium against the
 // reference server:
 // - A message larger than the limit (1 MiB by default) is skipped, not
 //   replayed forever: on fetch-sse and long-poll, a 1.5 MiB message published

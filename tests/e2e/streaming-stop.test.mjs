@@ -56,7 +56,7 @@ for (const transport of ["eventsource", "fetch-sse"]) {
       // A native EventSource shows a clean end of the body and a dropped
       // connection alike (`error`, readyState CONNECTING): after `open` it is
       // the end of the stream, as fetch-sse sees it, not a network-or-cors
-      // error (issue 24 rule 4).
+      // error.
       assert.deepEqual(log.filter((e) => e.type === "error").map((e) => [e.code, e.fatal]),
         [["no-content", true]]);
       // The stream ended unhealthy (open < healthyAfterMs): a counted failure,

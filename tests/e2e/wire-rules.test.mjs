@@ -1,4 +1,4 @@
-// Wire-level rules of issue 13, in headless Chromium against the reference
+// Wire-level rules, in headless Chromium against the reference
 // server, on both streaming transports:
 // - rule 1: a server `event: error` / `event: open` is data, never a
 //   lifecycle signal. Native EventSource dispatches the server's

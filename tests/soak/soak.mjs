@@ -1,4 +1,4 @@
-// make soak (issue 23): the built package in headless Chromium for SOAK_S
+// make soak (docs/reliability.md): the built package in headless Chromium for SOAK_S
 // seconds (default 900) against the reference server, under a fault schedule
 // drawn from SOAK_SEED (default 23): server restarts, 503 bursts with
 // Retry-After, buffering and silent streams, oversize messages, offline and

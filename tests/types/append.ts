@@ -1,4 +1,4 @@
-// appender() and subscribe({ ack }): options, methods and error types (issue 16).
+// appender() and subscribe({ ack }): options, methods and error types.
 import { appender, subscribe, ErrorCode, type Appender, type AppendError, type AppenderOptions } from "tidings";
 
 const options: AppenderOptions = {

@@ -1,4 +1,4 @@
-//! The broadcast (issue 19): a fleet of long-poll clients, each request held
+//! The broadcast (docs/herd.md): a fleet of long-poll clients, each request held
 //! by the server until news (or until a 30 s hold ends empty with a 204).
 //! One publish answers every held request in the same instant, and the
 //! re-polls come back as a burst. Printed per rule: the fleet's steady request
@@ -11,7 +11,7 @@
 //!
 //! `tidings` is the real engine; the two other rules are modelled schedules
 //! (like the reference clients of the outage runs): `U[0, 100]` ms after
-//! every answer (the engine before issue 19), and no spread after news. All
+//! every answer (the simpler rule the engine's replaces), and no spread after news. All
 //! three keep the "no news" pacing (`max(now, start + 1 s) + U[0, 100]`).
 
 use std::cmp::Reverse;
@@ -38,7 +38,7 @@ impl Rule {
     fn name(self) -> &'static str {
         match self {
             Rule::Tidings => "tidings: U[0, min(held / 10, 100)] after news",
-            Rule::EveryAnswer => "U[0, 100] after every answer (before issue 19)",
+            Rule::EveryAnswer => "U[0, 100] after every answer",
             Rule::NoneAfterNews => "no spread after news",
         }
     }
@@ -442,7 +442,7 @@ fn print_busy_feed(n: usize) {
 /// Print the broadcast section for a fleet of `n`.
 pub fn print(n: usize) {
     println!(
-        "\nBroadcast (issue 19): {n} long-poll clients, requests held up to {} s (then 204), \
+        "\nBroadcast: {n} long-poll clients, requests held up to {} s (then 204), \
          25 ms one way; one publish answers every held request at once, a second follows \
          50 ms later",
         HOLD_MS / 1000

@@ -1,4 +1,4 @@
-//! The reporter fleet of the herd benchmark (issue 15): 100 000 real
+//! The reporter fleet of the herd benchmark (docs/herd.md): 100 000 real
 //! [`Reporter`] machines on virtual time, a report every 10 s, a 5 s outage
 //! (connections refused), then a server with capacity 1.5× the steady rate
 //! (over capacity: 503, no `Retry-After`), next to a naive reporter:

@@ -6,8 +6,8 @@
 //! an `id:` line repeats the previous cursor by spec and is still a new event
 //! (ARCHITECTURE.md "Defaults"). A repeat is the same id *and* the same content (the
 //! event type and the UTF-8 bytes of the data, hashed): a server that lost its
-//! state and restarts its ids at 1 sends new events, not repeats (issue 13
-//! rule 5: n8n PR #33558, actor-ts issue #726). The price: a replay whose data
+//! state and restarts its ids at 1 sends new events, not repeats (seen in the
+//! wild: n8n PR #33558, actor-ts issue #726). The price: a replay whose data
 //! the server re-serialised differently (other JSON key order or spacing) is
 //! delivered twice. Memory is bounded: the last `capacity` ids, FIFO.
 

@@ -1,7 +1,7 @@
 //! The network tier that stretches the poll interval (ARCHITECTURE.md "Network
 //! tiers": RTT < 50 ms ×1, < 200 ms ×3, < 1 s ×6, worse or `saveData` → the
 //! maximum), from the browser's estimate lowered by the client's own
-//! measured request times (issue 19).
+//! measured request times.
 //!
 //! Why measured: `navigator.connection.rtt` is the browser's estimate, not a
 //! measurement of this server. Chromium reports 100 ms (`effectiveType`

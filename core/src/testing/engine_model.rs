@@ -1,5 +1,5 @@
 //! The engine driven by arbitrary input sequences through its one entry,
-//! [`Engine::handle`], on virtual time, with the invariants of issue 23
+//! [`Engine::handle`], on virtual time, with these invariants (docs/reliability.md)
 //! checked after every input:
 //!
 //! - never two attempts in flight (an `Open` only when none is live, and

@@ -1,5 +1,5 @@
 //! Oracles shared by the property tests (`core/tests/*_props.rs`), the
-//! coverage-guided fuzz targets (`fuzz/`, issue 23) and the fuzz regression
+//! coverage-guided fuzz targets (`fuzz/`, docs/reliability.md) and the fuzz regression
 //! suite (`core/tests/fuzz_regressions.rs`). Behind the `testing` feature: it
 //! is never part of the wasm bundle.
 //!
