@@ -98,6 +98,7 @@ pub mod engine;
 pub mod persist;
 pub mod policy;
 pub mod rng;
+pub mod session;
 pub mod sse;
 #[cfg(feature = "testing")]
 pub mod testing;
