@@ -420,3 +420,43 @@ fn nothing_but_page_facts_before_start() {
     assert_eq!(s.engine().live_attempt(), None);
     let _ = MonoMs(0);
 }
+
+#[test]
+fn a_followers_reconnect_post_reaches_the_leaders_engine() {
+    let (mut s, id) = leader();
+    let error = Input::Engine(engine::Input::TransportError(id, TransportError::Network));
+    let (a, until) = feed(&mut s, 100, error);
+    assert!(opened(&a).is_empty());
+    assert_eq!(until, Some(1295));
+    let (a, _) = feed(&mut s, 200, Input::Tab(TabFact::Wire(Wire::Reconnect)));
+    let reqs = opened(&a);
+    assert_eq!(reqs.len(), 1, "{a:?}");
+    assert_eq!(reqs[0].id, engine::AttemptId(2));
+    assert_eq!(s.reconnected(), ReconnectAnswer::Now);
+}
+
+#[test]
+fn the_apps_headers_failure_is_told_here_and_never_relayed() {
+    let (mut s, id) = leader();
+    let (a, _) = feed(&mut s, 40, Input::Engine(engine::Input::HeadersFailed(id)));
+    let relayed_errors = a.iter().filter(|a| {
+        matches!(
+            a,
+            SessionAction::Post(Wire::Notice {
+                notice: Relay::Action(Action::Error { .. }),
+                ..
+            })
+        )
+    });
+    assert_eq!(relayed_errors.count(), 0, "{a:?}");
+    let told = a.iter().filter(|a| {
+        matches!(
+            a,
+            SessionAction::Tell(Action::Error {
+                code: engine::ErrorCode::Headers,
+                ..
+            })
+        )
+    });
+    assert_eq!(told.count(), 1, "{a:?}");
+}
