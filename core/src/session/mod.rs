@@ -214,6 +214,11 @@ impl Session {
         self.life == Life::Closed || self.state() == State::Closed
     }
 
+    /// Whether [`Input::Close`] was handled: every later input is ignored.
+    pub fn is_closed(&self) -> bool {
+        self.life == Life::Closed
+    }
+
     /// What the last [`Input::Reconnect`] did: this tab's engine's answer,
     /// `Leader` in a follower, `Closed` when nothing heard it.
     pub fn reconnected(&self) -> ReconnectAnswer {
