@@ -46,8 +46,8 @@ pub enum TabFact {
 #[derive(Debug)]
 pub enum Input<'a> {
     /// Start: what this browser can do, and whether this tab can coordinate
-    /// across tabs (`Support::default()`-like `false`s: a connection of this
-    /// tab only). Report the page's current state first (a page that starts
+    /// across tabs (both `false`: a connection of this tab only, which runs
+    /// its engine at once). Report the page's current state first (a page that starts
     /// hidden or offline must not send a request). A second start is ignored.
     Start {
         /// The browser's transports.
