@@ -22,26 +22,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::guard::Listener;
 
-/// A fact about the page, reported as it happens.
-#[derive(Clone, Copy)]
-pub enum PageFact {
-    /// `document.hidden` changed (or is `true` at start).
-    Hidden(bool),
-    /// `freeze` (`true`) / `resume` (`false`).
-    Frozen(bool),
-    /// `online` (`true`) / `offline` (`false`; or offline at start).
-    Online(bool),
-    /// `navigator.connection` (at start, and on `change`).
-    Network(NetworkHint),
-    /// `pagehide`: closing, navigating, or entering the back-forward cache.
-    PageHide,
-    /// `pageshow`; `persisted`: restored from the back-forward cache (a
-    /// first load also fires it, with `false`).
-    PageShow {
-        /// `PageTransitionEvent.persisted`.
-        persisted: bool,
-    },
-}
+pub use tidings_core::session::PageFact;
 
 /// Where page facts go.
 pub type Report = Rc<dyn Fn(PageFact)>;

@@ -20,6 +20,11 @@
 //! this cursor, tell the page this relayed notice, wait until the steal
 //! timer. Its module doc lists every input, output and rule.
 //!
+//! [`session::Session`] composes one connection in one tab: its engine
+//! (swapped on the coordinator's `Run`/`Halt`), its coordinator and its calm
+//! status, behind one input, one output and one `Wait`. A browser adapter
+//! drives a session; the engine alone is driven as below.
+//!
 //! ## The drive loop
 //!
 //! An adapter owns one [`engine::Engine`] per connection and one timer. It
@@ -98,6 +103,7 @@ pub mod engine;
 pub mod persist;
 pub mod policy;
 pub mod rng;
+pub mod session;
 pub mod sse;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -5,8 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
-    decode_json_text, AttemptId, IncomingMessage, JsonView, OpenRequest, Protocol, ResponseHead,
-    TransportError, TransportKind,
+    decode_json_text, AttemptId, IncomingMessage, Input as Fact, JsonView, OpenRequest, Protocol,
+    ResponseHead, TransportError, TransportKind,
 };
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -95,9 +95,10 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
     started.unwrap_or_else(|_| {
         wasm_bindgen_futures::spawn_local(async move {
             if let Some(conn) = weak.upgrade() {
-                feed(&conn, |e, now| {
-                    e.handle_transport_error(now, id, TransportError::NetworkOrCors)
-                });
+                feed(
+                    &conn,
+                    Fact::TransportError(id, TransportError::NetworkOrCors),
+                );
             }
         });
         Live::Failed(id)
@@ -128,7 +129,7 @@ fn open_native(
         match fact {
             eventsource::Fact::Open => {
                 opened.set(true);
-                feed(&conn, |e, now| e.handle_opened(now, id))
+                feed(&conn, Fact::Opened(id))
             }
             eventsource::Fact::Event {
                 event,
@@ -137,21 +138,25 @@ fn open_native(
                 last_event_id,
             } => {
                 opened.set(true);
-                super::feed_native(&conn, raw, |e, now| {
-                    e.handle_native_event(now, id, &event, &data, &last_event_id)
-                })
+                let fact = Fact::NativeEvent {
+                    id,
+                    event_type: &event,
+                    data: &data,
+                    last_event_id: &last_event_id,
+                };
+                super::drive::feed_native(&conn, raw, fact)
             }
             // Failed before it ever opened: ask once with `fetch` why.
             eventsource::Fact::Error { failed: true } if !opened.get() => {
                 match start_probe(weak.clone(), id, &url, with_credentials, slot.clone()) {
                     Ok(f) => *slot.borrow_mut() = Some(f),
-                    Err(_) => feed(&conn, |e, now| e.handle_native_probe(now, id, None)),
+                    Err(_) => feed(&conn, Fact::NativeProbe(id, None)),
                 }
             }
             // A network error, or a stream that ended: the engine decides.
-            eventsource::Fact::Error { failed } => feed(&conn, |e, now| {
-                e.handle_transport_error(now, id, native_error(failed))
-            }),
+            eventsource::Fact::Error { failed } => {
+                feed(&conn, Fact::TransportError(id, native_error(failed)))
+            }
         }
     });
     let source = NativeEventSource::open(
@@ -213,9 +218,7 @@ fn start_probe(
         drop(probe);
         let Some(conn) = weak.upgrade() else { return };
         // What the probe's answer means is the engine's to decide.
-        feed(&conn, |e, now| {
-            e.handle_native_probe(now, id, head.as_ref())
-        });
+        feed(&conn, Fact::NativeProbe(id, head.as_ref()));
     });
     let accept = [(
         String::from("Accept"),
@@ -281,32 +284,37 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
                 content_type,
                 headers,
             };
-            feed(conn, |e, now| e.handle_response_head(now, id, &head))
+            feed(conn, Fact::ResponseHead(id, &head))
         }
-        fetch::Fact::Chunk(bytes) => feed(conn, |e, now| e.handle_bytes(now, id, &bytes)),
+        fetch::Fact::Chunk(bytes) => feed(conn, Fact::Bytes(id, &bytes)),
         fetch::Fact::Text { text, json } if durable && json => {
             let elements = crate::transport::durable::json_elements(&text);
-            feed(conn, |e, now| e.handle_json_chunk(now, id, elements))
+            feed(conn, Fact::JsonChunk(id, elements))
         }
         fetch::Fact::Text { text, json } => {
             if json {
                 match decode_json(&text) {
-                    Some((msgs, hint)) => {
-                        feed(conn, |e, now| e.handle_messages(now, id, msgs, hint))
-                    }
-                    None => feed(conn, |e, now| e.handle_body_resource(now, id, text)),
+                    Some((msgs, polling_hint_ms)) => feed(
+                        conn,
+                        Fact::Messages {
+                            id,
+                            msgs,
+                            polling_hint_ms,
+                        },
+                    ),
+                    None => feed(conn, Fact::BodyResource(id, text)),
                 }
             } else {
-                feed(conn, |e, now| e.handle_body_resource(now, id, text))
+                feed(conn, Fact::BodyResource(id, text))
             }
         }
-        fetch::Fact::End => feed(conn, |e, now| e.handle_stream_end(now, id)),
+        fetch::Fact::End => feed(conn, Fact::StreamEnd(id)),
         // The app's own failure (a token refresh that failed, a bad
         // value): the engine decides; what was thrown waits for its
         // `headers` error.
         fetch::Fact::HeadersFailed(err) => {
             *conn.headers_cause.borrow_mut() = Some(err);
-            feed(conn, |e, now| e.handle_headers_failed(now, id))
+            feed(conn, Fact::HeadersFailed(id))
         }
         fetch::Fact::Failed { aborted } => {
             let err = if aborted {
@@ -314,7 +322,7 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
             } else {
                 TransportError::NetworkOrCors
             };
-            feed(conn, |e, now| e.handle_transport_error(now, id, err))
+            feed(conn, Fact::TransportError(id, err))
         }
     }
 }

@@ -1,0 +1,160 @@
+//! The one drive loop of a connection: drain the session's actions and
+//! carry each out; the `Wait` that ends a drain arms the one timer.
+
+use std::rc::{Rc, Weak};
+
+use tidings_core::engine::{self, Action, ErrorCode, TransportKind};
+use tidings_core::session::{Input, SessionAction};
+use tidings_core::time::MonoMs;
+
+use super::{crosstab, debug, live, Connection, Delivery, Notice, NoticeFn};
+use crate::clock;
+use crate::guard::Timer;
+
+/// Feed one fact about this tab's engine's request, then drive.
+pub fn feed(conn: &Rc<Connection>, fact: engine::Input<'_>) {
+    super::handle(conn, Input::Engine(fact));
+}
+
+/// Feed a native `EventSource` event with `data`, the browser's own value of
+/// the data the engine reads a copy of: its delivery carries this value (the
+/// event is fed from the browser's task queue, never from inside a drive, so
+/// the delivery it causes is rendered before this returns).
+pub fn feed_native(conn: &Rc<Connection>, data: wasm_bindgen::JsValue, fact: engine::Input<'_>) {
+    *conn.native_data.borrow_mut() = Some(data);
+    feed(conn, fact);
+    let unused = conn.native_data.take();
+    drop(unused);
+}
+
+/// Drain the session's actions. Runs at most once at a time; a nested call
+/// (a listener feeding the session) returns at once, and the running loop
+/// renders what its fact caused.
+pub(super) fn drive(conn: &Rc<Connection>) {
+    if conn.driving.replace(true) {
+        return;
+    }
+    loop {
+        // The borrow ends with this statement: rendering may run user JS,
+        // which must not find the session borrowed.
+        let action = conn.session.borrow_mut().poll();
+        if !render(conn, action) {
+            break;
+        }
+    }
+    conn.driving.set(false);
+}
+
+/// Carry out one action; `false` after the `Wait` that ends a drain.
+fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
+    let notice = match action {
+        SessionAction::Wait { until } => {
+            if conn.adapter.debug {
+                debug::log(&Action::Wait { until });
+            }
+            arm_timer(conn, until);
+            return false;
+        }
+        SessionAction::Debug(a) => {
+            debug::log(&a);
+            return true;
+        }
+        SessionAction::Open(req) => {
+            let live = live::open(conn, req);
+            let old = conn.live.borrow_mut().replace(live);
+            drop(old);
+            return true;
+        }
+        SessionAction::Abort(id) => {
+            let matches = conn.live.borrow().as_ref().is_some_and(|l| l.id() == id);
+            if matches {
+                let old = conn.live.borrow_mut().take();
+                drop(old);
+            }
+            return true;
+        }
+        SessionAction::Messages(ds) => {
+            Notice::Messages(ds.into_iter().map(|d| delivery(conn, d)).collect())
+        }
+        SessionAction::Tell(Action::Error {
+            code: ErrorCode::Headers,
+            retry_in_ms,
+            ..
+        }) => {
+            let cause = conn.headers_cause.take().unwrap_or_default();
+            Notice::HeadersFailed { cause, retry_in_ms }
+        }
+        SessionAction::Tell(a) => Notice::Action(a),
+        SessionAction::Status(c) => Notice::Status(c),
+        SessionAction::BatchEnd => Notice::BatchEnd,
+        tab_io => {
+            crosstab::render(conn, tab_io);
+            return true;
+        }
+    };
+    tell(conn, &notice);
+    true
+}
+
+/// A delivery as subscribers get it: this tab's own native `EventSource`
+/// delivery carries the browser's data value of the event being fed.
+fn delivery(conn: &Connection, d: tidings_core::session::Delivery) -> Delivery {
+    let data = match (d.own, d.transport) {
+        (true, Some(TransportKind::EventSource)) => conn.native_data.take(),
+        _ => None,
+    };
+    Delivery {
+        msg: d.msg,
+        transport: d.transport.map_or("", |t| t.as_str()),
+        data,
+    }
+}
+
+/// Tell every subscriber `notice`, with no borrow held.
+fn tell(conn: &Connection, notice: &Notice) {
+    let targets: Vec<NoticeFn> = conn
+        .listeners
+        .borrow()
+        .iter()
+        .map(|(_, f)| f.clone())
+        .collect();
+    for f in targets {
+        f(notice);
+    }
+}
+
+/// One timer for the session's next deadline (clamped to 2^31−1 ms by
+/// `Timer`).
+///
+/// A timer that is armed and fires no later than `until` is kept: on the hot
+/// path every byte or event moves the idle deadline later, and replacing the
+/// timer each time (`clearTimeout`, a new closure, `setTimeout`) cost about 6 %
+/// of a native-event profile (docs/bench.md). The kept timer may fire before
+/// the deadline; the session then finds nothing due and hands out the same
+/// `until` again, which arms a new one. Never late: an earlier `until`
+/// replaces it, `None` cancels it.
+fn arm_timer(conn: &Rc<Connection>, until: Option<MonoMs>) {
+    let keep = match (until, conn.timer.borrow().as_ref()) {
+        (Some(t), Some((armed, _))) => *armed <= t,
+        _ => false,
+    };
+    if keep {
+        return;
+    }
+    let timer = until.map(|t| {
+        let delay_ms = t.since(clock::now().mono);
+        let weak: Weak<Connection> = Rc::downgrade(conn);
+        let timer = Timer::new(delay_ms, move || {
+            if let Some(conn) = weak.upgrade() {
+                // Fired: a later `Wait` must arm a new one (taken out first,
+                // dropped after the borrow ends, as a replaced timer is).
+                let fired = conn.timer.borrow_mut().take();
+                drop(fired);
+                super::handle(&conn, Input::Timer);
+            }
+        });
+        (t, timer)
+    });
+    let old = std::mem::replace(&mut *conn.timer.borrow_mut(), timer);
+    drop(old);
+}
