@@ -205,7 +205,7 @@ fn error_event(e: &Error, cause: Option<&JsValue>) -> JsValue {
     // The status that made it, in the message as in `send()`'s.
     if let (ErrorCode::HttpStatus | ErrorCode::Auth, Some(s)) = (code, status) {
         says.push(' ');
-        tidings_core::engine::push_decimal(&mut says, u64::from(*s));
+        tidings_core::wire::push_decimal(&mut says, u64::from(*s));
     }
     let js = error(code.as_str(), &says, *status, *retry_in_ms, *fatal);
     let o: &js_sys::Object = js.unchecked_ref();

@@ -156,7 +156,7 @@ fn failed(what: &str, code: &str, status: Option<u16>) -> String {
     m.push_str(code);
     if let Some(s) = status.filter(|s| *s >= 300) {
         m.push(' ');
-        tidings_core::engine::push_decimal(&mut m, u64::from(s));
+        tidings_core::wire::push_decimal(&mut m, u64::from(s));
     }
     m
 }
