@@ -19,7 +19,8 @@ among the sub-modules of one module are not looked for.
 Prints every strongly connected component of more than one module, each edge
 inside it with one example file:line, and exits 1 when there is any.
 
-Usage: scripts/module-cycles.py [root ...]   (default roots: src core/src)
+Usage: scripts/module-cycles.py [--edges] [root ...]   (default roots: src core/src;
+       --edges also lists every dependency, one example each)
        scripts/module-cycles.py --self-test  (checks this script on inline examples)
 """
 import os
@@ -229,11 +230,14 @@ def components(nodes, edges):
     return sorted(out)
 
 
-def report(name, files):
-    """Print the circles of one crate; return how many there are."""
+def report(name, files, all_edges=False):
+    """Print the circles of one crate (and every edge when `all_edges`);
+    return how many circles there are."""
     mods, edges = graph(files)
     comps = components(mods, edges)
     print(f"{name}: {len(mods)} modules, {len(edges)} edges, {len(comps)} circles")
+    for (a, b), (rel, line) in sorted(edges.items()) if all_edges else ():
+        print(f"  {a} -> {b}  {os.path.join(name, rel)}:{line}")
     for i, comp in enumerate(comps, 1):
         print(f"  circle {i}: {', '.join(comp)}")
         for (a, b), (rel, line) in sorted(edges.items()):
@@ -285,11 +289,13 @@ def main(argv):
     if argv == ["--self-test"]:
         self_test()
         return 0
+    all_edges = "--edges" in argv
+    argv = [a for a in argv if a != "--edges"]
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     roots = argv or [os.path.join(here, "src"), os.path.join(here, "core", "src")]
     found = 0
     for root in roots:
-        found += report(os.path.relpath(root), read_crate(root))
+        found += report(os.path.relpath(root), read_crate(root), all_edges)
     return 1 if found else 0
 
 
