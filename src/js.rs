@@ -69,3 +69,10 @@ pub fn to_string(value: &JsValue) -> Result<String, JsValue> {
     }
     Ok(js_string(value)?.as_string().unwrap_or_default())
 }
+
+/// A JS `Error` with a stable `code` property (the contract's error codes).
+pub(crate) fn error(code: &str, message: &str) -> JsValue {
+    let e = js_sys::Error::new(message);
+    set(&e, "code", &JsValue::from_str(code));
+    e.into()
+}

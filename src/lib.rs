@@ -8,6 +8,7 @@
 //! Layout: [`tidings_core`] decides; this crate only touches the browser.
 //! - `clock`: reads both clocks (`performance.now()`, `Date.now()`).
 //! - `guard`: owners of JS listeners and timers that undo them on drop.
+//! - `js`, `options`: building and reading JS values; the option checks.
 //! - `transport/`: one file per transport (`eventsource`, …).
 //! - `tabs/`: `crossTab`, one connection shared by every tab (Web Locks +
 //!   `BroadcastChannel`).
@@ -42,8 +43,16 @@ mod guard;
 mod js;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod lifecycle;
+// The option readers and the JS reflection helpers every layer above uses;
+// without `js`, the checks only `send()` and the JS API read are unused.
+#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
+#[cfg_attr(not(feature = "js"), allow(dead_code))]
+mod options;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod tabs;
+// `addEventListener` rules, shared by the JS `Subscription` and `Reporter`.
+#[cfg(all(target_arch = "wasm32", feature = "js"))]
+mod target;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod transport;
 #[cfg(all(target_arch = "wasm32", feature = "send"))]
@@ -51,8 +60,9 @@ pub mod upstream;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]
 pub mod api;
-// The Rust API reads its options through the JS API's checks (one copy):
-// without `js` the module is there, its #[wasm_bindgen] exports are not.
+// The Rust API reads its options through the JS API's `prepare` (one copy of
+// every check): without `js` the module is there, its #[wasm_bindgen]
+// exports are not.
 #[cfg(all(target_arch = "wasm32", feature = "rust", not(feature = "js")))]
 mod api;
 

@@ -109,3 +109,4 @@ pub mod sse;
 pub mod testing;
 pub mod time;
 pub mod upstream;
+pub mod wire;

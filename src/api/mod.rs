@@ -15,17 +15,17 @@
 #![cfg_attr(not(feature = "js"), allow(dead_code))]
 
 pub(crate) mod events;
-pub(crate) mod options;
 // Shared with the Rust API (`persist` there too).
 pub(crate) mod persist;
 #[cfg(feature = "js")]
 mod subscription;
-pub(crate) mod target;
 
 #[cfg(feature = "js")]
 pub use subscription::Subscription;
 
 use wasm_bindgen::prelude::*;
+
+use crate::options::{self, invalid_url, resolve_url};
 
 /// Subscribe to `url`: relative (resolved against the page) or absolute
 /// `http:`/`https:` with a host.
@@ -87,44 +87,4 @@ pub(crate) fn prepare(url: &str, options: &JsValue) -> Result<(String, options::
     let url = resolve_url(url)?;
     let parsed = options::Options::from_js(&url, options)?;
     Ok((url, parsed))
-}
-
-/// `url` resolved against the page (`location.href`; in a worker its
-/// `location`) by the browser's `URL` parser, as `fetch` and `EventSource`
-/// would: the absolute `href` (spaces percent-encoded, whitespace around it
-/// removed). Errors (`invalid-url`): it is empty (which would resolve to the
-/// page itself), does not parse, its scheme is not `http:`/`https:`, or it
-/// has no host.
-pub(crate) fn resolve_url(url: &str) -> Result<String, JsValue> {
-    if url.trim().is_empty() {
-        return Err(invalid_url());
-    }
-    // No `location` (not a page or a worker): `about:blank` resolves
-    // absolute URLs only.
-    let base = options::get(&js_sys::global().into(), "location");
-    let base = options::get(&base, "href")
-        .as_string()
-        .unwrap_or_else(|| String::from("about:blank"));
-    match web_sys::Url::new_with_base(url, &base) {
-        Ok(u) if is_http(&u.protocol()) && !u.host().is_empty() => Ok(u.href()),
-        _ => Err(invalid_url()),
-    }
-}
-
-fn invalid_url() -> JsValue {
-    error(
-        "invalid-url",
-        "url must be relative, or http: or https: with a host",
-    )
-}
-
-fn is_http(protocol: &str) -> bool {
-    protocol == "http:" || protocol == "https:"
-}
-
-/// A JS `Error` with a stable `code` property (the contract's error codes).
-pub(crate) fn error(code: &str, message: &str) -> JsValue {
-    let e = js_sys::Error::new(message);
-    crate::js::set(&e, "code", &JsValue::from_str(code));
-    e.into()
 }

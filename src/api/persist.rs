@@ -9,9 +9,9 @@ use tidings_core::engine::Protocol;
 use tidings_core::persist::{self, Op, Persist, Scope};
 use wasm_bindgen::JsValue;
 
-use super::options::Options;
 use crate::connection::{web_storage_call, Connection};
 use crate::event::Event;
+use crate::options::Options;
 
 /// One subscription's persisted cursor.
 pub(crate) struct Persisted {

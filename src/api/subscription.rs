@@ -11,12 +11,12 @@ use tidings_core::engine::State;
 use wasm_bindgen::prelude::*;
 
 use super::events;
-use super::options::{Options, Parse};
 use super::persist::{self, Persisted};
-use super::target::Listeners;
 use crate::connection::{self, registry, Connection, Delivery, Notice};
 use crate::event::{self, Event};
 use crate::guard::Listener;
+use crate::options::{Options, Parse};
+use crate::target::Listeners;
 
 /// A live subscription. Listen with `addEventListener(type, fn)` for
 /// `message`, each name in `options.events`, `open`, `error`, `statechange`,
@@ -114,7 +114,7 @@ impl Subscription {
             wasm_bindgen_futures::spawn_local(async move {
                 if let Some(inner) = weak.upgrade() {
                     let transport = inner.conn().map_or("", |c| c.transport_name());
-                    let (kind, e) = events::to_js(&Event::Open { transport }, None);
+                    let (kind, e) = event::js::to_js(&Event::Open { transport }, None);
                     dispatch(&inner, kind, &e);
                 }
             });
@@ -359,11 +359,11 @@ fn render(inner: &Rc<Inner>, notice: &Notice) {
                 Notice::HeadersFailed { cause, .. } => Some(cause),
                 _ => None,
             };
-            event::render(&conn, notice, &mut |e| {
+            events::render(&conn, notice, &mut |e| {
                 if let Some(p) = &inner.persist {
                     p.on_event(&e);
                 }
-                let (kind, e) = events::to_js(&e, cause);
+                let (kind, e) = event::js::to_js(&e, cause);
                 dispatch(inner, kind, &e);
             });
         }

@@ -86,7 +86,7 @@ pub fn log(action: &Action) {
             set(&o, "delayMs", &num(wait_ms(*t)));
             "wait"
         }
-        other => match crate::api::events::from_action(other) {
+        other => match crate::event::js::from_action(other) {
             Some((what, details)) => {
                 console_debug("[tidings]", what, &details);
                 return;

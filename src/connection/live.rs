@@ -455,7 +455,7 @@ fn parse_i64(s: &str) -> Option<i64> {
         Some(rest) => (true, rest),
         None => (false, s),
     };
-    let n = i64::try_from(tidings_core::engine::parse_decimal(digits.as_bytes())?).ok()?;
+    let n = i64::try_from(tidings_core::wire::parse_decimal(digits.as_bytes())?).ok()?;
     Some(if negative { -n } else { n })
 }
 
@@ -464,5 +464,5 @@ fn push_i64(out: &mut String, n: i64) {
     if n < 0 {
         out.push('-');
     }
-    tidings_core::engine::push_decimal(out, n.unsigned_abs());
+    tidings_core::wire::push_decimal(out, n.unsigned_abs());
 }

@@ -8,8 +8,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{AdapterOptions, Connection};
-use crate::api::options::Options;
 use crate::capabilities;
+use crate::options::Options;
 
 thread_local! {
     static OPEN: RefCell<Vec<(String, Rc<Connection>)>> = const { RefCell::new(Vec::new()) };
@@ -65,7 +65,7 @@ pub fn connect(
     };
     // `crossTab: true` (default `false`): one connection across the tabs of
     // the profile (`src/tabs/`), for options that can be shared at all.
-    let cross_tab = crate::api::options::get(key_source, "crossTab").as_bool() == Some(true);
+    let cross_tab = crate::options::get(key_source, "crossTab").as_bool() == Some(true);
     let share = (cross_tab && !key.is_empty()).then(|| crate::tabs::name(url, &key));
     let conn = Connection::start(config, seed, adapter, capabilities::detect(), share);
     if !key.is_empty() {

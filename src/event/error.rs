@@ -1,7 +1,7 @@
 //! [`Error`]: what `subscribe` refuses, what a connection reports, and what a
 //! message that does not decode gives. Its [`Error::code`] is the JS
 //! `error.code` of the same failure; [`Error::Connection`] is what the JS
-//! `error` events carry too (`src/api/events.rs` renders it).
+//! `error` events carry too (`src/event/js.rs` renders it).
 
 use std::fmt;
 

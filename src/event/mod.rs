@@ -1,20 +1,20 @@
 //! The events of a subscription besides its messages, for both APIs: one
-//! [`Event`] enum, rendered from the connection's notices by [`render`] (one
-//! copy), read as is by the Rust API (`Subscription::events`) and turned
-//! into JS event objects by a thin adapter (`src/api/events.rs`). Messages
+//! [`Event`] enum, made from the connection's notices by one function
+//! (`api::events::render`, above the connection: this module sits below it,
+//! ARCHITECTURE.md "Layers"), read as is by the Rust API
+//! (`Subscription::events`) and turned into JS event objects by [`js`]. Messages
 //! are not here: they cross to JS in batches (`Notice::Messages`,
 //! `boundary.js`) and to Rust as `Message`s.
 // Without the `rust` feature the JS API reads only what it renders.
 #![cfg_attr(not(feature = "rust"), allow(dead_code))]
 
 mod error;
+pub(crate) mod js;
 
 pub use error::Error;
 
 use tidings_core::calm::Status;
-use tidings_core::engine::{Action, ErrorCode, Reason, ResetReason, State, TransportKind};
-
-use crate::connection::{Connection, Notice};
+use tidings_core::engine::{Action, Reason, ResetReason, State, TransportKind};
 
 /// What happens to a subscription besides its messages: the JS `open`,
 /// `statechange`, `transportchange`, `error`, `reset`, `uptodate` and
@@ -79,39 +79,6 @@ impl Event {
             Event::State { state, .. } => Some(*state == State::Closed),
             Event::Error(e) if e.is_fatal() => Some(true),
             _ => None,
-        }
-    }
-}
-
-/// The events `notice` means for a subscriber of `conn`, in order, each
-/// handed to `f` (an `open` comes before the `statechange` to `open`).
-/// `Messages` and `BatchEnd` give none: the APIs deliver messages
-/// themselves. `f` may run app code: nothing is borrowed while it runs.
-pub(crate) fn render(conn: &Connection, notice: &Notice, f: &mut dyn FnMut(Event)) {
-    match notice {
-        Notice::Messages(_) | Notice::BatchEnd => {}
-        Notice::HeadersFailed { retry_in_ms, .. } => f(Event::Error(Error::Connection {
-            code: ErrorCode::Headers,
-            status: None,
-            retry_in_ms: *retry_in_ms,
-            fatal: false,
-            id: None,
-        })),
-        Notice::Status((status, reason)) => f(Event::Status {
-            status: *status,
-            reason: *reason,
-        }),
-        Notice::Action(a) => {
-            if let Action::State {
-                state: State::Open, ..
-            } = a
-            {
-                let transport = conn.transport_name();
-                f(Event::Open { transport });
-            }
-            if let Some(e) = from_action(a) {
-                f(e);
-            }
         }
     }
 }

@@ -8,7 +8,7 @@
 //! It sits on the same connection layer as the JS API (`src/connection/`:
 //! engine, transports, page lifecycle, `crossTab`, one connection shared by
 //! subscriptions to the same URL and options, JS and Rust alike), and its
-//! options go through the JS API's checks (`src/api/options.rs`), so both
+//! options go through the JS API's checks (`src/options.rs`), so both
 //! accept and refuse the same things. Enable it with the `rust` feature;
 //! `default-features = false` leaves the `#[wasm_bindgen]` exports and the
 //! talc allocator out:

@@ -6,7 +6,7 @@
 //! milliseconds, so a value reads the same everywhere, and a negative
 //! duration cannot be written at all. The builder checks nothing itself:
 //! [`subscribe`](super::subscribe) renders it to the JS options object and
-//! reads that through the JS API's checks (`src/api/options.rs`), so both APIs
+//! reads that through the JS API's own checks (`src/options.rs`), so both APIs
 //! accept and refuse exactly the same options, and two subscriptions with the
 //! same options share one connection whichever API made them.
 

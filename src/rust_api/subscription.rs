@@ -12,10 +12,9 @@ use tidings_core::calm::{Status, Subscriber};
 use tidings_core::engine::{ReconnectAnswer, State, Stats, TransportKind};
 
 use super::{Event, Message};
-use crate::api::options::Options as Checked;
 use crate::api::persist::{self, Persisted};
 use crate::connection::{self, registry, Connection, Notice};
-use crate::event;
+use crate::options::Options as Checked;
 
 /// A live subscription: a `futures_core::Stream` of [`Message`]s that ends
 /// when it is closed or stops (a fatal error, in [`Self::events`]; after
@@ -284,7 +283,7 @@ fn on_notice(inner: &Inner, notice: &Notice) {
             }
             return;
         }
-        _ => event::render(&inner.conn, notice, &mut |e| {
+        _ => crate::api::events::render(&inner.conn, notice, &mut |e| {
             if let Some(p) = &inner.persist {
                 p.on_event(&e);
             }

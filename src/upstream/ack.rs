@@ -19,9 +19,9 @@ use tidings_core::upstream::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::api::options::{absent, count, get, group, invalid, set_ms, text, AT_LEAST_ONE, STRING};
 use crate::clock;
 use crate::guard::{Listener, Timer};
+use crate::options::{absent, count, get, group, invalid, set_ms, text, AT_LEAST_ONE, STRING};
 
 /// One subscription's ACKs.
 pub struct Acker {
@@ -53,7 +53,7 @@ pub fn from_options(
     }
     let a = group(v, "ack")?;
     let url = text(&a, "url")?.ok_or_else(|| invalid("ack.url", STRING, &get(&a, "url")))?;
-    let url = crate::api::resolve_url(&url)?;
+    let url = crate::options::resolve_url(&url)?;
     let mut batch_ms = DEFAULT_ACK_BATCH_MS;
     set_ms(&mut batch_ms, &a, "batchMs", "ack")?;
     let max = match count(&a, "maxBatch", "ack.maxBatch")? {

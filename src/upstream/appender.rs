@@ -19,8 +19,8 @@ use wasm_bindgen::prelude::*;
 use super::driver::{self, Drive, Live, Machine, Slots, Tag};
 use super::options::SendOptions;
 use super::request::{Reply, Request};
-use crate::api::options::{absent, count, flag, get, invalid, text};
 use crate::guard::Listener;
+use crate::options::{absent, count, flag, get, invalid, text};
 
 /// The response headers the appender reads besides the send's.
 const PRODUCER_HEADERS: [&str; 4] = [
@@ -71,7 +71,7 @@ pub struct AppenderJs {
 #[wasm_bindgen(js_name = appender)]
 pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue> {
     let url = crate::js::to_string(&url).unwrap_or_default();
-    let url = crate::api::resolve_url(&url)?;
+    let url = crate::options::resolve_url(&url)?;
     let send = SendOptions::from_js(&options, true)?;
     let c = config(&options, send.config)?;
     let content_type = text(&options, "contentType")?.unwrap_or_else(|| "application/json".into());
@@ -408,7 +408,7 @@ fn error_value(err: AppendError) -> JsValue {
         AppendError::Send { status, .. } => status,
         _ => None,
     };
-    let e = crate::api::error(code, &super::failed("append failed: ", code, status));
+    let e = crate::js::error(code, &super::failed("append failed: ", code, status));
     let o: &js_sys::Object = e.unchecked_ref();
     let num = |n: u64| JsValue::from_f64(n as f64);
     match err {
@@ -428,7 +428,7 @@ fn error_value(err: AppendError) -> JsValue {
 }
 
 fn closed_error() -> JsValue {
-    crate::api::error("stream-closed", "the appender is closed")
+    crate::js::error("stream-closed", "the appender is closed")
 }
 
 fn abort_reason(signal: Option<&web_sys::AbortSignal>) -> JsValue {

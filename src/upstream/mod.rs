@@ -61,7 +61,7 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
         true => crate::js::to_string(&url).ok(),
         false => None,
     };
-    let url = crate::api::resolve_url(&url.unwrap_or_default())?;
+    let url = crate::options::resolve_url(&url.unwrap_or_default())?;
     let body = options::body(&body)?;
     let has_body = !body.value.is_undefined();
     let o = SendOptions::from_js(&options, has_body)?;
@@ -108,8 +108,8 @@ pub fn send(url: &str, body: JsValue, options: JsValue) -> Result<js_sys::Promis
 /// `crypto.getRandomValues` (RFC 9562 §5.4). Both are printable ASCII, so
 /// always a valid [`IdempotencyKey`].
 pub(crate) fn new_key() -> Result<IdempotencyKey, JsValue> {
-    let crypto = crate::api::options::get(&js_sys::global(), "crypto");
-    let f = crate::api::options::get(&crypto, "randomUUID");
+    let crypto = crate::options::get(&js_sys::global(), "crypto");
+    let f = crate::options::get(&crypto, "randomUUID");
     let uuid = match f.dyn_ref::<js_sys::Function>() {
         Some(f) => f.call0(&crypto)?.as_string(),
         None => None,
@@ -156,7 +156,7 @@ fn failed(what: &str, code: &str, status: Option<u16>) -> String {
     m.push_str(code);
     if let Some(s) = status.filter(|s| *s >= 300) {
         m.push(' ');
-        tidings_core::engine::push_decimal(&mut m, u64::from(s));
+        tidings_core::wire::push_decimal(&mut m, u64::from(s));
     }
     m
 }

@@ -1,7 +1,7 @@
 //! `send()` options and body as the app passes them (JS names), turned into
 //! the core's [`SendConfig`] and what the adapter keeps. Read and checked
 //! before anything starts, with the same rules and helpers as `subscribe()`
-//! (`api/options.rs`): `undefined`/`null` give the default, unknown keys are
+//! (`src/options.rs`): `undefined`/`null` give the default, unknown keys are
 //! ignored, a known key with a wrong value rejects with `invalid-option`
 //! (message `invalid option: <name>: expected …, got …`), a getter that
 //! throws too.
@@ -9,7 +9,7 @@
 use tidings_core::upstream::{is_forbidden_request_header, IdempotencyKey, SendConfig};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::api::options::{
+use crate::options::{
     absent, backoff, checked, checked_headers, count, flag, get, invalid, ms_in, set_ms, signal,
     text, AT_LEAST_ONE,
 };

@@ -130,8 +130,8 @@ fn online(on: bool) {
 
 /// Whether the page is online now (`navigator.onLine`; `true` when unknown).
 pub fn is_online() -> bool {
-    let nav = crate::api::options::get(&js_sys::global(), "navigator");
-    crate::api::options::get(&nav, "onLine")
+    let nav = crate::options::get(&js_sys::global(), "navigator");
+    crate::options::get(&nav, "onLine")
         .as_bool()
         .unwrap_or(true)
 }

@@ -210,7 +210,7 @@ extern "C" {
 /// else (an array, a number, a string) is a `TypeError`: read as an object
 /// it would send junk (`0: name,value`) or nothing, without a word.
 fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
-    if crate::api::options::absent(value) {
+    if crate::options::absent(value) {
         return Ok(());
     }
     if value.is_instance_of::<Headers>() {
@@ -255,10 +255,10 @@ async fn capped_text(response: &Response, cap: u64) -> Result<Option<JsValue>, J
     let mut bytes = Vec::new();
     loop {
         let chunk = JsFuture::from(reader.read()).await?;
-        if crate::api::options::get(&chunk, "done").is_truthy() {
+        if crate::options::get(&chunk, "done").is_truthy() {
             break;
         }
-        let value = js_sys::Uint8Array::new(&crate::api::options::get(&chunk, "value"));
+        let value = js_sys::Uint8Array::new(&crate::options::get(&chunk, "value"));
         if bytes.len() as u64 + u64::from(value.length()) > cap {
             let _ = reader.cancel();
             return Ok(None);

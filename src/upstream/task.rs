@@ -267,7 +267,7 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
 /// caused it) and `attempts`; its message `send failed: <code>[ <status>]`
 /// (`send failed: http-status 503`).
 fn error(code: &str, status: Option<u16>, attempts: u32) -> JsValue {
-    let e = crate::api::error(code, &super::failed("send failed: ", code, status));
+    let e = crate::js::error(code, &super::failed("send failed: ", code, status));
     let o: &js_sys::Object = e.unchecked_ref();
     if let Some(s) = status {
         crate::js::set(o, "status", &JsValue::from_f64(f64::from(s)));
@@ -281,7 +281,7 @@ fn error(code: &str, status: Option<u16>, attempts: u32) -> JsValue {
 /// `AbortError`.
 fn abort_reason(signal: Option<&web_sys::AbortSignal>) -> JsValue {
     let reason = signal.map_or(JsValue::UNDEFINED, |s| {
-        crate::api::options::get(s.as_ref(), "reason")
+        crate::options::get(s.as_ref(), "reason")
     });
     if !reason.is_undefined() {
         return reason;

@@ -26,6 +26,7 @@ use super::Engine;
 use crate::policy::dedupe::{content_hash, SKIPPED_CONTENT};
 use crate::policy::http_date::parse_http_date;
 use crate::policy::validators::Validators;
+use crate::wire::push_decimal;
 
 /// The event type that makes the app refetch its state ([`Action::Reset`]).
 pub const RESET_EVENT: &str = "reset";
@@ -224,38 +225,6 @@ pub(crate) fn empty_long_poll_answer(
     transport == TransportKind::LongPoll
         && body.bytes().all(|b| b.is_ascii_whitespace())
         && nchan_message_id(validators).is_none()
-}
-
-/// Append `n` in decimal (no `core::fmt` in the bundle; the adapter uses it
-/// too).
-pub fn push_decimal(out: &mut String, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[i..] {
-        out.push(char::from(d));
-    }
-}
-
-/// `1*DIGIT` in base 10, the inverse of [`push_decimal`]: `None` when `s` is
-/// empty, holds anything but ASCII digits (no sign, no spaces) or overflows
-/// `u64`. Written out so the bundle links no `core::num` string parsing.
-pub fn parse_decimal(s: &[u8]) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    s.iter().try_fold(0u64, |n, &b| {
-        let digit = b.is_ascii_digit().then(|| u64::from(b - b'0'))?;
-        n.checked_mul(10)?.checked_add(digit)
-    })
 }
 
 impl Engine {
@@ -571,31 +540,6 @@ mod tests {
             nchan_message_id(&v(Some("0"), Some("Thu, 01 Jan 1970 00:00:00 GMT"))).as_deref(),
             Some("0:0")
         );
-        let mut s = String::new();
-        push_decimal(&mut s, u64::MAX);
-        assert_eq!(s, "18446744073709551615");
-    }
-
-    #[test]
-    fn parse_decimal_is_push_decimal_backwards_and_digits_only() {
-        for n in [0, 7, 10, 1_700_000_000_000, u64::MAX] {
-            let mut s = String::new();
-            push_decimal(&mut s, n);
-            assert_eq!(parse_decimal(s.as_bytes()), Some(n), "{s}");
-        }
-        assert_eq!(parse_decimal(b"007"), Some(7));
-        for bad in [
-            "",
-            "-1",
-            "+1",
-            " 1",
-            "1 ",
-            "1e3",
-            "0x10",
-            "18446744073709551616",
-        ] {
-            assert_eq!(parse_decimal(bad.as_bytes()), None, "{bad:?}");
-        }
     }
 
     #[test]

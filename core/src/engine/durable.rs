@@ -52,12 +52,12 @@ use super::action::{Action, ErrorCode, Message, Reason, ResetReason, State};
 use super::config::{Config, Protocol, TransportKind};
 use super::decode::Verdict;
 use super::input::{AttemptId, ResponseHead};
-use super::request::with_query_param;
 use super::retry::Failure;
 use super::state::{Attempt, BodyKind};
 use super::Engine;
 use crate::policy::headers::HeaderLookup;
 use crate::time::Now;
+use crate::wire::with_query_param;
 
 /// The stream's start (§8 sentinel).
 pub const START_OFFSET: &str = "-1";

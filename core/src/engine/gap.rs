@@ -24,8 +24,8 @@
 //! skip: the price is one refetch.
 
 use super::action::{Action, ResetReason};
-use super::decode::parse_decimal;
 use super::Engine;
+use crate::wire::parse_decimal;
 
 /// What the ids seen so far say about the numbering.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

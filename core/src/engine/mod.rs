@@ -72,9 +72,7 @@ pub use config::{
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
 pub(crate) use decode::is_usable_event_id;
-pub use decode::{
-    parse_decimal, push_decimal, MediaType, MAX_FILTERED_TOLD, RESERVED_EVENTS, RESET_EVENT,
-};
+pub use decode::{MediaType, MAX_FILTERED_TOLD, RESERVED_EVENTS, RESET_EVENT};
 pub(crate) use durable::advances as offset_advances;
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
@@ -89,7 +87,7 @@ pub use json_text::decode_json_text;
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use reconnect::ReconnectAnswer;
 pub use replay::REPLAY_RUN;
-pub use request::{percent_encode_into, with_query_param, ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
+pub use request::{ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
 pub use retry::{
     herd_spread_max_ms, long_poll_spread_max_ms, server_wait_delay_ms, LONG_POLL_JITTER_MS,
     LONG_POLL_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_MAX_MS,

@@ -39,6 +39,7 @@ use alloc::vec::Vec;
 use super::config::{Config, TransportKind};
 use super::decode::nchan_message_id;
 use crate::policy::validators::Validators;
+use crate::wire::with_query_param;
 
 /// `Accept` for `fetch-sse`.
 pub const ACCEPT_EVENT_STREAM: &str = "text/event-stream";
@@ -102,63 +103,6 @@ fn field(name: &str, value: &str) -> (String, String) {
     (String::from(name), String::from(value))
 }
 
-/// `base` with the query parameter `name` set to `value` (percent-encoded), or
-/// removed when `value` is empty. Every existing parameter of that name is
-/// dropped first, so a stale cursor in the app's URL never survives (BC-08).
-/// The fragment stays at the end; other parameters keep their order and bytes.
-pub fn with_query_param(base: &str, name: &str, value: &str) -> String {
-    let (before_fragment, fragment) = match base.find('#') {
-        Some(i) => (&base[..i], Some(&base[i..])),
-        None => (base, None),
-    };
-    let (path, query) = match before_fragment.find('?') {
-        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
-        None => (before_fragment, None),
-    };
-    let mut encoded_name = String::with_capacity(name.len());
-    percent_encode_into(&mut encoded_name, name);
-    let mut out = String::with_capacity(base.len() + name.len() + value.len() * 3 + 2);
-    out.push_str(path);
-    let mut first = true;
-    for pair in query.into_iter().flat_map(|q| q.split('&')) {
-        if pair.is_empty() {
-            continue;
-        }
-        let key = pair.split_once('=').map_or(pair, |(k, _)| k);
-        if key == encoded_name || key == name {
-            continue;
-        }
-        out.push(if first { '?' } else { '&' });
-        first = false;
-        out.push_str(pair);
-    }
-    if !value.is_empty() {
-        out.push(if first { '?' } else { '&' });
-        out.push_str(&encoded_name);
-        out.push('=');
-        percent_encode_into(&mut out, value);
-    }
-    if let Some(fragment) = fragment {
-        out.push_str(fragment);
-    }
-    out
-}
-
-/// Append `s` percent-encoded (UTF-8 bytes; everything except the RFC 3986
-/// unreserved characters `A-Z a-z 0-9 - . _ ~` becomes `%XX`, upper case).
-pub fn percent_encode_into(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0xF)]));
-        }
-    }
-}
-
 /// A URL the engine refuses at start (`invalid-url`): empty, or containing
 /// ASCII control characters or spaces (the adapter resolves relative URLs).
 pub(crate) fn is_invalid_url(url: &str) -> bool {
@@ -201,39 +145,6 @@ mod tests {
         };
         let (url, h) = render(&config, TransportKind::FetchSse, none, &val);
         assert_eq!((url.as_str(), h.len()), ("/u", 1));
-    }
-
-    #[test]
-    fn query_param_added_replaced_removed() {
-        assert_eq!(
-            with_query_param("/s", "lastEventId", "7"),
-            "/s?lastEventId=7"
-        );
-        assert_eq!(
-            with_query_param("/s?a=1&lastEventId=s0&b=2#top", "lastEventId", "9"),
-            "/s?a=1&b=2&lastEventId=9#top"
-        );
-        assert_eq!(
-            with_query_param("/s?lastEventId=s0", "lastEventId", ""),
-            "/s"
-        );
-        assert_eq!(with_query_param("/s?&a", "x", ""), "/s?a");
-        assert_eq!(
-            with_query_param("https://h/p?x=1", "last_event_id", "1:2"),
-            "https://h/p?x=1&last_event_id=1%3A2"
-        );
-    }
-
-    #[test]
-    fn percent_encoding_is_utf8() {
-        // BC-08: U+2026 as the cursor.
-        assert_eq!(
-            with_query_param("/s", "lastEventId", "\u{2026}"),
-            "/s?lastEventId=%E2%80%A6"
-        );
-        let mut s = String::new();
-        percent_encode_into(&mut s, "a b&c=d~-._/?#%");
-        assert_eq!(s, "a%20b%26c%3Dd~-._%2F%3F%23%25");
     }
 
     #[test]

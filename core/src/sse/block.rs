@@ -256,7 +256,7 @@ impl Block {
 /// A `retry` value: a non-empty run of ASCII digits, base 10, in ms. Anything
 /// else, including a value that overflows `u64`, is `None` (ignored).
 fn parse_retry_ms(value: &[u8]) -> Option<u64> {
-    crate::engine::parse_decimal(value)
+    crate::wire::parse_decimal(value)
 }
 
 #[cfg(test)]

@@ -569,7 +569,7 @@ fn producer_headers(id: &str, epoch: u64, seq: u64) -> Vec<(String, String)> {
 /// `n` in decimal, without `format!` (no `core::fmt` in the bundle).
 fn decimal(n: u64) -> String {
     let mut s = String::new();
-    crate::engine::push_decimal(&mut s, n);
+    crate::wire::push_decimal(&mut s, n);
     s
 }
 
@@ -590,5 +590,5 @@ fn number(head: &ResponseHead, name: &str) -> Option<u64> {
     if v.is_empty() || v.len() > 16 || !v.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    crate::engine::parse_decimal(v.as_bytes()).filter(|n| *n <= MAX_PRODUCER_NUMBER)
+    crate::wire::parse_decimal(v.as_bytes()).filter(|n| *n <= MAX_PRODUCER_NUMBER)
 }

@@ -16,9 +16,9 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::super::driver::{self, Live, Machine, Slots, Tag};
 use super::super::request::{Reply, Request};
-use crate::api::target::{report_error, Listeners};
 use crate::guard::Listener;
 use crate::lifecycle::{Lifecycle, PageFact};
+use crate::target::{report_error, Listeners};
 
 /// One reporter from `report()` to `closed`.
 pub struct Drive {
@@ -272,7 +272,7 @@ impl driver::Drive for Drive {
 /// `statechange` / `error` with a subscription's shapes (the listeners are
 /// cleared once a batch closed the reporter, so nothing follows `closed`).
 fn event(d: &Rc<Drive>, a: &Action) {
-    if let Some((kind, e)) = crate::api::events::from_action(a) {
+    if let Some((kind, e)) = crate::event::js::from_action(a) {
         d.listeners.dispatch(kind, &e, &|| true);
     }
 }
@@ -323,7 +323,7 @@ fn collect(d: &Rc<Drive>, report: u64) {
 /// Keep the task's answer as report `report`'s body; `None` for nothing to
 /// report (`undefined` / `null`).
 fn body(d: &Drive, report: u64, v: &JsValue) -> Result<Option<IdempotencyKey>, JsValue> {
-    if crate::api::options::absent(v) {
+    if crate::options::absent(v) {
         return Ok(None);
     }
     let body = super::super::options::body(v)?;
@@ -373,7 +373,7 @@ fn body_hint_ms(body: &JsValue) -> Option<u64> {
         return None;
     }
     let v = js_sys::JSON::parse(&text).ok()?;
-    let get = crate::api::options::get;
+    let get = crate::options::get;
     get(&get(&v, "_polling"), "next_interval_ms")
         .as_f64()
         .filter(|ms| ms.is_finite() && *ms >= 0.0)

@@ -69,10 +69,10 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
         true => crate::js::to_string(&url).ok(),
         false => None,
     };
-    let url = crate::api::resolve_url(&url.unwrap_or_default())?;
+    let url = crate::options::resolve_url(&url.unwrap_or_default())?;
     let task: js_sys::Function = task
         .dyn_into()
-        .map_err(|t| crate::api::options::invalid("task", "a function", &t))?;
+        .map_err(|t| crate::options::invalid("task", "a function", &t))?;
     let o = ReportOptions::from_js(&options)?;
     let machine = Machine::new(o.config.clone(), super::random_seed());
     let d = Drive::new(machine, url, &o, task);

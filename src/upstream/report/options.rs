@@ -11,7 +11,7 @@
 use tidings_core::upstream::{HiddenPolicy, ReportConfig};
 use wasm_bindgen::JsValue;
 
-use crate::api::options::{
+use crate::options::{
     absent, breaker, checked, count, flag, get, interval, invalid, ms_in, AT_LEAST_ONE,
 };
 

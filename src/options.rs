@@ -67,7 +67,7 @@ pub struct Options {
 }
 
 impl Options {
-    /// Read and check `v` for `url` (already resolved by [`super::resolve_url`]);
+    /// Read and check `v` for `url` (already resolved by [`resolve_url`]);
     /// `undefined`/`null` give the defaults. Runs no side effect, so a throw
     /// leaves nothing behind.
     pub fn from_js(url: &str, v: &JsValue) -> Result<Self, JsValue> {
@@ -486,7 +486,7 @@ fn transport_url(v: &JsValue) -> Result<Option<String>, JsValue> {
         return Ok(None);
     }
     match v.as_string() {
-        Some(u) => super::resolve_url(&u).map(Some),
+        Some(u) => resolve_url(&u).map(Some),
         None => Err(invalid("urls", STRING, v)),
     }
 }
@@ -649,4 +649,37 @@ pub(crate) fn count(o: &JsValue, key: &str, name: &str) -> Result<Option<Option<
         Some(_) => Ok(Some(None)),
         None => Err(invalid(name, COUNT, &v)),
     }
+}
+
+/// `url` resolved against the page (`location.href`; in a worker its
+/// `location`) by the browser's `URL` parser, as `fetch` and `EventSource`
+/// would: the absolute `href` (spaces percent-encoded, whitespace around it
+/// removed). Errors (`invalid-url`): it is empty (which would resolve to the
+/// page itself), does not parse, its scheme is not `http:`/`https:`, or it
+/// has no host.
+pub(crate) fn resolve_url(url: &str) -> Result<String, JsValue> {
+    if url.trim().is_empty() {
+        return Err(invalid_url());
+    }
+    // No `location` (not a page or a worker): `about:blank` resolves
+    // absolute URLs only.
+    let base = get(&js_sys::global().into(), "location");
+    let base = get(&base, "href")
+        .as_string()
+        .unwrap_or_else(|| String::from("about:blank"));
+    match web_sys::Url::new_with_base(url, &base) {
+        Ok(u) if is_http(&u.protocol()) && !u.host().is_empty() => Ok(u.href()),
+        _ => Err(invalid_url()),
+    }
+}
+
+pub(crate) fn invalid_url() -> JsValue {
+    crate::js::error(
+        "invalid-url",
+        "url must be relative, or http: or https: with a host",
+    )
+}
+
+fn is_http(protocol: &str) -> bool {
+    protocol == "http:" || protocol == "https:"
 }

@@ -1,0 +1,158 @@
+//! The wire vocabulary every machine shares: decimal numbers and
+//! percent-encoded query parameters. It sits under the machines
+//! (ARCHITECTURE.md "Layers"): the engine, the SSE parser and the upstream
+//! machines all read and write these, and this module imports none of them.
+
+use alloc::string::String;
+
+/// `base` with the query parameter `name` set to `value` (percent-encoded), or
+/// removed when `value` is empty. Every existing parameter of that name is
+/// dropped first, so a stale cursor in the app's URL never survives (BC-08).
+/// The fragment stays at the end; other parameters keep their order and bytes.
+pub fn with_query_param(base: &str, name: &str, value: &str) -> String {
+    let (before_fragment, fragment) = match base.find('#') {
+        Some(i) => (&base[..i], Some(&base[i..])),
+        None => (base, None),
+    };
+    let (path, query) = match before_fragment.find('?') {
+        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
+        None => (before_fragment, None),
+    };
+    let mut encoded_name = String::with_capacity(name.len());
+    percent_encode_into(&mut encoded_name, name);
+    let mut out = String::with_capacity(base.len() + name.len() + value.len() * 3 + 2);
+    out.push_str(path);
+    let mut first = true;
+    for pair in query.into_iter().flat_map(|q| q.split('&')) {
+        if pair.is_empty() {
+            continue;
+        }
+        let key = pair.split_once('=').map_or(pair, |(k, _)| k);
+        if key == encoded_name || key == name {
+            continue;
+        }
+        out.push(if first { '?' } else { '&' });
+        first = false;
+        out.push_str(pair);
+    }
+    if !value.is_empty() {
+        out.push(if first { '?' } else { '&' });
+        out.push_str(&encoded_name);
+        out.push('=');
+        percent_encode_into(&mut out, value);
+    }
+    if let Some(fragment) = fragment {
+        out.push_str(fragment);
+    }
+    out
+}
+
+/// Append `s` percent-encoded (UTF-8 bytes; everything except the RFC 3986
+/// unreserved characters `A-Z a-z 0-9 - . _ ~` becomes `%XX`, upper case).
+pub fn percent_encode_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xF)]));
+        }
+    }
+}
+
+/// Append `n` in decimal (no `core::fmt` in the bundle; the adapter uses it
+/// too).
+pub fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
+    }
+}
+
+/// `1*DIGIT` in base 10, the inverse of [`push_decimal`]: `None` when `s` is
+/// empty, holds anything but ASCII digits (no sign, no spaces) or overflows
+/// `u64`. Written out so the bundle links no `core::num` string parsing.
+pub fn parse_decimal(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.iter().try_fold(0u64, |n, &b| {
+        let digit = b.is_ascii_digit().then(|| u64::from(b - b'0'))?;
+        n.checked_mul(10)?.checked_add(digit)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_param_added_replaced_removed() {
+        assert_eq!(
+            with_query_param("/s", "lastEventId", "7"),
+            "/s?lastEventId=7"
+        );
+        assert_eq!(
+            with_query_param("/s?a=1&lastEventId=s0&b=2#top", "lastEventId", "9"),
+            "/s?a=1&b=2&lastEventId=9#top"
+        );
+        assert_eq!(
+            with_query_param("/s?lastEventId=s0", "lastEventId", ""),
+            "/s"
+        );
+        assert_eq!(with_query_param("/s?&a", "x", ""), "/s?a");
+        assert_eq!(
+            with_query_param("https://h/p?x=1", "last_event_id", "1:2"),
+            "https://h/p?x=1&last_event_id=1%3A2"
+        );
+    }
+
+    #[test]
+    fn percent_encoding_is_utf8() {
+        // BC-08: U+2026 as the cursor.
+        assert_eq!(
+            with_query_param("/s", "lastEventId", "\u{2026}"),
+            "/s?lastEventId=%E2%80%A6"
+        );
+        let mut s = String::new();
+        percent_encode_into(&mut s, "a b&c=d~-._/?#%");
+        assert_eq!(s, "a%20b%26c%3Dd~-._%2F%3F%23%25");
+    }
+
+    #[test]
+    fn parse_decimal_is_push_decimal_backwards_and_digits_only() {
+        for n in [0, 7, 10, 1_700_000_000_000, u64::MAX] {
+            let mut s = String::new();
+            push_decimal(&mut s, n);
+            assert_eq!(parse_decimal(s.as_bytes()), Some(n), "{s}");
+        }
+        assert_eq!(parse_decimal(b"007"), Some(7));
+        let mut s = String::new();
+        push_decimal(&mut s, u64::MAX);
+        assert_eq!(s, "18446744073709551615");
+        for bad in [
+            "",
+            "-1",
+            "+1",
+            " 1",
+            "1 ",
+            "1e3",
+            "0x10",
+            "18446744073709551616",
+        ] {
+            assert_eq!(parse_decimal(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
+}
