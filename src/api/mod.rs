@@ -25,7 +25,7 @@ pub use subscription::Subscription;
 
 use wasm_bindgen::prelude::*;
 
-use crate::options::{self, invalid_url, resolve_url};
+use crate::options::{self, resolve_url};
 
 /// Subscribe to `url`: relative (resolved against the page) or absolute
 /// `http:`/`https:` with a host.
@@ -44,8 +44,8 @@ use crate::options::{self, invalid_url, resolve_url};
 #[wasm_bindgen(js_name = subscribe)]
 pub fn subscribe_js(url: JsValue, options: JsValue) -> Result<Subscription, JsValue> {
     let url = match url.is_string() || url.is_object() {
-        true => crate::js::to_string(&url).map_err(|_| invalid_url())?,
-        false => return Err(invalid_url()),
+        true => crate::js::to_string(&url).map_err(|_| options::invalid_url())?,
+        false => return Err(options::invalid_url()),
     };
     subscribe(&url, options)
 }
