@@ -42,7 +42,7 @@ impl TabIo {
 /// same seed must still steal at different times); Durable Streams messages
 /// placed by offset (they carry no id).
 pub(super) fn machine(config: &Config) -> CrossTab {
-    let m = CrossTab::new(config.last_event_id.clone(), super::registry::random_seed());
+    let m = CrossTab::new(config.last_event_id.clone(), crate::clock::random_seed());
     match config.protocol {
         Protocol::DurableStreams => m.with_offsets(),
         _ => m,
