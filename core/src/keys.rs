@@ -28,10 +28,11 @@ pub const SHARE_PREFIX: &str = "tidings:";
 pub const DOWNGRADE_PREFIX: &str = "tidings:downgrade:";
 
 /// FNV-1a, 64 bits: a `Hasher` whose output is the same on every target
-/// (every integer, `usize` and `isize`, lengths and enum discriminants
-/// included, is fed as its 8 little-endian bytes), so a key computed in one
-/// tab is the key of the same options in another. A name, not a secret: no
-/// collision resistance against an adversary.
+/// (every integer up to 64 bits, signed or not, `usize` and `isize`,
+/// lengths and enum discriminants included, is fed as 8 little-endian
+/// bytes), so a key computed in one tab is the key of the same options in
+/// another. A name, not a secret: no collision resistance against an
+/// adversary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fnv(u64);
 
@@ -79,6 +80,10 @@ impl Hasher for Fnv {
     }
 
     fn write_u8(&mut self, n: u8) {
+        self.word(u64::from(n));
+    }
+
+    fn write_u16(&mut self, n: u16) {
         self.word(u64::from(n));
     }
 
