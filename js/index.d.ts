@@ -559,9 +559,10 @@ export interface Options<M = {}> {
    * with the same options: one tab (elected with Web Locks) runs the request and relays every
    * event to the others over a `BroadcastChannel`; when it closes, another tab resumes from the
    * last event id seen (no gap, no duplicate); a visible tab takes over from a hidden one.
-   * Never shared when `headers` is set (each tab's credentials stay its own). Without Web Locks
-   * or `BroadcastChannel`: one connection per tab. In a follower tab `stats()` counts no requests.
-   * Default `false`.
+   * Never shared when `headers` is set (each tab's credentials stay its own). The lock and the
+   * channel are named by a hash of the options (key order does not count): no URL or header value
+   * is in a name, a post or storage. Without Web Locks or `BroadcastChannel`: one connection per
+   * tab. In a follower tab `stats()` counts no requests. Default `false`.
    */
   crossTab?: boolean;
   /**

@@ -24,6 +24,7 @@ use std::cell::Cell;
 
 use tidings_core::calm::DEFAULT_LOST_AFTER_MS;
 use tidings_core::engine::{is_valid_offset, Config, Protocol, TransportKind};
+use tidings_core::keys::{self, PageOptions};
 use tidings_core::persist::Scope;
 use tidings_core::policy::backoff::{BackoffConfig, Strategy};
 use tidings_core::policy::breaker::BreakerConfig;
@@ -64,6 +65,13 @@ pub struct Options {
     /// `lostAfterMs`: down this long before `status` says so
     /// (`tidings_core::calm`). Default 5000.
     pub lost_after_ms: u64,
+    /// `crossTab`: one connection across the tabs of the profile. Default
+    /// `false`.
+    pub cross_tab: bool,
+    /// The connection these options make (`tidings_core::keys::share_key`,
+    /// taken before a persisted cursor is restored into `config`, so that
+    /// it names what the app asked for); `None`: never shared (`headers`).
+    pub share_key: Option<String>,
 }
 
 impl Options {
@@ -82,6 +90,8 @@ impl Options {
             debug: false,
             persist: None,
             lost_after_ms: DEFAULT_LOST_AFTER_MS,
+            cross_tab: false,
+            share_key: None,
         };
         THREW.with(Cell::take);
         let checked = if v.is_object() {
@@ -96,6 +106,14 @@ impl Options {
         }
         checked?;
         o.config = c.sanitized();
+        let page = PageOptions {
+            with_credentials: o.with_credentials,
+            debug: o.debug,
+            lost_after_ms: o.lost_after_ms,
+            seed: o.seed,
+            cross_tab: o.cross_tab,
+        };
+        o.share_key = keys::share_key(&o.config, &page);
         Ok(o)
     }
 }
@@ -125,7 +143,7 @@ fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     }
     o.with_credentials = flag(v, "withCredentials")?.unwrap_or(false);
     o.debug = flag(v, "debug")?.unwrap_or(false);
-    flag(v, "crossTab")?;
+    o.cross_tab = flag(v, "crossTab")?.unwrap_or(false);
     let seed = get(v, "seed");
     if !absent(&seed) {
         o.seed = Some(

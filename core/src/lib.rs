@@ -100,6 +100,7 @@ extern crate alloc;
 pub mod calm;
 pub mod crosstab;
 pub mod engine;
+pub mod keys;
 pub mod persist;
 pub mod policy;
 pub mod rng;

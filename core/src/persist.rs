@@ -1,11 +1,12 @@
-//! The persisted cursor (issue 22 item 1; Durable Streams: clients SHOULD
-//! persist offsets): what is stored, under which key, and when. The adapter
+//! The persisted cursor (Durable Streams: clients SHOULD persist offsets):
+//! what is stored, under which key, and when. The adapter
 //! only reads and writes `sessionStorage` / `localStorage` and reports a
 //! failure.
 //!
 //! - Key: `tidings:cursor:` + the app's `persistKey`, else + 16 hex digits of
-//!   the FNV-1a 64 hash of the stream's identity (its URL and `events`): the
-//!   URL itself never goes into storage, since URLs carry tokens. (An app
+//!   the FNV-1a 64 hash ([`crate::keys::Fnv`]) of the stream's identity (its
+//!   URL and `events`): the URL itself never goes into storage, since URLs
+//!   carry tokens. (An app
 //!   whose URL changes between page loads, a rotating token in the query,
 //!   gives a `persistKey`.)
 //! - Restore at `subscribe`: the stored cursor, unless the app gave one
@@ -29,8 +30,10 @@
 //!   subscription goes on.
 
 use alloc::string::String;
+use core::hash::Hasher;
 
 use crate::engine::{is_valid_offset, START_OFFSET};
+use crate::keys::Fnv;
 
 /// Every stored cursor's key starts with this.
 pub const KEY_PREFIX: &str = "tidings:cursor:";
@@ -48,30 +51,18 @@ pub enum Scope {
 /// identity, its `url` and `events` (each name after a 0xFF byte, which
 /// UTF-8 never holds, so `["a\nb"]` and `["a", "b"]` differ).
 pub fn storage_key(url: &str, events: &[String], persist_key: Option<&str>) -> String {
-    let mut key = String::from(KEY_PREFIX);
     if let Some(k) = persist_key {
+        let mut key = String::from(KEY_PREFIX);
         key.push_str(k);
         return key;
     }
-    let mut h = fnv1a64(FNV_OFFSET, url.as_bytes());
+    let mut h = Fnv::new();
+    h.write(url.as_bytes());
     for e in events {
-        h = fnv1a64(fnv1a64(h, &[0xff]), e.as_bytes());
+        h.write(&[0xff]);
+        h.write(e.as_bytes());
     }
-    for shift in (0..16).rev() {
-        let digit = ((h >> (shift * 4)) & 0xf) as u32;
-        key.push(char::from_digit(digit, 16).unwrap_or('0'));
-    }
-    key
-}
-
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-/// FNV-1a, 64 bits, continuing from `h` (a key, not a secret: no collision
-/// resistance needed).
-fn fnv1a64(h: u64, bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    h.key(KEY_PREFIX)
 }
 
 /// The cursor to start from: the app's own (`configured`, non-empty; with
@@ -210,7 +201,10 @@ mod tests {
             "tidings:cursor:cbf29ce484222325"
         );
         let a = String::from("a");
-        assert_ne!(k, storage_key(url, std::slice::from_ref(&a), None));
+        assert_eq!(
+            storage_key(url, std::slice::from_ref(&a), None),
+            "tidings:cursor:9ddd306f249e008b"
+        );
         // `events: ["a\nb"]` is not `events: ["a", "b"]`, nor `["ab"]`.
         let split = storage_key(url, &[a, String::from("b")], None);
         assert_ne!(split, storage_key(url, &[String::from("a\nb")], None));

@@ -76,7 +76,7 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     }
     #[cfg(not(feature = "send"))]
     let ack = ();
-    Ok(Subscription::start(&url, &options, parsed, ack))
+    Ok(Subscription::start(&url, parsed, ack))
 }
 
 /// `url` resolved (see [`resolve_url`]) and `options` read and checked

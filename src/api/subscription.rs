@@ -79,11 +79,11 @@ impl Inner {
 }
 
 impl Subscription {
-    pub(super) fn start(url: &str, raw: &JsValue, mut options: Options, ack: Ack) -> Subscription {
+    pub(super) fn start(url: &str, mut options: Options, ack: Ack) -> Subscription {
         let parse = options.parse;
         let signal = options.signal.clone();
         let persist = persist::open(url, &mut options);
-        let (key, conn) = registry::connect(url, raw, options);
+        let (key, conn) = registry::connect(options);
         if let Some(p) = &persist {
             p.started(&conn);
         }

@@ -5,9 +5,11 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
-    decode_json_text, AttemptId, IncomingMessage, Input as Fact, JsonView, OpenRequest, Protocol,
-    ResponseHead, TransportError, TransportKind,
+    decode_json_text, AttemptId, Config, IncomingMessage, Input as Fact, JsonView, OpenRequest,
+    Protocol, ResponseHead, TransportError, TransportKind,
 };
+use tidings_core::keys;
+use tidings_core::time::WallMs;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{feed, Connection};
@@ -378,20 +380,15 @@ impl JsonView for Parsed {
 // ----- remembered downgrades ----------------------------------------------
 //
 // A downgrade (`eventsource` skipped for `fetch-sse`, streams skipped for
-// `long-poll`, or only `poll`) is remembered
-// per URL for `fallback.rememberMs` in `sessionStorage`, so a reload in the
-// same tab does not repeat the failed attempts: the engine hands it out
-// (`Engine::downgrade`) and takes it back as `Config::downgrade`. Written
+// `long-poll`, or only `poll`) is remembered for `fallback.rememberMs` in
+// `sessionStorage`, so a reload in the same tab does not repeat the failed
+// attempts: the engine hands it out (`Engine::downgrade`) and takes it back
+// as `Config::downgrade`. Its key and record are the core's
+// (`tidings_core::keys`: a hash of the endpoints, never the URL). Written
 // before every request (a switch always starts one); read when a connection
-// is created. `sessionStorage` is reached through `Reflect`: missing (workers)
-// or throwing (storage disabled, sandboxed frames) means "nothing remembered".
-
-/// The `sessionStorage` key for `url`.
-fn downgrade_key(url: &str) -> String {
-    let mut k = String::from("tidings:downgrade:");
-    k.push_str(url);
-    k
-}
+// is created. `sessionStorage` is reached through `Reflect`: missing
+// (workers) or throwing (storage disabled, sandboxed frames) means "nothing
+// remembered".
 
 fn web_storage(name: &str) -> Option<JsValue> {
     let s = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(name)).ok()?;
@@ -416,53 +413,24 @@ pub(crate) fn web_storage_call(storage: &str, method: &str, args: &[&str]) -> Op
     f.apply(&s, &args).ok()
 }
 
-/// The downgrade remembered for `url` in this tab's `sessionStorage`, to seed
-/// `Config::downgrade` (the engine ignores it once its time has passed).
-/// Stored as `"<transport> <until, wall ms>"`.
-pub(crate) fn stored_downgrade(url: &str) -> Option<(TransportKind, tidings_core::time::WallMs)> {
-    let v = storage_call("getItem", &[&downgrade_key(url)])?.as_string()?;
-    let (name, until) = v.split_once(' ')?;
-    let transport = TransportKind::from_name(name)?;
-    let until = parse_i64(until)?;
-    Some((transport, tidings_core::time::WallMs(until)))
+/// The downgrade remembered for `config`'s endpoints in this tab's
+/// `sessionStorage`, to seed `Config::downgrade` (the engine ignores it once
+/// its time has passed).
+pub(crate) fn stored_downgrade(config: &Config) -> Option<(TransportKind, WallMs)> {
+    let v = storage_call("getItem", &[&keys::downgrade_key(config)])?.as_string()?;
+    keys::parse_downgrade(&v)
 }
 
-/// Write the engine's remembered downgrade for its URL (or remove it once
-/// there is none), when it differs from what is stored.
+/// Write the engine's remembered downgrade (or remove it once there is
+/// none), when it differs from what is stored.
 fn persist_downgrade(conn: &Connection) {
-    let (url, downgrade) = conn.with_engine(|e| (e.config().url.clone(), e.downgrade()));
-    if stored_downgrade(&url) == downgrade {
+    let (key, downgrade) = conn.with_engine(|e| (keys::downgrade_key(e.config()), e.downgrade()));
+    let record = downgrade.map(|(t, until)| keys::downgrade_record(t, until));
+    if storage_call("getItem", &[&key]).and_then(|v| v.as_string()) == record {
         return;
     }
-    let key = downgrade_key(&url);
-    match downgrade {
-        Some((t, until)) => {
-            let mut v = String::from(t.as_str());
-            v.push(' ');
-            push_i64(&mut v, until.0);
-            storage_call("setItem", &[&key, &v]);
-        }
-        None => {
-            storage_call("removeItem", &[&key]);
-        }
-    }
-}
-
-/// What [`push_i64`] wrote (an optional `-`, then digits), else `None`;
-/// no `core::num` string parsing in the bundle.
-fn parse_i64(s: &str) -> Option<i64> {
-    let (negative, digits) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s),
+    match record {
+        Some(v) => storage_call("setItem", &[&key, &v]),
+        None => storage_call("removeItem", &[&key]),
     };
-    let n = i64::try_from(tidings_core::wire::parse_decimal(digits.as_bytes())?).ok()?;
-    Some(if negative { -n } else { n })
-}
-
-/// Decimal digits of `n` (no `core::fmt` in the bundle).
-fn push_i64(out: &mut String, n: i64) {
-    if n < 0 {
-        out.push('-');
-    }
-    tidings_core::wire::push_decimal(out, n.unsigned_abs());
 }

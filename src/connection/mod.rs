@@ -66,7 +66,7 @@ impl Connection {
         caps: Capabilities,
         share: Option<String>,
     ) -> Rc<Self> {
-        let tab_seed = registry::random_seed();
+        let tab_seed = crate::clock::random_seed();
         let session = Session::new(config, seed, tab_seed, adapter.lost_after_ms);
         let conn = Rc::new(Connection {
             session: RefCell::new(session.with_debug(adapter.debug)),

@@ -1,8 +1,11 @@
 //! Connections shared within a tab: two subscriptions to the same URL with the
 //! same options read one connection (ARCHITECTURE.md: Connection / Subscription
-//! split). The key is the URL plus the options as `JSON.stringify` renders
-//! them; options holding a function (`headers`) are never shared, since two
-//! functions cannot be compared for what they return.
+//! split). The key is the core's (`tidings_core::keys::share_key`, in
+//! [`Options::share_key`]): a hash of the parsed options, the same whatever
+//! order the app wrote them in, and never a URL or a header value, since with
+//! `crossTab` it also names the Web Lock and the `BroadcastChannel`, which
+//! every script of the origin can see. Options with `headers` are never
+//! shared.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -15,14 +18,10 @@ thread_local! {
     static OPEN: RefCell<Vec<(String, Rc<Connection>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The connection for `url` + `options`: an open one with the same key, or a
-/// new one. Returns the key under which it is registered (`""`: not shared).
-pub fn connect(
-    url: &str,
-    key_source: &wasm_bindgen::JsValue,
-    options: Options,
-) -> (String, Rc<Connection>) {
-    let key = share_key(url, key_source, &options);
+/// The connection for `options`: an open one with the same key, or a new
+/// one. Returns the key under which it is registered (`""`: not shared).
+pub fn connect(options: Options) -> (String, Rc<Connection>) {
+    let key = options.share_key.clone().unwrap_or_default();
     if !key.is_empty() {
         // A connection that stopped (fatal error, gave up) is skipped, not
         // forgotten: a new subscription gets a fresh one instead of a dead
@@ -38,7 +37,7 @@ pub fn connect(
             return (key, conn);
         }
     }
-    let seed = options.seed.unwrap_or_else(random_seed);
+    let seed = options.seed.unwrap_or_else(crate::clock::random_seed);
     let mut config = options.config;
     // Per endpoint: `urls` may put one transport on another origin.
     for t in tidings_core::engine::TransportKind::ALL {
@@ -47,7 +46,7 @@ pub fn connect(
     }
     // A downgrade remembered in this tab (sessionStorage) survives a reload:
     // the engine skips what already failed until its time has passed.
-    config.downgrade = super::live::stored_downgrade(&config.url);
+    config.downgrade = super::live::stored_downgrade(&config);
     let mut native_events = config.events.clone();
     native_events.push(config.heartbeat_event.clone());
     // `reset` (a protocol event) and the other subscription event names: the
@@ -64,9 +63,9 @@ pub fn connect(
         lost_after_ms: options.lost_after_ms,
     };
     // `crossTab: true` (default `false`): one connection across the tabs of
-    // the profile (`src/tabs/`), for options that can be shared at all.
-    let cross_tab = crate::options::get(key_source, "crossTab").as_bool() == Some(true);
-    let share = (cross_tab && !key.is_empty()).then(|| crate::tabs::name(url, &key));
+    // the profile (`src/tabs/`), for options that can be shared at all; the
+    // key names its lock and channel.
+    let share = (options.cross_tab && !key.is_empty()).then(|| key.clone());
     let conn = Connection::start(config, seed, adapter, capabilities::detect(), share);
     if !key.is_empty() {
         OPEN.with(|o| o.borrow_mut().push((key.clone(), conn.clone())));
@@ -76,7 +75,7 @@ pub fn connect(
 
 /// A subscription leaves `conn` (its `listen` handle): the connection is
 /// closed and forgotten when it was the last one (JS and Rust API alike).
-/// Inlined: sharing it with the Rust API must not grow the JS package.
+/// Inlined: an out-of-line copy for both APIs costs the JS package bytes.
 #[inline(always)]
 pub fn leave(key: &str, conn: &Rc<Connection>, handle: u32) {
     if conn.unlisten(handle) == 0 {
@@ -94,36 +93,4 @@ pub fn forget(key: &str, conn: &Rc<Connection>) {
         o.borrow_mut()
             .retain(|(k, c)| !(k == key && Rc::ptr_eq(c, conn)))
     });
-}
-
-fn share_key(url: &str, raw: &wasm_bindgen::JsValue, options: &Options) -> String {
-    if options.config.has_custom_headers {
-        return String::new();
-    }
-    let json = if raw.is_object() {
-        match js_sys::JSON::stringify(raw)
-            .ok()
-            .and_then(|s| s.as_string())
-        {
-            Some(s) => s,
-            None => return String::new(),
-        }
-    } else {
-        String::new()
-    };
-    let mut key = String::with_capacity(url.len() + json.len() + 1);
-    key.push_str(url);
-    key.push('\n');
-    key.push_str(&json);
-    key
-}
-
-/// 64 random bits from `crypto.getRandomValues` (via getrandom), so jitter
-/// differs between clients; the clock as a last resort if crypto is missing.
-pub(crate) fn random_seed() -> u64 {
-    let mut b = [0u8; 8];
-    if getrandom::fill(&mut b).is_err() {
-        return js_sys::Date::now() as u64;
-    }
-    u64::from_le_bytes(b)
 }

@@ -67,5 +67,5 @@ pub use tidings_core::policy::interval::IntervalMode;
 pub fn subscribe(url: &str, options: Options) -> Result<Subscription, Error> {
     let raw = options.to_js();
     let (url, checked) = crate::api::prepare(url, &raw).map_err(|e| Error::from_js(&e))?;
-    Ok(Subscription::start(&url, &raw, checked))
+    Ok(Subscription::start(&url, checked))
 }

@@ -56,9 +56,9 @@ struct Inner {
 }
 
 impl Subscription {
-    pub(super) fn start(url: &str, raw: &wasm_bindgen::JsValue, mut options: Checked) -> Self {
+    pub(super) fn start(url: &str, mut options: Checked) -> Self {
         let persist = persist::open(url, &mut options);
-        let (key, conn) = registry::connect(url, raw, options);
+        let (key, conn) = registry::connect(options);
         if let Some(p) = &persist {
             p.started(&conn);
         }

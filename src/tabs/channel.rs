@@ -1,5 +1,5 @@
-//! The relay between tabs: one `BroadcastChannel("tidings:" + key)` per
-//! shared connection, and the wire format of what travels on it.
+//! The relay between tabs: one `BroadcastChannel` per shared connection,
+//! named by its share key, and the wire format of what travels on it.
 //!
 //! Every notice of the leader's engine is posted as a plain array (a
 //! structured clone, no JSON text), its kind first; names are the contract's

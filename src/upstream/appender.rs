@@ -75,10 +75,10 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
     let send = SendOptions::from_js(&options, true)?;
     let c = config(&options, send.config)?;
     let content_type = text(&options, "contentType")?.unwrap_or_else(|| "application/json".into());
-    let json = media_type(&content_type) == "application/json";
+    let json = media_type(&content_type).eq_ignore_ascii_case("application/json");
     let c = AppenderConfig { json, ..c };
     let producer_id = c.producer_id.clone();
-    let machine = Appender::new(c, super::random_seed());
+    let machine = Appender::new(c, crate::clock::random_seed());
     let inner = Rc::new(Inner {
         machine: RefCell::new(machine),
         url,
@@ -134,12 +134,11 @@ fn config(
     Ok(c)
 }
 
-fn media_type(ct: &str) -> String {
-    ct.split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
+/// The media type of a `Content-Type` value: what comes before any `;`,
+/// trimmed (by bytes: no `char` pattern searcher in the bundle for it).
+fn media_type(ct: &str) -> &str {
+    let end = ct.bytes().position(|b| b == b';').unwrap_or(ct.len());
+    ct.get(..end).unwrap_or(ct).trim()
 }
 
 #[wasm_bindgen(js_class = Appender)]

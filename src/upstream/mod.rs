@@ -75,7 +75,7 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
         app_headers: o.headers,
         credentials: o.credentials,
     };
-    let sender = Sender::new(o.config, &key, random_seed());
+    let sender = Sender::new(o.config, &key, crate::clock::random_seed());
     let (signal, ordered, bytes) = (o.signal, o.ordered, body.bytes);
     let mut settle = None;
     let promise = js_sys::Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
@@ -137,14 +137,6 @@ fn uuid_v4() -> Result<String, JsValue> {
         s.push(char::from(HEX[usize::from(byte & 0x0f)]));
     }
     Ok(s)
-}
-
-/// 64 random bits for the jitter PRNG (`crypto.getRandomValues`); a
-/// constant when unavailable (jitter still spreads by send).
-pub(crate) fn random_seed() -> u64 {
-    let mut b = [0u8; 8];
-    let _ = getrandom::fill(&mut b);
-    u64::from_le_bytes(b)
 }
 
 /// The message of an upstream error: `what` (`send failed: `), the `code`,

@@ -35,6 +35,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
+import { recordChannels } from "./tidings-page.mjs";
 
 const PAGES = new URL("./pages/", import.meta.url).pathname;
 let server, browser;
@@ -100,6 +101,7 @@ async function openTab(context, url, options, names = ["a", "b"]) {
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   page.errors = errors;
+  await page.addInitScript(recordChannels);
   await page.goto(`${server.url}/blank.html`);
   await page.evaluate(async ({ url, options, names }) => {
     const m = await import("/pkg/index.js");
@@ -388,9 +390,8 @@ test("BC-20 channel input is validated: malformed or unknown posts on the tiding
     const before = await Promise.all([a, b].map((p) => p.evaluate(() => window.events.length)));
     // Another same-origin script posts on the channel (from the follower's page: every other
     // BroadcastChannel object of that name receives it, the leader's and the follower's).
-    await b.evaluate(({ url, options }) => {
-      const name = "tidings:" + new URL(url, location.href).href + "\n" + JSON.stringify(options);
-      const bc = new BroadcastChannel(name);
+    await b.evaluate(() => {
+      const bc = new BroadcastChannel(window.channelNames[0]);
       const junk = [
         null, 42, "m", {}, { k: "m" }, new Uint8Array(8), new Map([["k", "m"]]),
         [], [1], ["zz"], ["m"],
@@ -420,7 +421,7 @@ test("BC-20 channel input is validated: malformed or unknown posts on the tiding
       // format is trusted within the origin, like the page's own scripts).
       bc.postMessage(["m", "fetch-sse", "", "", "message", "well-formed"]);
       bc.close();
-    }, { url, options });
+    });
     await sleep(500);
     for (const p of [a, b]) {
       const got = await p.evaluate(() => window.got.a.map((m) => m.data));

@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
-import { blankPage, loadPackage, recordDebugLog, sleep } from "./tidings-page.mjs";
+import { blankPage, loadPackage, recordChannels, recordDebugLog, sleep } from "./tidings-page.mjs";
 import { startDurableStreams } from "./durable-streams.mjs";
 
 let web;
@@ -425,18 +425,17 @@ test("crossTab: a second leader's copy of the stream (the overlap of a steal: th
   const context = await browser.newContext();
   try {
     const opts = { parse: "json", crossTab: true };
-    const [a, b, c] = [await blankPage(browser, web.url, { context }), await blankPage(browser, web.url, { context }), await blankPage(browser, web.url, { context })];
+    const [a, b, c] = [await blankPage(browser, web.url, { context, init: recordChannels }), await blankPage(browser, web.url, { context }), await blankPage(browser, web.url, { context })];
+    await subscribe(a, "s", ds.url + path, opts);
+    await waitLog(a, "s", (l) => l.some((e) => e.type === "uptodate"), 10_000, "tab A live");
     // Page c plays the other leader of a steal: it records what the leader
-    // posts on the channel, then posts it again, as an overlapping leader
-    // reading the same offsets would.
-    await c.evaluate(({ url, opts }) => {
-      const name = "tidings:" + new URL(url, location.href).href + "\n" + JSON.stringify({ protocol: "durable-streams", ...opts });
+    // posts on the channel (named as tab A named it), then posts it again,
+    // as an overlapping leader reading the same offsets would.
+    await c.evaluate((name) => {
       window.bc = new BroadcastChannel(name);
       window.posted = [];
       window.bc.onmessage = (e) => { if (Array.isArray(e.data) && "mu".includes(e.data[0])) window.posted.push(e.data); };
-    }, { url: ds.url + path, opts });
-    await subscribe(a, "s", ds.url + path, opts);
-    await waitLog(a, "s", (l) => l.some((e) => e.type === "uptodate"), 10_000, "tab A live");
+    }, await a.evaluate(() => window.channelNames[0]));
     await subscribe(b, "s", ds.url + path, opts);
     await waitLog(b, "s", (l) => l.some((e) => e.state === "open"), 10_000, "tab B following");
     // One chunk of three messages (a JSON batch), then one more.

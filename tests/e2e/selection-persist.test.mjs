@@ -1,6 +1,8 @@
-// A remembered downgrade outlives the page: it is kept per URL in the tab's
-// `sessionStorage` (written by src/connection/live.rs before every request,
-// read when a connection is created) until `fallback.rememberMs` has passed,
+// A remembered downgrade outlives the page: it is kept per endpoint set in the
+// tab's `sessionStorage`, under `tidings:downgrade:` and a hash of the URLs
+// (tidings_core::keys: never the URL itself; written by
+// src/connection/live.rs before every request, read when a connection is
+// created) until `fallback.rememberMs` has passed,
 // so a reload does not repeat the failed attempts. Another tab has its own
 // `sessionStorage` and starts from the preferred transport. Once the time is
 // up the preferred transport is probed again and kept when the probe works.
@@ -20,8 +22,9 @@ const OPTIONS = {
   fallback: { afterFailures: 2, rememberMs: REMEMBER_MS },
 };
 const URL_PATH = "/sse?case=persist";
-// Keyed by the URL as resolved against the page at subscribe().
-const key = () => `tidings:downgrade:${server.url}${URL_PATH}`;
+/** The page's remembered downgrades: [key, record] pairs. */
+const downgrades = (page) => page.evaluate(() => Object.keys(sessionStorage)
+  .filter((k) => k.startsWith("tidings:downgrade:")).map((k) => [k, sessionStorage.getItem(k)]));
 
 let browser, server;
 before(async () => {
@@ -45,8 +48,10 @@ test("a downgrade survives a reload in the same tab (no stream attempt), not in 
     assert.equal(log1.find((e) => e.data === "via long-poll").transport, "long-poll");
     const down = log1.find(switched);
     assert.deepEqual([down.previous, down.transport, down.reason], ["fetch-sse", "long-poll", "buffered-stream"]);
-    const stored = await page.evaluate((k) => sessionStorage.getItem(k), key());
-    const [transport, until] = stored.split(" ");
+    const remembered = await downgrades(page);
+    assert.equal(remembered.length, 1);
+    assert.match(remembered[0][0], /^tidings:downgrade:[0-9a-f]{16}$/);
+    const [transport, until] = remembered[0][1].split(" ");
     assert.equal(transport, "long-poll");
     // rememberMs after the switch, on the wall clock.
     assert.ok(Math.abs(Number(until) - (down.wall + REMEMBER_MS)) <= 50, `stored until ${until}, switch at ${down.wall}`);
@@ -71,7 +76,7 @@ test("a downgrade survives a reload in the same tab (no stream attempt), not in 
     const tab2 = await page.context().newPage();
     await tab2.goto(`${server.url}/_faults`);
     await h.loadPackage(tab2);
-    assert.equal(await tab2.evaluate((k) => sessionStorage.getItem(k), key()), null);
+    assert.deepEqual(await downgrades(tab2), []);
     await h.subscribe(tab2, "s", URL_PATH, { ...OPTIONS, lastEventId: cursor });
     await h.waitEvents(tab2, "s", (l) => l.some((e) => e.type === "open"), 5000, "open in the new tab");
     assert.equal(await tab2.evaluate(() => window.subs.s.sub.transport), "fetch-sse");

@@ -46,6 +46,20 @@ export async function entryPage(browser, origin, { context, setup } = {}) {
   return p;
 }
 
+/**
+ * An init script (blankPage's `init`, page.addInitScript): the names of the
+ * BroadcastChannels the page opens, in `window.channelNames`. A test that
+ * posts on tidings' channel as another script of the origin would learns
+ * its name here: it is a hash of the options (tidings_core::keys).
+ */
+export function recordChannels() {
+  window.channelNames = [];
+  const BC = window.BroadcastChannel;
+  window.BroadcastChannel = class extends BC {
+    constructor(name) { super(name); window.channelNames.push(String(name)); }
+  };
+}
+
 /** Load the package into the page's current document (again after a reload). */
 export async function loadPackage(page) {
   await page.evaluate(async () => {

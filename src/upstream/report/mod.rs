@@ -74,7 +74,7 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
         .dyn_into()
         .map_err(|t| crate::options::invalid("task", "a function", &t))?;
     let o = ReportOptions::from_js(&options)?;
-    let machine = Machine::new(o.config.clone(), super::random_seed());
+    let machine = Machine::new(o.config.clone(), crate::clock::random_seed());
     let d = Drive::new(machine, url, &o, task);
     LIVE.with(|l| l.borrow_mut().push(Rc::clone(&d)));
     // Started from a microtask, so listeners added right after `report()`

@@ -1,0 +1,213 @@
+//! The names under which the browser keeps or finds a connection's state:
+//! the share key (one connection per key within a tab; with `crossTab`, the
+//! Web Lock and `BroadcastChannel` name across tabs) and the remembered
+//! downgrade's `sessionStorage` key and record. The persisted cursor's key
+//! is [`crate::persist::storage_key`], on the same hash.
+//!
+//! URLs carry secrets (a token in the query) and so do header values, while
+//! Web Storage, lock names and channel names are readable by every script of
+//! the origin, long after the page. So every name here is a prefix and the
+//! 16 hex digits of a 64-bit FNV-1a hash ([`Fnv`]) of the parsed options:
+//! never a URL or a header value. A hash is enough: a key only has to tell
+//! connections apart, and two different option sets collide with
+//! probability about 2^-64, which would only share a connection or a
+//! remembered downgrade wrongly. FNV is not a cryptographic hash: a script
+//! that guesses the whole URL can check its guess against a key, but no key
+//! gives a URL or a token back.
+
+use alloc::string::String;
+use core::hash::{Hash, Hasher};
+
+use crate::engine::{Config, TransportKind};
+use crate::time::WallMs;
+
+/// The share key's prefix (also the lock's and the channel's name).
+pub const SHARE_PREFIX: &str = "tidings:";
+
+/// The remembered downgrade's `sessionStorage` key starts with this.
+pub const DOWNGRADE_PREFIX: &str = "tidings:downgrade:";
+
+/// FNV-1a, 64 bits: a `Hasher` whose output is the same on every target
+/// (every integer up to 64 bits, signed or not, `usize` and `isize`,
+/// lengths and enum discriminants included, is fed as 8 little-endian
+/// bytes), so a key computed in one tab is the key of the same options in
+/// another. A name, not a secret: no collision resistance against an
+/// adversary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fnv(u64);
+
+impl Fnv {
+    /// The FNV-1a 64 offset basis.
+    pub const fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    /// `prefix` and the hash as 16 lower-case hex digits.
+    pub fn key(&self, prefix: &str) -> String {
+        let mut key = String::from(prefix);
+        for shift in (0..16).rev() {
+            key.push(char::from(
+                b"0123456789abcdef"[(self.0 >> (shift * 4)) as usize & 0xf],
+            ));
+        }
+        key
+    }
+
+    // One copy for every integer width: the derived `Hash` of the options
+    // calls it once per field.
+    #[inline(never)]
+    fn word(&mut self, n: u64) {
+        self.write(&n.to_le_bytes());
+    }
+}
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv::new()
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    #[inline(never)]
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = bytes.iter().fold(self.0, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.word(u64::from(n));
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.word(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.word(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.word(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.word(n as u64);
+    }
+
+    fn write_isize(&mut self, n: isize) {
+        self.word(n as i64 as u64);
+    }
+}
+
+/// What besides the engine's [`Config`] makes a connection: the options the
+/// browser side reads (JS names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PageOptions {
+    /// `withCredentials`.
+    pub with_credentials: bool,
+    /// `debug`.
+    pub debug: bool,
+    /// `lostAfterMs`, ms.
+    pub lost_after_ms: u64,
+    /// `seed`, when the app gave one.
+    pub seed: Option<u64>,
+    /// `crossTab`.
+    pub cross_tab: bool,
+}
+
+/// The share key of a connection: [`SHARE_PREFIX`] and the hash of every
+/// field of `config` the app chose (the URLs, transports, events, cursor,
+/// every policy value; after [`Config::sanitized`], so a default given and
+/// one left out are the same) and of `page`. Not hashed: what the browser
+/// side derives from these (`cross_origin`, `downgrade`), and what each
+/// subscription keeps for itself (`parse`, `persist`, `signal`, `ack`): two
+/// subscriptions that differ only there read one connection. The options'
+/// key order cannot matter: the parsed fields are hashed, not their text.
+/// `None` with `headers` (an object or a function): their values would have
+/// to be compared, so such a connection is never shared.
+pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
+    if config.has_custom_headers {
+        return None;
+    }
+    // Destructured in full: a new field of `Config` fails to compile here
+    // until it is hashed or named as left out.
+    let Config {
+        url,
+        urls,
+        transports,
+        events,
+        last_event_id,
+        last_event_id_param,
+        has_custom_headers: _,
+        cross_origin: _,
+        backoff,
+        max_retry_after_ms,
+        breaker,
+        interval,
+        heartbeat_event,
+        watchdog,
+        long_poll,
+        fallback,
+        pause_when_hidden,
+        sse_limits,
+        dedupe_capacity,
+        protocol,
+        downgrade: _,
+    } = config;
+    let mut h = Fnv::new();
+    (
+        url,
+        urls,
+        transports,
+        events,
+        last_event_id,
+        last_event_id_param,
+    )
+        .hash(&mut h);
+    (
+        backoff,
+        max_retry_after_ms,
+        breaker,
+        interval,
+        heartbeat_event,
+    )
+        .hash(&mut h);
+    (watchdog, long_poll, fallback, pause_when_hidden, sse_limits).hash(&mut h);
+    (dedupe_capacity, protocol, page).hash(&mut h);
+    Some(h.key(SHARE_PREFIX))
+}
+
+/// The remembered downgrade's `sessionStorage` key: [`DOWNGRADE_PREFIX`] and
+/// the hash of the endpoints (`url` and each `urls` entry): what failed is
+/// the way to those endpoints, whatever else the options say.
+pub fn downgrade_key(config: &Config) -> String {
+    let mut h = Fnv::new();
+    (&config.url, &config.urls).hash(&mut h);
+    h.key(DOWNGRADE_PREFIX)
+}
+
+/// The stored record of a remembered downgrade: the transport's name, a
+/// space, the wall time (ms since the epoch) until which it holds (a time
+/// before the epoch is written as 0: it has passed anyway).
+pub fn downgrade_record(transport: TransportKind, until: WallMs) -> String {
+    let mut v = String::from(transport.as_str());
+    v.push(' ');
+    crate::wire::push_decimal(&mut v, until.0.max(0) as u64);
+    v
+}
+
+/// A record [`downgrade_record`] wrote, else `None` (anything else in
+/// storage, e.g. written by another script or another version, is ignored):
+/// a transport one can be downgraded to, one space, decimal digits that fit
+/// an `i64`.
+pub fn parse_downgrade(record: &str) -> Option<(TransportKind, WallMs)> {
+    let (name, until) = record.split_once(' ')?;
+    let transport = TransportKind::from_name(name).filter(|t| *t != TransportKind::EventSource)?;
+    let until = i64::try_from(crate::wire::parse_decimal(until.as_bytes())?).ok()?;
+    Some((transport, WallMs(until)))
+}
