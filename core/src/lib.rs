@@ -95,6 +95,7 @@ extern crate alloc;
 pub mod calm;
 pub mod crosstab;
 pub mod engine;
+pub mod machine;
 pub mod persist;
 pub mod policy;
 pub mod rng;

@@ -156,3 +156,23 @@ impl Engine {
         }
     }
 }
+
+impl crate::machine::Machine for Engine {
+    type Input<'a> = Input<'a>;
+    type Action = super::Action;
+
+    fn handle(&mut self, now: Now, input: Input<'_>) {
+        Engine::handle(self, now, input);
+    }
+
+    fn poll(&mut self) -> super::Action {
+        Engine::poll(self)
+    }
+
+    fn as_wait(action: &super::Action) -> Option<Option<crate::time::MonoMs>> {
+        match action {
+            super::Action::Wait { until } => Some(*until),
+            _ => None,
+        }
+    }
+}

@@ -104,7 +104,7 @@ use crate::policy::network::NetworkView;
 use crate::policy::validators::{Outcome, Validators};
 use crate::rng::Rng;
 use crate::sse::{SseItem, SseParser};
-use crate::time::{MonoMs, Now, WallMs};
+use crate::time::{MonoMs, Monotone, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
 use state::{Attempt, BodyKind, Lifecycle, Phase, Scheduled};
@@ -168,8 +168,9 @@ pub struct Engine {
     state_reason: Option<Reason>,
     actions: VecDeque<Action>,
     stats: Stats,
-    last_now: Now,
-    seen_input: bool,
+    /// The monotone-clock guard; its previous input is compared with each
+    /// new one to notice sleep (`lifecycle::clocks_disagree`).
+    clock: Monotone,
     /// The `until` of the last `Wait` handed out (to notice late timers).
     armed: Option<MonoMs>,
     /// Consecutive long-poll client timeouts without a response head.
@@ -242,8 +243,7 @@ impl Engine {
             state_reason: None,
             actions: VecDeque::new(),
             stats,
-            last_now: Now::default(),
-            seen_input: false,
+            clock: Monotone::default(),
             armed: None,
             long_poll_timeouts: 0,
             server_answered: false,
@@ -327,7 +327,7 @@ impl Engine {
         if let Some(action) = self.actions.pop_front() {
             return action;
         }
-        let until = self.next_deadline().map(|d| d.max(self.last_now.mono));
+        let until = self.clock.wait_until(self.next_deadline());
         self.armed = until;
         Action::Wait { until }
     }
@@ -792,13 +792,9 @@ impl Engine {
         if self.phase.is_closed() {
             return None;
         }
-        let now = Now {
-            mono: now.mono.max(self.last_now.mono),
-            wall: now.wall,
-        };
-        let woke = self.seen_input && lifecycle::clocks_disagree(self.last_now, now);
-        self.last_now = now;
-        self.seen_input = true;
+        let before = self.clock.previous();
+        let now = self.clock.observe(now);
+        let woke = before.is_some_and(|b| lifecycle::clocks_disagree(b, now));
         if woke {
             self.on_wake(now);
         }
