@@ -23,6 +23,9 @@ pub trait Machine {
     /// What the adapter does next; one variant is `Wait { until }`.
     type Action;
 
+    /// The input the timer armed from the last `Wait` feeds when it fires.
+    const TIMER: Self::Input<'static>;
+
     /// Feed one fact that happened at `now` (both clocks, read together).
     fn handle(&mut self, now: Now, input: Self::Input<'_>);
 
@@ -31,18 +34,15 @@ pub trait Machine {
     #[must_use = "an action not carried out is lost"]
     fn poll(&mut self) -> Self::Action;
 
-    /// `Some(until)` when `action` is the terminal `Wait { until }`.
-    fn as_wait(action: &Self::Action) -> Option<Option<MonoMs>>;
+    /// `Err(until)` when `action` is the terminal `Wait { until }`, else
+    /// the action back.
+    fn split_wait(action: Self::Action) -> Result<Self::Action, Option<MonoMs>>;
 
     /// [`Machine::poll`] with the terminal `Wait { until }` split off as
     /// `Err(until)`, so a generic driver can loop without knowing the
     /// action type.
     fn next(&mut self) -> Result<Self::Action, Option<MonoMs>> {
-        let action = self.poll();
-        match Self::as_wait(&action) {
-            Some(until) => Err(until),
-            None => Ok(action),
-        }
+        Self::split_wait(self.poll())
     }
 }
 

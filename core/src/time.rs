@@ -66,46 +66,32 @@ pub const fn clamp_timer_ms(ms: u64) -> u64 {
     }
 }
 
-/// The monotone-clock guard every machine holds: the latest time it was
-/// told. An input whose `mono` is earlier (a caller's clock read before an
-/// earlier input's) is taken as happening at the latest time seen, and no
-/// `Wait` asks for a time already past. The previous input's [`Now`] stays
-/// readable (the engine compares both clocks across inputs to notice sleep).
+/// The monotone-clock guard every machine holds: the latest monotonic
+/// time it was told. An input whose `mono` is earlier (a caller's clock read
+/// before an earlier input's) is taken as happening at the latest time
+/// seen, and no `Wait` asks for a time already past.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Monotone(Option<Now>);
+pub struct Monotone(MonoMs);
 
 impl Monotone {
     /// `now`, its monotonic part never before any earlier input's; wall
-    /// time is passed through (it may jump either way). Recorded as the
-    /// latest input.
+    /// time is passed through (it may jump either way).
     pub fn observe(&mut self, now: Now) -> Now {
-        let now = Now {
-            mono: now.mono.max(self.latest()),
+        self.0 = now.mono.max(self.0);
+        Now {
+            mono: self.0,
             wall: now.wall,
-        };
-        self.0 = Some(now);
-        now
-    }
-
-    /// [`Monotone::observe`] for a machine told only the monotonic clock.
-    pub fn observe_mono(&mut self, mono: MonoMs) -> MonoMs {
-        let wall = self.0.map_or(WallMs(0), |n| n.wall);
-        self.observe(Now { mono, wall }).mono
-    }
-
-    /// The latest input's [`Now`] as observed, `None` before the first.
-    pub fn previous(self) -> Option<Now> {
-        self.0
+        }
     }
 
     /// The latest monotonic time seen (0 before the first input).
     pub fn latest(self) -> MonoMs {
-        self.0.map_or(MonoMs(0), |n| n.mono)
+        self.0
     }
 
     /// `deadline`, never before the latest time seen (a `Wait { until }`).
     pub fn wait_until(self, deadline: Option<MonoMs>) -> Option<MonoMs> {
-        deadline.map(|t| t.max(self.latest()))
+        deadline.map(|t| t.max(self.0))
     }
 }
 
@@ -122,20 +108,6 @@ mod tests {
         assert_eq!(m.wait_until(Some(MonoMs(160))), Some(MonoMs(160)));
         assert_eq!(m.wait_until(None), None);
         assert_eq!(m.observe(Now::at(150, 1)), Now::at(150, 1));
-    }
-
-    /// The previous input is the clamped one; a monotonic-only input keeps
-    /// the last wall time; before any input nothing was seen.
-    #[test]
-    fn monotone_remembers_the_clamped_previous_input() {
-        let mut m = Monotone::default();
-        assert_eq!((m.previous(), m.latest()), (None, MonoMs(0)));
-        m.observe(Now::at(500, 9_000));
-        assert_eq!(m.observe_mono(MonoMs(200)), MonoMs(500));
-        assert_eq!(m.previous(), Some(Now::at(500, 9_000)));
-        assert_eq!(m.observe_mono(MonoMs(700)), MonoMs(700));
-        assert_eq!(m.observe(Now::at(650, 8_000)), Now::at(700, 8_000));
-        assert_eq!(m.previous(), Some(Now::at(700, 8_000)));
     }
 
     #[test]

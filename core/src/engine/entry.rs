@@ -160,6 +160,7 @@ impl Engine {
 impl crate::machine::Machine for Engine {
     type Input<'a> = Input<'a>;
     type Action = super::Action;
+    const TIMER: Self::Input<'static> = Input::Timer;
 
     fn handle(&mut self, now: Now, input: Input<'_>) {
         Engine::handle(self, now, input);
@@ -169,10 +170,10 @@ impl crate::machine::Machine for Engine {
         Engine::poll(self)
     }
 
-    fn as_wait(action: &super::Action) -> Option<Option<crate::time::MonoMs>> {
+    fn split_wait(action: super::Action) -> Result<super::Action, Option<crate::time::MonoMs>> {
         match action {
-            super::Action::Wait { until } => Some(*until),
-            _ => None,
+            super::Action::Wait { until } => Err(until),
+            a => Ok(a),
         }
     }
 }

@@ -168,9 +168,12 @@ pub struct Engine {
     state_reason: Option<Reason>,
     actions: VecDeque<Action>,
     stats: Stats,
-    /// The monotone-clock guard; its previous input is compared with each
-    /// new one to notice sleep (`lifecycle::clocks_disagree`).
+    /// The monotone-clock guard.
     clock: Monotone,
+    /// The wall time of the previous input (`None` before the first): with
+    /// the guard's latest monotonic time, it is compared with each new
+    /// input to notice sleep (`lifecycle::clocks_disagree`).
+    last_wall: Option<WallMs>,
     /// The `until` of the last `Wait` handed out (to notice late timers).
     armed: Option<MonoMs>,
     /// Consecutive long-poll client timeouts without a response head.
@@ -244,6 +247,7 @@ impl Engine {
             actions: VecDeque::new(),
             stats,
             clock: Monotone::default(),
+            last_wall: None,
             armed: None,
             long_poll_timeouts: 0,
             server_answered: false,
@@ -792,9 +796,10 @@ impl Engine {
         if self.phase.is_closed() {
             return None;
         }
-        let before = self.clock.previous();
+        let mono = self.clock.latest();
         let now = self.clock.observe(now);
-        let woke = before.is_some_and(|b| lifecycle::clocks_disagree(b, now));
+        let before = self.last_wall.replace(now.wall);
+        let woke = before.is_some_and(|wall| lifecycle::clocks_disagree(Now { mono, wall }, now));
         if woke {
             self.on_wake(now);
         }

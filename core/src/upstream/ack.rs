@@ -160,6 +160,7 @@ impl AckBatcher {
 impl Machine for AckBatcher {
     type Input<'a> = AckInput;
     type Action = AckAction;
+    const TIMER: Self::Input<'static> = AckInput::Timer;
 
     fn handle(&mut self, now: Now, input: AckInput) {
         AckBatcher::handle(self, now, input);
@@ -169,10 +170,10 @@ impl Machine for AckBatcher {
         AckBatcher::poll(self)
     }
 
-    fn as_wait(action: &AckAction) -> Option<Option<MonoMs>> {
+    fn split_wait(action: AckAction) -> Result<AckAction, Option<MonoMs>> {
         match action {
-            AckAction::Wait { until } => Some(*until),
-            _ => None,
+            AckAction::Wait { until } => Err(until),
+            a => Ok(a),
         }
     }
 }

@@ -308,17 +308,35 @@ impl Appender {
         }
     }
 
-    /// Feed one fact at `now` (the `handle_*` method it names).
+    /// Feed one fact at `now` (its monotonic time kept from going back);
+    /// the `handle_*` methods are shorthands for it and document each
+    /// fact's rule. Ignored once done.
     pub fn handle(&mut self, now: Now, input: AppendInput) {
+        if self.life.is_done() {
+            return;
+        }
+        let now = self.clock.observe(now);
         match input {
-            AppendInput::Append(v) => _ = self.handle_append(now, v),
-            AppendInput::Close => self.handle_close(now),
-            AppendInput::Response(r, head) => self.handle_response(now, r, &head),
-            AppendInput::Error(r, e) => self.handle_error(now, r, e),
-            AppendInput::HeadersFailed(r) => self.handle_headers_failed(now, r),
-            AppendInput::Timer => self.handle_timer(now),
-            AppendInput::Online(on) => self.handle_online(now, on),
-            AppendInput::Abort => self.handle_abort(now),
+            AppendInput::Append(v) => self.on_append(now, v),
+            AppendInput::Close => self.on_close(now),
+            AppendInput::Response(r, head) => self.on_response(now, r, &head),
+            AppendInput::Error(r, e) => self.on_error(now, r, e),
+            AppendInput::HeadersFailed(r) => {
+                if self.live_attempt(r).is_some() {
+                    self.fail(AppendError::Headers);
+                }
+            }
+            AppendInput::Timer => self.on_sender(now, |s| s.handle_timer(now)),
+            AppendInput::Online(on) => {
+                self.online = on;
+                self.on_sender(now, |s| s.handle_online(now, on));
+            }
+            AppendInput::Abort => {
+                if let Some((request, _)) = self.batch.as_ref().and_then(|b| b.live) {
+                    self.actions.push_back(AppendAction::Abort { request });
+                }
+                self.fail(AppendError::Aborted);
+            }
         }
     }
 
@@ -326,25 +344,63 @@ impl Appender {
     /// returns its index, or `None` when the appender is closing or done.
     pub fn handle_append(&mut self, now: Now, value: Vec<u8>) -> Option<u64> {
         let index = self.next_index()?;
-        let now = self.clock.observe(now);
-        self.queue.push_back(value);
-        self.next_batch(now);
+        self.handle(now, AppendInput::Append(value));
         Some(index)
     }
 
     /// Close the stream once every pending value is durable.
     pub fn handle_close(&mut self, now: Now) {
-        if self.life != Lifecycle::Running {
-            return;
-        }
-        let now = self.clock.observe(now);
-        self.life = Lifecycle::Closing;
-        self.next_batch(now);
+        self.handle(now, AppendInput::Close);
     }
 
     /// The response head of request `request`.
     pub fn handle_response(&mut self, now: Now, request: u64, head: &ResponseHead) {
-        let now = self.clock.observe(now);
+        self.handle(now, AppendInput::Response(request, head.clone()));
+    }
+
+    /// Request `request` failed without an answer.
+    pub fn handle_error(&mut self, now: Now, request: u64, error: TransportError) {
+        self.handle(now, AppendInput::Error(request, error));
+    }
+
+    /// The app's `headers` failed before request `request` went out: stop
+    /// with [`AppendError::Headers`].
+    pub fn handle_headers_failed(&mut self, now: Now, request: u64) {
+        self.handle(now, AppendInput::HeadersFailed(request));
+    }
+
+    /// The timer fired.
+    pub fn handle_timer(&mut self, now: Now) {
+        self.handle(now, AppendInput::Timer);
+    }
+
+    /// `online` / `offline` (the batch's send waits while offline).
+    pub fn handle_online(&mut self, now: Now, online: bool) {
+        self.handle(now, AppendInput::Online(online));
+    }
+
+    /// The app aborted: the live request is aborted, nothing more is sent.
+    pub fn handle_abort(&mut self, now: Now) {
+        self.handle(now, AppendInput::Abort);
+    }
+
+    // ----- internals ---------------------------------------------------
+
+    fn on_append(&mut self, now: Now, value: Vec<u8>) {
+        if self.life == Lifecycle::Running {
+            self.queue.push_back(value);
+            self.next_batch(now);
+        }
+    }
+
+    fn on_close(&mut self, now: Now) {
+        if self.life == Lifecycle::Running {
+            self.life = Lifecycle::Closing;
+            self.next_batch(now);
+        }
+    }
+
+    fn on_response(&mut self, now: Now, request: u64, head: &ResponseHead) {
         let Some(attempt) = self.live_attempt(request) else {
             return;
         };
@@ -355,66 +411,26 @@ impl Appender {
             self.refused(now, head);
             return;
         }
-        if let Some(b) = &mut self.batch {
-            b.sender.handle_response(now, attempt, head);
-        }
-        self.drain_sender(now);
+        self.on_sender(now, |s| s.handle_response(now, attempt, head));
     }
 
-    /// Request `request` failed without an answer.
-    pub fn handle_error(&mut self, now: Now, request: u64, error: TransportError) {
-        let now = self.clock.observe(now);
+    fn on_error(&mut self, now: Now, request: u64, error: TransportError) {
         let Some(attempt) = self.live_attempt(request) else {
             return;
         };
         if let Some(b) = &mut self.batch {
             b.live = None;
-            b.sender.handle_error(now, attempt, error);
         }
-        self.drain_sender(now);
+        self.on_sender(now, |s| s.handle_error(now, attempt, error));
     }
 
-    /// The app's `headers` failed before request `request` went out: stop
-    /// with [`AppendError::Headers`].
-    pub fn handle_headers_failed(&mut self, now: Now, request: u64) {
-        self.clock.observe(now);
-        if self.live_attempt(request).is_some() {
-            self.fail(AppendError::Headers);
-        }
-    }
-
-    /// The timer fired.
-    pub fn handle_timer(&mut self, now: Now) {
-        if self.life.is_done() {
-            return;
-        }
-        let now = self.clock.observe(now);
+    /// Tell the batch's sender (if a batch is out), then relay what it says.
+    fn on_sender(&mut self, now: Now, tell: impl FnOnce(&mut Sender)) {
         if let Some(b) = &mut self.batch {
-            b.sender.handle_timer(now);
+            tell(&mut b.sender);
         }
         self.drain_sender(now);
     }
-
-    /// `online` / `offline` (the batch's send waits while offline).
-    pub fn handle_online(&mut self, now: Now, online: bool) {
-        let now = self.clock.observe(now);
-        self.online = online;
-        if let Some(b) = &mut self.batch {
-            b.sender.handle_online(now, online);
-        }
-        self.drain_sender(now);
-    }
-
-    /// The app aborted: the live request is aborted, nothing more is sent.
-    pub fn handle_abort(&mut self, now: Now) {
-        self.clock.observe(now);
-        if let Some((request, _)) = self.batch.as_ref().and_then(|b| b.live) {
-            self.actions.push_back(AppendAction::Abort { request });
-        }
-        self.fail(AppendError::Aborted);
-    }
-
-    // ----- internals ---------------------------------------------------
 
     /// The sender attempt of `request` if it is the live one.
     fn live_attempt(&self, request: u64) -> Option<u32> {
@@ -617,6 +633,7 @@ impl Appender {
 impl Machine for Appender {
     type Input<'a> = AppendInput;
     type Action = AppendAction;
+    const TIMER: Self::Input<'static> = AppendInput::Timer;
 
     fn handle(&mut self, now: Now, input: AppendInput) {
         Appender::handle(self, now, input);
@@ -626,10 +643,10 @@ impl Machine for Appender {
         Appender::poll(self)
     }
 
-    fn as_wait(action: &AppendAction) -> Option<Option<MonoMs>> {
+    fn split_wait(action: AppendAction) -> Result<AppendAction, Option<MonoMs>> {
         match action {
-            AppendAction::Wait { until } => Some(*until),
-            _ => None,
+            AppendAction::Wait { until } => Err(until),
+            a => Ok(a),
         }
     }
 }

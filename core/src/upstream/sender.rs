@@ -525,6 +525,7 @@ impl Sender {
 impl Machine for Sender {
     type Input<'a> = SendInput;
     type Action = SendAction;
+    const TIMER: Self::Input<'static> = SendInput::Timer;
 
     fn handle(&mut self, now: Now, input: SendInput) {
         Sender::handle(self, now, input);
@@ -534,10 +535,10 @@ impl Machine for Sender {
         Sender::poll(self)
     }
 
-    fn as_wait(action: &SendAction) -> Option<Option<MonoMs>> {
+    fn split_wait(action: SendAction) -> Result<SendAction, Option<MonoMs>> {
         match action {
-            SendAction::Wait { until } => Some(*until),
-            _ => None,
+            SendAction::Wait { until } => Err(until),
+            a => Ok(a),
         }
     }
 }

@@ -521,6 +521,7 @@ impl Reporter {
 impl Machine for Reporter {
     type Input<'a> = ReportInput;
     type Action = ReportAction;
+    const TIMER: Self::Input<'static> = ReportInput::Timer;
 
     fn handle(&mut self, now: Now, input: ReportInput) {
         Reporter::handle(self, now, input);
@@ -530,10 +531,10 @@ impl Machine for Reporter {
         Reporter::poll(self)
     }
 
-    fn as_wait(action: &ReportAction) -> Option<Option<MonoMs>> {
+    fn split_wait(action: ReportAction) -> Result<ReportAction, Option<MonoMs>> {
         match action {
-            ReportAction::Wait { until } => Some(*until),
-            _ => None,
+            ReportAction::Wait { until } => Err(until),
+            a => Ok(a),
         }
     }
 }
