@@ -101,6 +101,7 @@ pub mod calm;
 pub mod crosstab;
 pub mod engine;
 pub mod keys;
+pub mod machine;
 pub mod persist;
 pub mod policy;
 pub mod rng;

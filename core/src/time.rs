@@ -66,10 +66,10 @@ pub const fn clamp_timer_ms(ms: u64) -> u64 {
     }
 }
 
-/// The latest monotonic time a machine was told, held once for the upstream
-/// machines (`Sender`, `Reporter`): an input whose `mono` is earlier (a
-/// caller's clock read before an earlier input's) is taken as happening at
-/// the latest time seen, and no `Wait` asks for a time already past.
+/// The monotone-clock guard every machine holds: the latest monotonic
+/// time it was told. An input whose `mono` is earlier (a caller's clock read
+/// before an earlier input's) is taken as happening at the latest time
+/// seen, and no `Wait` asks for a time already past.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Monotone(MonoMs);
 
@@ -82,6 +82,11 @@ impl Monotone {
             mono: self.0,
             wall: now.wall,
         }
+    }
+
+    /// The latest monotonic time seen (0 before the first input).
+    pub fn latest(self) -> MonoMs {
+        self.0
     }
 
     /// `deadline`, never before the latest time seen (a `Wait { until }`).

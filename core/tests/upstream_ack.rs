@@ -2,8 +2,18 @@
 //! (batchMs after its first id, at maxBatch ids, on close), once per id,
 //! only in the leading tab, and the JSON body.
 
-use tidings_core::time::MonoMs;
-use tidings_core::upstream::{ack_body, AckAction, AckBatcher};
+use tidings_core::time::{MonoMs, Now};
+use tidings_core::upstream::{ack_body, AckAction, AckBatcher, AckInput};
+
+fn at(ms: u64) -> Now {
+    Now::at(ms, 0)
+}
+
+/// `id` received at `t` ms.
+fn rx(b: &mut AckBatcher, t: u64, id: &str, leader: bool) {
+    let id = id.to_string();
+    b.handle(at(t), AckInput::Received { id, leader });
+}
 
 fn drain(b: &mut AckBatcher) -> (Vec<Vec<String>>, Option<MonoMs>) {
     let mut out = Vec::new();
@@ -36,19 +46,19 @@ fn drain_keepalive(b: &mut AckBatcher) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
 #[test]
 fn pagehide_sends_what_is_pending_with_keepalive() {
     let mut b = AckBatcher::new(60_000, 100);
-    b.handle_page_hide();
+    b.handle(at(0), AckInput::PageHide);
     assert_eq!(drain_keepalive(&mut b), (vec![], vec![]));
-    b.handle_received(MonoMs(10), "1", true);
-    b.handle_received(MonoMs(20), "2", true);
-    b.handle_page_hide();
+    rx(&mut b, 10, "1", true);
+    rx(&mut b, 20, "2", true);
+    b.handle(at(0), AckInput::PageHide);
     assert_eq!(drain_keepalive(&mut b), (vec![], vec![ids(&["1", "2"])]));
     assert_eq!(drain(&mut b), (vec![], None), "the batch timer is gone");
-    b.handle_received(MonoMs(30), "3", true);
+    rx(&mut b, 30, "3", true);
     assert_eq!(drain(&mut b), (vec![], Some(MonoMs(60_030))));
-    b.handle_timer(MonoMs(60_030));
+    b.handle(at(60_030), AckInput::Timer);
     assert_eq!(drain(&mut b), (vec![ids(&["3"])], None));
-    b.handle_close();
-    b.handle_page_hide();
+    b.handle(at(0), AckInput::Close);
+    b.handle(at(0), AckInput::PageHide);
     assert_eq!(drain_keepalive(&mut b), (vec![], vec![]));
 }
 
@@ -59,15 +69,15 @@ fn ids(v: &[&str]) -> Vec<String> {
 #[test]
 fn a_batch_goes_out_batch_ms_after_its_first_id() {
     let mut b = AckBatcher::new(250, 100);
-    b.handle_received(MonoMs(1000), "1", true);
+    rx(&mut b, 1000, "1", true);
     assert_eq!(drain(&mut b), (vec![], Some(MonoMs(1250))));
-    b.handle_received(MonoMs(1200), "2", true);
+    rx(&mut b, 1200, "2", true);
     assert_eq!(drain(&mut b), (vec![], Some(MonoMs(1250))));
-    b.handle_timer(MonoMs(1249));
+    b.handle(at(1249), AckInput::Timer);
     assert_eq!(drain(&mut b), (vec![], Some(MonoMs(1250))));
-    b.handle_timer(MonoMs(1250));
+    b.handle(at(1250), AckInput::Timer);
     assert_eq!(drain(&mut b), (vec![ids(&["1", "2"])], None));
-    b.handle_received(MonoMs(2000), "3", true);
+    rx(&mut b, 2000, "3", true);
     assert_eq!(drain(&mut b), (vec![], Some(MonoMs(2250))));
 }
 
@@ -75,7 +85,7 @@ fn a_batch_goes_out_batch_ms_after_its_first_id() {
 fn max_batch_ids_go_out_at_once() {
     let mut b = AckBatcher::new(1000, 3);
     for (t, id) in ["a", "b", "c", "d"].iter().enumerate() {
-        b.handle_received(MonoMs(t as u64), id, true);
+        rx(&mut b, t as u64, id, true);
     }
     assert_eq!(
         drain(&mut b),
@@ -86,23 +96,23 @@ fn max_batch_ids_go_out_at_once() {
 #[test]
 fn close_sends_what_is_pending_and_nothing_after() {
     let mut b = AckBatcher::new(1000, 100);
-    b.handle_received(MonoMs(0), "1", true);
-    b.handle_close();
+    rx(&mut b, 0, "1", true);
+    b.handle(at(0), AckInput::Close);
     assert_eq!(drain(&mut b), (vec![ids(&["1"])], None));
-    b.handle_received(MonoMs(5), "2", true);
-    b.handle_timer(MonoMs(5000));
+    rx(&mut b, 5, "2", true);
+    b.handle(at(5000), AckInput::Timer);
     assert_eq!(drain(&mut b), (vec![], None));
 }
 
 #[test]
 fn a_following_tab_and_empty_or_repeated_ids_are_not_acknowledged() {
     let mut b = AckBatcher::new(100, 100);
-    b.handle_received(MonoMs(0), "1", false);
-    b.handle_received(MonoMs(0), "", true);
+    rx(&mut b, 0, "1", false);
+    rx(&mut b, 0, "", true);
     assert_eq!(drain(&mut b), (vec![], None));
-    b.handle_received(MonoMs(0), "2", true);
-    b.handle_received(MonoMs(10), "2", true);
-    b.handle_timer(MonoMs(100));
+    rx(&mut b, 0, "2", true);
+    rx(&mut b, 10, "2", true);
+    b.handle(at(100), AckInput::Timer);
     assert_eq!(drain(&mut b), (vec![ids(&["2"])], None));
 }
 
@@ -114,4 +124,36 @@ fn the_body_is_a_json_object_with_escaped_ids() {
         r#"{"ids":["a\"b\\c\u0001é"]}"#
     );
     assert_eq!(ack_body(&[]), r#"{"ids":[]}"#);
+}
+
+/// The clock guard: an input whose monotonic time is before an earlier
+/// input's is taken at the latest time seen, so a batch's wait runs from
+/// there (never a deadline in the past) and a late timer cannot fire it
+/// early.
+#[test]
+fn a_time_going_backwards_is_taken_as_the_latest_seen() {
+    let mut b = AckBatcher::new(250, 100);
+    b.handle(at(5000), AckInput::Timer);
+    rx(&mut b, 1000, "1", true);
+    assert_eq!(drain(&mut b), (vec![], Some(MonoMs(5250))));
+    b.handle(at(1250), AckInput::Timer);
+    assert_eq!(drain(&mut b), (vec![], Some(MonoMs(5250))));
+    b.handle(at(5250), AckInput::Timer);
+    assert_eq!(drain(&mut b), (vec![ids(&["1"])], None));
+}
+
+/// The lifecycle: after close no fact does anything (a pagehide included),
+/// and a second close sends nothing twice.
+#[test]
+fn every_fact_after_close_is_ignored() {
+    let mut b = AckBatcher::new(100, 2);
+    rx(&mut b, 0, "1", true);
+    b.handle(at(10), AckInput::Close);
+    assert_eq!(drain(&mut b), (vec![ids(&["1"])], None));
+    rx(&mut b, 20, "2", true);
+    rx(&mut b, 20, "3", true);
+    b.handle(at(30), AckInput::PageHide);
+    b.handle(at(40), AckInput::Close);
+    b.handle(at(500), AckInput::Timer);
+    assert_eq!(drain_keepalive(&mut b), (vec![], vec![]));
 }

@@ -9,8 +9,8 @@ use tidings_core::engine::{ErrorCode, ResponseHead, TransportError};
 use tidings_core::rng::Rng;
 use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{
-    AppendAction, AppendError, AppendRequest, Appender, AppenderConfig, IdempotencyKey, SendAction,
-    Sender, MAX_AUTO_CLAIMS,
+    AppendAction, AppendError, AppendInput, AppendRequest, Appender, AppenderConfig,
+    IdempotencyKey, SendAction, Sender, DEFAULT_SEND_TIMEOUT_MS, MAX_AUTO_CLAIMS,
 };
 
 const WALL0: i64 = 1_700_000_000_000;
@@ -471,4 +471,50 @@ proptest! {
             }
         }
     }
+}
+
+/// The clock guard, through `handle`: each batch is a fresh send, and a
+/// batch started by a fact whose monotonic time is before an earlier fact's
+/// starts at the latest time seen: its per-attempt timeout runs from there,
+/// never from a time already past.
+#[test]
+fn a_time_going_backwards_is_taken_as_the_latest_seen() {
+    let mut s = Sim::json();
+    s.a.handle(Now::at(10_000, WALL0), AppendInput::Append(b"1".to_vec()));
+    assert_eq!(issue(&s.drain()).request, 1);
+    let timeout = Some(MonoMs(10_000 + DEFAULT_SEND_TIMEOUT_MS));
+    assert_eq!(s.wait, timeout);
+    let ok = ResponseHead::new(200);
+    s.a.handle(Now::at(10_000, WALL0), AppendInput::Response(1, ok));
+    assert_eq!(s.drain(), [AppendAction::Durable { through: 1 }]);
+    s.a.handle(Now::at(4_000, WALL0), AppendInput::Append(b"2".to_vec()));
+    assert_eq!(issue(&s.drain()).request, 2);
+    assert_eq!(s.wait, timeout);
+}
+
+/// The lifecycle, through `handle`: once closed, an append is refused
+/// (`next_index` is `None`) and no fact does anything.
+#[test]
+fn every_fact_after_close_is_ignored() {
+    let mut s = Sim::json();
+    s.a.handle(s.t(), AppendInput::Close);
+    let close = issue(&s.drain());
+    assert_eq!(s.a.next_index(), None, "closing: appends are refused");
+    s.a.handle(
+        s.t(),
+        AppendInput::Response(close.request, ResponseHead::new(204)),
+    );
+    assert_eq!(s.drain(), [AppendAction::Closed]);
+    for input in [
+        AppendInput::Append(b"1".to_vec()),
+        AppendInput::Close,
+        AppendInput::Response(close.request, ResponseHead::new(500)),
+        AppendInput::Timer,
+        AppendInput::Abort,
+    ] {
+        s.now += 1000;
+        s.a.handle(s.t(), input);
+        assert_eq!((s.drain(), s.wait), (vec![], None));
+    }
+    assert!(s.a.is_done());
 }

@@ -7,7 +7,8 @@ use proptest::prelude::*;
 use tidings_core::engine::{ErrorCode, Reason, ResponseHead, State, TransportError};
 use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{
-    HiddenPolicy, IdempotencyKey, Outcome, ReportAction, ReportConfig, ReportOutcome, Reporter,
+    HiddenPolicy, IdempotencyKey, Outcome, ReportAction, ReportConfig, ReportInput, ReportOutcome,
+    Reporter,
 };
 
 /// Wall time at mono 0: Tue, 14 Nov 2023 22:13:20 GMT.
@@ -1012,4 +1013,53 @@ fn the_breaker_holds_keep_all_retries_back() {
     let retry = s.issues().last().cloned().unwrap_or_default();
     assert_eq!((retry.1, retry.2), (1, 6), "the head's 6th attempt");
     assert_eq!(retry.0 - opened_at, wait);
+}
+
+/// The clock guard, through `handle`: a start reported with a monotonic
+/// time before an earlier fact's happens at the latest time seen, so the
+/// first report's spread runs from there (7416 ms after it, as in
+/// `startup_jitter_spreads_the_first_report_over_one_interval`).
+#[test]
+fn a_time_going_backwards_is_taken_as_the_latest_seen() {
+    let mut r = Reporter::new(ReportConfig::default(), SEED);
+    r.handle(Now::at(20_000, WALL0), ReportInput::Timer);
+    assert_eq!(r.poll(), ReportAction::Wait { until: None });
+    r.handle(Now::at(0, WALL0), ReportInput::Start);
+    let state = ReportAction::State {
+        state: State::Waiting,
+        reason: Reason::Start,
+        delay_ms: Some(7416),
+    };
+    assert_eq!(r.poll(), state);
+    let until = Some(MonoMs(27_416));
+    assert_eq!(r.poll(), ReportAction::Wait { until });
+    r.handle(Now::at(5_000, WALL0), ReportInput::Timer);
+    assert_eq!(r.poll(), ReportAction::Wait { until });
+}
+
+/// The lifecycle, through `handle`: after `stop` no fact does anything (a
+/// start, a collected body, a flush, a timer, a second stop).
+#[test]
+fn every_fact_after_stop_is_ignored() {
+    let mut s = Sim::new(ReportConfig::default());
+    let report = s.until_collect();
+    s.r.handle(s.t(), ReportInput::Stop);
+    let closed = ReportAction::State {
+        state: State::Closed,
+        reason: Reason::ClosedByUser,
+        delay_ms: None,
+    };
+    assert_eq!(s.drain(), [closed]);
+    for input in [
+        ReportInput::Start,
+        ReportInput::Collected(report, Some(key(report))),
+        ReportInput::Flush,
+        ReportInput::Timer,
+        ReportInput::Stop,
+    ] {
+        s.now += 1000;
+        s.r.handle(s.t(), input);
+        assert_eq!((s.drain(), s.wait), (vec![], None));
+    }
+    assert_eq!(s.r.state(), State::Closed);
 }

@@ -8,7 +8,7 @@ use tidings_core::engine::{ErrorCode, ResponseHead, TransportError};
 use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{
     is_forbidden_request_header, is_replayed, IdempotencyKey, Issue, Ordered, Outcome, SendAction,
-    SendConfig, Sender,
+    SendConfig, SendInput, Sender,
 };
 
 /// Wall time at mono 0: Tue, 14 Nov 2023 22:13:20 GMT.
@@ -882,4 +882,55 @@ fn an_answer_over_the_cap_settles_too_large_and_is_never_retried() {
         attempts: 2,
     };
     assert_eq!(sim.drain(), vec![SendAction::Settle(http_status)]);
+}
+
+/// The clock guard, through `handle`: a fact whose monotonic time is before
+/// an earlier fact's happens at the latest time seen, so a start reported
+/// late runs its per-attempt timeout from there (never a deadline in the
+/// past) and an early timer does nothing.
+#[test]
+fn a_time_going_backwards_is_taken_as_the_latest_seen() {
+    let mut sim = Sim::new(SendConfig {
+        deadline_ms: Some(5000),
+        timeout_ms: 2000,
+        ..SendConfig::default()
+    });
+    sim.s.handle(Now::at(10_000, WALL0), SendInput::Queued);
+    assert_eq!((sim.drain(), sim.wait), (vec![], Some(MonoMs(15_000))));
+    sim.s.handle(Now::at(1_000, WALL0), SendInput::Start);
+    let issued = sim.drain();
+    assert!(
+        matches!(&issued[..], [SendAction::Issue(i)] if i.attempt == 1),
+        "{issued:?}"
+    );
+    assert_eq!(sim.wait, Some(MonoMs(12_000)));
+    sim.s.handle(Now::at(2_000, WALL0), SendInput::Timer);
+    assert_eq!((sim.drain(), sim.wait), (vec![], Some(MonoMs(12_000))));
+}
+
+/// The lifecycle, through `handle`: once settled, no fact does anything
+/// (a late answer, a second start, a timer, another abort).
+#[test]
+fn every_fact_after_settle_is_ignored() {
+    let mut sim = Sim::new(SendConfig::default());
+    sim.s.handle(sim.t(), SendInput::Start);
+    sim.drain();
+    sim.s.handle(sim.t(), SendInput::Response(1, head(200)));
+    let settled = Outcome::Ok {
+        status: 200,
+        attempts: 1,
+    };
+    assert_eq!(sim.drain(), [SendAction::Settle(settled)]);
+    for input in [
+        SendInput::Response(1, head(500)),
+        SendInput::Start,
+        SendInput::Online(false),
+        SendInput::Timer,
+        SendInput::Abort,
+    ] {
+        sim.now += 1000;
+        sim.s.handle(sim.t(), input);
+        assert_eq!((sim.drain(), sim.wait), (vec![], None));
+    }
+    assert!(sim.s.is_settled());
 }

@@ -1,26 +1,29 @@
-//! `subscribe(url, { ack: { url, batchMs, maxBatch } })`: delivery ACKs
-//! (issue 16). The batching is `tidings_core::upstream::AckBatcher`'s; each
+//! `subscribe(url, { ack: { url, batchMs, maxBatch } })`: delivery ACKs.
+//! The batching is `tidings_core::upstream::AckBatcher`'s, driven by the
+//! upstream drive loop (`driver.rs`) as every upstream machine is; each
 //! batch is posted with [`super::send_js`] (one idempotent send: its own
 //! key, the send's retries). "Received" is reported by the subscription
 //! when it dispatched a message to the app's listeners (the async iterator
 //! is one of them: a message it buffered counts).
 //!
 //! `pagehide`: the ids still waiting for their batch go out at once with
-//! `fetch(…, { keepalive: true })` (the core's `handle_page_hide`): a send's
+//! `fetch(…, { keepalive: true })` (the core's `AckInput::PageHide`): a send's
 //! retries cannot run once the page is gone, and an id never acknowledged is
 //! re-sent by the server to the next page, which would show it again.
 
 use std::cell::RefCell;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
-use tidings_core::upstream::{ack_body, AckAction, AckBatcher};
+use tidings_core::time::Now;
+use tidings_core::upstream::{ack_body, AckAction, AckBatcher, AckInput};
 use tidings_core::upstream::{
     DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH, DEFAULT_IDEMPOTENCY_HEADER,
 };
 use wasm_bindgen::prelude::*;
 
-use crate::clock;
-use crate::guard::{Listener, Timer};
+use super::driver::{self, Drive, Live, Tag};
+use super::request::Reply;
+use crate::guard::Listener;
 use crate::options::{absent, count, get, group, invalid, set_ms, text, AT_LEAST_ONE, STRING};
 
 /// One subscription's ACKs.
@@ -33,7 +36,8 @@ pub struct Acker {
     headers: Option<JsValue>,
     /// The subscription's `withCredentials` (`credentials: "include"`).
     credentials: bool,
-    timer: RefCell<Option<Timer>>,
+    /// The timer (no attempt: each batch is a `send` of its own).
+    live: Live,
     /// The window's `pagehide` listener (none in a worker), until close.
     pagehide: RefCell<Option<Listener>>,
 }
@@ -67,7 +71,7 @@ pub fn from_options(
         url,
         headers,
         credentials,
-        timer: RefCell::new(None),
+        live: Live::default(),
         pagehide: RefCell::new(None),
     });
     if web_sys::window().is_some() {
@@ -75,8 +79,7 @@ pub fn from_options(
         let global: web_sys::EventTarget = js_sys::global().unchecked_into();
         let listener = Listener::new(&global, "pagehide", move |_| {
             if let Some(a) = weak.upgrade() {
-                a.machine.borrow_mut().handle_page_hide();
-                drain(&a);
+                driver::feed(&a, AckInput::PageHide);
             }
         });
         *acker.pagehide.borrow_mut() = Some(listener);
@@ -86,50 +89,41 @@ pub fn from_options(
 
 /// The app received message `id`; `leader`: this tab holds the connection.
 pub fn received(acker: &Rc<Acker>, id: &str, leader: bool) {
-    let now = clock::now().mono;
-    acker.machine.borrow_mut().handle_received(now, id, leader);
-    drain(acker);
+    let id = String::from(id);
+    driver::feed(acker, AckInput::Received { id, leader });
 }
 
-/// The subscription closed: post what is pending.
+/// The subscription closed: post what is pending; the timer and the
+/// `pagehide` listener go.
 pub fn close(acker: &Rc<Acker>) {
-    acker.machine.borrow_mut().handle_close();
-    drain(acker);
-    let timer = acker.timer.borrow_mut().take();
+    driver::feed(acker, AckInput::Close);
+    driver::release(&**acker);
     let pagehide = acker.pagehide.borrow_mut().take();
-    drop((timer, pagehide));
+    drop(pagehide);
 }
 
-fn drain(acker: &Rc<Acker>) {
-    let now = clock::now().mono;
-    let mut batches = Vec::new();
-    let mut keepalive = Vec::new();
-    let until = loop {
-        match acker.machine.borrow_mut().poll() {
-            AckAction::Send(ids) => batches.push(ids),
-            AckAction::SendKeepalive(ids) => keepalive.push(ids),
-            AckAction::Wait { until } => break until,
+impl Drive for Acker {
+    type M = AckBatcher;
+
+    fn machine(&self) -> &RefCell<AckBatcher> {
+        &self.machine
+    }
+
+    fn live(&self) -> &Live {
+        &self.live
+    }
+
+    fn act(self: &Rc<Self>, _now: Now, action: AckAction) {
+        match action {
+            AckAction::Send(ids) => post(self, &ack_body(&ids)),
+            AckAction::SendKeepalive(ids) => post_keepalive(self, &ack_body(&ids)),
+            // Armed by the loop (`Machine::next` splits it off as `Err`).
+            AckAction::Wait { .. } => {}
         }
-    };
-    let weak: Weak<Acker> = Rc::downgrade(acker);
-    let timer = until.map(|t| {
-        Timer::new(t.since(now), move || {
-            if let Some(a) = weak.upgrade() {
-                let fired = a.timer.borrow_mut().take();
-                drop(fired);
-                a.machine.borrow_mut().handle_timer(clock::now().mono);
-                drain(&a);
-            }
-        })
-    });
-    let old = std::mem::replace(&mut *acker.timer.borrow_mut(), timer);
-    drop(old);
-    for ids in batches {
-        post(acker, &ack_body(&ids));
     }
-    for ids in keepalive {
-        post_keepalive(acker, &ack_body(&ids));
-    }
+
+    /// Never called: the batcher issues no attempt of its own.
+    fn reply(self: Rc<Self>, _tag: Tag, _reply: Reply) {}
 }
 
 /// The batch's body: a JSON `Blob`, so the request is `Content-Type:

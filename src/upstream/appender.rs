@@ -11,12 +11,14 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
-use tidings_core::engine::{ResponseHead, TransportError};
-use tidings_core::time::{MonoMs, Now};
-use tidings_core::upstream::{AppendAction, AppendError, AppendRequest, Appender, AppenderConfig};
+use tidings_core::engine::TransportError;
+use tidings_core::time::Now;
+use tidings_core::upstream::{
+    AppendAction, AppendError, AppendInput, AppendRequest, Appender, AppenderConfig,
+};
 use wasm_bindgen::prelude::*;
 
-use super::driver::{self, Drive, Live, Machine, Slots, Tag};
+use super::driver::{self, Drive, Live, Slots, Tag};
 use super::options::SendOptions;
 use super::request::{Reply, Request};
 use crate::guard::Listener;
@@ -156,13 +158,18 @@ impl AppenderJs {
             let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
             return Ok(promise);
         }
-        match feed(&self.inner, Fact::Append(bytes)) {
+        // Its promise is pending before the machine hears of it: whatever
+        // feeding it settles (a failure) settles this one too.
+        let index = self.inner.machine.borrow().next_index();
+        match index {
             Some(i) => self.inner.pending.borrow_mut().push_back((i, settle)),
             None => {
                 let e = closed_error();
                 let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
+                return Ok(promise);
             }
         }
+        feed(&self.inner, AppendInput::Append(bytes));
         Ok(promise)
     }
 
@@ -176,7 +183,7 @@ impl AppenderJs {
             return promise;
         }
         self.inner.closing.borrow_mut().push(settle);
-        feed(&self.inner, Fact::Close);
+        feed(&self.inner, AppendInput::Close);
         promise
     }
 
@@ -222,23 +229,23 @@ fn promise() -> (js_sys::Promise, Settle) {
 /// Watch the `signal` and `online`/`offline`.
 fn listen(inner: &Rc<Inner>) {
     if !super::page::is_online() {
-        feed(inner, Fact::Online(false));
+        feed(inner, AppendInput::Online(false));
     }
     let global: web_sys::EventTarget = js_sys::global().unchecked_into();
     let mut out = Vec::new();
     for (kind, on) in [("online", true), ("offline", false)] {
         let weak = Rc::downgrade(inner);
         out.push(Listener::new(&global, kind, move |_| {
-            with(&weak, Fact::Online(on))
+            with(&weak, AppendInput::Online(on))
         }));
     }
     if let Some(s) = &inner.signal {
         let weak = Rc::downgrade(inner);
         out.push(Listener::new(s.as_ref(), "abort", move |_| {
-            with(&weak, Fact::Abort)
+            with(&weak, AppendInput::Abort)
         }));
         if s.aborted() {
-            feed(inner, Fact::Abort);
+            feed(inner, AppendInput::Abort);
         }
     }
     if inner.ended.borrow().is_none() {
@@ -246,69 +253,20 @@ fn listen(inner: &Rc<Inner>) {
     }
 }
 
-fn with(weak: &Weak<Inner>, fact: Fact) {
+fn with(weak: &Weak<Inner>, fact: AppendInput) {
     if let Some(inner) = weak.upgrade() {
         feed(&inner, fact);
     }
 }
 
-/// A fact for the machine (one `Appender::handle_*` each).
-pub enum Fact {
-    /// `handle_append`.
-    Append(Vec<u8>),
-    /// `handle_close`.
-    Close,
-    /// `handle_response` of a request.
-    Response(u64, ResponseHead),
-    /// `handle_error` of a request.
-    Error(u64),
-    /// `handle_headers_failed` of a request.
-    HeadersFailed(u64),
-    /// `handle_timer`.
-    Timer,
-    /// `handle_online`.
-    Online(bool),
-    /// `handle_abort`.
-    Abort,
-}
-
-impl Machine for Appender {
-    type Fact = Fact;
-    type Action = AppendAction;
-    /// `handle_append`'s index.
-    type Out = Option<u64>;
-    const MAX_ACTIONS: usize = 64;
-    const TIMER: Fact = Fact::Timer;
-
-    fn apply(&mut self, now: Now, fact: Fact) -> Option<u64> {
-        match fact {
-            Fact::Append(v) => return self.handle_append(now, v),
-            Fact::Close => self.handle_close(now),
-            Fact::Response(r, head) => self.handle_response(now, r, &head),
-            Fact::Error(r) => self.handle_error(now, r, TransportError::NetworkOrCors),
-            Fact::HeadersFailed(r) => self.handle_headers_failed(now, r),
-            Fact::Timer => self.handle_timer(now),
-            Fact::Online(on) => self.handle_online(now, on),
-            Fact::Abort => self.handle_abort(now),
-        }
-        None
-    }
-
-    fn next(&mut self) -> Result<AppendAction, Option<MonoMs>> {
-        match self.poll() {
-            AppendAction::Wait { until } => Err(until),
-            a => Ok(a),
-        }
-    }
-}
-
 /// Feed one fact, then carry out what the machine drained.
-fn feed(inner: &Rc<Inner>, fact: Fact) -> Option<u64> {
-    driver::feed(inner, fact)
+fn feed(inner: &Rc<Inner>, fact: AppendInput) {
+    driver::feed(inner, fact);
 }
 
 impl Drive for Inner {
     type M = Appender;
+    const MAX_ACTIONS: usize = 64;
 
     fn machine(&self) -> &RefCell<Appender> {
         &self.machine
@@ -328,14 +286,14 @@ impl Drive for Inner {
                         head.headers.push((name.into(), v));
                     }
                 }
-                feed(&self, Fact::Response(id, head));
+                feed(&self, AppendInput::Response(id, head));
             }
             Reply::HeadersFailed(cause) => {
                 *self.cause.borrow_mut() = Some(cause);
-                feed(&self, Fact::HeadersFailed(id));
+                feed(&self, AppendInput::HeadersFailed(id));
             }
             Reply::Failed | Reply::NotStarted => {
-                feed(&self, Fact::Error(id));
+                feed(&self, AppendInput::Error(id, TransportError::NetworkOrCors));
             }
         }
     }
@@ -358,7 +316,7 @@ impl Drive for Inner {
             }
             AppendAction::Closed => end(self, None),
             AppendAction::Failed { error, .. } => end(self, Some(error)),
-            // Armed by the loop (`Machine::next` returns it as `Err`).
+            // Armed by the loop (`Machine::next` splits it off as `Err`).
             AppendAction::Wait { .. } => {}
         }
     }

@@ -1,44 +1,25 @@
 //! One drive loop for the upstream machines (a send's `Sender`, the
-//! `Appender`, the `Reporter`): feed a fact with both clocks read now, drain
-//! the machine's actions while it is borrowed, carry them out after the
-//! borrow ends (so nothing they trigger, app code included, finds the
-//! machine borrowed), then arm the one timer for its `Wait`. Each adapter
-//! says how its machine takes a fact ([`Machine`]) and what its actions do
-//! ([`Drive`]); the attempt (`request::start`) and the timer are carried out
-//! here once, over a `dyn` [`Slots`] owner, instead of once per adapter in
-//! the bundle (README "Size"). The slots themselves ([`Live`]) and the
-//! timer's fact ([`Machine::TIMER`]) are here too: [`Slots`] is implemented
+//! `Appender`, the `Reporter`, a subscription's `AckBatcher`; each a core
+//! [`Machine`]): feed an input with both clocks read now, drain the
+//! machine's actions while it is borrowed, carry them out after the borrow
+//! ends (so nothing they trigger, app code included, finds the machine
+//! borrowed), then arm the one timer for its `Wait`. Each adapter says what
+//! its machine's actions do ([`Drive`]); the attempt (`request::start`) and
+//! the timer are carried out here once, over a `dyn` [`Slots`] owner,
+//! instead of once per adapter in the bundle (README "Size"). The slots themselves ([`Live`]) and the
+//! timer's input ([`Machine::TIMER`]) are here too: [`Slots`] is implemented
 //! once for every [`Drive`], so an adapter writes only its own reply.
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
+use tidings_core::machine::Machine;
 use tidings_core::time::{MonoMs, Now};
 use web_sys::Headers;
 
 use super::request::{self, Attempt, Reply, Request};
 use crate::clock;
 use crate::guard::Timer;
-
-/// A machine the loop drives: one fact in, actions out until `Wait`.
-pub trait Machine {
-    /// What the adapter reports (one `handle_*` each).
-    type Fact;
-    /// What the machine asks for.
-    type Action;
-    /// What feeding a fact answers the caller (the appender: the value's
-    /// index); `()` for most.
-    type Out: Default;
-    /// Actions drained per fact at most: a bound against a machine bug
-    /// that never says `Wait`.
-    const MAX_ACTIONS: usize = usize::MAX;
-    /// Its timer fact (`handle_timer`), fed when the loop's timer fires.
-    const TIMER: Self::Fact;
-    /// Hand `fact` to its `handle_*`.
-    fn apply(&mut self, now: Now, fact: Self::Fact) -> Self::Out;
-    /// The next action, or `Err(until)` for its `Wait { until }`.
-    fn next(&mut self) -> Result<Self::Action, Option<MonoMs>>;
-}
 
 /// Which request a reply answers: the adapter's id for it (send: unused,
 /// appender: the request, reporter: the report) and its attempt number.
@@ -76,7 +57,10 @@ pub trait Slots {
 /// replies do.
 pub trait Drive: Sized + 'static {
     /// Its machine.
-    type M: Machine;
+    type M: Machine + 'static;
+    /// Actions drained per fact at most: a bound against a machine bug
+    /// that never says `Wait`.
+    const MAX_ACTIONS: usize = usize::MAX;
     /// Its machine, borrowed only inside [`feed`].
     fn machine(&self) -> &RefCell<Self::M>;
     /// Its live attempt and timer.
@@ -116,18 +100,18 @@ impl<D: Drive> Slots for D {
 /// Feed one fact, then carry out what the machine drained and arm the
 /// timer for its `Wait` (not once the adapter closed). Nothing when the
 /// adapter is not [`Drive::open`].
-pub fn feed<D: Drive>(d: &Rc<D>, fact: <D::M as Machine>::Fact) -> <D::M as Machine>::Out {
+pub fn feed<D: Drive>(d: &Rc<D>, fact: <D::M as Machine>::Input<'static>) {
     if !d.open() {
         d.fed();
-        return Default::default();
+        return;
     }
     let now = clock::now();
     let mut actions = Vec::new();
     let mut until = None;
-    let out = {
+    {
         let mut m = d.machine().borrow_mut();
-        let out = m.apply(now, fact);
-        for _ in 0..D::M::MAX_ACTIONS {
+        m.handle(now, fact);
+        for _ in 0..D::MAX_ACTIONS {
             match m.next() {
                 Ok(a) => actions.push(a),
                 Err(u) => {
@@ -136,8 +120,7 @@ pub fn feed<D: Drive>(d: &Rc<D>, fact: <D::M as Machine>::Fact) -> <D::M as Mach
                 }
             }
         }
-        out
-    };
+    }
     for a in actions {
         d.act(now, a);
     }
@@ -146,7 +129,6 @@ pub fn feed<D: Drive>(d: &Rc<D>, fact: <D::M as Machine>::Fact) -> <D::M as Mach
         arm_timer(&d, now.mono, until);
     }
     d.fed();
-    out
 }
 
 /// One timer for `until` (`None`: none); the one it replaces is dropped

@@ -16,12 +16,14 @@
 //! - `options.rs`: the options and the body, checked before anything starts;
 //! - `request.rs`: one attempt, a `fetch` owned by an `AbortController` guard;
 //! - `driver.rs`: the one drive loop of the upstream machines (fact in,
-//!   actions out, the attempt and the timer), shared by the three below;
+//!   actions out, the attempt and the timer), shared by the four below;
 //! - `task.rs`: one send (machine, attempt, timer, `signal`, promise);
 //! - `appender.rs`: `appender(url, options)`, Durable Streams idempotent
 //!   appends (issue 16; the core's `Appender`);
 //! - `report/`: `report(url, task, options)`, the reporter's adapter (issue
 //!   15) over the same attempt code;
+//! - `ack.rs`: `subscribe({ ack })`, delivery ACKs (the core's
+//!   `AckBatcher`), each batch one send;
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
 //!   `pagehide` listeners.
 
@@ -39,7 +41,7 @@ mod task;
 #[cfg(feature = "report")]
 pub use report::{report_js, Reporter};
 
-use tidings_core::upstream::{IdempotencyKey, Sender};
+use tidings_core::upstream::{IdempotencyKey, SendInput, Sender};
 use wasm_bindgen::prelude::*;
 
 use options::SendOptions;
@@ -89,9 +91,9 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
     task::feed(
         &t,
         if now {
-            task::Fact::Start
+            SendInput::Start
         } else {
-            task::Fact::Queued
+            SendInput::Queued
         },
     );
     Ok(promise)

@@ -17,10 +17,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use tidings_core::upstream::{keepalive_handoff, Ordered, PendingSend, KEEPALIVE_BUDGET_BYTES};
+use tidings_core::upstream::{
+    keepalive_handoff, Ordered, PendingSend, SendInput, KEEPALIVE_BUDGET_BYTES,
+};
 use wasm_bindgen::JsCast;
 
-use super::task::{self, Fact, Task};
+use super::task::{self, Task};
 use crate::guard::Listener;
 
 #[derive(Default)]
@@ -101,7 +103,7 @@ pub fn forget(task: &Task) {
     // one after it, and so on: one stack frame chain per queued send
     // overflowed the wasm stack with a few thousand of them.
     if let Some(next) = next {
-        wasm_bindgen_futures::spawn_local(async move { task::feed(&next, Fact::Start) });
+        wasm_bindgen_futures::spawn_local(async move { task::feed(&next, SendInput::Start) });
     }
 }
 
@@ -124,7 +126,7 @@ fn listen() -> Vec<Listener> {
 
 fn online(on: bool) {
     for t in pending() {
-        task::feed(&t, Fact::Online(on));
+        task::feed(&t, SendInput::Online(on));
     }
 }
 

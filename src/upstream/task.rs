@@ -8,13 +8,15 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use tidings_core::engine::{ResponseHead, TransportError};
-use tidings_core::time::{MonoMs, Now};
-use tidings_core::upstream::{is_replayed, Outcome, SendAction, Sender, REPLAYED_HEADER};
+use tidings_core::engine::TransportError;
+use tidings_core::time::Now;
+use tidings_core::upstream::{
+    is_replayed, Outcome, SendAction, SendInput, Sender, REPLAYED_HEADER,
+};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Headers;
 
-use super::driver::{self, Drive, Live, Machine, Slots, Tag};
+use super::driver::{self, Drive, Live, Slots, Tag};
 use super::request::{Answer, Reply, Request};
 use crate::guard::Listener;
 
@@ -78,78 +80,26 @@ impl Task {
 /// already aborted signal settles at once, before anything is sent.
 pub fn watch(task: &Rc<Task>, online: bool) {
     if !online {
-        feed(task, Fact::Online(false));
+        feed(task, SendInput::Online(false));
     }
     let Some(signal) = &task.signal else { return };
     if signal.aborted() {
-        feed(task, Fact::Abort);
+        feed(task, SendInput::Abort);
         return;
     }
     let weak = Rc::downgrade(task);
     let listener = Listener::new(signal.as_ref(), "abort", move |_| {
         if let Some(task) = weak.upgrade() {
-            feed(&task, Fact::Abort);
+            feed(&task, SendInput::Abort);
         }
     });
     *task.abort_listener.borrow_mut() = Some(listener);
 }
 
-/// A fact for the machine (one `Sender::handle_*` each). An enum rather
-/// than a closure, so [`feed`] exists once in the bundle instead of once
-/// per caller (README "Size").
-pub enum Fact {
-    /// `handle_start`.
-    Start,
-    /// `handle_queued`: an `ordered` send waits for its turn.
-    Queued,
-    /// `handle_response` of an attempt.
-    Response(u32, ResponseHead),
-    /// `handle_answer_too_large` of an attempt.
-    TooLarge(u32, ResponseHead),
-    /// `handle_error` of an attempt.
-    Error(u32, TransportError),
-    /// `handle_headers_failed` of an attempt.
-    HeadersFailed(u32),
-    /// `handle_timer`.
-    Timer,
-    /// `handle_online`.
-    Online(bool),
-    /// `handle_abort`.
-    Abort,
-}
-
-impl Machine for Sender {
-    type Fact = Fact;
-    type Action = SendAction;
-    type Out = ();
-    const TIMER: Fact = Fact::Timer;
-
-    fn apply(&mut self, now: Now, fact: Fact) {
-        match fact {
-            Fact::Start => self.handle_start(now),
-            Fact::Queued => self.handle_queued(now),
-            Fact::Response(n, head) => self.handle_response(now, n, &head),
-            Fact::TooLarge(n, head) => self.handle_answer_too_large(now, n, &head),
-            Fact::Error(n, e) => self.handle_error(now, n, e),
-            Fact::HeadersFailed(n) => self.handle_headers_failed(now, n),
-            Fact::Timer => self.handle_timer(now),
-            Fact::Online(on) => self.handle_online(now, on),
-            Fact::Abort => self.handle_abort(now),
-        }
-    }
-
-    fn next(&mut self) -> Result<SendAction, Option<MonoMs>> {
-        match self.poll() {
-            SendAction::Wait { until } => Err(until),
-            a => Ok(a),
-        }
-    }
-}
-
 /// Feed one fact to the machine, then carry out every action it drained.
 /// Nothing after the send settled.
 #[inline(never)]
-pub fn feed(task: &Rc<Task>, fact: Fact) {
+pub fn feed(task: &Rc<Task>, fact: SendInput) {
     driver::feed(task, fact);
 }
 
@@ -168,19 +118,19 @@ impl Drive for Task {
         let n = tag.attempt;
         match reply {
             Reply::Answer(answer) if answer.too_large => {
-                feed(&self, Fact::TooLarge(n, answer.head));
+                feed(&self, SendInput::TooLarge(n, answer.head));
             }
             Reply::Answer(answer) => {
                 let head = answer.head.clone();
                 *self.answer.borrow_mut() = Some(answer);
-                feed(&self, Fact::Response(n, head));
+                feed(&self, SendInput::Response(n, head));
             }
             Reply::HeadersFailed(cause) => {
                 *self.cause.borrow_mut() = Some(cause);
-                feed(&self, Fact::HeadersFailed(n));
+                feed(&self, SendInput::HeadersFailed(n));
             }
-            Reply::Failed => feed(&self, Fact::Error(n, TransportError::NetworkOrCors)),
-            Reply::NotStarted => feed(&self, Fact::Error(n, TransportError::Network)),
+            Reply::Failed => feed(&self, SendInput::Error(n, TransportError::NetworkOrCors)),
+            Reply::NotStarted => feed(&self, SendInput::Error(n, TransportError::Network)),
         }
     }
 
@@ -205,7 +155,7 @@ impl Drive for Task {
             }
             SendAction::Abort { .. } => driver::abort(&**self, None),
             SendAction::Settle(outcome) => settle(self, outcome),
-            // Armed by the loop (`Machine::next` returns it as `Err`).
+            // Armed by the loop (`Machine::next` splits it off as `Err`).
             SendAction::Wait { .. } => {}
         }
     }

@@ -6,9 +6,10 @@ use alloc::string::String;
 use super::offsets::{Positions, Stamp};
 use super::{Mirror, Relay, Support, TabAction, Wire, SEEN_IDS, STEAL_AFTER_MS, STEAL_JITTER_MS};
 use crate::engine::{Action, Message, Reason, ResetReason, State, TransportKind};
+use crate::machine::Lifecycle;
 use crate::policy::dedupe::Dedupe;
 use crate::rng::Rng;
-use crate::time::{MonoMs, Now};
+use crate::time::{MonoMs, Monotone, Now};
 
 /// This tab's part in one connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,8 +29,7 @@ enum Role {
 #[derive(Clone, Debug)]
 pub struct CrossTab {
     role: Role,
-    started: bool,
-    closed: bool,
+    life: Lifecycle,
     hidden: bool,
     mirror: Mirror,
     /// Ids delivered in this tab.
@@ -62,7 +62,7 @@ pub struct CrossTab {
     revive: bool,
     channel: bool,
     rng: Rng,
-    last_now: MonoMs,
+    clock: Monotone,
     actions: VecDeque<TabAction>,
 }
 
@@ -72,8 +72,7 @@ impl CrossTab {
     pub fn new(cursor: String, seed: u64) -> Self {
         CrossTab {
             role: Role::Solo,
-            started: false,
-            closed: false,
+            life: Lifecycle::New,
             hidden: false,
             mirror: Mirror {
                 state: State::Connecting,
@@ -96,7 +95,7 @@ impl CrossTab {
             revive: false,
             channel: false,
             rng: Rng::new(seed),
-            last_now: MonoMs(0),
+            clock: Monotone::default(),
             actions: VecDeque::new(),
         }
     }
@@ -124,13 +123,13 @@ impl CrossTab {
     #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> TabAction {
         self.actions.pop_front().unwrap_or(TabAction::Wait {
-            until: self.steal_at.map(|t| t.max(self.last_now)),
+            until: self.clock.wait_until(self.steal_at),
         })
     }
 
     fn begin(&mut self, now: Now) -> bool {
-        self.last_now = self.last_now.max(now.mono);
-        !self.closed
+        self.clock.observe(now);
+        !self.life.is_done()
     }
 
     fn push(&mut self, a: TabAction) {
@@ -143,10 +142,9 @@ impl CrossTab {
     /// `Run` from the initial cursor, solo for good. Otherwise say `hello`
     /// and queue for the lock.
     pub fn handle_start(&mut self, now: Now, support: Support) {
-        if !self.begin(now) || self.started {
+        if !self.begin(now) || !self.life.start() {
             return;
         }
-        self.started = true;
         self.channel = support.channel;
         if !(support.locks && support.channel) {
             self.go_alone();
@@ -329,7 +327,7 @@ impl CrossTab {
         if !self.begin(now) {
             return;
         }
-        self.closed = true;
+        self.life.finish();
         self.steal_at = None;
         if self.role == Role::Leader && self.channel {
             self.push(TabAction::Post(Wire::Bye));
@@ -355,7 +353,7 @@ impl CrossTab {
         transport: Option<TransportKind>,
         cursor: &str,
     ) -> bool {
-        if self.role != Role::Leader || self.closed {
+        if self.role != Role::Leader || self.life.is_done() {
             return true;
         }
         let index = self.stamp.index(&msg.last_event_id, cursor);
@@ -366,7 +364,7 @@ impl CrossTab {
     /// an error, a reset), as [`CrossTab::handle_own_message`]. A leader also
     /// remembers its last transport change and state for newcomers.
     pub fn handle_own_action(&mut self, action: &Action, cursor: &str) -> bool {
-        if self.role != Role::Leader || self.closed {
+        if self.role != Role::Leader || self.life.is_done() {
             return true;
         }
         let Some(a) = relayed(action) else {
@@ -609,7 +607,7 @@ impl CrossTab {
             return;
         }
         let delay = STEAL_AFTER_MS + self.rng.below(STEAL_JITTER_MS);
-        self.steal_at = Some(self.last_now.plus(delay));
+        self.steal_at = Some(self.clock.latest().plus(delay));
     }
 }
 

@@ -156,3 +156,24 @@ impl Engine {
         }
     }
 }
+
+impl crate::machine::Machine for Engine {
+    type Input<'a> = Input<'a>;
+    type Action = super::Action;
+    const TIMER: Self::Input<'static> = Input::Timer;
+
+    fn handle(&mut self, now: Now, input: Input<'_>) {
+        Engine::handle(self, now, input);
+    }
+
+    fn poll(&mut self) -> super::Action {
+        Engine::poll(self)
+    }
+
+    fn split_wait(action: super::Action) -> Result<super::Action, Option<crate::time::MonoMs>> {
+        match action {
+            super::Action::Wait { until } => Err(until),
+            a => Ok(a),
+        }
+    }
+}

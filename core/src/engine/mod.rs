@@ -102,7 +102,7 @@ use crate::policy::network::NetworkView;
 use crate::policy::validators::{Outcome, Validators};
 use crate::rng::Rng;
 use crate::sse::{SseItem, SseParser};
-use crate::time::{MonoMs, Now, WallMs};
+use crate::time::{MonoMs, Monotone, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
 use state::{Attempt, BodyKind, Lifecycle, Phase, Scheduled};
@@ -166,8 +166,12 @@ pub struct Engine {
     state_reason: Option<Reason>,
     actions: VecDeque<Action>,
     stats: Stats,
-    last_now: Now,
-    seen_input: bool,
+    /// The monotone-clock guard.
+    clock: Monotone,
+    /// The wall time of the previous input (`None` before the first): with
+    /// the guard's latest monotonic time, it is compared with each new
+    /// input to notice sleep (`lifecycle::clocks_disagree`).
+    last_wall: Option<WallMs>,
     /// The `until` of the last `Wait` handed out (to notice late timers).
     armed: Option<MonoMs>,
     /// Consecutive long-poll client timeouts without a response head.
@@ -240,8 +244,8 @@ impl Engine {
             state_reason: None,
             actions: VecDeque::new(),
             stats,
-            last_now: Now::default(),
-            seen_input: false,
+            clock: Monotone::default(),
+            last_wall: None,
             armed: None,
             long_poll_timeouts: 0,
             server_answered: false,
@@ -325,7 +329,7 @@ impl Engine {
         if let Some(action) = self.actions.pop_front() {
             return action;
         }
-        let until = self.next_deadline().map(|d| d.max(self.last_now.mono));
+        let until = self.clock.wait_until(self.next_deadline());
         self.armed = until;
         Action::Wait { until }
     }
@@ -790,13 +794,10 @@ impl Engine {
         if self.phase.is_closed() {
             return None;
         }
-        let now = Now {
-            mono: now.mono.max(self.last_now.mono),
-            wall: now.wall,
-        };
-        let woke = self.seen_input && lifecycle::clocks_disagree(self.last_now, now);
-        self.last_now = now;
-        self.seen_input = true;
+        let mono = self.clock.latest();
+        let now = self.clock.observe(now);
+        let before = self.last_wall.replace(now.wall);
+        let woke = before.is_some_and(|wall| lifecycle::clocks_disagree(Now { mono, wall }, now));
         if woke {
             self.on_wake(now);
         }

@@ -1,4 +1,4 @@
-//! [`AckBatcher`]: delivery ACKs for a subscription (issue 16).
+//! [`AckBatcher`]: delivery ACKs for a subscription.
 //!
 //! The adapter reports each message id it dispatched to the app's listeners
 //! ("received"); the batcher collects them and hands out batches to post
@@ -18,19 +18,38 @@
 //!   is re-sent by the server to the next page, which shows it again). The
 //!   batcher goes on: a page back from the back-forward cache keeps batching.
 //! - `crossTab`: only the tab that holds the connection acknowledges; a
-//!   following tab's reports are dropped ([`AckBatcher::handle_received`]
-//!   takes `leader`): the leader dispatched the same messages itself.
+//!   following tab's reports are dropped ([`AckInput::Received`] carries
+//!   `leader`): the leader dispatched the same messages itself.
 //! - The body is `{"ids":["<id>",…]}` ([`ack_body`]).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::time::MonoMs;
+use crate::machine::{Lifecycle, Machine};
+use crate::time::{MonoMs, Monotone, Now};
 
 /// Default wait before a batch goes out, ms (JS `ack.batchMs`).
 pub const DEFAULT_ACK_BATCH_MS: u64 = 1000;
 /// Default ids per batch (JS `ack.maxBatch`).
 pub const DEFAULT_ACK_MAX_BATCH: usize = 100;
+
+/// A fact for the batcher ([`AckBatcher::handle`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AckInput {
+    /// The app received message `id` (dispatched to its listeners).
+    Received {
+        /// The message id.
+        id: String,
+        /// This tab holds the connection (always true without `crossTab`).
+        leader: bool,
+    },
+    /// The timer armed from the last `Wait` fired.
+    Timer,
+    /// The subscription closed: what is pending goes out now; nothing after.
+    Close,
+    /// `pagehide`: what is pending goes out now, as a keepalive batch.
+    PageHide,
+}
 
 /// What to do next ([`AckBatcher::poll`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,17 +57,17 @@ pub enum AckAction {
     /// Post this batch (one idempotent send).
     Send(Vec<String>),
     /// Post this batch once with `fetch(…, { keepalive: true })`: the page
-    /// is going away ([`AckBatcher::handle_page_hide`]); its answer is not
-    /// read.
+    /// is going away ([`AckInput::PageHide`]); its answer is not read.
     SendKeepalive(Vec<String>),
     /// Arm the single timer (`None`: no timer).
     Wait {
-        /// When to call `handle_timer`.
+        /// When to feed [`AckInput::Timer`].
         until: Option<MonoMs>,
     },
 }
 
-/// The sans-IO ACK batcher of one subscription.
+/// The sans-IO ACK batcher of one subscription: a [`Machine`] (running from
+/// [`AckBatcher::new`], done at [`AckInput::Close`]).
 #[derive(Clone, Debug)]
 pub struct AckBatcher {
     batch_ms: u64,
@@ -58,7 +77,8 @@ pub struct AckBatcher {
     ready: Vec<Vec<String>>,
     /// Batches for [`AckAction::SendKeepalive`].
     keepalive: Vec<Vec<String>>,
-    closed: bool,
+    life: Lifecycle,
+    clock: Monotone,
 }
 
 impl AckBatcher {
@@ -71,47 +91,40 @@ impl AckBatcher {
             due: None,
             ready: Vec::new(),
             keepalive: Vec::new(),
-            closed: false,
+            life: Lifecycle::Running,
+            clock: Monotone::default(),
         }
     }
 
-    /// The app received message `id` (dispatched to its listeners) at `now`;
-    /// `leader`: this tab holds the connection (always true without
-    /// `crossTab`).
-    pub fn handle_received(&mut self, now: MonoMs, id: &str, leader: bool) {
-        if self.closed || !leader || id.is_empty() || self.pending.iter().any(|p| p == id) {
+    /// Feed one fact at `now` (its monotonic clock, kept from going back).
+    /// Ignored once closed.
+    pub fn handle(&mut self, now: Now, input: AckInput) {
+        if self.life.is_done() {
             return;
         }
-        self.pending.push(String::from(id));
-        if self.pending.len() >= self.max_batch {
-            self.flush();
-        } else if self.due.is_none() {
-            self.due = Some(now.plus(self.batch_ms));
-        }
-    }
-
-    /// The timer fired.
-    pub fn handle_timer(&mut self, now: MonoMs) {
-        if self.due.is_some_and(|d| d <= now) {
-            self.flush();
-        }
-    }
-
-    /// The subscription closed: what is pending goes out now; nothing after.
-    pub fn handle_close(&mut self) {
-        self.flush();
-        self.closed = true;
-    }
-
-    /// `pagehide`: what is pending goes out now, as a keepalive batch.
-    pub fn handle_page_hide(&mut self) {
-        self.due = None;
-        if !self.closed && !self.pending.is_empty() {
-            self.keepalive.push(core::mem::take(&mut self.pending));
+        let now = self.clock.observe(now).mono;
+        match input {
+            AckInput::Received { id, leader } => self.received(now, id, leader),
+            AckInput::Timer => {
+                if self.due.is_some_and(|d| d <= now) {
+                    self.flush();
+                }
+            }
+            AckInput::Close => {
+                self.flush();
+                self.life.finish();
+            }
+            AckInput::PageHide => {
+                self.due = None;
+                if !self.pending.is_empty() {
+                    self.keepalive.push(core::mem::take(&mut self.pending));
+                }
+            }
         }
     }
 
     /// The next action.
+    #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> AckAction {
         if !self.keepalive.is_empty() {
             return AckAction::SendKeepalive(self.keepalive.remove(0));
@@ -119,13 +132,48 @@ impl AckBatcher {
         if !self.ready.is_empty() {
             return AckAction::Send(self.ready.remove(0));
         }
-        AckAction::Wait { until: self.due }
+        AckAction::Wait {
+            until: self.clock.wait_until(self.due),
+        }
+    }
+
+    fn received(&mut self, now: MonoMs, id: String, leader: bool) {
+        if !leader || id.is_empty() || self.pending.contains(&id) {
+            return;
+        }
+        self.pending.push(id);
+        if self.pending.len() >= self.max_batch {
+            self.flush();
+        } else if self.due.is_none() {
+            self.due = Some(now.plus(self.batch_ms));
+        }
     }
 
     fn flush(&mut self) {
         self.due = None;
         if !self.pending.is_empty() {
             self.ready.push(core::mem::take(&mut self.pending));
+        }
+    }
+}
+
+impl Machine for AckBatcher {
+    type Input<'a> = AckInput;
+    type Action = AckAction;
+    const TIMER: Self::Input<'static> = AckInput::Timer;
+
+    fn handle(&mut self, now: Now, input: AckInput) {
+        AckBatcher::handle(self, now, input);
+    }
+
+    fn poll(&mut self) -> AckAction {
+        AckBatcher::poll(self)
+    }
+
+    fn split_wait(action: AckAction) -> Result<AckAction, Option<MonoMs>> {
+        match action {
+            AckAction::Wait { until } => Err(until),
+            a => Ok(a),
         }
     }
 }

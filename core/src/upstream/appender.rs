@@ -1,5 +1,5 @@
-//! [`Appender`]: Durable Streams idempotent appends (issue 16; the open
-//! Durable Streams protocol, PROTOCOL.md §5.2 Append, §5.2.1 Idempotent
+//! [`Appender`]: Durable Streams idempotent appends (the open Durable
+//! Streams protocol, PROTOCOL.md §5.2 Append, §5.2.1 Idempotent
 //! Producers, §5.3 Close, §9.1 JSON mode).
 //!
 //! The app appends values; the machine batches them and POSTs one batch at a
@@ -47,8 +47,9 @@ use super::config::SendConfig;
 use super::key::IdempotencyKey;
 use super::sender::{Outcome, SendAction, Sender};
 use crate::engine::{ErrorCode, ResponseHead, TransportError};
+use crate::machine::{Lifecycle, Machine};
 use crate::rng::Rng;
-use crate::time::{MonoMs, Now};
+use crate::time::{MonoMs, Monotone, Now};
 
 /// Default cap on the values in one batch (JS `maxBatch`).
 pub const DEFAULT_MAX_BATCH_ITEMS: usize = 1000;
@@ -157,6 +158,29 @@ pub struct AppendRequest {
     pub body: Vec<u8>,
 }
 
+/// A fact for the appender ([`Appender::handle`]); each is the
+/// `handle_*` method of the same name, which documents its rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppendInput {
+    /// [`Appender::handle_append`]: one value (its index is
+    /// [`Appender::next_index`] just before).
+    Append(Vec<u8>),
+    /// [`Appender::handle_close`].
+    Close,
+    /// [`Appender::handle_response`] of a request.
+    Response(u64, ResponseHead),
+    /// [`Appender::handle_error`] of a request.
+    Error(u64, TransportError),
+    /// [`Appender::handle_headers_failed`] of a request.
+    HeadersFailed(u64),
+    /// [`Appender::handle_timer`].
+    Timer,
+    /// [`Appender::handle_online`].
+    Online(bool),
+    /// [`Appender::handle_abort`].
+    Abort,
+}
+
 /// What the adapter does next ([`Appender::poll`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AppendAction {
@@ -218,8 +242,10 @@ pub struct Appender {
     next_request: u64,
     claims: u32,
     online: bool,
-    closing: bool,
-    done: bool,
+    /// `Running` from [`Appender::new`]; `Closing` after the app's close
+    /// until the close is confirmed; `Done` once closed or failed.
+    life: Lifecycle,
+    clock: Monotone,
     actions: VecDeque<AppendAction>,
 }
 
@@ -237,8 +263,8 @@ impl Appender {
             next_request: 1,
             claims: 0,
             online: true,
-            closing: false,
-            done: false,
+            life: Lifecycle::Running,
+            clock: Monotone::default(),
             actions: VecDeque::new(),
         }
     }
@@ -250,16 +276,23 @@ impl Appender {
 
     /// Whether the appender failed or closed (appends are refused).
     pub fn is_done(&self) -> bool {
-        self.done
+        self.life.is_done()
+    }
+
+    /// The index the next appended value takes; `None` when appends are
+    /// refused (closing or done).
+    pub fn next_index(&self) -> Option<u64> {
+        (self.life == Lifecycle::Running).then(|| self.queued_from + self.queue.len() as u64)
     }
 
     /// The next action.
+    #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> AppendAction {
         if let Some(a) = self.actions.pop_front() {
             return a;
         }
         let until = match &mut self.batch {
-            Some(b) if !self.done => match b.sender.poll() {
+            Some(b) if !self.life.is_done() => match b.sender.poll() {
                 SendAction::Wait { until } => until,
                 other => {
                     // Not reached: the sender's actions are drained after
@@ -270,32 +303,104 @@ impl Appender {
             },
             _ => None,
         };
-        AppendAction::Wait { until }
+        AppendAction::Wait {
+            until: self.clock.wait_until(until),
+        }
+    }
+
+    /// Feed one fact at `now` (its monotonic time kept from going back);
+    /// the `handle_*` methods are shorthands for it and document each
+    /// fact's rule. Ignored once done.
+    pub fn handle(&mut self, now: Now, input: AppendInput) {
+        if self.life.is_done() {
+            return;
+        }
+        let now = self.clock.observe(now);
+        match input {
+            AppendInput::Append(v) => self.on_append(now, v),
+            AppendInput::Close => self.on_close(now),
+            AppendInput::Response(r, head) => self.on_response(now, r, &head),
+            AppendInput::Error(r, e) => self.on_error(now, r, e),
+            AppendInput::HeadersFailed(r) => {
+                if self.live_attempt(r).is_some() {
+                    self.fail(AppendError::Headers);
+                }
+            }
+            AppendInput::Timer => self.on_sender(now, |s| s.handle_timer(now)),
+            AppendInput::Online(on) => {
+                self.online = on;
+                self.on_sender(now, |s| s.handle_online(now, on));
+            }
+            AppendInput::Abort => {
+                if let Some((request, _)) = self.batch.as_ref().and_then(|b| b.live) {
+                    self.actions.push_back(AppendAction::Abort { request });
+                }
+                self.fail(AppendError::Aborted);
+            }
+        }
     }
 
     /// Append one value (its JSON text for a JSON stream, else its bytes);
     /// returns its index, or `None` when the appender is closing or done.
     pub fn handle_append(&mut self, now: Now, value: Vec<u8>) -> Option<u64> {
-        if self.done || self.closing {
-            return None;
-        }
-        let index = self.queued_from + self.queue.len() as u64;
-        self.queue.push_back(value);
-        self.next_batch(now);
+        let index = self.next_index()?;
+        self.handle(now, AppendInput::Append(value));
         Some(index)
     }
 
     /// Close the stream once every pending value is durable.
     pub fn handle_close(&mut self, now: Now) {
-        if self.done || self.closing {
-            return;
-        }
-        self.closing = true;
-        self.next_batch(now);
+        self.handle(now, AppendInput::Close);
     }
 
     /// The response head of request `request`.
     pub fn handle_response(&mut self, now: Now, request: u64, head: &ResponseHead) {
+        self.handle(now, AppendInput::Response(request, head.clone()));
+    }
+
+    /// Request `request` failed without an answer.
+    pub fn handle_error(&mut self, now: Now, request: u64, error: TransportError) {
+        self.handle(now, AppendInput::Error(request, error));
+    }
+
+    /// The app's `headers` failed before request `request` went out: stop
+    /// with [`AppendError::Headers`].
+    pub fn handle_headers_failed(&mut self, now: Now, request: u64) {
+        self.handle(now, AppendInput::HeadersFailed(request));
+    }
+
+    /// The timer fired.
+    pub fn handle_timer(&mut self, now: Now) {
+        self.handle(now, AppendInput::Timer);
+    }
+
+    /// `online` / `offline` (the batch's send waits while offline).
+    pub fn handle_online(&mut self, now: Now, online: bool) {
+        self.handle(now, AppendInput::Online(online));
+    }
+
+    /// The app aborted: the live request is aborted, nothing more is sent.
+    pub fn handle_abort(&mut self, now: Now) {
+        self.handle(now, AppendInput::Abort);
+    }
+
+    // ----- internals ---------------------------------------------------
+
+    fn on_append(&mut self, now: Now, value: Vec<u8>) {
+        if self.life == Lifecycle::Running {
+            self.queue.push_back(value);
+            self.next_batch(now);
+        }
+    }
+
+    fn on_close(&mut self, now: Now) {
+        if self.life == Lifecycle::Running {
+            self.life = Lifecycle::Closing;
+            self.next_batch(now);
+        }
+    }
+
+    fn on_response(&mut self, now: Now, request: u64, head: &ResponseHead) {
         let Some(attempt) = self.live_attempt(request) else {
             return;
         };
@@ -306,62 +411,30 @@ impl Appender {
             self.refused(now, head);
             return;
         }
-        if let Some(b) = &mut self.batch {
-            b.sender.handle_response(now, attempt, head);
-        }
-        self.drain_sender(now);
+        self.on_sender(now, |s| s.handle_response(now, attempt, head));
     }
 
-    /// Request `request` failed without an answer.
-    pub fn handle_error(&mut self, now: Now, request: u64, error: TransportError) {
+    fn on_error(&mut self, now: Now, request: u64, error: TransportError) {
         let Some(attempt) = self.live_attempt(request) else {
             return;
         };
         if let Some(b) = &mut self.batch {
             b.live = None;
-            b.sender.handle_error(now, attempt, error);
         }
-        self.drain_sender(now);
+        self.on_sender(now, |s| s.handle_error(now, attempt, error));
     }
 
-    /// The app's `headers` failed before request `request` went out: stop
-    /// with [`AppendError::Headers`].
-    pub fn handle_headers_failed(&mut self, _now: Now, request: u64) {
-        if self.live_attempt(request).is_some() {
-            self.fail(AppendError::Headers);
-        }
-    }
-
-    /// The timer fired.
-    pub fn handle_timer(&mut self, now: Now) {
+    /// Tell the batch's sender (if a batch is out), then relay what it says.
+    fn on_sender(&mut self, now: Now, tell: impl FnOnce(&mut Sender)) {
         if let Some(b) = &mut self.batch {
-            b.sender.handle_timer(now);
+            tell(&mut b.sender);
         }
         self.drain_sender(now);
     }
-
-    /// `online` / `offline` (the batch's send waits while offline).
-    pub fn handle_online(&mut self, now: Now, online: bool) {
-        self.online = online;
-        if let Some(b) = &mut self.batch {
-            b.sender.handle_online(now, online);
-        }
-        self.drain_sender(now);
-    }
-
-    /// The app aborted: the live request is aborted, nothing more is sent.
-    pub fn handle_abort(&mut self, _now: Now) {
-        if let Some((request, _)) = self.batch.as_ref().and_then(|b| b.live) {
-            self.actions.push_back(AppendAction::Abort { request });
-        }
-        self.fail(AppendError::Aborted);
-    }
-
-    // ----- internals ---------------------------------------------------
 
     /// The sender attempt of `request` if it is the live one.
     fn live_attempt(&self, request: u64) -> Option<u32> {
-        if self.done {
+        if self.life.is_done() {
             return None;
         }
         let (live, attempt) = self.batch.as_ref()?.live?;
@@ -397,10 +470,9 @@ impl Appender {
 
     /// Stop for good: `Failed` once, drop the batch and the queue.
     fn fail(&mut self, error: AppendError) {
-        if self.done {
+        if !self.life.finish() {
             return;
         }
-        self.done = true;
         let from = self.batch.as_ref().map_or(self.queued_from, |b| b.from);
         self.batch = None;
         self.queue.clear();
@@ -463,7 +535,7 @@ impl Appender {
         };
         match outcome {
             Outcome::Ok { .. } if b.close => {
-                self.done = true;
+                self.life.finish();
                 self.actions.push_back(AppendAction::Closed);
                 false
             }
@@ -489,11 +561,11 @@ impl Appender {
 
     /// Start the next batch (or the close) when nothing is in flight.
     fn next_batch(&mut self, now: Now) {
-        if self.done || self.batch.is_some() {
+        if self.life.is_done() || self.batch.is_some() {
             return;
         }
         if self.queue.is_empty() {
-            if self.closing {
+            if self.life == Lifecycle::Closing {
                 let at = self.queued_from;
                 self.start(now, Vec::new(), true, (at, at));
             }
@@ -555,6 +627,27 @@ impl Appender {
     fn restart_batch(&mut self, now: Now) {
         let Some(b) = self.batch.take() else { return };
         self.start(now, b.body, b.close, (b.from, b.through));
+    }
+}
+
+impl Machine for Appender {
+    type Input<'a> = AppendInput;
+    type Action = AppendAction;
+    const TIMER: Self::Input<'static> = AppendInput::Timer;
+
+    fn handle(&mut self, now: Now, input: AppendInput) {
+        Appender::handle(self, now, input);
+    }
+
+    fn poll(&mut self) -> AppendAction {
+        Appender::poll(self)
+    }
+
+    fn split_wait(action: AppendAction) -> Result<AppendAction, Option<MonoMs>> {
+        match action {
+            AppendAction::Wait { until } => Err(until),
+            a => Ok(a),
+        }
     }
 }
 

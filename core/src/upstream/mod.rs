@@ -62,10 +62,12 @@ mod ordered;
 mod reporter;
 mod sender;
 
-pub use ack::{ack_body, AckAction, AckBatcher, DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH};
+pub use ack::{
+    ack_body, AckAction, AckBatcher, AckInput, DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH,
+};
 pub use appender::{
-    AppendAction, AppendError, AppendRequest, Appender, AppenderConfig, DEFAULT_MAX_BATCH_BYTES,
-    DEFAULT_MAX_BATCH_ITEMS, MAX_AUTO_CLAIMS, MAX_PRODUCER_NUMBER,
+    AppendAction, AppendError, AppendInput, AppendRequest, Appender, AppenderConfig,
+    DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_BATCH_ITEMS, MAX_AUTO_CLAIMS, MAX_PRODUCER_NUMBER,
 };
 pub use config::{
     is_forbidden_request_header, SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ANSWER_BYTES,
@@ -75,9 +77,10 @@ pub use keepalive::{keepalive_handoff, PendingSend, KEEPALIVE_BUDGET_BYTES};
 pub use key::{IdempotencyKey, KeyError};
 pub use ordered::Ordered;
 pub use reporter::{
-    HiddenPolicy, ReportAction, ReportConfig, ReportOutcome, ReportStats, Reporter,
+    HiddenPolicy, ReportAction, ReportConfig, ReportInput, ReportOutcome, ReportStats, Reporter,
     DEFAULT_MAX_QUEUED, DEFAULT_REPORT_INTERVAL_MS, TICK_JITTER_PERMILLE,
 };
 pub use sender::{
-    classify_status, is_replayed, Issue, Outcome, SendAction, Sender, StatusClass, REPLAYED_HEADER,
+    classify_status, is_replayed, Issue, Outcome, SendAction, SendInput, Sender, StatusClass,
+    REPLAYED_HEADER,
 };

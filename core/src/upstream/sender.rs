@@ -1,5 +1,5 @@
 //! [`Sender`]: the sans-IO machine of ONE send (one request that takes
-//! effect once; issue 14). See the module doc of [`crate::upstream`] for the
+//! effect once). See the module doc of [`crate::upstream`] for the
 //! drive loop and the rules.
 
 use alloc::collections::VecDeque;
@@ -11,6 +11,7 @@ use super::config::SendConfig;
 use super::key::IdempotencyKey;
 use crate::engine::RESUME_JITTER_MS;
 use crate::engine::{server_wait_delay_ms, ErrorCode, ResponseHead, TransportError};
+use crate::machine::{Lifecycle, Machine};
 use crate::policy::backoff::{Backoff, BackoffConfig};
 use crate::policy::retry_after::{server_wait, ServerWait};
 use crate::rng::Rng;
@@ -62,6 +63,30 @@ pub enum Outcome {
         /// Attempts issued, the one that was never sent included.
         attempts: u32,
     },
+}
+
+/// A fact for one send ([`Sender::handle`]); each is the `handle_*`
+/// method of the same name, which documents its rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SendInput {
+    /// [`Sender::handle_start`].
+    Start,
+    /// [`Sender::handle_queued`]: an `ordered` send waits for its turn.
+    Queued,
+    /// [`Sender::handle_response`] of an attempt.
+    Response(u32, ResponseHead),
+    /// [`Sender::handle_answer_too_large`] of an attempt.
+    TooLarge(u32, ResponseHead),
+    /// [`Sender::handle_error`] of an attempt.
+    Error(u32, TransportError),
+    /// [`Sender::handle_headers_failed`] of an attempt.
+    HeadersFailed(u32),
+    /// [`Sender::handle_timer`].
+    Timer,
+    /// [`Sender::handle_online`].
+    Online(bool),
+    /// [`Sender::handle_abort`].
+    Abort,
 }
 
 /// What the adapter does next ([`Sender::poll`]).
@@ -151,8 +176,7 @@ pub struct Sender {
     max_answer_bytes: u64,
     backoff: Backoff,
     rng: Rng,
-    started: bool,
-    settled: bool,
+    life: Lifecycle,
     online: bool,
     attempts: u32,
     in_flight: Option<InFlight>,
@@ -183,8 +207,7 @@ impl Sender {
             max_answer_bytes: config.max_answer_bytes,
             backoff: Backoff::new(backoff),
             rng: Rng::new(seed),
-            started: false,
-            settled: false,
+            life: Lifecycle::New,
             online: true,
             attempts: 0,
             in_flight: None,
@@ -203,7 +226,7 @@ impl Sender {
 
     /// Whether the send has settled (every later input is ignored).
     pub fn is_settled(&self) -> bool {
-        self.settled
+        self.life.is_done()
     }
 
     /// The next action. After `Settle`, only `Wait { until: None }`.
@@ -217,14 +240,28 @@ impl Sender {
         }
     }
 
+    /// Feed one fact at `now` (the `handle_*` method it names).
+    pub fn handle(&mut self, now: Now, input: SendInput) {
+        match input {
+            SendInput::Start => self.handle_start(now),
+            SendInput::Queued => self.handle_queued(now),
+            SendInput::Response(n, head) => self.handle_response(now, n, &head),
+            SendInput::TooLarge(n, head) => self.handle_answer_too_large(now, n, &head),
+            SendInput::Error(n, e) => self.handle_error(now, n, e),
+            SendInput::HeadersFailed(n) => self.handle_headers_failed(now, n),
+            SendInput::Timer => self.handle_timer(now),
+            SendInput::Online(on) => self.handle_online(now, on),
+            SendInput::Abort => self.handle_abort(now),
+        }
+    }
+
     /// Start: the first attempt at once (when online), the deadline runs
     /// from now. A second start is ignored.
     pub fn handle_start(&mut self, now: Now) {
         let Some(now) = self.begin(now) else { return };
-        if self.started {
+        if !self.life.start() {
             return;
         }
-        self.started = true;
         self.arm_deadline(now);
         self.retry_at = Some(now.mono);
         self.advance(now);
@@ -237,7 +274,7 @@ impl Sender {
     /// Nothing is issued before it. Ignored after start.
     pub fn handle_queued(&mut self, now: Now) {
         let Some(now) = self.begin(now) else { return };
-        if !self.started {
+        if self.life == Lifecycle::New {
             self.arm_deadline(now);
             self.advance(now);
         }
@@ -360,7 +397,7 @@ impl Sender {
     /// Common entry: ignore everything after settling; monotonic time never
     /// goes backwards.
     fn begin(&mut self, now: Now) -> Option<Now> {
-        if self.settled {
+        if self.life.is_done() {
             return None;
         }
         Some(self.clock.observe(now))
@@ -400,7 +437,7 @@ impl Sender {
     /// Everything due at `now`: the deadline, the live attempt's timeout,
     /// the next attempt.
     fn advance(&mut self, now: Now) {
-        if self.settled {
+        if self.life.is_done() {
             return;
         }
         // Checked before start too: a queued send's deadline runs.
@@ -409,7 +446,7 @@ impl Sender {
             self.settle_err(ErrorCode::Timeout, self.last_status);
             return;
         }
-        if !self.started {
+        if self.life == Lifecycle::New {
             return;
         }
         let timed_out = self
@@ -421,7 +458,7 @@ impl Sender {
             self.fail(now, None, 1);
         }
         let due = self.retry_at.is_some_and(|t| t <= now.mono);
-        if !self.settled && self.online && self.in_flight.is_none() && due {
+        if !self.life.is_done() && self.online && self.in_flight.is_none() && due {
             self.issue(now);
         }
     }
@@ -461,10 +498,9 @@ impl Sender {
 
     /// Settle once: drop every pending timer and attempt.
     fn settle(&mut self, outcome: Outcome) {
-        if self.settled {
+        if !self.life.finish() {
             return;
         }
-        self.settled = true;
         self.in_flight = None;
         self.retry_at = None;
         self.deadline = None;
@@ -473,16 +509,36 @@ impl Sender {
 
     /// The earliest time something is due.
     fn next_deadline(&self) -> Option<MonoMs> {
-        if self.settled {
-            return None;
-        }
-        if !self.started {
-            return self.deadline;
+        match self.life {
+            Lifecycle::Done => return None,
+            Lifecycle::New => return self.deadline,
+            _ => {}
         }
         let retry = self
             .retry_at
             .filter(|_| self.online && self.in_flight.is_none());
         let timeout = self.in_flight.and_then(|f| f.timeout_at);
         [self.deadline, retry, timeout].into_iter().flatten().min()
+    }
+}
+
+impl Machine for Sender {
+    type Input<'a> = SendInput;
+    type Action = SendAction;
+    const TIMER: Self::Input<'static> = SendInput::Timer;
+
+    fn handle(&mut self, now: Now, input: SendInput) {
+        Sender::handle(self, now, input);
+    }
+
+    fn poll(&mut self) -> SendAction {
+        Sender::poll(self)
+    }
+
+    fn split_wait(action: SendAction) -> Result<SendAction, Option<MonoMs>> {
+        match action {
+            SendAction::Wait { until } => Err(until),
+            a => Ok(a),
+        }
     }
 }

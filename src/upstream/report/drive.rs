@@ -8,13 +8,13 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use tidings_core::engine::{Action, ResponseHead, State, TransportError};
-use tidings_core::time::{MonoMs, Now};
-use tidings_core::upstream::{IdempotencyKey, Issue, ReportAction, Reporter};
+use tidings_core::engine::{Action, State, TransportError};
+use tidings_core::time::Now;
+use tidings_core::upstream::{IdempotencyKey, Issue, ReportAction, ReportInput, Reporter};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::super::driver::{self, Live, Machine, Slots, Tag};
+use super::super::driver::{self, Live, Slots, Tag};
 use super::super::request::{Reply, Request};
 use crate::guard::Listener;
 use crate::lifecycle::{Lifecycle, PageFact};
@@ -36,56 +36,6 @@ pub struct Drive {
     /// The app's `statechange` / `error` listeners.
     pub listeners: Listeners,
     closed: Cell<bool>,
-}
-
-/// A fact for the machine (one `Reporter::handle_*` each).
-pub enum Fact {
-    /// `handle_start`.
-    Start,
-    /// `handle_collected`.
-    Collected(u64, Option<IdempotencyKey>),
-    /// `handle_response`: report, attempt, head, `_polling.next_interval_ms`.
-    Response(u64, u32, ResponseHead, Option<u64>),
-    /// `handle_error`.
-    Error(u64, u32, TransportError),
-    /// `handle_timer`.
-    Timer,
-    /// `handle_visibility` (`true`: visible).
-    Visible(bool),
-    /// `handle_online`.
-    Online(bool),
-    /// `handle_flush`.
-    Flush,
-    /// `handle_stop`.
-    Stop,
-}
-
-impl Machine for Reporter {
-    type Fact = Fact;
-    type Action = ReportAction;
-    type Out = ();
-    const TIMER: Fact = Fact::Timer;
-
-    fn apply(&mut self, now: Now, fact: Fact) {
-        match fact {
-            Fact::Start => self.handle_start(now),
-            Fact::Collected(n, key) => self.handle_collected(now, n, key),
-            Fact::Response(n, a, head, hint) => self.handle_response(now, n, a, &head, hint),
-            Fact::Error(n, a, e) => self.handle_error(now, n, a, e),
-            Fact::Timer => self.handle_timer(now),
-            Fact::Visible(v) => self.handle_visibility(now, v),
-            Fact::Online(on) => self.handle_online(now, on),
-            Fact::Flush => self.handle_flush(now),
-            Fact::Stop => self.handle_stop(now),
-        }
-    }
-
-    fn next(&mut self) -> Result<ReportAction, Option<MonoMs>> {
-        match self.poll() {
-            ReportAction::Wait { until } => Err(until),
-            a => Ok(a),
-        }
-    }
 }
 
 impl Drive {
@@ -144,26 +94,26 @@ pub fn start(d: &Rc<Drive>, signal: Option<web_sys::AbortSignal>) {
     *d.page.borrow_mut() = Some(Lifecycle::watch(on_page));
     if let Some(signal) = signal {
         if signal.aborted() {
-            feed(d, Fact::Stop);
+            feed(d, ReportInput::Stop);
             return;
         }
         let weak = Rc::downgrade(d);
         let l = Listener::new(signal.as_ref(), "abort", move |_| {
             if let Some(d) = weak.upgrade() {
-                feed(&d, Fact::Stop);
+                feed(&d, ReportInput::Stop);
             }
         });
         *d.abort_listener.borrow_mut() = Some(l);
     }
-    feed(d, Fact::Start);
+    feed(d, ReportInput::Start);
 }
 
 /// Visibility and connectivity go to the machine; the other page facts
 /// (freeze, back-forward cache, network hints) do not concern a reporter.
 fn page_fact(d: &Rc<Drive>, fact: PageFact) {
     match fact {
-        PageFact::Hidden(h) => feed(d, Fact::Visible(!h)),
-        PageFact::Online(on) => feed(d, Fact::Online(on)),
+        PageFact::Hidden(h) => feed(d, ReportInput::Visible(!h)),
+        PageFact::Online(on) => feed(d, ReportInput::Online(on)),
         _ => {}
     }
 }
@@ -171,7 +121,7 @@ fn page_fact(d: &Rc<Drive>, fact: PageFact) {
 /// Feed one fact (both clocks read now), then carry out every action the
 /// machine drained. Nothing after `closed`.
 #[inline(never)]
-pub fn feed(d: &Rc<Drive>, fact: Fact) {
+pub fn feed(d: &Rc<Drive>, fact: ReportInput) {
     driver::feed(d, fact);
 }
 
@@ -191,16 +141,16 @@ impl driver::Drive for Drive {
         let fact = match reply {
             Reply::Answer(a) => {
                 let hint = body_hint_ms(&a.body);
-                Fact::Response(report, n, a.head, hint)
+                ReportInput::Response(report, n, a.head, hint)
             }
             Reply::HeadersFailed(cause) => {
                 // The app's `headers` failed: nothing was sent; reported as
                 // the app's exception, and a failed attempt to the machine.
                 report_error(&cause);
-                Fact::Error(report, n, TransportError::Network)
+                ReportInput::Error(report, n, TransportError::Network)
             }
-            Reply::Failed => Fact::Error(report, n, TransportError::NetworkOrCors),
-            Reply::NotStarted => Fact::Error(report, n, TransportError::Network),
+            Reply::Failed => ReportInput::Error(report, n, TransportError::NetworkOrCors),
+            Reply::NotStarted => ReportInput::Error(report, n, TransportError::Network),
         };
         feed(&self, fact);
     }
@@ -263,7 +213,7 @@ impl driver::Drive for Drive {
                 };
                 event(self, &a);
             }
-            // Armed by the loop (`Machine::next` returns it as `Err`).
+            // Armed by the loop (`Machine::next` splits it off as `Err`).
             ReportAction::Wait { .. } => {}
         }
     }
@@ -316,7 +266,7 @@ fn collect(d: &Rc<Drive>, report: u64) {
                 None
             }
         };
-        feed(&d, Fact::Collected(report, key));
+        feed(&d, ReportInput::Collected(report, key));
     });
 }
 

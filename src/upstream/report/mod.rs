@@ -29,10 +29,10 @@ mod options;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use tidings_core::upstream::Reporter as Machine;
+use tidings_core::upstream::{ReportInput, Reporter as Machine};
 use wasm_bindgen::prelude::*;
 
-use drive::{Drive, Fact};
+use drive::Drive;
 use options::ReportOptions;
 
 thread_local! {
@@ -90,7 +90,7 @@ impl Reporter {
     /// Stop: the request in flight is aborted, no report follows, state
     /// `closed`. Idempotent.
     pub fn stop(&self) {
-        drive::feed(&self.drive, Fact::Stop);
+        drive::feed(&self.drive, ReportInput::Stop);
     }
 
     /// Report now, within the pacing rules: not before a failure's wait, not
@@ -98,7 +98,7 @@ impl Reporter {
     /// (`whenHidden: "stop"`) or offline, and after a report in flight
     /// answers.
     pub fn flush(&self) {
-        drive::feed(&self.drive, Fact::Flush);
+        drive::feed(&self.drive, ReportInput::Flush);
     }
 
     /// `connecting` (until a report is delivered, or a request after a

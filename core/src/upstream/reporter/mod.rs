@@ -81,6 +81,7 @@ pub use config::{
 
 use super::{IdempotencyKey, Issue, Outcome, Sender};
 use crate::engine::{ErrorCode, Reason, ResponseHead, State, TransportError};
+use crate::machine::{Lifecycle, Machine};
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::Breaker;
 use crate::policy::interval::PollInterval;
@@ -105,6 +106,31 @@ pub enum ReportOutcome {
     Dropped,
     /// `stop()`.
     Stopped,
+}
+
+/// A fact for the reporter ([`Reporter::handle`]); each is the `handle_*`
+/// method of the same name, which documents its rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReportInput {
+    /// [`Reporter::handle_start`].
+    Start,
+    /// [`Reporter::handle_collected`]: the report, its key.
+    Collected(u64, Option<IdempotencyKey>),
+    /// [`Reporter::handle_response`]: report, attempt, head,
+    /// `_polling.next_interval_ms`.
+    Response(u64, u32, ResponseHead, Option<u64>),
+    /// [`Reporter::handle_error`]: report, attempt, error.
+    Error(u64, u32, TransportError),
+    /// [`Reporter::handle_timer`].
+    Timer,
+    /// [`Reporter::handle_visibility`] (`true`: visible).
+    Visible(bool),
+    /// [`Reporter::handle_online`].
+    Online(bool),
+    /// [`Reporter::handle_flush`].
+    Flush,
+    /// [`Reporter::handle_stop`].
+    Stop,
 }
 
 /// What the adapter does next ([`Reporter::poll`]).
@@ -214,8 +240,7 @@ pub struct Reporter {
     /// Failed attempts in a row (`breaker.rs`).
     breaker: Breaker,
     rng: Rng,
-    started: bool,
-    closed: bool,
+    life: Lifecycle,
     visible: bool,
     online: bool,
     /// When the next report is collected.
@@ -263,8 +288,7 @@ impl Reporter {
             backoff,
             breaker: Breaker::new(config.breaker),
             rng: Rng::new(seed),
-            started: false,
-            closed: false,
+            life: Lifecycle::New,
             visible: true,
             online: true,
             next_tick: None,
@@ -300,6 +324,7 @@ impl Reporter {
     }
 
     /// The next action; after the last one, `Wait`.
+    #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> ReportAction {
         if let Some(a) = self.actions.pop_front() {
             return a;
@@ -309,14 +334,28 @@ impl Reporter {
         }
     }
 
+    /// Feed one fact at `now` (the `handle_*` method it names).
+    pub fn handle(&mut self, now: Now, input: ReportInput) {
+        match input {
+            ReportInput::Start => self.handle_start(now),
+            ReportInput::Collected(n, key) => self.handle_collected(now, n, key),
+            ReportInput::Response(n, a, head, hint) => self.handle_response(now, n, a, &head, hint),
+            ReportInput::Error(n, a, e) => self.handle_error(now, n, a, e),
+            ReportInput::Timer => self.handle_timer(now),
+            ReportInput::Visible(v) => self.handle_visibility(now, v),
+            ReportInput::Online(on) => self.handle_online(now, on),
+            ReportInput::Flush => self.handle_flush(now),
+            ReportInput::Stop => self.handle_stop(now),
+        }
+    }
+
     /// Start: the first report `U[0, 2w]` ms from now. A second start is
     /// ignored.
     pub fn handle_start(&mut self, now: Now) {
         let Some(now) = self.begin(now) else { return };
-        if self.started {
+        if !self.life.start() {
             return;
         }
-        self.started = true;
         let w = self
             .config
             .startup_jitter_ms
@@ -407,7 +446,7 @@ impl Reporter {
     /// `flush()`: the next report as soon as the pace allows (module doc).
     pub fn handle_flush(&mut self, now: Now) {
         let Some(now) = self.begin(now) else { return };
-        if self.started {
+        if self.life.is_live() {
             let at = self.earliest_request(now);
             self.next_tick = Some(self.next_tick.map_or(at, |t| t.min(at)));
         }
@@ -427,7 +466,7 @@ impl Reporter {
 
     /// Ignore everything after `closed`; monotonic time never goes back.
     fn begin(&mut self, now: Now) -> Option<Now> {
-        if self.closed {
+        if self.life.is_done() {
             return None;
         }
         Some(self.clock.observe(now))
@@ -464,7 +503,7 @@ impl Reporter {
         self.next_tick = None;
         self.queue_at = None;
         self.set_state(State::Closed, reason, None);
-        self.closed = true;
+        self.life.finish();
     }
 
     fn settle(&mut self, report: u64, outcome: ReportOutcome) {
@@ -476,5 +515,26 @@ impl Reporter {
         }
         self.actions
             .push_back(ReportAction::Settled { report, outcome });
+    }
+}
+
+impl Machine for Reporter {
+    type Input<'a> = ReportInput;
+    type Action = ReportAction;
+    const TIMER: Self::Input<'static> = ReportInput::Timer;
+
+    fn handle(&mut self, now: Now, input: ReportInput) {
+        Reporter::handle(self, now, input);
+    }
+
+    fn poll(&mut self) -> ReportAction {
+        Reporter::poll(self)
+    }
+
+    fn split_wait(action: ReportAction) -> Result<ReportAction, Option<MonoMs>> {
+        match action {
+            ReportAction::Wait { until } => Err(until),
+            a => Ok(a),
+        }
     }
 }

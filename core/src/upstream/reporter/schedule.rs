@@ -63,7 +63,7 @@ impl Reporter {
 
     /// The earliest time something is due.
     pub(super) fn next_deadline(&self) -> Option<MonoMs> {
-        if self.closed || !self.started {
+        if !self.life.is_live() {
             return None;
         }
         let tick = self.next_tick.filter(|_| self.tick_ready());
@@ -81,12 +81,12 @@ impl Reporter {
 
     /// Everything due at `now`: the Sender's timer, a queued report, a tick.
     pub(super) fn advance(&mut self, now: Now) {
-        if self.closed || !self.started {
+        if !self.life.is_live() {
             return;
         }
         self.drive_sender(now);
         self.start_queued(now);
-        if self.closed || self.paused() || self.collecting.is_some() {
+        if self.life.is_done() || self.paused() || self.collecting.is_some() {
             return;
         }
         if self.next_tick.is_none_or(|t| t > now.mono) {
@@ -177,7 +177,7 @@ impl Reporter {
     /// Visibility or connectivity changed; `was_paused` before the change.
     pub(super) fn lifecycle_changed(&mut self, now: Now, reason: Reason, was_paused: bool) {
         self.sync_sender_online(now);
-        if self.closed || !self.started {
+        if !self.life.is_live() {
             return;
         }
         let paused = self.paused();
