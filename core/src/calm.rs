@@ -1,4 +1,4 @@
-//! The calm connection status (issue 22 item 3): what a "connection lost"
+//! The calm connection status: what a "connection lost"
 //! banner should show, without flickering through short blips.
 //!
 //! [`Calm`] is fed the connection's state changes (the engine's own, or the

@@ -1,4 +1,4 @@
-//! `appender(url, options)`: Durable Streams idempotent appends (issue 16).
+//! `appender(url, options)`: Durable Streams idempotent appends.
 //! Every decision (batches, producer headers, what each answer means, when
 //! to retry) is `tidings_core::upstream::Appender`'s; this file reports
 //! facts (answers, failures, the timer, `online`/`offline`, the `signal`)

@@ -1,5 +1,5 @@
-//! `send(url, body, options)`: one upstream request that takes effect once
-//! (issue 14), behind the default `send` feature.
+//! `send(url, body, options)`: one upstream request that takes effect once,
+//! behind the default `send` feature.
 //!
 //! ```js
 //! import init, { send } from "tidings";
@@ -19,9 +19,9 @@
 //!   actions out, the attempt and the timer), shared by the four below;
 //! - `task.rs`: one send (machine, attempt, timer, `signal`, promise);
 //! - `appender.rs`: `appender(url, options)`, Durable Streams idempotent
-//!   appends (issue 16; the core's `Appender`);
-//! - `report/`: `report(url, task, options)`, the reporter's adapter (issue
-//!   15) over the same attempt code;
+//!   appends (the core's `Appender`);
+//! - `report/`: `report(url, task, options)`, the reporter's adapter
+//!   over the same attempt code;
 //! - `ack.rs`: `subscribe({ ack })`, delivery ACKs (the core's
 //!   `AckBatcher`), each batch one send;
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and

@@ -1,4 +1,4 @@
-//! Cross-tab coordination (`crossTab: true`, issue 17): one connection per
+//! Cross-tab coordination (`crossTab: true`): one connection per
 //! URL + options across the tabs of a browser profile, as a sans-IO machine
 //! with the engine's contract. [`CrossTab`] never reads a clock, never draws
 //! ambient randomness (its steal jitter comes from a seeded [`Rng`]) and

@@ -3,7 +3,7 @@
 //! field is validated (strings; names of the contract's vocabulary; finite
 //! non-negative numbers) and anything else is dropped: no input panics. The
 //! adapter reads the posted array through [`WireFields`]; the rules live here
-//! so they are tested and fuzzed natively (issue 23).
+//! so they are tested and fuzzed natively.
 
 use alloc::string::String;
 

@@ -1,5 +1,5 @@
-//! Upstream: requests the client sends to the server (issue 14, `send`).
-//! [`Reporter`] (issue 15, `report`) sends a report every interval, each one
+//! Upstream: requests the client sends to the server (`send`).
+//! [`Reporter`] (`report`) sends a report every interval, each one
 //! a [`Sender`] with its own key (see the `reporter` module doc).
 //!
 //! [`Sender`] is the sans-IO machine of ONE send: one request that takes
@@ -20,7 +20,7 @@
 //! `Abort { attempt }`: abort that fetch. `Settle(outcome)`: resolve or
 //! reject the promise (abort any fetch still running); nothing follows.
 //!
-//! ## Rules (issue 14)
+//! ## Rules
 //! - Transient: a network error, a timeout (per attempt, `timeout_ms`), 5xx,
 //!   408, 425, 429, and 409 (the first request with this key is still in
 //!   flight, draft §2.7) → retry after the connection engine's backoff
@@ -51,7 +51,7 @@
 //! [`keepalive_handoff`] decides which pending sends survive `pagehide`.
 //! [`Appender`] appends to a Durable Streams stream as an idempotent
 //! producer, one [`Sender`] per batch; [`AckBatcher`] batches a
-//! subscription's delivery ACKs, each batch one send (issue 16).
+//! subscription's delivery ACKs, each batch one send.
 
 mod ack;
 mod appender;

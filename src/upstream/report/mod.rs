@@ -1,5 +1,5 @@
 //! `report(url, task, options)`: every interval, the app's `task()` gives a
-//! body and it is sent as one `send()` (issue 15), behind the `send`
+//! body and it is sent as one `send()`, behind the `send`
 //! feature.
 //!
 //! ```js

@@ -60,7 +60,7 @@ pub struct ReportConfig {
     /// With `keep_all`, reports waiting beyond this many drop the oldest
     /// (settled `Dropped`). Default [`DEFAULT_MAX_QUEUED`]; at least 1.
     pub max_queued: usize,
-    /// Each report is one send (issue 14): idempotency header, per-attempt
+    /// Each report is one send: idempotency header, per-attempt
     /// timeout, `maxRetryAfterMs`, backoff. The backoff floor is raised to
     /// the current interval (a failing reporter never reports faster than a
     /// healthy one). Default: [`SendConfig::default`] with unlimited attempts
