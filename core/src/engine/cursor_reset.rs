@@ -104,6 +104,7 @@ impl Engine {
         self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason: cause,
+            shows: self.told.0,
         });
     }
 

@@ -5,7 +5,7 @@ use super::action::{Action, ErrorCode, Reason};
 use super::decode::{self, Verdict};
 use super::input::{AttemptId, ResponseHead};
 use super::retry::Failure;
-use super::state::BodyKind;
+use super::state::{AuthRetry, BodyKind};
 use super::Input;
 use super::{Engine, TransportKind};
 use crate::policy::headers::HeaderLookup;
@@ -134,14 +134,13 @@ impl Engine {
     /// refreshed headers (`refresh_auth`); otherwise, and after that one
     /// retry, a fatal `auth` error.
     fn head_unauthorized(&mut self, now: Now, status: u16) {
-        if !self.config.has_custom_headers || self.auth_refreshed {
+        if !self.config.has_custom_headers || self.auth_retry != AuthRetry::Unused {
             return self.fatal(ErrorCode::Auth, Some(status), Reason::PermanentError);
         }
         if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
             self.release_probe(now);
-            self.auth_refreshed = true;
-            self.refresh_next = true;
+            self.auth_retry = AuthRetry::Next;
             self.report(Some(ErrorCode::Auth), Some(status), 0, false);
             self.schedule(now, 0, a.reason);
         }

@@ -107,7 +107,7 @@ use crate::sse::{SseItem, SseParser};
 use crate::time::{MonoMs, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
-use state::{Attempt, BodyKind, Lifecycle, Phase, Scheduled};
+use state::{Attempt, AuthRetry, BodyKind, Lifecycle, Phase, Scheduled};
 use watchdog::Expiry;
 
 /// Rounds of due-deadline processing per input (each round starts, ends or
@@ -164,8 +164,9 @@ pub struct Engine {
     phase: Phase,
     next_id: u64,
     life: Lifecycle,
-    state: State,
-    state_reason: Option<Reason>,
+    /// The last [`Action::State`] handed out (`connecting` and no reason
+    /// before the first): only to hand out a change once.
+    told: (State, Option<Reason>),
     actions: VecDeque<Action>,
     stats: Stats,
     last_now: Now,
@@ -178,10 +179,8 @@ pub struct Engine {
     /// an `open`, a no-news answer): a later `410 Gone` on a request transport
     /// ends a subscription, not the endpoint (see `decode::gone_is_transient`).
     server_answered: bool,
-    /// The one 401 refresh retry was used since the last success.
-    auth_refreshed: bool,
-    /// The next `Open` asks the adapter to refresh its headers.
-    refresh_next: bool,
+    /// Where the one 401 refresh retry stands since the last success.
+    auth_retry: AuthRetry,
     /// A stream delivered messages but left no cursor: raise
     /// `Reset { Unresumable }` before the next attempt.
     unresumable: bool,
@@ -238,8 +237,7 @@ impl Engine {
             phase: Phase::Idle,
             next_id: 1,
             life: Lifecycle::default(),
-            state: State::Connecting,
-            state_reason: None,
+            told: (State::Connecting, None),
             actions: VecDeque::new(),
             stats,
             last_now: Now::default(),
@@ -247,8 +245,7 @@ impl Engine {
             armed: None,
             long_poll_timeouts: 0,
             server_answered: false,
-            auth_refreshed: false,
-            refresh_next: false,
+            auth_retry: AuthRetry::Unused,
             unresumable: false,
             cursor_reset_pending: false,
             items: Vec::new(),
@@ -268,7 +265,7 @@ impl Engine {
 
     /// The current state (`connecting` before start).
     pub fn state(&self) -> State {
-        self.state
+        self.phase.state(self.started, self.life.paused())
     }
 
     /// The transport in use (or about to be); `None` before start and for
@@ -369,6 +366,7 @@ impl Engine {
             self.phase.schedule(Scheduled {
                 at: now.mono,
                 reason: Reason::Start,
+                shows: State::Connecting,
             });
         }
     }
@@ -833,7 +831,7 @@ impl Engine {
             if let Some(s) = self.phase.scheduled() {
                 if s.at <= now.mono && self.phase.attempt().is_none() && !self.life.paused() {
                     self.phase.cancel_scheduled();
-                    self.start_attempt(now, s.reason);
+                    self.start_attempt(now, s.reason, s.shows == State::Open);
                     continue;
                 }
             }
@@ -959,6 +957,7 @@ impl Engine {
             return;
         };
         a.opened_at = Some(now.mono);
+        a.open = true;
         a.last_activity = now;
         let transport = a.transport;
         let reason = a.reason;
@@ -977,10 +976,11 @@ impl Engine {
     /// anything it delivers (the first answer's messages must not reach the
     /// app while it is still `connecting`). `succeed_request` does the rest.
     fn request_opened(&mut self) {
-        let Some(a) = self.phase.attempt() else {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
-        if !a.transport.is_streaming() && self.state != State::Open {
+        if !a.transport.is_streaming() && !a.open {
+            a.open = true;
             let reason = a.reason;
             self.set_state(State::Open, reason, None);
         }
@@ -1084,7 +1084,9 @@ impl Engine {
     }
 
     /// Start the scheduled attempt.
-    fn start_attempt(&mut self, now: Now, reason: Reason) {
+    /// `was_open`: the app sees `open` (a request transport between two
+    /// answers).
+    fn start_attempt(&mut self, now: Now, reason: Reason, was_open: bool) {
         if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
         }
@@ -1107,7 +1109,7 @@ impl Engine {
         let id = AttemptId(self.next_id);
         self.next_id = self.next_id.saturating_add(1);
         let (url, headers) = self.render_request(transport);
-        let refresh_auth = mem::take(&mut self.refresh_next);
+        let refresh_auth = self.auth_retry.take_next();
         self.stats.requests = self.stats.requests.saturating_add(1);
         if self.stats.requests > 1 {
             self.stats.reconnects = self.stats.reconnects.saturating_add(1);
@@ -1122,7 +1124,10 @@ impl Engine {
         // cursor a stale parser id (one from before native events moved it).
         self.parser.set_last_event_id(&self.cursor);
         self.watch_replay();
-        let request_cycle = !transport.is_streaming() && self.state == State::Open;
+        let request_cycle = !transport.is_streaming() && was_open;
+        if let Some(a) = self.phase.attempt_mut() {
+            a.open = request_cycle;
+        }
         self.watch_gap(request_cycle);
         if !request_cycle {
             self.set_state(State::Connecting, reason, None);
@@ -1179,13 +1184,11 @@ impl Engine {
     /// Emit `State` when the state or its reason changed (every `waiting` is
     /// news: it carries a new delay).
     fn set_state(&mut self, state: State, reason: Reason, delay_ms: Option<u64>) {
-        let changed =
-            state != self.state || self.state_reason != Some(reason) || state == State::Waiting;
+        let changed = self.told != (state, Some(reason)) || state == State::Waiting;
         if !changed {
             return;
         }
-        self.state = state;
-        self.state_reason = Some(reason);
+        self.told = (state, Some(reason));
         self.actions.push_back(Action::State {
             state,
             reason,

@@ -38,7 +38,7 @@
 
 use super::action::{Action, ErrorCode, Reason, State};
 use super::config::TransportKind;
-use super::state::{Attempt, Scheduled};
+use super::state::{Attempt, AuthRetry, Scheduled};
 use super::Engine;
 use crate::policy::backoff::{Backoff, GaveUp, Strategy};
 use crate::policy::retry_after::{ServerWait, WaitSource};
@@ -253,7 +253,7 @@ impl Engine {
     pub(crate) fn succeed_request(&mut self, now: Now, attempt: &Attempt, news: bool) {
         self.backoff.record_healthy();
         self.mark_success(attempt.transport, attempt.status.is_some());
-        if self.state != State::Open {
+        if !attempt.open {
             self.set_state(State::Open, attempt.reason, None);
         }
         let delay = if attempt.transport == TransportKind::Poll {
@@ -285,6 +285,7 @@ impl Engine {
         self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason,
+            shows: State::Open,
         });
     }
 
@@ -317,7 +318,7 @@ impl Engine {
     pub(crate) fn mark_answered(&mut self) {
         self.server_answered = true;
         self.breaker.record_success();
-        self.auth_refreshed = false;
+        self.auth_retry = AuthRetry::Unused;
     }
 
     /// A breaker probe that ends without an outcome lets a new probe through.
@@ -347,9 +348,15 @@ impl Engine {
     /// Schedule the next attempt `delay` ms from now, in state `waiting`
     /// (no state change for a 0 ms delay).
     pub(crate) fn schedule(&mut self, now: Now, delay: u64, reason: Reason) {
+        let shows = if delay > 0 {
+            State::Waiting
+        } else {
+            self.told.0
+        };
         self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason,
+            shows,
         });
         self.stats.current_delay_ms = delay;
         if delay > 0 {

@@ -3,7 +3,7 @@
 
 use alloc::string::String;
 
-use super::action::Reason;
+use super::action::{Reason, State};
 use super::config::TransportKind;
 use super::input::AttemptId;
 use super::replay::ReplayWatch;
@@ -24,6 +24,29 @@ pub(crate) enum BodyKind {
     Resource,
 }
 
+/// The one 401 retry with refreshed headers, between two successes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AuthRetry {
+    /// Not used: a 401 may retry once with refreshed headers.
+    Unused,
+    /// A 401 asked for it: the next `Open` asks the adapter to refresh.
+    Next,
+    /// Used: another 401 before a success is fatal.
+    Used,
+}
+
+impl AuthRetry {
+    /// At an `Open`: whether it asks for refreshed headers (`Next` becomes
+    /// `Used`).
+    pub fn take_next(&mut self) -> bool {
+        let next = *self == AuthRetry::Next;
+        if next {
+            *self = AuthRetry::Used;
+        }
+        next
+    }
+}
+
 /// The live attempt: from its `Open` until the engine learns it ended or
 /// aborts it.
 #[derive(Clone, Debug)]
@@ -36,6 +59,9 @@ pub(crate) struct Attempt {
     pub started: MonoMs,
     /// When the stream opened (`open` event, or a usable response head).
     pub opened_at: Option<MonoMs>,
+    /// The app sees `open` (a stream opened, a request transport's usable
+    /// answer, or a request that follows one), else `connecting`.
+    pub open: bool,
     /// The response status, once known.
     pub status: Option<u16>,
     /// The body kind of a request transport.
@@ -96,6 +122,7 @@ impl Attempt {
             reason,
             started: now.mono,
             opened_at: None,
+            open: false,
             status: None,
             body: BodyKind::Pending,
             outcome: None,
@@ -133,6 +160,11 @@ pub(crate) struct Scheduled {
     pub at: MonoMs,
     /// Why (the reason of its `Connecting` state).
     pub reason: Reason,
+    /// The state the app sees meanwhile: `waiting` behind a delay, else the
+    /// state of what came before (`open` between two answers of a request
+    /// transport, `connecting` on a prompt retry, `paused` or `closed` until
+    /// a resume's or revival's attempt goes out).
+    pub shows: State,
 }
 
 /// The page lifecycle as reported by the adapter.
@@ -284,6 +316,21 @@ impl Phase {
         match core::mem::replace(self, Phase::Closed) {
             Phase::Live(a) => Some(a),
             _ => None,
+        }
+    }
+
+    /// The state the app sees in this phase. `started`: the engine was
+    /// started; `paused`: the page lifecycle holds every attempt. Idle after
+    /// start and not paused is a stopped engine revived by `reconnect()`
+    /// before its attempt is scheduled (or a step inside one input).
+    pub fn state(&self, started: bool, paused: bool) -> State {
+        match self {
+            Phase::Idle if !started => State::Connecting,
+            Phase::Idle if paused => State::Paused,
+            Phase::Idle | Phase::Closed => State::Closed,
+            Phase::Scheduled(s) => s.shows,
+            Phase::Live(a) if a.open => State::Open,
+            Phase::Live(_) => State::Connecting,
         }
     }
 
