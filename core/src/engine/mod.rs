@@ -157,9 +157,11 @@ pub struct Engine {
     interval: PollInterval,
     validators: Validators,
     dedupe: Dedupe,
+    /// The SSE parser, whose last event ID is the engine's one cursor (the
+    /// last event id, kept across bodies, reconnects and transport
+    /// switches): every transport's ids are written there, so its events
+    /// and id-only blocks move the one cursor there is.
     parser: SseParser,
-    /// The last event id (persists across reconnects and transport switches).
-    cursor: String,
     /// Idle, scheduled, live or closed (see `state::Phase`).
     phase: Phase,
     next_id: u64,
@@ -233,7 +235,6 @@ impl Engine {
             validators: Validators::new(),
             dedupe: Dedupe::new(config.dedupe_capacity),
             parser,
-            cursor: config.last_event_id.clone(),
             phase: Phase::Idle,
             next_id: 1,
             life: Lifecycle::default(),
@@ -277,7 +278,17 @@ impl Engine {
 
     /// The cursor: the last event id, `config.last_event_id` initially.
     pub fn last_event_id(&self) -> &str {
-        &self.cursor
+        self.cursor()
+    }
+
+    /// The cursor (kept by the parser, see `Engine::parser`).
+    fn cursor(&self) -> &str {
+        self.parser.last_event_id()
+    }
+
+    /// Move the cursor to `id`.
+    fn set_cursor(&mut self, id: &str) {
+        self.parser.set_last_event_id(id);
     }
 
     /// The counters.
@@ -434,11 +445,11 @@ impl Engine {
             if !transport.is_streaming() {
                 self.request_opened();
             }
+            let before = String::from(self.cursor());
             let mut items = mem::take(&mut self.items);
             self.parser.feed(bytes, &mut items);
-            self.take_items(&mut items);
+            self.take_items(&mut items, &before);
             self.items = items;
-            self.sync_cursor();
         } else if self.is_durable() {
             self.durable_bytes(id, bytes);
         }
@@ -496,9 +507,7 @@ impl Engine {
         }
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
-        let before = own_id
-            .as_ref()
-            .map(|own| mem::replace(&mut self.cursor, own.clone()));
+        let before = own_id.as_deref().map(|own| self.replace_cursor(own));
         let event = if event_type.is_empty() {
             "message"
         } else {
@@ -509,7 +518,7 @@ impl Engine {
             String::from(event),
             String::from(data),
             own_id,
-            self.cursor.clone(),
+            String::from(self.cursor()),
         );
         self.keep_cursor_on_replay(dropped, before);
         self.check_healthy(now);
@@ -554,17 +563,17 @@ impl Engine {
             let own_id = m.id.filter(|id| decode::is_usable_event_id(id));
             let before = own_id
                 .as_deref()
-                .filter(|own| *own != self.cursor)
-                .map(|own| mem::replace(&mut self.cursor, String::from(own)));
+                .filter(|own| *own != self.cursor())
+                .map(|own| self.replace_cursor(own));
             let event = match m.event {
                 Some(e) if !e.is_empty() => e,
                 _ => String::from("message"),
             };
             let dropped = self.dedupe.duplicates_dropped();
-            self.offer_event(event, m.data, own_id, self.cursor.clone());
+            let cursor = String::from(self.cursor());
+            self.offer_event(event, m.data, own_id, cursor);
             self.keep_cursor_on_replay(dropped, before);
         }
-        self.parser.set_last_event_id(&self.cursor);
         if let Some(a) = self.phase.take_attempt() {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
@@ -608,9 +617,9 @@ impl Engine {
             if let Some(id) = decode::nchan_message_id(&self.validators) {
                 // An nchan message: its id is an event id like the ones its
                 // EventSource sends, so it is the cursor and feeds dedupe.
-                self.cursor.clone_from(&id);
-                self.parser.set_last_event_id(&id);
-                self.offer_event(String::from("message"), body, Some(id), self.cursor.clone());
+                self.set_cursor(&id);
+                let cursor = id.clone();
+                self.offer_event(String::from("message"), body, Some(id), cursor);
             } else {
                 let id = self
                     .validators
@@ -619,14 +628,14 @@ impl Engine {
                     .or_else(|| self.validators.last_modified.clone())
                     .unwrap_or_default();
                 if body.len() > self.config.sse_limits.max_event_data_bytes {
-                    self.skip_message(Some(id), self.cursor.clone());
+                    self.skip_message(Some(id), String::from(self.cursor()));
                 } else {
                     if let Some(a) = self.phase.attempt_mut() {
                         a.delivered = a.delivered.saturating_add(1);
                     }
                     self.actions.push_back(Action::Deliver(Message {
                         id,
-                        last_event_id: self.cursor.clone(),
+                        last_event_id: String::from(self.cursor()),
                         event: String::from("message"),
                         data: body,
                         binary: false,
@@ -715,11 +724,6 @@ impl Engine {
             return;
         };
         self.drop_body();
-        if a.transport != TransportKind::EventSource {
-            // Native events move the cursor themselves; the parser never saw
-            // them, and its stale id must not overwrite theirs.
-            self.sync_cursor();
-        }
         if a.transport.is_streaming() {
             if a.opened_at.is_some() {
                 self.stream_ended(now, &a, None, Reason::Backoff);
@@ -946,7 +950,7 @@ impl Engine {
     /// A stream that delivered messages without ever giving a cursor cannot
     /// be resumed: remember to tell the app at the next attempt.
     fn note_stream_gap(&mut self, a: &Attempt) {
-        if a.transport.is_streaming() && a.delivered > 0 && self.cursor.is_empty() {
+        if a.transport.is_streaming() && a.delivered > 0 && self.cursor().is_empty() {
             self.unresumable = true;
         }
     }
@@ -986,30 +990,30 @@ impl Engine {
         }
     }
 
-    /// A new SSE body starts: fresh parser buffers, the engine's cursor.
+    /// A new SSE body starts: fresh parser buffers (the cursor stays).
     fn new_body(&mut self) {
         self.parser.new_stream();
-        self.parser.set_last_event_id(&self.cursor);
     }
 
-    /// Take the cursor from the parser (id-only blocks move it too, BC-07).
-    fn sync_cursor(&mut self) {
-        if self.parser.last_event_id() != self.cursor {
-            self.cursor = String::from(self.parser.last_event_id());
-        }
+    /// Move the cursor to `id`; returns where it stood.
+    fn replace_cursor(&mut self, id: &str) -> String {
+        let before = String::from(self.cursor());
+        self.set_cursor(id);
+        before
     }
 
-    /// Deliver parsed SSE items. A replayed duplicate does not move the
-    /// cursor back, whatever the chunk boundaries (`replay::BatchCursor`).
-    fn take_items(&mut self, items: &mut Vec<SseItem>) {
+    /// Deliver parsed SSE items (`cursor`: where the cursor stood before
+    /// the chunk; the parser moved it, id-only blocks too, BC-07). A
+    /// replayed duplicate does not move the cursor back, whatever the chunk
+    /// boundaries (`replay::BatchCursor`).
+    fn take_items(&mut self, items: &mut Vec<SseItem>, cursor: &str) {
         let mut batch = replay::BatchCursor::default();
         // Reused buffer (no allocation per event on the hot path).
         let mut last = String::new();
         for item in items.drain(..) {
             match item {
                 SseItem::Event(mut ev) => {
-                    let rewritten =
-                        batch.inherit(&mut ev.last_event_id, ev.id.is_some(), &self.cursor);
+                    let rewritten = batch.inherit(&mut ev.last_event_id, ev.id.is_some(), cursor);
                     let dropped = self.dedupe.duplicates_dropped();
                     last.clone_from(&ev.last_event_id);
                     self.offer_event(ev.event, ev.data, ev.id, ev.last_event_id);
@@ -1019,8 +1023,7 @@ impl Engine {
                 SseItem::RetryMs(ms) => self.take_retry(ms),
                 SseItem::Comment => {}
                 SseItem::Skipped(mut s) => {
-                    let rewritten =
-                        batch.inherit(&mut s.last_event_id, s.id.is_some(), &self.cursor);
+                    let rewritten = batch.inherit(&mut s.last_event_id, s.id.is_some(), cursor);
                     let dropped = self.dedupe.duplicates_dropped();
                     last.clone_from(&s.last_event_id);
                     self.offer_skipped(s.event.as_deref(), s.id, s.last_event_id);
@@ -1029,9 +1032,9 @@ impl Engine {
                 }
             }
         }
-        if let Some(kept) = batch.restore(self.parser.last_event_id(), &self.cursor) {
+        if let Some(kept) = batch.restore(self.cursor(), cursor) {
             let kept = String::from(kept);
-            self.parser.set_last_event_id(&kept);
+            self.set_cursor(&kept);
         }
     }
 
@@ -1055,7 +1058,7 @@ impl Engine {
     fn keep_cursor_on_replay(&mut self, dropped: u64, before: Option<String>) {
         if let Some(before) = before {
             if self.dedupe.duplicates_dropped() > dropped {
-                self.cursor = before;
+                self.set_cursor(&before);
             }
         }
     }
@@ -1065,7 +1068,7 @@ impl Engine {
     /// off inside an endless line still says why nothing came.
     fn drop_body(&mut self) {
         if self.parser.skipping().is_some() {
-            self.skip_message(None, self.cursor.clone());
+            self.skip_message(None, String::from(self.cursor()));
         }
         self.parser.new_stream();
     }
@@ -1117,12 +1120,9 @@ impl Engine {
         self.stats.current_delay_ms = 0;
         let probe = self.selector.probing();
         let mut attempt = Attempt::new(id, transport, reason, now, probe);
-        attempt.cursor_at_start.clone_from(&self.cursor);
+        attempt.cursor_at_start = String::from(self.cursor());
         attempt.carried_cursor = self.request_carries_cursor(transport);
         self.phase = Phase::Live(attempt);
-        // An attempt that ends before its body starts must not hand the
-        // cursor a stale parser id (one from before native events moved it).
-        self.parser.set_last_event_id(&self.cursor);
         self.watch_replay();
         let request_cycle = !transport.is_streaming() && was_open;
         if let Some(a) = self.phase.attempt_mut() {
@@ -1167,7 +1167,7 @@ impl Engine {
             return (self.durable_url(transport), Vec::new());
         }
         let cursor = request::Cursor {
-            id: &self.cursor,
+            id: self.cursor(),
             query_too: self.query_too,
         };
         request::render(&self.config, transport, cursor, &self.validators)

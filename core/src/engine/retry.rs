@@ -297,7 +297,7 @@ impl Engine {
     /// off, and so does one that replays what was already delivered.
     pub(crate) fn made_progress(&self, a: &Attempt) -> bool {
         let fresh = a.delivered > 0 || a.filtered > 0;
-        fresh && !self.cursor.is_empty() && self.cursor != a.cursor_at_start
+        fresh && !self.cursor().is_empty() && self.cursor() != a.cursor_at_start
     }
 
     /// The transport delivered: close the breaker, tell the selector, allow a
