@@ -257,9 +257,9 @@ impl Engine {
             body: Vec::new(),
             too_large: false,
         });
-        if let Some(a) = self.phase.attempt_mut() {
+        if let Some(r) = self.phase.attempt_mut().and_then(Attempt::request_mut) {
             // Not the SSE parser's: bytes go to `durable_bytes`.
-            a.body = BodyKind::Resource;
+            r.body = BodyKind::Resource;
         }
     }
 

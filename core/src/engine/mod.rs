@@ -433,7 +433,9 @@ impl Engine {
         a.last_activity = now;
         let parse = match a.transport {
             TransportKind::FetchSse => a.opened_at.is_some(),
-            TransportKind::LongPoll | TransportKind::Poll => a.body == BodyKind::EventStream,
+            TransportKind::LongPoll | TransportKind::Poll => {
+                a.request().is_some_and(|r| r.body == BodyKind::EventStream)
+            }
             TransportKind::EventSource => false,
         };
         let transport = a.transport;
@@ -487,17 +489,17 @@ impl Engine {
         let Some(a) = self.phase.attempt_mut() else {
             return;
         };
-        if a.transport != TransportKind::EventSource {
-            return;
-        }
-        let first_event = !a.saw_event;
-        a.saw_event = true;
-        a.last_activity = now;
-        let own_id = (last_event_id != a.native_last_event_id).then(|| String::from(last_event_id));
-        if let Some(own) = &own_id {
-            a.native_last_event_id.clone_from(own);
-        }
         let opened = a.opened_at.is_some();
+        let Some(n) = a.native_mut() else {
+            return;
+        };
+        let first_event = !n.saw_event;
+        n.saw_event = true;
+        let own_id = (last_event_id != n.last_event_id).then(|| String::from(last_event_id));
+        if let Some(own) = &own_id {
+            n.last_event_id.clone_from(own);
+        }
+        a.last_activity = now;
         if !opened {
             self.stream_opened(now);
         }
@@ -553,8 +555,8 @@ impl Engine {
             return;
         }
         a.last_activity = now;
-        if polling_hint_ms.is_some() {
-            a.hint_ms = polling_hint_ms;
+        if let Some(r) = a.request_mut().filter(|_| polling_hint_ms.is_some()) {
+            r.hint_ms = polling_hint_ms;
         }
         self.request_opened();
         for m in msgs {
@@ -608,7 +610,7 @@ impl Engine {
         if a.transport.is_streaming() {
             return;
         }
-        let unchanged = a.outcome == Some(Outcome::Unchanged)
+        let unchanged = a.request().and_then(|r| r.outcome) == Some(Outcome::Unchanged)
             || decode::empty_long_poll_answer(a.transport, &body, &self.validators);
         let len = u64::try_from(body.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);

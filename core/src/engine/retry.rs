@@ -258,11 +258,11 @@ impl Engine {
         }
         let delay = if attempt.transport == TransportKind::Poll {
             self.interval.record_answer(news);
-            if let Some(hint) = attempt.hint_ms {
+            if let Some(hint) = attempt.hint_ms() {
                 self.interval.apply_server_hint_ms(hint);
             }
             self.interval.current_ms()
-        } else if let Some(hint) = attempt.hint_ms {
+        } else if let Some(hint) = attempt.hint_ms() {
             hint.clamp(self.interval.min_ms(), self.interval.max_ms())
         } else {
             let (pace, spread) = if news {
@@ -276,7 +276,7 @@ impl Engine {
             };
             clamp_timer_ms(pace.saturating_add(self.rng.below(spread + 1)))
         };
-        let reason = if attempt.hint_ms.is_some() {
+        let reason = if attempt.hint_ms().is_some() {
             Reason::ServerHint
         } else {
             Reason::Backoff

@@ -55,10 +55,11 @@ pub(crate) fn deadline(
                 (a, b) => a.or(b),
             }
         }
-        (TransportKind::EventSource, Some(_)) if !attempt.saw_event && attempt.silence_kept => None,
-        (TransportKind::EventSource, Some(opened)) if !attempt.saw_event => {
-            first.map(|t| (opened.plus(t), Expiry::FirstByte))
-        }
+        (TransportKind::EventSource, Some(opened)) => match attempt.native() {
+            Some(n) if !n.saw_event && n.silence_kept => None,
+            Some(n) if !n.saw_event => first.map(|t| (opened.plus(t), Expiry::FirstByte)),
+            _ => idle.map(|t| (last.plus(t), Expiry::Idle)),
+        },
         (_, Some(_)) => idle.map(|t| (last.plus(t), Expiry::Idle)),
     }
 }
@@ -144,9 +145,13 @@ mod tests {
             ..W
         };
         assert_eq!(deadline(&a, &no_first, 0), None);
-        a.silence_kept = true;
+        if let Some(n) = a.native_mut() {
+            n.silence_kept = true;
+        }
         assert_eq!(deadline(&a, &W, 0), None);
-        a.saw_event = true;
+        if let Some(n) = a.native_mut() {
+            n.saw_event = true;
+        }
         a.last_activity = Now::at(9000, 0);
         assert_eq!(deadline(&a, &W, 0), Some((MonoMs(54_000), Expiry::Idle)));
     }
