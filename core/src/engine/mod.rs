@@ -107,7 +107,7 @@ use crate::sse::{SseItem, SseParser};
 use crate::time::{MonoMs, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
-use state::{Attempt, AuthRetry, BodyKind, Lifecycle, Phase, Scheduled};
+use state::{Attempt, AuthRetry, BodyKind, Lifecycle, PerTransport, Phase, Scheduled};
 use watchdog::Expiry;
 
 /// Rounds of due-deadline processing per input (each round starts, ends or
@@ -431,12 +431,10 @@ impl Engine {
         let first_byte = a.bytes == 0;
         a.bytes = a.bytes.saturating_add(len);
         a.last_activity = now;
-        let parse = match a.transport {
-            TransportKind::FetchSse => a.opened_at.is_some(),
-            TransportKind::LongPoll | TransportKind::Poll => {
-                a.request().is_some_and(|r| r.body == BodyKind::EventStream)
-            }
-            TransportKind::EventSource => false,
+        let parse = match &a.per {
+            PerTransport::FetchSse => a.opened_at.is_some(),
+            PerTransport::Request(r) => r.body == BodyKind::EventStream,
+            PerTransport::Native(_) => false,
         };
         let transport = a.transport;
         self.stats.bytes = self.stats.bytes.saturating_add(len);

@@ -55,11 +55,12 @@ pub(crate) fn deadline(
                 (a, b) => a.or(b),
             }
         }
-        (TransportKind::EventSource, Some(opened)) => match attempt.native() {
-            Some(n) if !n.saw_event && n.silence_kept => None,
-            Some(n) if !n.saw_event => first.map(|t| (opened.plus(t), Expiry::FirstByte)),
-            _ => idle.map(|t| (last.plus(t), Expiry::Idle)),
-        },
+        (TransportKind::EventSource, Some(opened)) if !attempt.saw_event() => {
+            let kept = attempt.native().is_some_and(|n| n.silence_kept);
+            first
+                .filter(|_| !kept)
+                .map(|t| (opened.plus(t), Expiry::FirstByte))
+        }
         (_, Some(_)) => idle.map(|t| (last.plus(t), Expiry::Idle)),
     }
 }
