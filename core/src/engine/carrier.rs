@@ -38,7 +38,7 @@ impl Engine {
     /// Before an attempt starts: move a resume to a transport that sends
     /// `Last-Event-ID` where one is allowed (see the module rules).
     pub(crate) fn carry_cursor_by_header(&mut self) {
-        if self.cursor.is_empty() || self.is_durable() {
+        if self.cursor().is_empty() || self.is_durable() {
             return;
         }
         let cross = self.config.cross_origin;

@@ -36,7 +36,7 @@ impl Engine {
     /// transports (`request::render` sends one or the other).
     pub(crate) fn request_carries_cursor(&self, transport: TransportKind) -> bool {
         let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
-        !self.cursor.is_empty() || (request && !self.validators.is_empty())
+        !self.cursor().is_empty() || (request && !self.validators.is_empty())
     }
 
     /// What a response head with `status` and `verdict` says about the live
@@ -85,7 +85,7 @@ impl Engine {
         }
     }
 
-    /// Forget where to resume from: the cursor (also the parser's), the
+    /// Forget where to resume from: the cursor, the
     /// dedupe memory (the server will send those ids again) and the
     /// validators. A pending `unresumable` reset is covered by this one.
     /// Tell the app `reset` (`reason`), then start again from the cursor as
@@ -104,12 +104,12 @@ impl Engine {
         self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason: cause,
+            shows: self.told.0,
         });
     }
 
     fn forget_cursor(&mut self) {
-        self.cursor.clear();
-        self.parser.set_last_event_id("");
+        self.set_cursor("");
         self.dedupe.clear();
         self.validators = Validators::new();
         self.unresumable = false;

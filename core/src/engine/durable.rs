@@ -205,7 +205,7 @@ impl Engine {
         let d = &self.durable;
         render_url(
             self.config.url_for(transport),
-            &self.cursor,
+            self.cursor(),
             d.up_to_date,
             &d.stream_cursor,
         )
@@ -257,9 +257,9 @@ impl Engine {
             body: Vec::new(),
             too_large: false,
         });
-        if let Some(a) = self.phase.attempt_mut() {
+        if let Some(r) = self.phase.attempt_mut().and_then(Attempt::request_mut) {
             // Not the SSE parser's: bytes go to `durable_bytes`.
-            a.body = BodyKind::Resource;
+            r.body = BodyKind::Resource;
         }
     }
 
@@ -272,8 +272,8 @@ impl Engine {
         };
         self.actions.push_back(Action::Abort(a.id));
         if let Some(next) = head.header("stream-next-offset") {
-            if is_valid_offset(next, false) && advances(&self.cursor, next) {
-                self.cursor = String::from(next);
+            if is_valid_offset(next, false) && advances(self.cursor(), next) {
+                self.set_cursor(next);
             }
         }
         let went_live = self.durable_up_to_date(flag(head, "stream-up-to-date"));
@@ -307,7 +307,7 @@ impl Engine {
         let Some(c) = self.take_chunk(id) else {
             return false;
         };
-        let payload = if !advances(&self.cursor, &c.next) {
+        let payload = if !advances(self.cursor(), &c.next) {
             // A repeat is not decoded: the decoder's carried bytes belong to
             // the cursor's position, not to this one.
             Payload::Repeat(c.too_large || !c.body.is_empty())
@@ -388,7 +388,7 @@ impl Engine {
         let Some(a) = self.phase.take_attempt() else {
             return;
         };
-        let advanced = advances(&self.cursor, &c.next);
+        let advanced = advances(self.cursor(), &c.next);
         if !advanced {
             let empty = match &payload {
                 Payload::Messages(m, _) => m.is_empty(),
@@ -400,7 +400,7 @@ impl Engine {
             }
         } else {
             self.deliver_chunk(&c.next, payload);
-            self.cursor = c.next;
+            self.set_cursor(&c.next);
         }
         let went_live = self.durable_up_to_date(c.up_to_date);
         if c.closed {
@@ -435,7 +435,7 @@ impl Engine {
             let last_event_id = if i + 1 == n {
                 String::from(next)
             } else {
-                self.cursor.clone()
+                String::from(self.cursor())
             };
             self.actions.push_back(Action::Deliver(Message {
                 id: String::new(),
@@ -454,7 +454,7 @@ impl Engine {
         self.durable.up_to_date = up_to_date;
         if caught_up {
             self.actions.push_back(Action::UpToDate {
-                last_event_id: self.cursor.clone(),
+                last_event_id: String::from(self.cursor()),
             });
         }
         caught_up
@@ -498,7 +498,7 @@ impl Engine {
         } else {
             START_OFFSET
         };
-        self.cursor = String::from(start);
+        self.set_cursor(start);
         self.durable = Durable {
             up_to_date: start == NOW_OFFSET,
             gone_pending: true,

@@ -94,7 +94,7 @@ impl Engine {
     /// (`continuing`: see [`GapWatch::on_attempt`]).
     pub(crate) fn watch_gap(&mut self, continuing: bool) {
         if !self.is_durable() {
-            self.gap.on_attempt(&self.cursor, continuing);
+            self.gap.on_attempt(self.parser.last_event_id(), continuing);
         }
     }
 

@@ -8,8 +8,6 @@
 //! [`Config::last_event_id`] would turn a 410 after a hand-over into a replay
 //! of the whole stream.
 
-use alloc::string::String;
-
 use super::config::Config;
 use super::durable::{is_valid_offset, Durable};
 use super::Engine;
@@ -25,7 +23,6 @@ impl Engine {
         if e.is_durable() && !is_valid_offset(cursor, true) {
             return e;
         }
-        e.cursor = String::from(cursor);
         e.parser.set_last_event_id(cursor);
         e.durable = Durable::starting_at(cursor);
         e

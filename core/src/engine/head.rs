@@ -5,7 +5,7 @@ use super::action::{Action, ErrorCode, Reason};
 use super::decode::{self, Verdict};
 use super::input::{AttemptId, ResponseHead};
 use super::retry::Failure;
-use super::state::BodyKind;
+use super::state::{Attempt, AuthRetry, BodyKind};
 use super::Input;
 use super::{Engine, TransportKind};
 use crate::policy::headers::HeaderLookup;
@@ -84,10 +84,10 @@ impl Engine {
         if kind == BodyKind::EventStream {
             self.new_body();
         }
-        if let Some(a) = self.phase.attempt_mut() {
-            a.body = kind;
-            a.outcome = Some(outcome);
-            a.hint_ms = interval_hint_ms(head);
+        if let Some(r) = self.phase.attempt_mut().and_then(Attempt::request_mut) {
+            r.body = kind;
+            r.outcome = Some(outcome);
+            r.hint_ms = interval_hint_ms(head);
         }
     }
 
@@ -97,7 +97,9 @@ impl Engine {
             self.stats.not_modified = self.stats.not_modified.saturating_add(1);
         }
         if let Some(mut a) = self.phase.take_attempt() {
-            a.hint_ms = interval_hint_ms(head);
+            if let Some(r) = a.request_mut() {
+                r.hint_ms = interval_hint_ms(head);
+            }
             self.actions.push_back(Action::Abort(a.id));
             self.succeed_request(now, &a, false);
         }
@@ -134,14 +136,13 @@ impl Engine {
     /// refreshed headers (`refresh_auth`); otherwise, and after that one
     /// retry, a fatal `auth` error.
     fn head_unauthorized(&mut self, now: Now, status: u16) {
-        if !self.config.has_custom_headers || self.auth_refreshed {
+        if !self.config.has_custom_headers || self.auth_retry != AuthRetry::Unused {
             return self.fatal(ErrorCode::Auth, Some(status), Reason::PermanentError);
         }
         if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
             self.release_probe(now);
-            self.auth_refreshed = true;
-            self.refresh_next = true;
+            self.auth_retry = AuthRetry::Next;
             self.report(Some(ErrorCode::Auth), Some(status), 0, false);
             self.schedule(now, 0, a.reason);
         }

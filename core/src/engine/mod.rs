@@ -105,7 +105,7 @@ use crate::sse::{SseItem, SseParser};
 use crate::time::{MonoMs, Monotone, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
-use state::{Attempt, BodyKind, Lifecycle, Phase, Scheduled};
+use state::{Attempt, AuthRetry, BodyKind, Lifecycle, PerTransport, Phase, Scheduled};
 use watchdog::Expiry;
 
 /// Rounds of due-deadline processing per input (each round starts, ends or
@@ -155,15 +155,18 @@ pub struct Engine {
     interval: PollInterval,
     validators: Validators,
     dedupe: Dedupe,
+    /// The SSE parser, whose last event ID is the engine's one cursor (the
+    /// last event id, kept across bodies, reconnects and transport
+    /// switches): every transport's ids are written there, so its events
+    /// and id-only blocks move the one cursor there is.
     parser: SseParser,
-    /// The last event id (persists across reconnects and transport switches).
-    cursor: String,
     /// Idle, scheduled, live or closed (see `state::Phase`).
     phase: Phase,
     next_id: u64,
     life: Lifecycle,
-    state: State,
-    state_reason: Option<Reason>,
+    /// The last [`Action::State`] handed out (`connecting` and no reason
+    /// before the first): only to hand out a change once.
+    told: (State, Option<Reason>),
     actions: VecDeque<Action>,
     stats: Stats,
     /// The monotone-clock guard.
@@ -180,10 +183,8 @@ pub struct Engine {
     /// an `open`, a no-news answer): a later `410 Gone` on a request transport
     /// ends a subscription, not the endpoint (see `decode::gone_is_transient`).
     server_answered: bool,
-    /// The one 401 refresh retry was used since the last success.
-    auth_refreshed: bool,
-    /// The next `Open` asks the adapter to refresh its headers.
-    refresh_next: bool,
+    /// Where the one 401 refresh retry stands since the last success.
+    auth_retry: AuthRetry,
     /// A stream delivered messages but left no cursor: raise
     /// `Reset { Unresumable }` before the next attempt.
     unresumable: bool,
@@ -236,12 +237,10 @@ impl Engine {
             validators: Validators::new(),
             dedupe: Dedupe::new(config.dedupe_capacity),
             parser,
-            cursor: config.last_event_id.clone(),
             phase: Phase::Idle,
             next_id: 1,
             life: Lifecycle::default(),
-            state: State::Connecting,
-            state_reason: None,
+            told: (State::Connecting, None),
             actions: VecDeque::new(),
             stats,
             clock: Monotone::default(),
@@ -249,8 +248,7 @@ impl Engine {
             armed: None,
             long_poll_timeouts: 0,
             server_answered: false,
-            auth_refreshed: false,
-            refresh_next: false,
+            auth_retry: AuthRetry::Unused,
             unresumable: false,
             cursor_reset_pending: false,
             items: Vec::new(),
@@ -270,7 +268,7 @@ impl Engine {
 
     /// The current state (`connecting` before start).
     pub fn state(&self) -> State {
-        self.state
+        self.phase.state(self.started, self.life.paused())
     }
 
     /// The transport in use (or about to be); `None` before start and for
@@ -282,7 +280,17 @@ impl Engine {
 
     /// The cursor: the last event id, `config.last_event_id` initially.
     pub fn last_event_id(&self) -> &str {
-        &self.cursor
+        self.cursor()
+    }
+
+    /// The cursor (kept by the parser, see `Engine::parser`).
+    fn cursor(&self) -> &str {
+        self.parser.last_event_id()
+    }
+
+    /// Move the cursor to `id`.
+    fn set_cursor(&mut self, id: &str) {
+        self.parser.set_last_event_id(id);
     }
 
     /// The counters.
@@ -371,6 +379,7 @@ impl Engine {
             self.phase.schedule(Scheduled {
                 at: now.mono,
                 reason: Reason::Start,
+                shows: State::Connecting,
             });
         }
     }
@@ -424,10 +433,10 @@ impl Engine {
         let first_byte = a.bytes == 0;
         a.bytes = a.bytes.saturating_add(len);
         a.last_activity = now;
-        let parse = match a.transport {
-            TransportKind::FetchSse => a.opened_at.is_some(),
-            TransportKind::LongPoll | TransportKind::Poll => a.body == BodyKind::EventStream,
-            TransportKind::EventSource => false,
+        let parse = match &a.per {
+            PerTransport::FetchSse => a.opened_at.is_some(),
+            PerTransport::Request(r) => r.body == BodyKind::EventStream,
+            PerTransport::Native(_) => false,
         };
         let transport = a.transport;
         self.stats.bytes = self.stats.bytes.saturating_add(len);
@@ -438,11 +447,11 @@ impl Engine {
             if !transport.is_streaming() {
                 self.request_opened();
             }
+            let before = String::from(self.cursor());
             let mut items = mem::take(&mut self.items);
             self.parser.feed(bytes, &mut items);
-            self.take_items(&mut items);
+            self.take_items(&mut items, &before);
             self.items = items;
-            self.sync_cursor();
         } else if self.is_durable() {
             self.durable_bytes(id, bytes);
         }
@@ -480,17 +489,17 @@ impl Engine {
         let Some(a) = self.phase.attempt_mut() else {
             return;
         };
-        if a.transport != TransportKind::EventSource {
-            return;
-        }
-        let first_event = !a.saw_event;
-        a.saw_event = true;
-        a.last_activity = now;
-        let own_id = (last_event_id != a.native_last_event_id).then(|| String::from(last_event_id));
-        if let Some(own) = &own_id {
-            a.native_last_event_id.clone_from(own);
-        }
         let opened = a.opened_at.is_some();
+        let Some(n) = a.native_mut() else {
+            return;
+        };
+        let first_event = !n.saw_event;
+        n.saw_event = true;
+        let own_id = (last_event_id != n.last_event_id).then(|| String::from(last_event_id));
+        if let Some(own) = &own_id {
+            n.last_event_id.clone_from(own);
+        }
+        a.last_activity = now;
         if !opened {
             self.stream_opened(now);
         }
@@ -500,9 +509,7 @@ impl Engine {
         }
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
-        let before = own_id
-            .as_ref()
-            .map(|own| mem::replace(&mut self.cursor, own.clone()));
+        let before = own_id.as_deref().map(|own| self.replace_cursor(own));
         let event = if event_type.is_empty() {
             "message"
         } else {
@@ -513,7 +520,7 @@ impl Engine {
             String::from(event),
             String::from(data),
             own_id,
-            self.cursor.clone(),
+            String::from(self.cursor()),
         );
         self.keep_cursor_on_replay(dropped, before);
         self.check_healthy(now);
@@ -548,8 +555,8 @@ impl Engine {
             return;
         }
         a.last_activity = now;
-        if polling_hint_ms.is_some() {
-            a.hint_ms = polling_hint_ms;
+        if let Some(r) = a.request_mut().filter(|_| polling_hint_ms.is_some()) {
+            r.hint_ms = polling_hint_ms;
         }
         self.request_opened();
         for m in msgs {
@@ -558,17 +565,17 @@ impl Engine {
             let own_id = m.id.filter(|id| decode::is_usable_event_id(id));
             let before = own_id
                 .as_deref()
-                .filter(|own| *own != self.cursor)
-                .map(|own| mem::replace(&mut self.cursor, String::from(own)));
+                .filter(|own| *own != self.cursor())
+                .map(|own| self.replace_cursor(own));
             let event = match m.event {
                 Some(e) if !e.is_empty() => e,
                 _ => String::from("message"),
             };
             let dropped = self.dedupe.duplicates_dropped();
-            self.offer_event(event, m.data, own_id, self.cursor.clone());
+            let cursor = String::from(self.cursor());
+            self.offer_event(event, m.data, own_id, cursor);
             self.keep_cursor_on_replay(dropped, before);
         }
-        self.parser.set_last_event_id(&self.cursor);
         if let Some(a) = self.phase.take_attempt() {
             let news = a.delivered > 0;
             self.succeed_request(now, &a, news);
@@ -603,7 +610,7 @@ impl Engine {
         if a.transport.is_streaming() {
             return;
         }
-        let unchanged = a.outcome == Some(Outcome::Unchanged)
+        let unchanged = a.request().and_then(|r| r.outcome) == Some(Outcome::Unchanged)
             || decode::empty_long_poll_answer(a.transport, &body, &self.validators);
         let len = u64::try_from(body.len()).unwrap_or(u64::MAX);
         self.stats.bytes = self.stats.bytes.saturating_add(len);
@@ -612,9 +619,9 @@ impl Engine {
             if let Some(id) = decode::nchan_message_id(&self.validators) {
                 // An nchan message: its id is an event id like the ones its
                 // EventSource sends, so it is the cursor and feeds dedupe.
-                self.cursor.clone_from(&id);
-                self.parser.set_last_event_id(&id);
-                self.offer_event(String::from("message"), body, Some(id), self.cursor.clone());
+                self.set_cursor(&id);
+                let cursor = id.clone();
+                self.offer_event(String::from("message"), body, Some(id), cursor);
             } else {
                 let id = self
                     .validators
@@ -623,14 +630,14 @@ impl Engine {
                     .or_else(|| self.validators.last_modified.clone())
                     .unwrap_or_default();
                 if body.len() > self.config.sse_limits.max_event_data_bytes {
-                    self.skip_message(Some(id), self.cursor.clone());
+                    self.skip_message(Some(id), String::from(self.cursor()));
                 } else {
                     if let Some(a) = self.phase.attempt_mut() {
                         a.delivered = a.delivered.saturating_add(1);
                     }
                     self.actions.push_back(Action::Deliver(Message {
                         id,
-                        last_event_id: self.cursor.clone(),
+                        last_event_id: String::from(self.cursor()),
                         event: String::from("message"),
                         data: body,
                         binary: false,
@@ -719,11 +726,6 @@ impl Engine {
             return;
         };
         self.drop_body();
-        if a.transport != TransportKind::EventSource {
-            // Native events move the cursor themselves; the parser never saw
-            // them, and its stale id must not overwrite theirs.
-            self.sync_cursor();
-        }
         if a.transport.is_streaming() {
             if a.opened_at.is_some() {
                 self.stream_ended(now, &a, None, Reason::Backoff);
@@ -832,7 +834,7 @@ impl Engine {
             if let Some(s) = self.phase.scheduled() {
                 if s.at <= now.mono && self.phase.attempt().is_none() && !self.life.paused() {
                     self.phase.cancel_scheduled();
-                    self.start_attempt(now, s.reason);
+                    self.start_attempt(now, s.reason, s.shows == State::Open);
                     continue;
                 }
             }
@@ -947,7 +949,7 @@ impl Engine {
     /// A stream that delivered messages without ever giving a cursor cannot
     /// be resumed: remember to tell the app at the next attempt.
     fn note_stream_gap(&mut self, a: &Attempt) {
-        if a.transport.is_streaming() && a.delivered > 0 && self.cursor.is_empty() {
+        if a.transport.is_streaming() && a.delivered > 0 && self.cursor().is_empty() {
             self.unresumable = true;
         }
     }
@@ -958,6 +960,7 @@ impl Engine {
             return;
         };
         a.opened_at = Some(now.mono);
+        a.open = true;
         a.last_activity = now;
         let transport = a.transport;
         let reason = a.reason;
@@ -976,39 +979,40 @@ impl Engine {
     /// anything it delivers (the first answer's messages must not reach the
     /// app while it is still `connecting`). `succeed_request` does the rest.
     fn request_opened(&mut self) {
-        let Some(a) = self.phase.attempt() else {
+        let Some(a) = self.phase.attempt_mut() else {
             return;
         };
-        if !a.transport.is_streaming() && self.state != State::Open {
+        if !a.transport.is_streaming() && !a.open {
+            a.open = true;
             let reason = a.reason;
             self.set_state(State::Open, reason, None);
         }
     }
 
-    /// A new SSE body starts: fresh parser buffers, the engine's cursor.
+    /// A new SSE body starts: fresh parser buffers (the cursor stays).
     fn new_body(&mut self) {
         self.parser.new_stream();
-        self.parser.set_last_event_id(&self.cursor);
     }
 
-    /// Take the cursor from the parser (id-only blocks move it too, BC-07).
-    fn sync_cursor(&mut self) {
-        if self.parser.last_event_id() != self.cursor {
-            self.cursor = String::from(self.parser.last_event_id());
-        }
+    /// Move the cursor to `id`; returns where it stood.
+    fn replace_cursor(&mut self, id: &str) -> String {
+        let before = String::from(self.cursor());
+        self.set_cursor(id);
+        before
     }
 
-    /// Deliver parsed SSE items. A replayed duplicate does not move the
-    /// cursor back, whatever the chunk boundaries (`replay::BatchCursor`).
-    fn take_items(&mut self, items: &mut Vec<SseItem>) {
+    /// Deliver parsed SSE items (`cursor`: where the cursor stood before
+    /// the chunk; the parser moved it, id-only blocks too, BC-07). A
+    /// replayed duplicate does not move the cursor back, whatever the chunk
+    /// boundaries (`replay::BatchCursor`).
+    fn take_items(&mut self, items: &mut Vec<SseItem>, cursor: &str) {
         let mut batch = replay::BatchCursor::default();
         // Reused buffer (no allocation per event on the hot path).
         let mut last = String::new();
         for item in items.drain(..) {
             match item {
                 SseItem::Event(mut ev) => {
-                    let rewritten =
-                        batch.inherit(&mut ev.last_event_id, ev.id.is_some(), &self.cursor);
+                    let rewritten = batch.inherit(&mut ev.last_event_id, ev.id.is_some(), cursor);
                     let dropped = self.dedupe.duplicates_dropped();
                     last.clone_from(&ev.last_event_id);
                     self.offer_event(ev.event, ev.data, ev.id, ev.last_event_id);
@@ -1018,8 +1022,7 @@ impl Engine {
                 SseItem::RetryMs(ms) => self.take_retry(ms),
                 SseItem::Comment => {}
                 SseItem::Skipped(mut s) => {
-                    let rewritten =
-                        batch.inherit(&mut s.last_event_id, s.id.is_some(), &self.cursor);
+                    let rewritten = batch.inherit(&mut s.last_event_id, s.id.is_some(), cursor);
                     let dropped = self.dedupe.duplicates_dropped();
                     last.clone_from(&s.last_event_id);
                     self.offer_skipped(s.event.as_deref(), s.id, s.last_event_id);
@@ -1028,9 +1031,9 @@ impl Engine {
                 }
             }
         }
-        if let Some(kept) = batch.restore(self.parser.last_event_id(), &self.cursor) {
+        if let Some(kept) = batch.restore(self.cursor(), cursor) {
             let kept = String::from(kept);
-            self.parser.set_last_event_id(&kept);
+            self.set_cursor(&kept);
         }
     }
 
@@ -1054,7 +1057,7 @@ impl Engine {
     fn keep_cursor_on_replay(&mut self, dropped: u64, before: Option<String>) {
         if let Some(before) = before {
             if self.dedupe.duplicates_dropped() > dropped {
-                self.cursor = before;
+                self.set_cursor(&before);
             }
         }
     }
@@ -1064,7 +1067,7 @@ impl Engine {
     /// off inside an endless line still says why nothing came.
     fn drop_body(&mut self) {
         if self.parser.skipping().is_some() {
-            self.skip_message(None, self.cursor.clone());
+            self.skip_message(None, String::from(self.cursor()));
         }
         self.parser.new_stream();
     }
@@ -1083,7 +1086,9 @@ impl Engine {
     }
 
     /// Start the scheduled attempt.
-    fn start_attempt(&mut self, now: Now, reason: Reason) {
+    /// `was_open`: the app sees `open` (a request transport between two
+    /// answers).
+    fn start_attempt(&mut self, now: Now, reason: Reason, was_open: bool) {
         if let Some(a) = self.phase.take_attempt() {
             self.actions.push_back(Action::Abort(a.id));
         }
@@ -1106,7 +1111,7 @@ impl Engine {
         let id = AttemptId(self.next_id);
         self.next_id = self.next_id.saturating_add(1);
         let (url, headers) = self.render_request(transport);
-        let refresh_auth = mem::take(&mut self.refresh_next);
+        let refresh_auth = self.auth_retry.take_next();
         self.stats.requests = self.stats.requests.saturating_add(1);
         if self.stats.requests > 1 {
             self.stats.reconnects = self.stats.reconnects.saturating_add(1);
@@ -1114,14 +1119,14 @@ impl Engine {
         self.stats.current_delay_ms = 0;
         let probe = self.selector.probing();
         let mut attempt = Attempt::new(id, transport, reason, now, probe);
-        attempt.cursor_at_start.clone_from(&self.cursor);
+        attempt.cursor_at_start = String::from(self.cursor());
         attempt.carried_cursor = self.request_carries_cursor(transport);
         self.phase = Phase::Live(attempt);
-        // An attempt that ends before its body starts must not hand the
-        // cursor a stale parser id (one from before native events moved it).
-        self.parser.set_last_event_id(&self.cursor);
         self.watch_replay();
-        let request_cycle = !transport.is_streaming() && self.state == State::Open;
+        let request_cycle = !transport.is_streaming() && was_open;
+        if let Some(a) = self.phase.attempt_mut() {
+            a.open = request_cycle;
+        }
         self.watch_gap(request_cycle);
         if !request_cycle {
             self.set_state(State::Connecting, reason, None);
@@ -1161,7 +1166,7 @@ impl Engine {
             return (self.durable_url(transport), Vec::new());
         }
         let cursor = request::Cursor {
-            id: &self.cursor,
+            id: self.cursor(),
             query_too: self.query_too,
         };
         request::render(&self.config, transport, cursor, &self.validators)
@@ -1178,13 +1183,11 @@ impl Engine {
     /// Emit `State` when the state or its reason changed (every `waiting` is
     /// news: it carries a new delay).
     fn set_state(&mut self, state: State, reason: Reason, delay_ms: Option<u64>) {
-        let changed =
-            state != self.state || self.state_reason != Some(reason) || state == State::Waiting;
+        let changed = self.told != (state, Some(reason)) || state == State::Waiting;
         if !changed {
             return;
         }
-        self.state = state;
-        self.state_reason = Some(reason);
+        self.told = (state, Some(reason));
         self.actions.push_back(Action::State {
             state,
             reason,

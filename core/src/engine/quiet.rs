@@ -18,7 +18,6 @@
 //! step and give up after `backoff.maxAttempts` hour-long streams.
 
 use super::action::{Action, Note};
-use super::config::TransportKind;
 use super::state::Attempt;
 use super::Engine;
 use crate::time::MonoMs;
@@ -32,10 +31,10 @@ impl Engine {
         let Some(a) = self.phase.attempt_mut() else {
             return false;
         };
-        if a.transport != TransportKind::EventSource || !alone {
+        let Some(n) = a.native_mut().filter(|_| alone) else {
             return false;
-        }
-        a.silence_kept = true;
+        };
+        n.silence_kept = true;
         if !self.silence_noted {
             self.silence_noted = true;
             self.actions.push_back(Action::Note(Note::SilentStreamKept));
@@ -47,6 +46,7 @@ impl Engine {
     /// `backoff.healthyAfterMs`: healthy without a byte or an event.
     pub(crate) fn kept_silent_healthy(&self, a: &Attempt, now: MonoMs) -> bool {
         let after = self.backoff.config().healthy_after_ms;
-        a.silence_kept && a.opened_at.is_some_and(|at| now.since(at) >= after)
+        a.native().is_some_and(|n| n.silence_kept)
+            && a.opened_at.is_some_and(|at| now.since(at) >= after)
     }
 }

@@ -1,5 +1,5 @@
-//! `reconnect()`: the app's "the network is back, try now" (issue 22 item 2),
-//! the user's button (issue 30 item 4).
+//! `reconnect()`: the app's "the network is back, try now",
+//! and the user's button.
 //!
 //! A user action, not a failure: it ends a client-side wait early and is
 //! never counted for the backoff, the breaker or `maxAttempts`. Every call
@@ -166,8 +166,6 @@ impl Engine {
         self.user.revivable = false;
         self.phase = super::state::Phase::Idle;
         self.backoff.record_healthy();
-        // Any state but `open`/`connecting`, so the rule below goes on.
-        self.state = State::Closed;
         true
     }
 
@@ -180,10 +178,11 @@ impl Engine {
 
     /// The module rules: what `reconnect()` does now, and why.
     fn reconnect_answer(&mut self, now: Now, online: bool) -> ReconnectAnswer {
-        if self.state == State::Open {
+        let state = self.state();
+        if state == State::Open {
             return ReconnectAnswer::AlreadyOpen;
         }
-        if !self.started || self.phase.attempt().is_some() || self.state == State::Connecting {
+        if self.phase.attempt().is_some() || state == State::Connecting {
             return ReconnectAnswer::Connecting;
         }
         if self.life.offline {

@@ -64,7 +64,7 @@ impl Engine {
     /// the engine could send better; dedupe drops the repeats.
     pub(crate) fn watch_replay(&mut self) {
         let cross = self.config.cross_origin;
-        let resumed = !self.cursor.is_empty();
+        let resumed = !self.cursor().is_empty();
         if let Some(a) = self.phase.attempt_mut() {
             if resumed && cursor_in_query(a.transport, cross.contains(a.transport)) {
                 a.replay = ReplayWatch::Watching { run: 0 };

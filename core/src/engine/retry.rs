@@ -38,7 +38,7 @@
 
 use super::action::{Action, ErrorCode, Reason, State};
 use super::config::TransportKind;
-use super::state::{Attempt, Scheduled};
+use super::state::{Attempt, AuthRetry, Scheduled};
 use super::Engine;
 use crate::policy::backoff::{Backoff, GaveUp, Strategy};
 use crate::policy::retry_after::{ServerWait, WaitSource};
@@ -253,16 +253,16 @@ impl Engine {
     pub(crate) fn succeed_request(&mut self, now: Now, attempt: &Attempt, news: bool) {
         self.backoff.record_healthy();
         self.mark_success(attempt.transport, attempt.status.is_some());
-        if self.state != State::Open {
+        if !attempt.open {
             self.set_state(State::Open, attempt.reason, None);
         }
         let delay = if attempt.transport == TransportKind::Poll {
             self.interval.record_answer(news);
-            if let Some(hint) = attempt.hint_ms {
+            if let Some(hint) = attempt.hint_ms() {
                 self.interval.apply_server_hint_ms(hint);
             }
             self.interval.current_ms()
-        } else if let Some(hint) = attempt.hint_ms {
+        } else if let Some(hint) = attempt.hint_ms() {
             hint.clamp(self.interval.min_ms(), self.interval.max_ms())
         } else {
             let (pace, spread) = if news {
@@ -276,7 +276,7 @@ impl Engine {
             };
             clamp_timer_ms(pace.saturating_add(self.rng.below(spread + 1)))
         };
-        let reason = if attempt.hint_ms.is_some() {
+        let reason = if attempt.hint_ms().is_some() {
             Reason::ServerHint
         } else {
             Reason::Backoff
@@ -285,6 +285,7 @@ impl Engine {
         self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason,
+            shows: State::Open,
         });
     }
 
@@ -296,7 +297,7 @@ impl Engine {
     /// off, and so does one that replays what was already delivered.
     pub(crate) fn made_progress(&self, a: &Attempt) -> bool {
         let fresh = a.delivered > 0 || a.filtered > 0;
-        fresh && !self.cursor.is_empty() && self.cursor != a.cursor_at_start
+        fresh && !self.cursor().is_empty() && self.cursor() != a.cursor_at_start
     }
 
     /// The transport delivered: close the breaker, tell the selector, allow a
@@ -317,7 +318,7 @@ impl Engine {
     pub(crate) fn mark_answered(&mut self) {
         self.server_answered = true;
         self.breaker.record_success();
-        self.auth_refreshed = false;
+        self.auth_retry = AuthRetry::Unused;
     }
 
     /// A breaker probe that ends without an outcome lets a new probe through.
@@ -347,9 +348,15 @@ impl Engine {
     /// Schedule the next attempt `delay` ms from now, in state `waiting`
     /// (no state change for a 0 ms delay).
     pub(crate) fn schedule(&mut self, now: Now, delay: u64, reason: Reason) {
+        let shows = if delay > 0 {
+            State::Waiting
+        } else {
+            self.told.0
+        };
         self.phase.schedule(Scheduled {
             at: now.mono.plus(delay),
             reason,
+            shows,
         });
         self.stats.current_delay_ms = delay;
         if delay > 0 {

@@ -3,7 +3,7 @@
 
 use alloc::string::String;
 
-use super::action::Reason;
+use super::action::{Reason, State};
 use super::config::TransportKind;
 use super::input::AttemptId;
 use super::replay::ReplayWatch;
@@ -24,6 +24,90 @@ pub(crate) enum BodyKind {
     Resource,
 }
 
+/// The one 401 retry with refreshed headers, between two successes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AuthRetry {
+    /// Not used: a 401 may retry once with refreshed headers.
+    Unused,
+    /// A 401 asked for it: the next `Open` asks the adapter to refresh.
+    Next,
+    /// Used: another 401 before a success is fatal.
+    Used,
+}
+
+impl AuthRetry {
+    /// At an `Open`: whether it asks for refreshed headers (`Next` becomes
+    /// `Used`).
+    pub fn take_next(&mut self) -> bool {
+        let next = *self == AuthRetry::Next;
+        if next {
+            *self = AuthRetry::Used;
+        }
+        next
+    }
+}
+
+/// What only one transport's attempt keeps (`fetch-sse` keeps nothing of
+/// its own: its body goes through the engine's parser).
+#[derive(Clone, Debug)]
+pub(crate) enum PerTransport {
+    /// `eventsource`.
+    Native(Native),
+    /// `fetch-sse`.
+    FetchSse,
+    /// `long-poll` and `poll`.
+    Request(RequestAttempt),
+}
+
+impl PerTransport {
+    fn new(transport: TransportKind) -> Self {
+        match transport {
+            TransportKind::EventSource => PerTransport::Native(Native::default()),
+            TransportKind::FetchSse => PerTransport::FetchSse,
+            TransportKind::LongPoll | TransportKind::Poll => {
+                PerTransport::Request(RequestAttempt::default())
+            }
+        }
+    }
+}
+
+/// An `eventsource` attempt's own data.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Native {
+    /// A message or heartbeat event arrived, so the idle watchdog runs
+    /// (BC-14 V1 NATIVE).
+    pub saw_event: bool,
+    /// The `lastEventId` of this attempt's previous native event. Each
+    /// attempt is a new `EventSource`, whose last event ID starts empty
+    /// (WHATWG HTML §9.2.2), whatever cursor its URL carries.
+    pub last_event_id: String,
+    /// Silent past the first-event deadline with no other transport usable,
+    /// and kept open (`quiet`).
+    pub silence_kept: bool,
+}
+
+/// A `long-poll` or `poll` attempt's own data.
+#[derive(Clone, Debug)]
+pub(crate) struct RequestAttempt {
+    /// How the body is delivered.
+    pub body: BodyKind,
+    /// The validators' verdict on the response head.
+    pub outcome: Option<Outcome>,
+    /// A server interval hint from this response (X-Poll-Interval or
+    /// `_polling.next_interval_ms`), ms.
+    pub hint_ms: Option<u64>,
+}
+
+impl Default for RequestAttempt {
+    fn default() -> Self {
+        RequestAttempt {
+            body: BodyKind::Pending,
+            outcome: None,
+            hint_ms: None,
+        }
+    }
+}
+
 /// The live attempt: from its `Open` until the engine learns it ended or
 /// aborts it.
 #[derive(Clone, Debug)]
@@ -36,12 +120,13 @@ pub(crate) struct Attempt {
     pub started: MonoMs,
     /// When the stream opened (`open` event, or a usable response head).
     pub opened_at: Option<MonoMs>,
+    /// The app sees `open` (a stream opened, a request transport's usable
+    /// answer, or a request that follows one), else `connecting`.
+    pub open: bool,
     /// The response status, once known.
     pub status: Option<u16>,
-    /// The body kind of a request transport.
-    pub body: BodyKind,
-    /// The validators' verdict on the response head (poll, long-poll).
-    pub outcome: Option<Outcome>,
+    /// What only this attempt's transport keeps.
+    pub per: PerTransport,
     /// Body bytes received.
     pub bytes: u64,
     /// Last sign of life (byte, event or head), both clocks.
@@ -59,21 +144,8 @@ pub(crate) struct Attempt {
     /// The stream has already counted as healthy (open `healthyAfterMs` with
     /// a byte), and reset the backoff count.
     pub healthy_seen: bool,
-    /// On `eventsource`: a message or heartbeat event arrived, so the idle
-    /// watchdog runs (BC-14 V1 NATIVE).
-    pub saw_event: bool,
-    /// On `eventsource`: the `lastEventId` of this attempt's previous native
-    /// event. Each attempt is a new `EventSource`, whose last event ID starts
-    /// empty (WHATWG HTML §9.2.2), whatever cursor its URL carries.
-    pub native_last_event_id: String,
     /// This attempt probes the preferred transport after a downgrade.
     pub failback_probe: bool,
-    /// A server interval hint from this response (X-Poll-Interval or
-    /// `_polling.next_interval_ms`), ms.
-    pub hint_ms: Option<u64>,
-    /// On `eventsource`: silent past the first-event deadline with no other
-    /// transport usable, and kept open (`quiet`).
-    pub silence_kept: bool,
     /// Whether this attempt's leading events replay the remembered history
     /// (`replay`).
     pub replay: ReplayWatch,
@@ -96,29 +168,67 @@ impl Attempt {
             reason,
             started: now.mono,
             opened_at: None,
+            open: false,
             status: None,
-            body: BodyKind::Pending,
-            outcome: None,
+            per: PerTransport::new(transport),
             bytes: 0,
             last_activity: now,
             delivered: 0,
             filtered: 0,
             cursor_at_start: String::new(),
             healthy_seen: false,
-            saw_event: false,
-            native_last_event_id: String::new(),
             failback_probe,
-            hint_ms: None,
-            silence_kept: false,
             replay: ReplayWatch::Off,
             carried_cursor: false,
         }
     }
 
+    /// The `eventsource` attempt's own data.
+    pub fn native(&self) -> Option<&Native> {
+        match &self.per {
+            PerTransport::Native(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The `eventsource` attempt's own data, mutably.
+    pub fn native_mut(&mut self) -> Option<&mut Native> {
+        match &mut self.per {
+            PerTransport::Native(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The request transport's own data.
+    pub fn request(&self) -> Option<&RequestAttempt> {
+        match &self.per {
+            PerTransport::Request(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The request transport's own data, mutably.
+    pub fn request_mut(&mut self) -> Option<&mut RequestAttempt> {
+        match &mut self.per {
+            PerTransport::Request(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// On `eventsource`: a message or heartbeat event arrived.
+    pub fn saw_event(&self) -> bool {
+        self.native().is_some_and(|n| n.saw_event)
+    }
+
+    /// A request transport's server interval hint, ms.
+    pub fn hint_ms(&self) -> Option<u64> {
+        self.request().and_then(|r| r.hint_ms)
+    }
+
     /// Whether this stream counted as healthy when it ended at `now`: open at
     /// least `healthy_after_ms` with at least one byte (BC-11).
     pub fn healthy_at(&self, now: MonoMs, healthy_after_ms: u64) -> bool {
-        let got_something = self.bytes > 0 || self.saw_event;
+        let got_something = self.bytes > 0 || self.saw_event();
         match self.opened_at {
             Some(at) => got_something && now.since(at) >= healthy_after_ms,
             None => false,
@@ -133,6 +243,11 @@ pub(crate) struct Scheduled {
     pub at: MonoMs,
     /// Why (the reason of its `Connecting` state).
     pub reason: Reason,
+    /// The state the app sees meanwhile: `waiting` behind a delay, else the
+    /// state of what came before (`open` between two answers of a request
+    /// transport, `connecting` on a prompt retry, `paused` or `closed` until
+    /// a resume's or revival's attempt goes out).
+    pub shows: State,
 }
 
 /// The page lifecycle as reported by the adapter.
@@ -284,6 +399,21 @@ impl Phase {
         match core::mem::replace(self, Phase::Closed) {
             Phase::Live(a) => Some(a),
             _ => None,
+        }
+    }
+
+    /// The state the app sees in this phase. `started`: the engine was
+    /// started; `paused`: the page lifecycle holds every attempt. Idle after
+    /// start and not paused is a stopped engine revived by `reconnect()`
+    /// before its attempt is scheduled (or a step inside one input).
+    pub fn state(&self, started: bool, paused: bool) -> State {
+        match self {
+            Phase::Idle if !started => State::Connecting,
+            Phase::Idle if paused => State::Paused,
+            Phase::Idle | Phase::Closed => State::Closed,
+            Phase::Scheduled(s) => s.shows,
+            Phase::Live(a) if a.open => State::Open,
+            Phase::Live(_) => State::Connecting,
         }
     }
 

@@ -55,9 +55,11 @@ pub(crate) fn deadline(
                 (a, b) => a.or(b),
             }
         }
-        (TransportKind::EventSource, Some(_)) if !attempt.saw_event && attempt.silence_kept => None,
-        (TransportKind::EventSource, Some(opened)) if !attempt.saw_event => {
-            first.map(|t| (opened.plus(t), Expiry::FirstByte))
+        (TransportKind::EventSource, Some(opened)) if !attempt.saw_event() => {
+            let kept = attempt.native().is_some_and(|n| n.silence_kept);
+            first
+                .filter(|_| !kept)
+                .map(|t| (opened.plus(t), Expiry::FirstByte))
         }
         (_, Some(_)) => idle.map(|t| (last.plus(t), Expiry::Idle)),
     }
@@ -144,9 +146,13 @@ mod tests {
             ..W
         };
         assert_eq!(deadline(&a, &no_first, 0), None);
-        a.silence_kept = true;
+        if let Some(n) = a.native_mut() {
+            n.silence_kept = true;
+        }
         assert_eq!(deadline(&a, &W, 0), None);
-        a.saw_event = true;
+        if let Some(n) = a.native_mut() {
+            n.saw_event = true;
+        }
         a.last_activity = Now::at(9000, 0);
         assert_eq!(deadline(&a, &W, 0), Some((MonoMs(54_000), Expiry::Idle)));
     }
