@@ -179,7 +179,7 @@ pub struct WatchdogConfig {
     /// buffering proxy for the selector (BC-15). Default 45 000: three times
     /// the most common server ping (15 s: axum `KeepAlive`, sse-starlette,
     /// warp), above the 30 s end of the usual 15–30 s range, so a healthy quiet
-    /// server is never taken for a proxy (issue 24; README "Defaults").
+    /// server is never taken for a proxy (ARCHITECTURE.md "Defaults").
     pub first_event_timeout_ms: u64,
 }
 

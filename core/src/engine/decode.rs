@@ -36,9 +36,8 @@ pub const RESET_EVENT: &str = "reset";
 /// is the calm status, `tidings_core::calm`). A server event of
 /// one of these types is never dispatched to the app as a message, whatever
 /// `events` lists: `reset` keeps its protocol meaning ([`Action::Reset`]), the
-/// others are dropped and reported as [`Action::Ignored`] (issue 13 rule 1:
-/// sourcegraph PR #15620, a server `event: error` taken for a connection
-/// failure). The JS options refuse these names in `events` and
+/// others are dropped and reported as [`Action::Ignored`] (a server's `event: error`
+/// must never be taken for a connection failure). The JS options refuse these names in `events` and
 /// `heartbeatEvent`. `open` and `error` come first: a native `EventSource`
 /// has listeners of its own for them, the adapter listens for the rest.
 pub const RESERVED_EVENTS: [&str; 7] = [

@@ -3,7 +3,7 @@
 //! `{messages, _polling?: {next_interval_ms}}`. The adapter parses the text
 //! with the browser's `JSON.parse` (no JSON parser in the bundle) and hands
 //! the value over as a [`JsonView`]; what counts as a message is decided
-//! here, tested and fuzzed natively (issue 23).
+//! here, tested and fuzzed natively.
 
 use alloc::string::String;
 use alloc::vec::Vec;

@@ -1,4 +1,4 @@
-//! The JSON long-poll / poll body read from its text (issue 19): the
+//! The JSON long-poll / poll body read from its text: the
 //! adapter holds the body as text in wasm and has had the browser's
 //! `JSON.parse` check it, so the messages are read here in one pass over the
 //! text instead of field by field across the wasm↔JS boundary (about 18
@@ -47,7 +47,7 @@ pub fn decode_json_text<V: JsonView>(
 /// Where the list of messages opens when the body is an array. An
 /// envelope's messages are read from the parsed value (`None`): finding its
 /// last `messages` key in the text cost more bundle bytes than the common
-/// array body is worth (issue 19's size ceiling).
+/// array body is worth (the bundle's size ceiling, docs/size.md).
 fn list_start(b: &[u8]) -> Option<usize> {
     let at = skip_ws(b, 0);
     (b.get(at) == Some(&b'[')).then_some(at)

@@ -4,7 +4,7 @@
 //! - Hidden, once `pauseWhenHidden.afterMs` has passed (0 = at once): the live
 //!   attempt is aborted and every pending retry cancelled, state `paused`
 //!   (`hidden`). No `Open` while paused, also when the server is failing.
-//! - Visible again: one attempt at once (0 ms; issue 19: one page becoming
+//! - Visible again: one attempt at once (0 ms: one page becoming
 //!   visible is not a fleet, and a user looking at the tab waits for it),
 //!   with the backoff count reset and the cursor. Only a `visible` that
 //!   reveals a wake from sleep (below) waits `U[0, RESUME_JITTER_MS)`:

@@ -1,6 +1,6 @@
 //! The poll interval's network tier: the browser's report
 //! (`navigator.connection`) and the engine's own measured `poll` request
-//! times, combined by `policy::network::NetworkView` (issue 19; the rule is
+//! times, combined by `policy::network::NetworkView` (the rule is
 //! documented there).
 
 use super::config::TransportKind;

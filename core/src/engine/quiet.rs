@@ -1,4 +1,4 @@
-//! A silent native stream with nowhere to go (issue 13 rule 6).
+//! A silent native stream with nowhere to go.
 //!
 //! A native `EventSource` cannot see comments, so a healthy server that only
 //! sends comment heartbeats (the most common SSE server) shows it no event,

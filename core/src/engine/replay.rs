@@ -1,5 +1,4 @@
-//! A server that resumes only from the `Last-Event-ID` header (issue 24
-//! rule 3).
+//! A server that resumes only from the `Last-Event-ID` header.
 //!
 //! A re-created native `EventSource` can carry the cursor only in the query
 //! (`lastEventIdParam`), and so can every `fetch` transport cross-origin. A

@@ -12,7 +12,7 @@
 //!    when it ended cleanly after making progress ([`Engine::made_progress`]:
 //!    a server that ends every stream after a few events, as serverless time
 //!    limits do, is reconnected after the floor like native `EventSource`
-//!    does, not after a growing backoff; issue 24 rule 2). After a healthy
+//!    does, not after a growing backoff). After a healthy
 //!    stream ends (server restart, time limit), the first reconnect waits
 //!    `floor + U[0, max(floor, base))` instead: the "first connect of a fleet"
 //!    width of ARCHITECTURE.md ("Jitter width by purpose", ±100 %) and the BC-13
@@ -56,7 +56,7 @@ pub const LONG_POLL_SPREAD_DIVISOR: u64 = 10;
 
 /// The widest spread before the next long-poll request after an answer with
 /// news that came `held_ms` after its request went out, ms:
-/// `min(held_ms / 10, 100)` (issue 19, decided with `make bench-herd`'s
+/// `min(held_ms / 10, 100)` (decided with `make bench-herd`'s
 /// broadcast).
 ///
 /// The spread is for the broadcast: one publish answers every held request
