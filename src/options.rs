@@ -112,6 +112,9 @@ impl Options {
             lost_after_ms: o.lost_after_ms,
             seed: o.seed,
             cross_tab: o.cross_tab,
+            persist: o.persist.as_ref().map_or(0, |(scope, key)| {
+                keys::persist_tag(*scope == Scope::Local, key.as_deref())
+            }),
         };
         o.share_key = keys::share_key(&o.config, &page);
         Ok(o)

@@ -118,6 +118,20 @@ pub struct PageOptions {
     pub seed: Option<u64>,
     /// `crossTab`.
     pub cross_tab: bool,
+    /// `persist` and `persistKey`: where the cursor is kept, as
+    /// [`persist_tag`] gives it; `0`: not persisted. A subscription that
+    /// restores a stored cursor reads from there, so it must not join a
+    /// connection that started from another place (and the reverse).
+    pub persist: u64,
+}
+
+/// The [`PageOptions::persist`] of a subscription that keeps its cursor in
+/// `localStorage` (`local`) or `sessionStorage`, under `persist_key` (the
+/// app's `persistKey`) or the default key: a hash, never `0`.
+pub fn persist_tag(local: bool, persist_key: Option<&str>) -> u64 {
+    let mut h = Fnv::new();
+    (local, persist_key).hash(&mut h);
+    h.finish().max(1)
 }
 
 /// The share key of a connection: [`SHARE_PREFIX`] and the hash of every

@@ -6,8 +6,8 @@
 
 use tidings_core::engine::{Config, CrossOrigin, TransportKind};
 use tidings_core::keys::{
-    downgrade_key, downgrade_record, parse_downgrade, share_key, PageOptions, DOWNGRADE_PREFIX,
-    SHARE_PREFIX,
+    downgrade_key, downgrade_record, parse_downgrade, persist_tag, share_key, PageOptions,
+    DOWNGRADE_PREFIX, SHARE_PREFIX,
 };
 use tidings_core::time::WallMs;
 
@@ -36,12 +36,12 @@ fn assert_hashed(key: &str, prefix: &str) {
 #[test]
 fn share_key_is_a_pinned_hash_of_the_parsed_options() {
     let k = key(&config(URL));
-    assert_eq!(k, "tidings:458ee325568d684c");
+    assert_eq!(k, "tidings:839525985f5469cc");
     assert_hashed(&k, SHARE_PREFIX);
     // Another query, another connection.
     assert_eq!(
         key(&config("https://h.example/sse?token=SECRET-124")),
-        "tidings:a02544d0c6d4b0e1"
+        "tidings:3e1346c6089ad701"
     );
 }
 
@@ -65,7 +65,7 @@ fn share_key_ignores_the_order_options_were_given_in_and_explicit_defaults() {
     b.last_event_id_param = String::new();
     let (a, b) = (a.sanitized(), b.sanitized());
     assert_eq!(key(&a), key(&b));
-    assert_eq!(key(&a), "tidings:c0a28b52a7f23ca2");
+    assert_eq!(key(&a), "tidings:84ce2b6a9afea4e2");
     assert_ne!(key(&a), key(&config(URL)));
 }
 
@@ -252,4 +252,38 @@ fn malformed_downgrade_records_are_ignored() {
     ] {
         assert_eq!(parse_downgrade(bad), None, "{bad:?}");
     }
+}
+
+#[test]
+fn persisted_and_unpersisted_subscriptions_never_share() {
+    let c = config("https://example.com/updates");
+    let plain = PageOptions::default();
+    let local = PageOptions {
+        persist: persist_tag(true, None),
+        ..plain
+    };
+    let session = PageOptions {
+        persist: persist_tag(false, None),
+        ..plain
+    };
+    let named = PageOptions {
+        persist: persist_tag(true, Some("room-1")),
+        ..plain
+    };
+    let keys: Vec<_> = [plain, local, session, named]
+        .iter()
+        .map(|p| share_key(&c, p).unwrap_or_default())
+        .collect();
+    for (i, a) in keys.iter().enumerate() {
+        for b in &keys[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+    assert!(keys.iter().all(|k| k.starts_with(SHARE_PREFIX)));
+    assert_ne!(persist_tag(true, None), 0);
+    let again = PageOptions {
+        persist: persist_tag(true, Some("room-1")),
+        ..plain
+    };
+    assert_eq!(share_key(&c, &again), share_key(&c, &named));
 }

@@ -460,3 +460,22 @@ fn the_apps_headers_failure_is_told_here_and_never_relayed() {
     });
     assert_eq!(told.count(), 1, "{a:?}");
 }
+
+#[test]
+fn a_close_before_the_start_means_it_never_starts() {
+    let mut s = session(5000);
+    let _ = feed(&mut s, 0, Input::Close);
+    assert!(s.is_closed());
+    let start = Input::Start {
+        caps: Capabilities::ALL,
+        support: SHARED,
+    };
+    let (a, until) = feed(&mut s, 1, start);
+    assert!(opened(&a).is_empty(), "{a:?}");
+    let asked_for_a_lock = a
+        .iter()
+        .any(|a| matches!(a, SessionAction::RequestLock { .. }));
+    assert!(!asked_for_a_lock, "{a:?}");
+    assert_eq!(until, None);
+    assert_eq!(s.engine().live_attempt(), None);
+}

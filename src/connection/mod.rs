@@ -184,7 +184,10 @@ pub fn close(conn: &Rc<Connection>) {
     let live = conn.live.borrow_mut().take();
     let timer = conn.timer.borrow_mut().take();
     let lifecycle = conn.lifecycle.borrow_mut().take();
-    drop((live, timer, lifecycle));
+    // The channel and lock requested before the session started are the
+    // driver's own: the session's close cannot ask for them to go.
+    let tabs = std::mem::replace(&mut *conn.tab_io.borrow_mut(), crosstab::TabIo::new(None));
+    drop((live, timer, lifecycle, tabs));
 }
 
 /// Give the session one fact (with both clocks read now), then drive.

@@ -7,11 +7,15 @@ use crate::time::Now;
 
 impl Session {
     /// Feed one fact at `now`, then drain [`Session::poll`]. Every input is
-    /// ignored once closed, and before [`Input::Start`] but page facts.
+    /// ignored once closed, and before [`Input::Start`] but page facts and
+    /// [`Input::Close`].
     pub fn handle(&mut self, now: Now, input: Input<'_>) {
         match (self.life, input) {
             (Life::Closed, _) => {}
             (_, Input::Page(fact)) => self.page_fact(now, fact),
+            // Also before the start: a connection closed in the task that
+            // made it must never start.
+            (_, Input::Close) => self.close(now),
             (Life::New, Input::Start { caps, support }) => {
                 self.caps = caps;
                 self.life = Life::Running;
@@ -26,7 +30,6 @@ impl Session {
             (_, Input::Tab(fact)) => self.tab_fact(now, fact),
             (_, Input::Timer) => self.timer(now),
             (_, Input::Reconnect { online }) => self.reconnect(now, online),
-            (_, Input::Close) => self.close(now),
         }
     }
 
