@@ -1063,3 +1063,58 @@ fn every_fact_after_stop_is_ignored() {
     }
     assert_eq!(s.r.state(), State::Closed);
 }
+
+/// Hidden while a report is in flight: the report finishes, and its answer
+/// must not say `open` — the reporter stays paused until visible, where it
+/// says `open` again. (The server applied the report before its answer
+/// reached the page, so the page went hidden between the two.)
+#[test]
+fn an_answer_that_arrives_while_hidden_keeps_the_reporter_paused() {
+    let mut s = Sim::new(ReportConfig::default());
+    s.report(ok());
+    s.until_collect();
+    s.collect(true);
+    assert!(s.live.is_some(), "{:?}", s.log);
+    s.now += 10;
+    s.r.handle_visibility(s.t(), false);
+    s.drain();
+    assert_eq!(s.r.state(), State::Paused);
+    s.respond(40, ok());
+    assert_eq!(s.r.state(), State::Paused, "{:?}", s.states());
+    assert_eq!(s.wait, None);
+    assert_eq!(s.r.stats().delivered, 2);
+    s.now += 5_000;
+    s.r.handle_visibility(s.t(), true);
+    s.drain();
+    assert_eq!(s.r.state(), State::Open);
+    assert_eq!(
+        s.states().last(),
+        Some(&(State::Open, Reason::Visible, None))
+    );
+}
+
+/// Hidden while a report is in flight, and the report fails: the state stays
+/// paused (no `waiting` while nothing may be sent); visible tells the wait.
+#[test]
+fn a_failure_that_arrives_while_hidden_keeps_the_reporter_paused() {
+    let mut s = Sim::new(ReportConfig::default());
+    s.report(ok());
+    s.until_collect();
+    s.collect(true);
+    s.now += 10;
+    s.r.handle_visibility(s.t(), false);
+    s.drain();
+    s.fail(40);
+    assert_eq!(s.r.state(), State::Paused, "{:?}", s.states());
+    assert_eq!(s.r.stats().transient_failures, 1);
+    s.now += 5_000;
+    s.r.handle_visibility(s.t(), true);
+    s.drain();
+    assert_ne!(s.r.state(), State::Paused);
+    assert_ne!(
+        s.r.state(),
+        State::Open,
+        "a failed report is owed: {:?}",
+        s.states()
+    );
+}

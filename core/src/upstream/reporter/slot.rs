@@ -290,7 +290,10 @@ impl Reporter {
             retry_in_ms: Some(delay),
             fatal: false,
         });
-        self.set_state(State::Waiting, reason, Some(delay));
+        // Failed while paused: the wait is told with the resume.
+        if !self.paused() {
+            self.set_state(State::Waiting, reason, Some(delay));
+        }
     }
 
     /// `report`'s Sender settled.
@@ -341,7 +344,12 @@ impl Reporter {
             }
             None => self.wake_reason,
         };
-        self.set_state(State::Open, reason, None);
+        // An answer that arrives while paused (the page went hidden or
+        // offline with the report in flight) leaves the state paused:
+        // `open` comes with the resume.
+        if !self.paused() {
+            self.set_state(State::Open, reason, None);
+        }
         self.after_report(now);
     }
 
