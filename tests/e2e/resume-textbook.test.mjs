@@ -318,8 +318,13 @@ for (const reads of ["header", "query"]) {
         `${reads} server, follower (the leader closed during stream #${stream.n}; ${sig.join("; ") || "no transportchange"})`);
       assert.equal(stream.end, "client", `the leader closed mid-stream\n  ${streamLog(srv)}`);
       assertCursorEachTime(srv, `${reads} follower`);
-      // The leader's changes (relayed), then the follower's own from its start.
-      if (reads === "header") assert.deepEqual(sig, [...BY_HEADER, ...BY_HEADER]);
+      // The leader's changes (relayed; a follower that joins after the
+      // leader's first change hears the current transport only, as a
+      // newcomer does), then the follower's own from its start.
+      if (reads === "header") {
+        const relayed = [BY_HEADER, BY_HEADER.slice(1)].map((r) => [...r, ...BY_HEADER]);
+        assert.ok(relayed.some((r) => JSON.stringify(r) === JSON.stringify(sig)), `transportchanges: ${sig.join("; ")}`);
+      }
       assert.equal(srv.ended, ENDS);
       assert.equal((await h.stats(follower, "b")).duplicatesDropped, 0);
       assert.deepEqual(follower.errors, []);
