@@ -2,7 +2,8 @@
 //! the share key (one connection per key within a tab; with `crossTab`, the
 //! Web Lock and `BroadcastChannel` name across tabs) and the remembered
 //! downgrade's `sessionStorage` key and record. The persisted cursor's key
-//! is [`crate::persist::storage_key`], on the same hash.
+//! is the `persist` module's `storage_key`, on the same hash (persist sits
+//! above this module).
 //!
 //! URLs carry secrets (a token in the query) and so do header values, while
 //! Web Storage, lock names and channel names are readable by every script of

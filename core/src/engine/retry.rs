@@ -94,7 +94,7 @@ pub fn herd_spread_max_ms(wait_ms: u64) -> u64 {
 /// herd spread `U[0, herd_spread_max_ms(that)]` (none for strategy `none`),
 /// ms, clamped to `MAX_TIMER_MS`. The failure still counts for `k` (and
 /// `maxAttempts`). Shared by the connection engine and the upstream sender
-/// (`crate::upstream`), so both honour a server's wait the same way.
+/// (the `upstream` module), so both honour a server's wait the same way.
 ///
 /// # Errors
 /// [`GaveUp`] once `max_attempts` consecutive failures are counted.
