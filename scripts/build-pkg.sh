@@ -15,41 +15,58 @@ cd "$(dirname "$0")/.."
 . scripts/wasm-flags.sh
 
 OUT=${OUT:-pkg}
-# FEATURES=js: a build without `send` (the default features are js + send),
-# to measure what a subscribe-only Rust app gets (docs/size.md). The package
-# entry js/index.js imports `send`, so only the default build is a package.
-FEATURE_ARGS=()
-if [ -n "${FEATURES:-}" ]; then FEATURE_ARGS=(--no-default-features --features "$FEATURES"); fi
 PROFILE=wasm-release
 TARGET=wasm32-unknown-unknown
-
 if rustup run nightly rustc --version >/dev/null 2>&1 \
   && rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src'; then
   echo "build-pkg: nightly $(rustup run nightly rustc --version | cut -d' ' -f2-) with build-std + panic=immediate-abort"
-  TDIR=target/wasm-nightly
-  # location-detail=none: no file/line strings for panic locations (a panic
-  # traps, nobody reads them); fmt-debug=none: `{:?}` compiles to nothing.
-  # Together −1.4 KB raw, −0.5 KB gzip (make size, 2026-11-29).
-  RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none $WASM_RUSTFLAGS" \
-    cargo +nightly build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" \
-    -Zbuild-std=std,panic_abort -q ${FEATURE_ARGS[@]+"${FEATURE_ARGS[@]}"}
-  echo nightly > "$TDIR/route"
+  ROUTE=nightly
 else
   echo "build-pkg: WARNING no nightly toolchain with rust-src; building on stable (larger wasm)"
-  TDIR=target/wasm-stable
-  RUSTFLAGS="$WASM_RUSTFLAGS" cargo build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" -q ${FEATURE_ARGS[@]+"${FEATURE_ARGS[@]}"}
-  echo stable > "$TDIR/route"
+  ROUTE=stable
 fi
-WASM="$TDIR/$TARGET/$PROFILE/tidings.wasm"
+TDIR=target/wasm-$ROUTE
+
+# wasm_flavour FEATURES DIR: the crate built with cargo FEATURES ("" = the
+# default features) → DIR/tidings.js + DIR/tidings_bg.wasm (+ snippets/).
+wasm_flavour() {
+  local args=()
+  if [ -n "$1" ]; then args=(--no-default-features --features "$1"); fi
+  if [ "$ROUTE" = nightly ]; then
+    # location-detail=none: no file/line strings for panic locations (a panic
+    # traps, nobody reads them); fmt-debug=none: `{:?}` compiles to nothing.
+    # Together −1.4 KB raw, −0.5 KB gzip (make size, 2026-11-29).
+    RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=none $WASM_RUSTFLAGS" \
+      cargo +nightly build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" \
+      -Zbuild-std=std,panic_abort -q ${args[@]+"${args[@]}"}
+  else
+    RUSTFLAGS="$WASM_RUSTFLAGS" cargo build --lib --profile "$PROFILE" --target "$TARGET" --target-dir "$TDIR" -q ${args[@]+"${args[@]}"}
+  fi
+  mkdir -p "$2"
+  wasm-bindgen "$TDIR/$TARGET/$PROFILE/tidings.wasm" --target web --out-dir "$2" --out-name tidings "${WASM_BINDGEN_ARGS[@]}"
+  node_modules/.bin/wasm-opt "${WASM_OPT_ARGS[@]}" "$2/tidings_bg.wasm" -o "$2/tidings_bg.wasm"
+  # Short names for the glue's imports and the wasm's exports, in both files
+  # (wasm-bindgen's carry 16 hex digits of hash each: −5.4 KB gzip).
+  python3 scripts/short-imports.py "$2/tidings_bg.wasm" "$2/tidings.js"
+}
 
 rm -rf "$OUT" && mkdir -p "$OUT"
-wasm-bindgen "$WASM" --target web --out-dir "$OUT" --out-name tidings "${WASM_BINDGEN_ARGS[@]}"
-node_modules/.bin/wasm-opt "${WASM_OPT_ARGS[@]}" "$OUT/tidings_bg.wasm" -o "$OUT/tidings_bg.wasm"
-# Short names for the glue's imports and the wasm's exports, in both files
-# (wasm-bindgen's carry 16 hex digits of hash each: −5.4 KB gzip).
-python3 scripts/short-imports.py "$OUT/tidings_bg.wasm" "$OUT/tidings.js"
+echo "$ROUTE" > "$OUT/.build-route"
+# FEATURES=…: only that flavour into $OUT, to measure a feature set (e.g.
+# FEATURES=js,talc,send; docs/size.md); not a package.
+if [ -n "${FEATURES:-}" ]; then
+  wasm_flavour "$FEATURES" "$OUT"
+  echo "build-pkg: $OUT/ ($(wc -c < "$OUT/tidings_bg.wasm") bytes wasm, features $FEATURES; not a package)"
+  exit 0
+fi
+# The package: every call ("tidings": index.js over tidings.js) and the
+# receive-only flavour ("tidings/receive": receive.js over receive/), built
+# without send, append and report (README "Pay only for what you import").
+# The full flavour last: scripts/names-build.sh reads the build it leaves.
+wasm_flavour "js,talc" "$OUT/receive"
+wasm_flavour "" "$OUT"
 
-cp js/index.js js/index.d.ts js/wasm-url.d.ts "$OUT/"
+cp js/index.js js/index.d.ts js/subscription.js js/receive.js js/receive.d.ts js/wasm-url.d.ts "$OUT/"
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 REPOSITORY=$(sed -n 's/^repository = "\(.*\)"/\1/p' Cargo.toml | head -1)
 sed -e "s/@VERSION@/$VERSION/" -e "s|@REPOSITORY@|$REPOSITORY|" pkg.json.template > "$OUT/package.json"
@@ -57,5 +74,6 @@ sed -e "s/@VERSION@/$VERSION/" -e "s|@REPOSITORY@|$REPOSITORY|" pkg.json.templat
 # repo README's make commands and docs/ links mean nothing on npm.
 sed "s|@REPOSITORY@|$REPOSITORY|" js/npm-README.md > "$OUT/README.md"
 cp LICENSE-MIT LICENSE-APACHE "$OUT/"
-cp "$TDIR/route" "$OUT/.build-route"
-echo "build-pkg: $OUT/ ($(wc -c < "$OUT/tidings_bg.wasm") bytes wasm, $(wc -c < "$OUT/tidings.js") bytes JS glue, $(wc -c < "$OUT/index.js") bytes entry)"
+for d in "$OUT" "$OUT/receive"; do
+  echo "build-pkg: $d/ ($(wc -c < "$d/tidings_bg.wasm") bytes wasm, $(wc -c < "$d/tidings.js") bytes JS glue)"
+done

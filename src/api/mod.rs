@@ -74,8 +74,13 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
             &got,
         ));
     }
+    // A build without the upstream calls (the "tidings/receive" entry)
+    // cannot post ACKs: refused rather than silently never acknowledging.
     #[cfg(not(feature = "send"))]
-    let ack = ();
+    let ack = match options::get(&options, "ack") {
+        got if got.is_falsy() => (),
+        got => return Err(options::invalid("ack", "none in this build: ACKs need the \"tidings\" entry", &got)),
+    };
     Ok(Subscription::start(&url, parsed, ack))
 }
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import * as esbuild from "esbuild";
 import { build as viteBuild, createServer as viteServer } from "vite";
 import { startServer, launchBrowser } from "./harness.mjs";
-import { workspace, typecheck, listFiles, exerciseApp } from "./package-pack.mjs";
+import { ROOT, workspace, typecheck, listFiles, exerciseApp } from "./package-pack.mjs";
 
 let ws, tarball, browser;
 const servers = [];
@@ -36,10 +36,15 @@ test("the tarball holds the entry, its types, the glue and the wasm, and nothing
   const { files, info } = await ws.pack();
   // snippets/: the JS half of the message path (src/boundary.js), under
   // the directory wasm-bindgen names after the crate's hash.
-  const snippets = files.filter((f) => f.startsWith("snippets/"));
-  assert.equal(snippets.length, 1, `one snippet: ${snippets}`);
-  assert.match(snippets[0], /^snippets\/tidings-[0-9a-f]+\/src\/boundary\.js$/);
-  assert.deepEqual(files.filter((f) => !f.startsWith("snippets/")), ["LICENSE-APACHE", "LICENSE-MIT", "README.md", "index.d.ts", "index.js", "package.json", "tidings.js", "tidings_bg.wasm", "wasm-url.d.ts"]);
+  // Each flavour (the full one, receive/) has its own.
+  const snippets = files.filter((f) => /^(receive\/)?snippets\//.test(f));
+  assert.equal(snippets.length, 2, `one snippet per flavour: ${snippets}`);
+  for (const s of snippets) assert.match(s, /^(receive\/)?snippets\/tidings-[0-9a-f]+\/src\/boundary\.js$/);
+  assert.deepEqual(files.filter((f) => !snippets.includes(f)), [
+    "LICENSE-APACHE", "LICENSE-MIT", "README.md", "index.d.ts", "index.js", "package.json",
+    "receive.d.ts", "receive.js", "receive/tidings.js", "receive/tidings_bg.wasm",
+    "subscription.js", "tidings.js", "tidings_bg.wasm", "wasm-url.d.ts",
+  ]);
   const pkg = JSON.parse(await readFile(new URL("../../pkg/package.json", import.meta.url), "utf8"));
   const cargo = await readFile(new URL("../../Cargo.toml", import.meta.url), "utf8");
   assert.equal(pkg.version, cargo.match(/^version = "(.*)"/m)[1]);
@@ -47,6 +52,8 @@ test("the tarball holds the entry, its types, the glue and the wasm, and nothing
   assert.equal(pkg.sideEffects, false);
   assert.equal(pkg.exports["."].types, "./index.d.ts");
   assert.equal(pkg.exports["."].browser, "./index.js");
+  assert.equal(pkg.exports["./receive"].browser, "./receive.js");
+  assert.equal(pkg.exports["./receive"].types, "./receive.d.ts");
   assert.ok(pkg.keywords.includes("server-sent-events"));
   assert.ok(pkg.license);
   // The README is the package's own: install and loading, no make commands
@@ -89,6 +96,69 @@ test("esbuild app, wasm copied next to the bundle, init() with no argument", asy
   await cp(join(app, "copy.html"), join(dist, "index.html"));
   const server = await serve(dist);
   await exerciseApp(browser, server, `${server.url}/`);
+});
+
+/** Bytes of the receive flavour's wasm as the tarball installed it in `app`. */
+const receiveWasm = (app) => readFile(join(app, "node_modules/tidings/receive/tidings_bg.wasm"));
+
+test("receive-only entry: esbuild app gets the receive wasm, not the full one", async () => {
+  const app = await ws.app("esbuild", tarball);
+  const dist = join(app, "dist");
+  await esbuild.build({
+    absWorkingDir: app, entryPoints: ["receive.ts"], bundle: true, format: "esm", minify: true,
+    outdir: dist, loader: { ".wasm": "file" }, logLevel: "error",
+  });
+  await cp(join(app, "receive.html"), join(dist, "index.html"));
+  const wasms = (await listFiles(dist)).filter((f) => f.endsWith(".wasm"));
+  assert.equal(wasms.length, 1, `one wasm: ${wasms}`);
+  const [got, want, full] = await Promise.all([
+    readFile(join(dist, wasms[0])), receiveWasm(app), readFile(join(app, "node_modules/tidings/tidings_bg.wasm")),
+  ]);
+  assert.ok(got.equals(want), "the emitted wasm is receive/tidings_bg.wasm");
+  assert.ok(want.length < full.length * 0.85, `receive wasm ${want.length} bytes vs full ${full.length}`);
+  const server = await serve(dist);
+  const seen = await exerciseApp(browser, server, `${server.url}/index.html`);
+  console.log(`# esbuild receive-only: wasm ${want.length} bytes (full ${full.length}); ${seen.out.length} messages over ${seen.out[0].transport}`);
+});
+
+test("receive-only entry: Vite build, init() with no argument", async () => {
+  const app = await ws.app("vite-receive", tarball);
+  const dist = join(app, "dist");
+  await viteBuild({ root: app, logLevel: "error", configFile: false, build: { outDir: dist, emptyOutDir: true } });
+  const wasms = (await listFiles(dist)).filter((f) => f.endsWith(".wasm"));
+  assert.equal(wasms.length, 1, `one wasm: ${wasms}`);
+  assert.ok((await readFile(join(dist, wasms[0]))).equals(await receiveWasm(app)), "Vite emitted the receive wasm");
+  const server = await serve(dist);
+  await exerciseApp(browser, server, `${server.url}/`);
+});
+
+test("receive-only entry as a drop-in <script type=module>: subscribe works, ack is refused, no upstream calls", async () => {
+  const server = await serve(join(ROOT, "www"));
+  const page = await browser.newPage();
+  try {
+    await page.goto(`${server.url}/`);
+    const got = await page.evaluate(async () => {
+      const m = await import("/pkg/receive.js");
+      await m.default();
+      let ack;
+      try { m.subscribe("/sse", { ack: "/ack" }); } catch (e) { ack = { code: e.code, message: e.message }; }
+      const sub = m.subscribe("/sse", { parse: "json" });
+      const open = await new Promise((r) => sub.addEventListener("open", (e) => r(e.transport), { once: true }));
+      window.sub = sub;
+      window.got = [];
+      sub.addEventListener("message", (e) => window.got.push({ id: e.id, data: e.data }));
+      return { exports: Object.keys(m).sort(), ack, open };
+    });
+    assert.deepEqual(got.exports, ["ErrorCode", "default", "subscribe"]);
+    assert.equal(got.ack?.code, "invalid-option", JSON.stringify(got.ack));
+    assert.match(got.ack.message, /ack/);
+    const sent = await server.publish(JSON.stringify({ n: 1 }));
+    await page.waitForFunction(() => window.got.length > 0, null, { timeout: 5000 });
+    assert.deepEqual(await page.evaluate(() => window.got), [{ id: sent.id, data: { n: 1 } }]);
+    await page.evaluate(() => window.sub.close());
+  } finally {
+    await page.close();
+  }
 });
 
 test("Vite build (vite build): init() with no argument", async () => {

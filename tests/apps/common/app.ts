@@ -1,7 +1,9 @@
 // What every throwaway app does once the wasm is loaded: subscribe, show the
 // state, read messages with `for await`, stop after two (the `break` closes
-// the subscription). The test reads `window.app`.
-import { subscribe, ErrorCode, type Message } from "tidings";
+// the subscription). The test reads `window.app`. `t` is the entry the app
+// imported ("tidings" or "tidings/receive": the same subscribe).
+import type { Message } from "tidings";
+type Entry = Pick<typeof import("tidings"), "subscribe" | "ErrorCode">;
 
 export type Price = { symbol: string; value: number };
 type Seen = { event: string; id: string; data: unknown; transport: string };
@@ -9,7 +11,7 @@ declare global {
   interface Window { app: { out: Seen[]; done: boolean; state: () => string; codes: string[] } }
 }
 
-export function run(): void {
+export function run({ subscribe, ErrorCode }: Entry): void {
   const server = new URLSearchParams(location.search).get("server") ?? "";
   const sub = subscribe<{ price: Price }>(`${server}/sse`, { events: ["price"], parse: "json" });
   const app: Window["app"] = { out: [], done: false, state: () => sub.state, codes: Object.values(ErrorCode) };

@@ -1,7 +1,7 @@
 // Vite: `init()` with no argument; Vite turns the glue's
 // `new URL("tidings_bg.wasm", import.meta.url)` into an emitted asset.
-import init from "tidings";
+import init, { subscribe, ErrorCode } from "tidings";
 import { run } from "./app.ts";
 
 await init();
-run();
+run({ subscribe, ErrorCode });
