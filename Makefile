@@ -52,15 +52,17 @@ example:
 browser-tests:
 	scripts/browser-tests.sh
 
-## make size: bytes of the wasm and the minified JS glue, raw/gzip/brotli, and where they go;
+## make size: per package entry (row), bytes of its wasm and its bundled JS, raw/gzip/brotli, each row against its ceiling, and where the wasm goes;
 ## then what a Rust app pays for tidings (scripts/size-rust-app.sh, not checked against a ceiling).
 # The ceiling only goes down; its history (date, ceiling, gzip, what changed) is docs/size.md.
-SIZE_CEILING ?= 108300
+# SIZE_CEILING: the everything row ("tidings"); RECEIVE_CEILING: the receive-only row ("tidings/receive").
+SIZE_CEILING ?= 108100
+RECEIVE_CEILING ?= 75900
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh
 	@scripts/names-build.sh
-	@python3 scripts/size.py --ceiling $(SIZE_CEILING)
+	@python3 scripts/size.py --ceiling $(SIZE_CEILING) --receive-ceiling $(RECEIVE_CEILING)
 	@scripts/size-rust-app.sh
 
 ## make bench: tidings vs native EventSource, fetch-event-source and a fetch poll loop in headless Chromium; prints figures (~7 min; docs/bench.md).

@@ -103,7 +103,7 @@ const receiveWasm = (app) => readFile(join(app, "node_modules/tidings/receive/ti
 
 test("receive-only entry: esbuild app gets the receive wasm, not the full one", async () => {
   const app = await ws.app("esbuild", tarball);
-  const dist = join(app, "dist");
+  const dist = join(app, "dist-receive"); // the same app dir as the tests before: its own output
   await esbuild.build({
     absWorkingDir: app, entryPoints: ["receive.ts"], bundle: true, format: "esm", minify: true,
     outdir: dist, loader: { ".wasm": "file" }, logLevel: "error",
