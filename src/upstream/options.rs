@@ -83,7 +83,7 @@ pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> Result<SendOption
             let bad = |_| {
                 invalid(
                     "idempotencyKey",
-                    "non-empty printable ASCII",
+                    "non-empty printable ASCII, at most 255 characters",
                     &JsValue::from_str(&k),
                 )
             };
