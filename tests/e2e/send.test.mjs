@@ -431,6 +431,41 @@ test("bodies of each kind arrive byte for byte: string, Blob, ArrayBuffer, a typ
   assert.deepEqual(bodies, ["a=1&b=%C3%A9", "blob", "buffer", "dv", "héllo", "window"].sort());
 });
 
+test("headers function whose promise never settles: each attempt that timed out is abandoned, so the send rejects gave-up after maxAttempts and then holds nothing of the app's (the function is collected), nothing sent", async () => {
+  await clearSends();
+  const p = await page();
+  const cdp = await p.context_.newCDPSession(p);
+  await p.evaluate((FAST) => {
+    window.calls = 0;
+    window.freed = [];
+    window.registry = new FinalizationRegistry((name) => window.freed.push(name));
+    // Only the send holds the function: once its attempts are abandoned
+    // and it settled, nothing does.
+    (() => {
+      const headers = () => { window.calls++; return new Promise(() => {}); };
+      window.registry.register(headers, "headers");
+      window.track("never", window.t.send("/send?close=1&q=never", "n", {
+        ...FAST, headers, timeoutMs: 100, maxAttempts: 3,
+      }));
+    })();
+  }, FAST);
+  const n = await settled(p, "never");
+  assert.deepEqual([n.error.code, n.error.attempts], ["gave-up", 3]);
+  // One call per attempt: an attempt still waiting would not count more,
+  // but a leaked one keeps the function alive below.
+  assert.equal(await p.evaluate(() => window.calls), 3);
+  let freed = [];
+  for (let i = 0; i < 40 && freed.length === 0; i++) {
+    await cdp.send("HeapProfiler.collectGarbage");
+    await sleep(50);
+    freed = await p.evaluate(() => window.freed);
+  }
+  assert.deepEqual(freed, ["headers"], "the send's attempts still hold the headers function: leaked");
+  assert.equal(await p.evaluate(() => window.sends.never.settled), 1);
+  assert.deepEqual(await requests(server, "/send"), []);
+  await p.context_.close();
+});
+
 test("headers: a function that returns a Headers is used as fetch would; one that returns junk (an array, a number, a string) rejects with code headers, nothing sent", async () => {
   await clearSends();
   const p = await page();
