@@ -249,6 +249,7 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
       ["/send", "x", { timeoutMs: -1 }],
       ["/send", "x", { idempotencyKey: "é" }],
       ["/send", "x", { idempotencyKey: "" }],
+      ["/send", "x", { idempotencyKey: "k".repeat(256) }],
       ["/send", "x", { idempotencyHeader: "Bad Header" }],
       ["/send", "x", { headers: 5 }],
       ["/send", "x", { signal: {} }],
@@ -271,6 +272,7 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
   });
   const bad = (name, expected, given) => `invalid-option: invalid option: ${name}: expected ${expected}, got ${given}`;
   const method = "a method fetch sends (no GET/HEAD with a body)";
+  const key = "non-empty printable ASCII, at most 255 characters";
   const body = "a string, ArrayBuffer, view, Blob, URLSearchParams or FormData";
   const header = (name) => bad("idempotencyHeader", "a header name fetch sends", `"${name}" (string)`);
   assert.deepEqual(got, [
@@ -278,8 +280,9 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
     bad("method", method, '"TRACE" (string)'),
     bad("maxAttempts", "a number ≥ 1 or Infinity", "0 (number)"),
     bad("timeoutMs", "a non-negative number of milliseconds", "-1 (number)"),
-    bad("idempotencyKey", "non-empty printable ASCII", '"é" (string)'),
-    bad("idempotencyKey", "non-empty printable ASCII", '"" (string)'),
+    bad("idempotencyKey", key, '"é" (string)'),
+    bad("idempotencyKey", key, '"" (string)'),
+    bad("idempotencyKey", key, `"${"k".repeat(59)}… (string)`),
     header("Bad Header"),
     bad("headers", "valid headers (an object) or a function", "5 (number)"),
     bad("signal", "an AbortSignal", "[object Object] (object)"),
