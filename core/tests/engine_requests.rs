@@ -341,7 +341,9 @@ fn a_json_entry_that_is_not_an_object_is_no_message_but_a_parse_error() {
         m("2"),
     ]);
     let text = body.body_text(false);
-    let (msgs, _) = decode_json_text(&text, &body.parsed()).expect("a list");
+    let Some((msgs, _)) = decode_json_text(&text, &body.parsed()) else {
+        panic!("{text} is a list")
+    };
     let (mut sim, o) = Sim::started(lp_config(), 7);
     sim.head(o.id, json_head(200));
     sim.engine.handle_messages(sim.now, o.id, msgs, None);
