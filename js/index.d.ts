@@ -638,7 +638,8 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
    * paused offline only when `navigator.onLine` says online; revives one that gave up
    * (`gave-up`, which then stays open for this until `close()`), with the attempt count reset.
    * Does nothing while open or connecting, during a server-requested wait (`Retry-After`,
-   * rate-limit reset), while the page is hidden, after a permanent error or `close()`. In a
+   * rate-limit reset), while the page is hidden or frozen (answers `"hidden"`; the connection
+   * resumes by itself once the page is visible), after a permanent error or `close()`. In a
    * `crossTab` follower tab it asks the leader tab, whose connection follows these rules (after
    * `gave-up` with the leader's tab gone, this tab takes over and runs). At most one attempt per
    * `backoff.floorMs` (raised by the server's `retry:`), however often it is called.
@@ -713,7 +714,8 @@ export interface SendOptions {
   /** `true`: cookies and credentials cross-origin (`credentials: "include"`), as `withCredentials`. Default `false`. */
   credentials?: boolean;
   /**
-   * The idempotency key: non-empty printable ASCII (U+0020–U+007E), else `invalid-option`. Default:
+   * The idempotency key: non-empty printable ASCII (U+0020–U+007E), at most 255 characters (the
+   * bound servers such as Stripe's API enforce), else `invalid-option`. Default:
    * generated once for this send (`crypto.randomUUID()` in a secure context, else a version 4 UUID
    * from `crypto.getRandomValues`) and reused on every attempt. Sent as an RFC 8941 sf-string:
    * `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`.

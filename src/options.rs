@@ -94,11 +94,7 @@ impl Options {
             share_key: None,
         };
         THREW.with(Cell::take);
-        let checked = if v.is_object() {
-            read_into(&mut c, &mut o, v)
-        } else {
-            Ok(())
-        };
+        let checked = object("options", v).and_then(|_| read_into(&mut c, &mut o, v));
         // A getter that threw comes first: the check that failed after it
         // may only have seen its `undefined`.
         if let Some(cause) = THREW.with(Cell::take) {
@@ -227,6 +223,10 @@ fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     }
     durable_streams(c, v)?;
     if let Some(p) = text(v, "lastEventIdParam")? {
+        // `""` would name no parameter: a cursor never sent.
+        if p.is_empty() {
+            return Err(invalid("lastEventIdParam", "a non-empty string", &p.into()));
+        }
         c.last_event_id_param = p;
     }
     if let Some(n) = number(v, "maxMessageBytes", "", "a non-negative number of bytes")? {
@@ -573,10 +573,18 @@ pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
 /// object; anything else is `invalid-option` for `key`.
 pub(crate) fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     let g = get(o, key);
-    if absent(&g) || g.is_object() {
-        Ok(g)
+    object(key, &g)?;
+    Ok(g)
+}
+
+/// `v` (the value of `name`) is absent (the defaults) or an object;
+/// anything else (a number, a string, `true`) is `invalid-option`, never
+/// quietly "no options".
+pub(crate) fn object(name: &str, v: &JsValue) -> Result<(), JsValue> {
+    if absent(v) || v.is_object() {
+        Ok(())
     } else {
-        Err(invalid(key, "an object", &g))
+        Err(invalid(name, "an object", v))
     }
 }
 

@@ -623,3 +623,45 @@ fn a_heartbeat_repeating_the_cursor_leaves_the_judgement_to_the_next_id() {
     sim.native(o.id, "message", "y", "32");
     assert_eq!(resets(&sim), [("32".into(), ResetReason::Gap)]);
 }
+
+/// A `reset` event replayed with the id it came with (a resume the server
+/// rounded down, a second transport overlapping) is not the server's news:
+/// no second `reset`, and the duplicate check it cleared the first time
+/// stays, so the messages after it are not delivered twice.
+#[test]
+fn a_replayed_server_reset_is_not_raised_again() {
+    let (mut sim, o) = resumed_after_27_to_29(native_only(), 31);
+    sim.native(o.id, "reset", "", "30");
+    sim.native(o.id, "message", "y", "1");
+    sim.native(o.id, "reset", "", "30");
+    sim.native(o.id, "message", "y", "1");
+    assert_eq!(resets(&sim), [("29".into(), ResetReason::Server)]);
+    assert_eq!(sim.delivered().len(), 4);
+}
+
+/// A server that ignores the resume replays its history from the start;
+/// with more events than dedupe remembers, the oldest remembered id is no
+/// longer the server's first. Dedupe keeps the first ids it saw too, so the
+/// replay is still recognised after its first `REPLAY_RUN` events.
+#[test]
+fn a_replay_of_a_history_longer_than_dedupe_remembers_is_recognised() {
+    let mut c = native_only();
+    c.dedupe_capacity = 4;
+    let mut sim = Sim::new(c, 33);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    for i in 1..=10 {
+        sim.native(o.id, "message", "x", &i.to_string());
+    }
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    sim.opened(o.id);
+    for i in 1..=2 {
+        sim.native(o.id, "message", "x", &i.to_string());
+    }
+    assert_eq!(error_codes(&sim), []);
+    let t = sim.now.mono.0;
+    sim.native(o.id, "message", "x", "3");
+    assert_eq!(error_codes(&sim), [(t, ErrorCode::ResumeIgnored, None)]);
+    assert_eq!(sim.delivered().len(), 10);
+}

@@ -320,6 +320,50 @@ fn long_poll_json_messages_and_dedupe() {
     assert_eq!(sim.engine.last_event_id(), "3");
 }
 
+/// A JSON body entry that is not an object (`null`, a number, a string) is
+/// no message: each is a non-fatal `parse` error, and the entries around it
+/// are still delivered.
+#[test]
+fn a_json_entry_that_is_not_an_object_is_no_message_but_a_parse_error() {
+    use tidings_core::engine::{decode_json_text, ErrorCode};
+    use tidings_core::testing::decoders::{Json, Key};
+    let m = |id: &str| {
+        Json::Obj(vec![
+            (Key::Known(3), Json::Str(id.into())),
+            (Key::Known(5), Json::Str(format!("data {id}"))),
+        ])
+    };
+    let body = Json::Arr(vec![
+        m("1"),
+        Json::Null,
+        Json::Num(5.0),
+        Json::Str("s".into()),
+        m("2"),
+    ]);
+    let text = body.body_text(false);
+    let Some((msgs, _)) = decode_json_text(&text, &body.parsed()) else {
+        panic!("{text} is a list")
+    };
+    let (mut sim, o) = Sim::started(lp_config(), 7);
+    sim.head(o.id, json_head(200));
+    sim.engine.handle_messages(sim.now, o.id, msgs, None);
+    let log = sim.drain();
+    assert_eq!(data(&log), ["data 1", "data 2"]);
+    let parse = |a: &Action| {
+        matches!(
+            a,
+            Action::Error {
+                code: ErrorCode::Parse,
+                fatal: false,
+                ..
+            }
+        )
+    };
+    assert_eq!(errors(&log).iter().filter(|a| parse(a)).count(), 3);
+    assert_eq!(errors(&log).len(), 3);
+    assert_eq!(sim.engine.last_event_id(), "2");
+}
+
 /// The `events` filter and `reset` are the same on every transport: named
 /// events not listed are dropped, `heartbeat` is never delivered, `reset`
 /// becomes an `Action::Reset` (and clears dedupe).

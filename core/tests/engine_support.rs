@@ -154,6 +154,7 @@ impl Sim {
         hint: Option<u64>,
     ) -> Vec<Action> {
         self.touched = self.touched.max(id.0);
+        let msgs = msgs.into_iter().map(Some).collect();
         self.engine.handle_messages(self.now, id, msgs, hint);
         self.drain()
     }

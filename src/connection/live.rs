@@ -334,7 +334,7 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
 /// already in wasm (`tidings_core::engine::decode_json_text`: one pass, not
 /// ~18 crossings per message), the parsed value only for the shape and what
 /// it is unsure of. `None` when the text is not JSON or has neither shape.
-fn decode_json(text: &str) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
+fn decode_json(text: &str) -> Option<(Vec<Option<IncomingMessage>>, Option<u64>)> {
     decode_json_text(text, &Parsed(js_sys::JSON::parse(text).ok()?))
 }
 
@@ -344,6 +344,9 @@ struct Parsed(JsValue);
 impl JsonView for Parsed {
     fn is_array(&self) -> bool {
         js_sys::Array::is_array(&self.0)
+    }
+    fn is_object(&self) -> bool {
+        self.0.is_object() && !self.is_array()
     }
     fn get(&self, key: &str) -> Self {
         if !self.0.is_object() {

@@ -10,8 +10,8 @@ use tidings_core::upstream::{is_forbidden_request_header, IdempotencyKey, SendCo
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::options::{
-    absent, backoff, checked, checked_headers, count, flag, get, invalid, ms_in, set_ms, signal,
-    text, AT_LEAST_ONE,
+    absent, backoff, checked, checked_headers, count, flag, get, invalid, ms_in, object, set_ms,
+    signal, text, AT_LEAST_ONE,
 };
 
 /// What the adapter keeps besides the core's [`SendConfig`].
@@ -52,6 +52,7 @@ impl SendOptions {
 /// The send keys of `v` over `c` (also `report()`'s shared keys, read over
 /// its own defaults; the caller runs it inside [`checked`]).
 pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> Result<SendOptions, JsValue> {
+    object("options", v)?;
     if let Some(m) = text(v, "method")? {
         c.method = method(&m, has_body)?;
     }
@@ -83,7 +84,7 @@ pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> Result<SendOption
             let bad = |_| {
                 invalid(
                     "idempotencyKey",
-                    "non-empty printable ASCII",
+                    "non-empty printable ASCII, at most 255 characters",
                     &JsValue::from_str(&k),
                 )
             };

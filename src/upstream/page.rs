@@ -18,7 +18,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use tidings_core::upstream::{
-    keepalive_handoff, Ordered, PendingSend, SendInput, KEEPALIVE_BUDGET_BYTES,
+    keepalive_handoff, ordered_key, Ordered, PendingSend, SendInput, KEEPALIVE_BUDGET_BYTES,
 };
 use wasm_bindgen::JsCast;
 
@@ -29,7 +29,8 @@ use crate::guard::Listener;
 struct Page {
     /// Pending sends, in call order.
     tasks: Vec<Rc<Task>>,
-    /// `ordered` sends per URL, by task address.
+    /// `ordered` sends per URL (its `ordered_key`: no fragment), by task
+    /// address.
     ordered: Vec<(String, Ordered<usize>)>,
     listeners: Vec<Listener>,
 }
@@ -64,11 +65,11 @@ pub fn add(task: &Rc<Task>) -> bool {
         if !task.ordered {
             return true;
         }
-        let url = &task.req.url;
+        let url = ordered_key(&task.req.url);
         let i = match p.ordered.iter().position(|(u, _)| u == url) {
             Some(i) => i,
             None => {
-                p.ordered.push((url.clone(), Ordered::new()));
+                p.ordered.push((url.into(), Ordered::new()));
                 p.ordered.len() - 1
             }
         };
@@ -83,7 +84,8 @@ pub fn forget(task: &Task) {
         let mut p = p.borrow_mut();
         p.tasks.retain(|t| id(t) != id(task));
         let mut next = None;
-        if let Some(i) = p.ordered.iter().position(|(u, _)| *u == task.req.url) {
+        let url = ordered_key(&task.req.url);
+        if let Some(i) = p.ordered.iter().position(|(u, _)| u == url) {
             let head = p.ordered[i].1.remove(&id(task)).copied();
             next = head.and_then(|h| p.tasks.iter().find(|t| id(t) == h).cloned());
             if p.ordered[i].1.is_empty() {

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use tidings_core::engine::ResponseHead;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, RequestInit, Response};
+use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
 
 use crate::transport::fetch::{add_object, fetch, latin1_bytes};
 
@@ -58,6 +58,14 @@ pub enum Reply {
     NotStarted,
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `value` as a promise that also rejects when `signal` aborts
+    /// (`boundary.js`).
+    #[wasm_bindgen(js_name = untilAbort)]
+    fn until_abort(value: &JsValue, signal: &AbortSignal) -> js_sys::Promise;
+}
+
 /// A live attempt; dropping it aborts the request.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Attempt {
@@ -100,7 +108,7 @@ pub fn start(
     wasm_bindgen_futures::spawn_local(async move {
         // The app's function runs here, from the task queue, never while the
         // send's machine is borrowed.
-        let headers = match app_headers(&req, attempt).await {
+        let headers = match app_headers(&req, attempt, &signal).await {
             Ok(h) => h,
             Err(e) => {
                 if !signal.aborted() {
@@ -161,10 +169,17 @@ fn credentials(include: bool) -> web_sys::RequestCredentials {
 
 /// A fresh `Headers` with the app's headers: the object, or what its
 /// function returned (or resolved to) when called with `{ url, attempt }`.
-async fn app_headers(req: &Request, attempt: u32) -> Result<Headers, JsValue> {
+/// The wait ends when `signal` aborts (the attempt timed out or was
+/// dropped): a promise that never settles must not keep this attempt, and
+/// the request it holds, alive.
+async fn app_headers(
+    req: &Request,
+    attempt: u32,
+    signal: &AbortSignal,
+) -> Result<Headers, JsValue> {
     let headers = Headers::new()?;
     let value = app_value(req, attempt)?;
-    let value = JsFuture::from(js_sys::Promise::resolve(&value)).await?;
+    let value = JsFuture::from(until_abort(&value, signal)).await?;
     add_returned(&headers, &value)?;
     Ok(headers)
 }

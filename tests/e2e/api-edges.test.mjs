@@ -483,6 +483,34 @@ test("a wrong type, an unknown mode or transport, a negative or NaN duration thr
   await p.close();
 });
 
+test("an options argument that is not an object, and lastEventIdParam \"\", throw invalid-option; send, report and appender options too", { timeout: T }, async () => {
+  const p = await page();
+  const t = tag("not-obj");
+  const got = await p.evaluate(async (t) => {
+    const code = async (call) => {
+      try { const r = call(); await r; r?.close?.(); r?.stop?.(); return "accepted"; } catch (e) { return [e.code, e.message]; }
+    };
+    const out = [];
+    for (const o of [5, "x", true]) {
+      out.push(await code(() => window.t.subscribe(`/sse?t=${t}`, o)));
+      out.push(await code(() => window.t.send(`/send?t=${t}`, "b", o)));
+      out.push(await code(() => window.t.report(`/send?t=${t}`, () => "s", o)));
+      out.push(await code(() => window.t.appender(`/send?t=${t}`, o)));
+    }
+    out.push(await code(() => window.t.subscribe(`/sse?t=${t}`, { lastEventIdParam: "" })));
+    return out;
+  }, t);
+  const not = (v) => ["invalid-option", `invalid option: options: expected an object, got ${v}`];
+  assert.deepEqual(got, [
+    ...Array(4).fill(not("5 (number)")), ...Array(4).fill(not('"x" (string)')), ...Array(4).fill(not("true (boolean)")),
+    ["invalid-option", 'invalid option: lastEventIdParam: expected a non-empty string, got "" (string)'],
+  ]);
+  await h.sleep(300);
+  assert.deepEqual(await tagged(t), [], "nothing started");
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
 test("undefined and null mean the default, valid values and unknown keys are accepted; error messages say what happened", { timeout: T }, async () => {
   const p = await page();
   await h.faults(server, { path: "/poll", times: 3, fault: { kind: "status", status: 503 } });

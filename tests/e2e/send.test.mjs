@@ -249,6 +249,7 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
       ["/send", "x", { timeoutMs: -1 }],
       ["/send", "x", { idempotencyKey: "é" }],
       ["/send", "x", { idempotencyKey: "" }],
+      ["/send", "x", { idempotencyKey: "k".repeat(256) }],
       ["/send", "x", { idempotencyHeader: "Bad Header" }],
       ["/send", "x", { headers: 5 }],
       ["/send", "x", { signal: {} }],
@@ -271,6 +272,7 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
   });
   const bad = (name, expected, given) => `invalid-option: invalid option: ${name}: expected ${expected}, got ${given}`;
   const method = "a method fetch sends (no GET/HEAD with a body)";
+  const key = "non-empty printable ASCII, at most 255 characters";
   const body = "a string, ArrayBuffer, view, Blob, URLSearchParams or FormData";
   const header = (name) => bad("idempotencyHeader", "a header name fetch sends", `"${name}" (string)`);
   assert.deepEqual(got, [
@@ -278,8 +280,9 @@ test("options are checked before anything is sent: invalid-option / invalid-url 
     bad("method", method, '"TRACE" (string)'),
     bad("maxAttempts", "a number ≥ 1 or Infinity", "0 (number)"),
     bad("timeoutMs", "a non-negative number of milliseconds", "-1 (number)"),
-    bad("idempotencyKey", "non-empty printable ASCII", '"é" (string)'),
-    bad("idempotencyKey", "non-empty printable ASCII", '"" (string)'),
+    bad("idempotencyKey", key, '"é" (string)'),
+    bad("idempotencyKey", key, '"" (string)'),
+    bad("idempotencyKey", key, `"${"k".repeat(59)}… (string)`),
     header("Bad Header"),
     bad("headers", "valid headers (an object) or a function", "5 (number)"),
     bad("signal", "an AbortSignal", "[object Object] (object)"),
@@ -429,6 +432,41 @@ test("bodies of each kind arrive byte for byte: string, Blob, ArrayBuffer, a typ
   for (const name of ["string", "blob", "buffer", "view", "dataview", "usp"]) assert.equal((await settled(p, name)).value?.status, 201, name);
   const bodies = (await applied()).map((a) => a.body).sort();
   assert.deepEqual(bodies, ["a=1&b=%C3%A9", "blob", "buffer", "dv", "héllo", "window"].sort());
+});
+
+test("headers function whose promise never settles: each attempt that timed out is abandoned, so the send rejects gave-up after maxAttempts and then holds nothing of the app's (the function is collected), nothing sent", async () => {
+  await clearSends();
+  const p = await page();
+  const cdp = await p.context_.newCDPSession(p);
+  await p.evaluate((FAST) => {
+    window.calls = 0;
+    window.freed = [];
+    window.registry = new FinalizationRegistry((name) => window.freed.push(name));
+    // Only the send holds the function: once its attempts are abandoned
+    // and it settled, nothing does.
+    (() => {
+      const headers = () => { window.calls++; return new Promise(() => {}); };
+      window.registry.register(headers, "headers");
+      window.track("never", window.t.send("/send?close=1&q=never", "n", {
+        ...FAST, headers, timeoutMs: 100, maxAttempts: 3,
+      }));
+    })();
+  }, FAST);
+  const n = await settled(p, "never");
+  assert.deepEqual([n.error.code, n.error.attempts], ["gave-up", 3]);
+  // One call per attempt: an attempt still waiting would not count more,
+  // but a leaked one keeps the function alive below.
+  assert.equal(await p.evaluate(() => window.calls), 3);
+  let freed = [];
+  for (let i = 0; i < 40 && freed.length === 0; i++) {
+    await cdp.send("HeapProfiler.collectGarbage");
+    await sleep(50);
+    freed = await p.evaluate(() => window.freed);
+  }
+  assert.deepEqual(freed, ["headers"], "the send's attempts still hold the headers function: leaked");
+  assert.equal(await p.evaluate(() => window.sends.never.settled), 1);
+  assert.deepEqual(await requests(server, "/send"), []);
+  await p.context_.close();
 });
 
 test("headers: a function that returns a Headers is used as fetch would; one that returns junk (an array, a number, a string) rejects with code headers, nothing sent", async () => {

@@ -267,7 +267,15 @@ impl Engine {
         match self.audience(&event) {
             Audience::App => {}
             Audience::Reset => {
-                self.server_reset();
+                // A replayed `reset` (its id and content seen before) is
+                // not news: it neither clears dedupe again nor is raised
+                // again. Its id is remembered past the clear it caused.
+                let content = content_hash(&event, &data);
+                let id = own_id.as_deref();
+                if self.dedupe.is_new_undelivered(id, content) {
+                    self.server_reset();
+                    self.dedupe.is_new_undelivered(id, content);
+                }
                 return false;
             }
             other => {

@@ -57,8 +57,8 @@ pub enum Input<'a> {
     Messages {
         /// The attempt.
         id: AttemptId,
-        /// The decoded messages.
-        msgs: Vec<IncomingMessage>,
+        /// The decoded messages (`None`: an entry that is not one).
+        msgs: Vec<Option<IncomingMessage>>,
         /// `_polling.next_interval_ms`, ms.
         polling_hint_ms: Option<u64>,
     },

@@ -14,6 +14,9 @@ use super::input::IncomingMessage;
 pub trait JsonView: Sized {
     /// `Array.isArray(v)`.
     fn is_array(&self) -> bool;
+    /// `v` is an object that is not an array (not `null`, not a number or
+    /// a string).
+    fn is_object(&self) -> bool;
     /// `v[key]` for an object, else `undefined`.
     fn get(&self, key: &str) -> Self;
     /// `v.length` of an array (0 otherwise).
@@ -34,8 +37,10 @@ pub trait JsonView: Sized {
 /// (ms; a negative or non-number hint is none), or `None` when the body has
 /// neither shape. Per message: `id` a string, or a number as JS prints it,
 /// else none; `event` a string, else none (`message`); `data` a string as
-/// is, anything else as its JSON text (`""` when there is none).
-pub fn decode_json_body<V: JsonView>(v: &V) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
+/// is, anything else as its JSON text (`""` when there is none). An entry
+/// that is not an object (`null`, a number, a string, an array) is no
+/// message: `None` in its place (the engine reports a `parse` error for it).
+pub fn decode_json_body<V: JsonView>(v: &V) -> Option<(Vec<Option<IncomingMessage>>, Option<u64>)> {
     let (list, hint) = message_list(v)?;
     let list = list.as_ref().unwrap_or(v);
     let msgs = (0..list.length())
@@ -64,15 +69,18 @@ pub(super) fn message_list<V: JsonView>(v: &V) -> Option<(Option<V>, Option<u64>
 }
 
 /// One element of the list as a message ([`decode_json_body`]'s rule).
-pub(super) fn view_message<V: JsonView>(m: &V) -> IncomingMessage {
+pub(super) fn view_message<V: JsonView>(m: &V) -> Option<IncomingMessage> {
+    if !m.is_object() {
+        return None;
+    }
     let id = m.get("id");
     let data = m.get("data");
-    IncomingMessage {
+    Some(IncomingMessage {
         id: id.as_string().or_else(|| id.number_text()),
         event: m.get("event").as_string(),
         data: data
             .as_string()
             .or_else(|| data.stringify())
             .unwrap_or_default(),
-    }
+    })
 }

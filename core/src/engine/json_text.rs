@@ -24,7 +24,7 @@ use super::json_body::{message_list, view_message, JsonView};
 pub fn decode_json_text<V: JsonView>(
     text: &str,
     value: &V,
-) -> Option<(Vec<IncomingMessage>, Option<u64>)> {
+) -> Option<(Vec<Option<IncomingMessage>>, Option<u64>)> {
     let (list, hint) = message_list(value)?;
     let list = list.as_ref().unwrap_or(value);
     let b = text.as_bytes();
@@ -36,7 +36,7 @@ pub fn decode_json_text<V: JsonView>(
                 let start = skip_ws(b, a + 1);
                 let end = value_end(b, start)?;
                 at = Some(skip_ws(b, end));
-                scan_message(text.get(start..end)?)
+                scan_message(text.get(start..end)?).map(Some)
             });
             m.unwrap_or_else(|| view_message(&list.at(i)))
         })
@@ -53,8 +53,12 @@ fn list_start(b: &[u8]) -> Option<usize> {
     (b.get(at) == Some(&b'[')).then_some(at)
 }
 
-/// One message (an element of the list), or `None` when unsure.
+/// One message (an element of the list), or `None` when unsure (and for
+/// an element that is not an object: the value says it is no message).
 fn scan_message(m: &str) -> Option<IncomingMessage> {
+    if !m.starts_with('{') {
+        return None;
+    }
     let (mut id, mut event, mut data) = (None, None, None);
     for (key, at, end) in fields(m.as_bytes(), 0) {
         let v = m.get(at..end);
@@ -187,14 +191,15 @@ fn unescape(v: &str) -> Option<String> {
     Some(out)
 }
 
-/// The number `n` when `String(Number(n))` is `n` itself, as far as this
-/// scanner is sure: a non-negative integer of at most 15 digits (below
-/// 2^53, so exact).
+/// A number id as its source text when it is a non-negative integer: the
+/// text, not `String(Number(n))`, so an id past 2^53 (a 64-bit sequence
+/// number, a snowflake id) keeps every digit. Other numbers (a sign, a
+/// fraction, an exponent) are read from the value.
 fn js_integer(n: &str) -> Option<String> {
-    let digits = n.as_bytes();
     // Valid JSON has no leading zero.
-    let plain = matches!(digits.len(), 1..=15) && digits.iter().all(u8::is_ascii_digit);
-    plain.then(|| String::from(n))
+    n.bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| String::from(n))
 }
 
 #[cfg(test)]
@@ -229,8 +234,8 @@ mod tests {
             scan(r#"{"data":"a","data":"b","event":1,"id":null}"#),
             msg(None, None, "b")
         );
-        // Not an object, or an empty one: no field.
-        for m in ["7", "\"s\"", "[1]", "null", "{}", "{ }"] {
+        // An empty object: no field.
+        for m in ["{}", "{ }"] {
             assert_eq!(scan(m), msg(None, None, ""), "{m}");
         }
     }
@@ -246,13 +251,26 @@ mod tests {
             r#"{"id":-0}"#,
             r#"{"id":-1}"#,
             r#"{"id":1e3}"#,
-            r#"{"id":1234567890123456}"#,
+            "7",
+            "\"s\"",
+            "[1]",
+            "null",
             r#"{"data":{"a":1}}"#,
             r#"{"data":[]}"#,
             r#"{"data":1}"#,
             r#"{"data":null}"#,
         ] {
             assert_eq!(scan(m), None, "{m}");
+        }
+    }
+
+    /// An id past 2^53 (here 2^53 + 1, which a double rounds to 2^53) keeps
+    /// its digits: taken from the text, not through a number.
+    #[test]
+    fn a_number_id_past_2_53_is_its_source_text() {
+        for id in ["9007199254740993", "18446744073709551615"] {
+            let m = format!(r#"{{"id":{id},"data":"x"}}"#);
+            assert_eq!(scan(&m), msg(Some(id), None, "x"));
         }
     }
 

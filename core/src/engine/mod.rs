@@ -531,12 +531,14 @@ impl Engine {
     /// cursor and feeds dedupe, unless it holds U+0000, CR or LF (no header
     /// could carry it: the message is delivered without an id, see
     /// `decode::is_usable_event_id`); `polling_hint_ms` is
-    /// `_polling.next_interval_ms`.
+    /// `_polling.next_interval_ms`. A `None` entry (one that is not an
+    /// object, see [`decode_json_body`]) is no message: a non-fatal `parse`
+    /// error each, and the others are still delivered.
     pub fn handle_messages(
         &mut self,
         now: Now,
         id: AttemptId,
-        msgs: Vec<IncomingMessage>,
+        msgs: Vec<Option<IncomingMessage>>,
         polling_hint_ms: Option<u64>,
     ) {
         let input = Input::Messages {
@@ -547,7 +549,12 @@ impl Engine {
         self.handle(now, input);
     }
 
-    fn on_messages(&mut self, now: Now, msgs: Vec<IncomingMessage>, polling_hint_ms: Option<u64>) {
+    fn on_messages(
+        &mut self,
+        now: Now,
+        msgs: Vec<Option<IncomingMessage>>,
+        polling_hint_ms: Option<u64>,
+    ) {
         let Some(a) = self.phase.attempt_mut() else {
             return;
         };
@@ -560,6 +567,16 @@ impl Engine {
         }
         self.request_opened();
         for m in msgs {
+            let Some(m) = m else {
+                self.actions.push_back(Action::Error {
+                    code: ErrorCode::Parse,
+                    status: None,
+                    retry_in_ms: None,
+                    fatal: false,
+                    id: None,
+                });
+                continue;
+            };
             let len = u64::try_from(m.data.len()).unwrap_or(u64::MAX);
             self.stats.bytes = self.stats.bytes.saturating_add(len);
             let own_id = m.id.filter(|id| decode::is_usable_event_id(id));

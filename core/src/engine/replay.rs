@@ -11,8 +11,9 @@
 //! fewer remembered, the whole history, at least two). A server that resumes
 //! a little early (from a cursor it rounds down) replays the newest ids, not
 //! the oldest, and one that resumes correctly sends a new event first: both
-//! stop the watch. (Dedupe remembers a bounded number of ids: a server
-//! history longer than that is not recognised.)
+//! stop the watch. Dedupe keeps the first ids it saw past its capacity
+//! (`policy::dedupe::FIRST_KEPT`), so a history longer than it remembers is
+//! recognised too.
 //!
 //! Then, once per connection, an `error` with code `resume-ignored`, and a
 //! move to a transport that sends the header, where one is usable (the

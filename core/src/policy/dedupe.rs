@@ -9,17 +9,25 @@
 //! state and restarts its ids at 1 sends new events, not repeats (seen in the
 //! wild: n8n PR #33558, actor-ts issue #726). The price: a replay whose data
 //! the server re-serialised differently (other JSON key order or spacing) is
-//! delivered twice. Memory is bounded: the last `capacity` ids, FIFO.
+//! delivered twice. Memory is bounded: the last `capacity` ids, FIFO, and
+//! the first [`FIRST_KEPT`] ids seen.
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 /// Default number of recent ids remembered.
 pub const DEFAULT_DEDUPE_CAPACITY: usize = 256;
 
+/// The first ids seen (since the last [`Dedupe::clear`]) that stay
+/// remembered past the capacity, oldest first: a server that ignores the
+/// resume replays its history from its first event, and the replay check
+/// (`engine::replay`, [`crate::engine::REPLAY_RUN`] in a row) recognises it
+/// by these, however long the history was.
+pub const FIRST_KEPT: usize = 3;
+
 /// A bounded memory of recently delivered ids and what they carried.
 ///
-/// A FIFO ring of (64-bit hash of the id, 64-bit hash of the content, id).
+/// A FIFO of (64-bit hash of the id, 64-bit hash of the content, id).
 /// Lookup scans the id hashes (256 `u64` compares, tens of nanoseconds) and
 /// compares the id only on a hash match. A `BTreeSet` gave O(log n) lookup but
 /// cost about 5 KB of wasm (measured by `make size`), which a linear scan of
@@ -27,7 +35,10 @@ pub const DEFAULT_DEDUPE_CAPACITY: usize = 256;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Dedupe {
     capacity: usize,
-    order: VecDeque<(u64, u64, Box<str>)>,
+    /// Oldest first; the first [`FIRST_KEPT`] are never evicted. A `Vec`
+    /// (evicting shifts at most `capacity` entries) is fewer wasm bytes
+    /// than a `VecDeque`.
+    order: Vec<(u64, u64, Box<str>)>,
     dropped: u64,
 }
 
@@ -64,7 +75,7 @@ impl Dedupe {
     pub fn new(capacity: usize) -> Self {
         Dedupe {
             capacity,
-            order: VecDeque::new(),
+            order: Vec::new(),
             dropped: 0,
         }
     }
@@ -148,12 +159,13 @@ impl Dedupe {
         true
     }
 
-    /// Remember a new id (hash `h`), evicting the oldest when full.
+    /// Remember a new id (hash `h`), evicting the oldest after the first
+    /// [`FIRST_KEPT`] when full.
     fn remember(&mut self, h: u64, content: u64, id: &str) {
-        while self.order.len() >= self.capacity {
-            self.order.pop_front();
+        if self.order.len() >= self.capacity + FIRST_KEPT {
+            self.order.remove(FIRST_KEPT);
         }
-        self.order.push_back((h, content, Box::from(id)));
+        self.order.push((h, content, Box::from(id)));
     }
 
     /// Where `id` stands among the remembered ids, oldest first (the order
@@ -277,17 +289,36 @@ mod tests {
     #[test]
     fn forgets_oldest_beyond_capacity() {
         let mut d = Dedupe::new(3);
-        for id in ["a", "b", "c", "d"] {
+        for id in ["a", "b", "c", "d", "e", "f", "g"] {
             assert!(same(&mut d, Some(id)));
         }
-        assert_eq!(d.len(), 3);
+        assert_eq!(d.len(), 3 + FIRST_KEPT);
         assert!(!same(&mut d, Some("b")));
-        assert!(same(&mut d, Some("a"))); // evicted, so new again
-        assert!(!same(&mut d, Some("d")));
+        assert!(same(&mut d, Some("d"))); // evicted, so new again
+        assert!(!same(&mut d, Some("g")));
         d.clear();
         assert!(d.is_empty());
-        assert!(same(&mut d, Some("d")));
+        assert!(same(&mut d, Some("g")));
         assert_eq!(d.duplicates_dropped(), 2);
+    }
+
+    /// The first ids ever seen stay past the ring's capacity: a server that
+    /// replays its whole history from the start is recognised by them
+    /// (`engine::replay`), however long the history was.
+    #[test]
+    fn keeps_the_first_ids_beyond_capacity() {
+        let mut d = Dedupe::new(2);
+        for id in ["a", "b", "c", "d", "e", "f", "g"] {
+            assert!(same(&mut d, Some(id)));
+        }
+        assert_eq!(d.len(), 2 + FIRST_KEPT);
+        for (i, id) in ["a", "b", "c", "f", "g"].into_iter().enumerate() {
+            assert_eq!(d.position(id), Some(i));
+        }
+        assert!(same(&mut d, Some("e"))); // evicted from the ring
+        assert!(!same(&mut d, Some("a")));
+        d.clear();
+        assert!(same(&mut d, Some("a")));
     }
 
     #[test]
@@ -306,8 +337,9 @@ mod tests {
     }
 
     proptest! {
-        /// Matches a naive model: "among the last `cap` distinct ids
-        /// remembered, with the content it was last delivered with".
+        /// Matches a naive model: "among the first `FIRST_KEPT` and the
+        /// last `cap` distinct ids remembered, with the content it was last
+        /// delivered with".
         #[test]
         fn matches_model(
             cap in 0usize..8,
@@ -328,14 +360,14 @@ mod tests {
                         }
                         None => {
                             model.push((s.clone(), data.clone()));
-                            if model.len() > cap { model.remove(0); }
+                            if model.len() > cap + FIRST_KEPT { model.remove(FIRST_KEPT); }
                             true
                         }
                     },
                     _ => true,
                 };
                 prop_assert_eq!(got, want);
-                prop_assert!(d.len() <= cap);
+                prop_assert!(d.len() <= cap + FIRST_KEPT);
             }
         }
     }

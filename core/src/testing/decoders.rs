@@ -245,6 +245,9 @@ impl JsonView for Json {
     fn is_array(&self) -> bool {
         matches!(self, Json::Arr(_))
     }
+    fn is_object(&self) -> bool {
+        matches!(self, Json::Obj(_))
+    }
     fn get(&self, key: &str) -> Self {
         match self {
             Json::Obj(fields) => fields
@@ -293,7 +296,10 @@ impl JsonView for Json {
 }
 
 /// The rule of [`decode_json_body`], read plainly, for one message.
-fn expected_message(m: &Json) -> IncomingMessage {
+fn expected_message(m: &Json) -> Option<IncomingMessage> {
+    if !matches!(m, Json::Obj(_)) {
+        return None;
+    }
     let id = match m.get("id") {
         Json::Str(s) => Some(s),
         Json::Num(n) => Some(n.to_string()),
@@ -305,7 +311,7 @@ fn expected_message(m: &Json) -> IncomingMessage {
         Json::Undefined => String::new(),
         other => other.stringify().unwrap_or_default(),
     };
-    IncomingMessage { id, event, data }
+    Some(IncomingMessage { id, event, data })
 }
 
 /// The oracle of the JSON body decoder.

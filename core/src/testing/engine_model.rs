@@ -652,12 +652,14 @@ fn error(k: u8) -> TransportError {
     ][usize::from(k) % 6]
 }
 
-fn messages(msgs: &[(Option<u8>, u8)]) -> Vec<IncomingMessage> {
+fn messages(msgs: &[(Option<u8>, u8)]) -> Vec<Option<IncomingMessage>> {
     msgs.iter()
-        .map(|(i, t)| IncomingMessage {
-            id: i.map(|i| (i % 5).to_string()),
-            event: Some(EVENTS[usize::from(*t) % EVENTS.len()].into()),
-            data: "d".into(),
+        .map(|(i, t)| {
+            Some(IncomingMessage {
+                id: i.map(|i| (i % 5).to_string()),
+                event: Some(EVENTS[usize::from(*t) % EVENTS.len()].into()),
+                data: "d".into(),
+            })
         })
         .collect()
 }

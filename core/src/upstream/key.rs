@@ -11,6 +11,12 @@
 
 use alloc::string::String;
 
+/// The longest key accepted, in characters (printable ASCII: bytes). The
+/// draft sets no bound, but servers do: Stripe's API, whose scheme the draft
+/// describes and many servers copy, refuses a key over 255 characters, so a
+/// longer key would be refused (or cut) only once it reached the server.
+pub const MAX_KEY_LEN: usize = 255;
+
 /// Why a key was refused ([`IdempotencyKey::new`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeyError {
@@ -23,9 +29,12 @@ pub enum KeyError {
         /// Byte index of the first offending character.
         index: usize,
     },
+    /// The key is longer than [`MAX_KEY_LEN`].
+    TooLong,
 }
 
-/// A validated idempotency key: non-empty printable ASCII (`0x20..=0x7E`).
+/// A validated idempotency key: non-empty printable ASCII (`0x20..=0x7E`),
+/// at most [`MAX_KEY_LEN`] characters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IdempotencyKey(String);
 
@@ -34,13 +43,15 @@ impl IdempotencyKey {
     ///
     /// # Errors
     /// [`KeyError::Empty`] for `""`, [`KeyError::NotPrintableAscii`] for any
-    /// byte outside `0x20..=0x7E` (control characters, DEL, non-ASCII).
+    /// byte outside `0x20..=0x7E` (control characters, DEL, non-ASCII),
+    /// [`KeyError::TooLong`] past [`MAX_KEY_LEN`] characters.
     pub fn new(key: &str) -> Result<Self, KeyError> {
         if key.is_empty() {
             return Err(KeyError::Empty);
         }
         match key.bytes().position(|b| !(0x20..=0x7E).contains(&b)) {
             Some(index) => Err(KeyError::NotPrintableAscii { index }),
+            None if key.len() > MAX_KEY_LEN => Err(KeyError::TooLong),
             None => Ok(IdempotencyKey(String::from(key))),
         }
     }
@@ -87,6 +98,14 @@ mod tests {
             Err(KeyError::NotPrintableAscii { index: 1 })
         );
         assert!(IdempotencyKey::new(" ~").is_ok());
+    }
+
+    #[test]
+    fn a_key_longer_than_255_characters_is_refused() {
+        let at_most = "k".repeat(MAX_KEY_LEN);
+        assert!(IdempotencyKey::new(&at_most).is_ok());
+        let longer = "k".repeat(MAX_KEY_LEN + 1);
+        assert_eq!(IdempotencyKey::new(&longer), Err(KeyError::TooLong));
     }
 
     #[test]

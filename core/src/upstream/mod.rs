@@ -74,8 +74,8 @@ pub use config::{
     DEFAULT_MAX_ATTEMPTS, DEFAULT_METHOD, DEFAULT_SEND_TIMEOUT_MS,
 };
 pub use keepalive::{keepalive_handoff, PendingSend, KEEPALIVE_BUDGET_BYTES};
-pub use key::{IdempotencyKey, KeyError};
-pub use ordered::Ordered;
+pub use key::{IdempotencyKey, KeyError, MAX_KEY_LEN};
+pub use ordered::{ordered_key, Ordered};
 pub use reporter::{
     HiddenPolicy, ReportAction, ReportConfig, ReportInput, ReportOutcome, ReportStats, Reporter,
     DEFAULT_MAX_QUEUED, DEFAULT_REPORT_INTERVAL_MS, TICK_JITTER_PERMILLE,

@@ -10,6 +10,13 @@
 
 use alloc::collections::VecDeque;
 
+/// The queue an `ordered` send to `url` joins: the URL without its
+/// `#fragment`. A fragment never reaches the server, so `/a#x` and `/a` are
+/// the same endpoint and keep one order.
+pub fn ordered_key(url: &str) -> &str {
+    url.split('#').next().unwrap_or(url)
+}
+
 /// A FIFO of send ids for one URL; only the head may be in progress.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ordered<T> {
@@ -62,6 +69,14 @@ impl<T: PartialEq> Ordered<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ordered_key_excludes_the_fragment() {
+        assert_eq!(ordered_key("https://h/a?q=1#x"), "https://h/a?q=1");
+        assert_eq!(ordered_key("/a#x#y"), "/a");
+        assert_eq!(ordered_key("/a"), "/a");
+        assert_eq!(ordered_key("#"), "");
+    }
 
     #[test]
     fn admits_in_call_order_one_at_a_time() {
