@@ -853,7 +853,10 @@ export interface Appender {
    * rejects with the same error).
    */
   append(value: unknown): Promise<void>;
-  /** Close the stream (`Stream-Closed: true`) after every pending append; later appends reject with `stream-closed`. */
+  /**
+   * Close the stream (`Stream-Closed: true`, with the producer headers) after every pending
+   * append; later appends reject with `stream-closed`, and a second `close()` settles as the first.
+   */
   close(): Promise<void>;
   /** The `Producer-Id` sent. */
   readonly producerId: string;
