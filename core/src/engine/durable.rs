@@ -51,7 +51,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::action::{Action, ErrorCode, Message, Reason, ResetReason, State};
-use super::config::{Config, Protocol, TransportKind};
+use super::config::{Protocol, TransportKind};
 use super::decode::Verdict;
 use super::input::{AttemptId, ResponseHead};
 use super::retry::Failure;
