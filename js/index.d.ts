@@ -138,7 +138,7 @@ export declare const ErrorCode: Readonly<{
   SequenceGap: "sequence-gap";
   /** {@link appender}: 409 with `Stream-Closed: true`, or an append after `close()`. Final. */
   StreamClosed: "stream-closed";
-  /** {@link appender}: another 409 (the content type does not match the stream's). Final. */
+  /** {@link appender}: another 409 (the content type does not match the stream's); {@link send}: a 409 without `Retry-After`. Final. */
   Conflict: "conflict";
 }>;
 /** One of the {@link ErrorCode} values. */
@@ -776,7 +776,8 @@ export interface SendResult {
 export interface SendError extends Error {
   /**
    * `http-status` (a permanent answer: 4xx other than 401/403/408/409/425/429, e.g. 422 "key
-   * reused with another body"), `auth` (401/403), `gave-up` (`maxAttempts` transient failures),
+   * reused with another body"), `auth` (401/403), `conflict` (a 409 without `Retry-After`; one
+   * with it is "the key's first request is still in flight", retried), `gave-up` (`maxAttempts` transient failures),
    * `timeout` (`deadlineMs`), `headers` (the `headers` function failed), `too-large` (a success
    * whose answer body is over 1 MiB: the request took effect, its answer was not read past the cap;
    * not retried), `invalid-url`, `invalid-option`, `not-initialized`.
@@ -855,7 +856,10 @@ export interface Appender {
    * rejects with the same error).
    */
   append(value: unknown): Promise<void>;
-  /** Close the stream (`Stream-Closed: true`) after every pending append; later appends reject with `stream-closed`. */
+  /**
+   * Close the stream (`Stream-Closed: true`, with the producer headers) after every pending
+   * append; later appends reject with `stream-closed`, and a second `close()` settles as the first.
+   */
   close(): Promise<void>;
   /** The `Producer-Id` sent. */
   readonly producerId: string;

@@ -132,24 +132,36 @@ fn app_query_keys_are_kept_and_ours_follow() {
     let mut c = ds_config("now");
     c.url = "/s?token=a&offset=9&b=1&live=sse".into();
     let mut sim = Sim::new(c, 1);
-    assert_eq!(
-        the_open(&sim.start()).url,
-        "/s?token=a&b=1&live=long-poll&offset=now"
-    );
+    assert_eq!(the_open(&sim.start()).url, "/s?token=a&b=1&offset=now");
 }
 
-/// `now` goes live at once (§8: no empty catch-up round trip), and the 204's
-/// `Stream-Next-Offset` (the tail) becomes the cursor.
+/// `now` starts with a catch-up read (PROTOCOL.md: a 200 with an empty body
+/// at the tail, `Stream-Up-To-Date: true`), so the app hears `uptodate`
+/// first, with the tail as its cursor; then it goes live from the tail, and
+/// a live 204's `Stream-Next-Offset` is adopted. A JSON stream's `[]` is the
+/// same.
 #[test]
-fn now_goes_live_at_once_and_adopts_the_tail() {
+fn now_is_up_to_date_first_then_live_from_the_tail() {
     let mut sim = Sim::new(ds_config("now"), 1);
     let o = the_open(&sim.start());
-    assert_eq!(o.url, format!("{BASE}?live=long-poll&offset=now"));
-    sim.run_for(30_000);
-    sim.head(o.id, no_news("0_7", "3"));
-    assert_eq!(sim.engine.last_event_id(), "0_7");
+    assert_eq!(o.url, format!("{BASE}?offset=now"));
+    let out = text_chunk(&mut sim, o.id, "0_7", true, b"");
+    assert!(delivered(&out).is_empty());
+    assert_eq!(up_to_date(&out), ["0_7"]);
     let o = sim.must_open(100);
-    assert_eq!(o.url, format!("{BASE}?cursor=3&live=long-poll&offset=0_7"));
+    assert_eq!(o.url, format!("{BASE}?live=long-poll&offset=0_7"));
+    sim.run_for(30_000);
+    let out = sim.head(o.id, no_news("0_9", "3"));
+    assert!(up_to_date(&out).is_empty(), "told once");
+    assert_eq!(sim.engine.last_event_id(), "0_9");
+    let o = sim.must_open(100);
+    assert_eq!(o.url, format!("{BASE}?cursor=3&live=long-poll&offset=0_9"));
+
+    let mut sim = Sim::new(ds_config("now"), 1);
+    let o = the_open(&sim.start());
+    let out = json_chunk(&mut sim, o.id, "0_4", true, &[]);
+    assert!(delivered(&out).is_empty());
+    assert_eq!(up_to_date(&out), ["0_4"]);
 }
 
 /// JSON mode (§9.1): one message per array element, its JSON text. Each
@@ -338,12 +350,12 @@ fn gone_resets_once_then_is_fatal() {
         }]
     );
     assert_eq!(sim.engine.state(), State::Closed);
-    // From `now`, the restart is from `now` (live).
+    // From `now`, the restart is from `now` (a catch-up again).
     let mut sim = Sim::new(ds_config("now"), 1);
     let o = the_open(&sim.start());
     sim.head(o.id, ResponseHead::new(410));
     let o = sim.must_open(100);
-    assert_eq!(o.url, format!("{BASE}?live=long-poll&offset=now"));
+    assert_eq!(o.url, format!("{BASE}?offset=now"));
 }
 
 /// 404 stops; 429 with `Retry-After` waits as the engine's rules say.
@@ -508,7 +520,7 @@ fn handed_over_connection_restarts_from_the_configured_start_on_410() {
         reason: ResetReason::Gone
     }));
     let o = sim.must_open(100);
-    assert_eq!(o.url, format!("{BASE}?live=long-poll&offset=now"));
+    assert_eq!(o.url, format!("{BASE}?offset=now"));
     assert_eq!(sim.engine.last_event_id(), "now");
 
     let mut sim = Sim::new(ds_config(""), 1);
@@ -528,10 +540,6 @@ fn handed_over_connection_ignores_an_unusable_cursor() {
         let mut sim = Sim::new(ds_config("now"), 1);
         sim.engine = Engine::resuming(ds_config("now"), 1, bad);
         let o = the_open(&sim.start());
-        assert_eq!(
-            o.url,
-            format!("{BASE}?live=long-poll&offset=now"),
-            "{bad:?}"
-        );
+        assert_eq!(o.url, format!("{BASE}?offset=now"), "{bad:?}");
     }
 }

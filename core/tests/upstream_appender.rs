@@ -326,8 +326,12 @@ fn a_permanent_status_fails_with_the_sends_code() {
     );
 }
 
+/// The close waits for every batch, then goes as the producer's next batch:
+/// an empty body, `Stream-Closed: true` and the producer headers at the next
+/// seq, so a retry of it is the server's duplicate and a close by another
+/// producer of a stream already closed is the server's 409 (`stream-closed`).
 #[test]
-fn close_waits_for_pending_batches_then_posts_stream_closed_with_an_empty_body() {
+fn close_waits_for_pending_batches_then_posts_stream_closed_with_the_producer_headers() {
     let mut s = Sim::json();
     s.append("1");
     s.append("2");
@@ -341,9 +345,15 @@ fn close_waits_for_pending_batches_then_posts_stream_closed_with_an_empty_body()
     assert_eq!(a[0], AppendAction::Durable { through: 2 });
     let close = issue(&a);
     assert_eq!(close.body, Vec::<u8>::new());
+    let h = |n: &str, v: &str| (n.to_string(), v.to_string());
     assert_eq!(
         close.headers,
-        vec![("Stream-Closed".to_string(), "true".to_string())]
+        vec![
+            h("Producer-Id", "p1"),
+            h("Producer-Epoch", "0"),
+            h("Producer-Seq", "2"),
+            h("Stream-Closed", "true"),
+        ]
     );
     let done = s.answer(
         close.request,
@@ -351,6 +361,23 @@ fn close_waits_for_pending_batches_then_posts_stream_closed_with_an_empty_body()
     );
     assert_eq!(done, vec![AppendAction::Closed]);
     assert!(s.a.is_done());
+
+    let mut s = Sim::new(AppenderConfig::new("p2"));
+    let t = s.t();
+    s.a.handle_close(t);
+    let close = issue(&s.drain());
+    assert_eq!(close.headers[2], h("Producer-Seq", "0"));
+    let out = s.answer(
+        close.request,
+        ResponseHead::new(409).with_header("Stream-Closed", "true"),
+    );
+    assert_eq!(
+        out,
+        vec![AppendAction::Failed {
+            error: AppendError::StreamClosed,
+            from: 0
+        }]
+    );
 }
 
 #[test]

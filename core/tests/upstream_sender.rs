@@ -154,7 +154,7 @@ fn retry_gaps(fail: impl Fn(&mut Sim) -> Vec<SendAction>, n: usize) -> Vec<u64> 
 #[test]
 fn each_transient_class_retried_with_exact_full_jitter_delays() {
     let plain = [1371, 1160, 1557, 2377];
-    for status in [500, 502, 503, 504, 408, 409, 425] {
+    for status in [500, 502, 503, 504, 408, 425] {
         let gaps = retry_gaps(|s| s.respond(20, head(status)), 4);
         assert_eq!(gaps, plain, "status {status}");
     }
@@ -171,6 +171,33 @@ fn each_transient_class_retried_with_exact_full_jitter_delays() {
         retry_gaps(|s| s.respond(20, head(429)), 4),
         [1742, 1319, 2114, 3753]
     );
+}
+
+/// 409 is retried only while the server says the key's first request is
+/// still in flight, by a `Retry-After` (draft-ietf-httpapi-idempotency-key-
+/// header §2.7): after that wait, as asked. Any other 409 (a rate-limit
+/// reset alone does not count: some servers send one on every answer) is a
+/// conflict no retry cures: settled `conflict` at once.
+#[test]
+fn conflict_is_retried_only_with_retry_after() {
+    let mut sim = Sim::new(no_deadline_no_timeout());
+    sim.start();
+    sim.respond(10, head(409).with_header("Retry-After", "2"));
+    assert_eq!(sim.wait, Some(MonoMs(10 + 2000 + 149)));
+    assert_eq!(issued(&sim.fire()).len(), 1);
+    let out = sim.respond(10, head(409));
+    let conflict = |attempts| Outcome::Err {
+        code: ErrorCode::Conflict,
+        status: Some(409),
+        attempts,
+    };
+    assert_eq!(out, [SendAction::Settle(conflict(2))]);
+    assert_eq!(sim.wait, None);
+    let mut sim = Sim::new(no_deadline_no_timeout());
+    sim.start();
+    let out = sim.respond(10, head(409).with_header("RateLimit-Reset", "5"));
+    assert_eq!(out, [SendAction::Settle(conflict(1))]);
+    assert_eq!(ErrorCode::Conflict.as_str(), "conflict");
 }
 
 /// The machine's own per-attempt timeout: abort, count a failure, retry.
@@ -265,7 +292,7 @@ fn permanent_answers_settle_at_once() {
 fn success_settles_ok() {
     let mut sim = Sim::new(SendConfig::default());
     sim.start();
-    sim.respond(10, head(409));
+    sim.respond(10, head(408));
     sim.fire();
     let out = sim.respond(10, head(201));
     let ok = Outcome::Ok {

@@ -143,7 +143,7 @@ fn error_event(e: &Error, cause: Option<&JsValue>) -> JsValue {
 fn says(code: ErrorCode, retrying: bool) -> &'static str {
     match code {
         ErrorCode::InvalidUrl => "invalid url",
-        ErrorCode::HttpStatus => "unusable HTTP status",
+        ErrorCode::HttpStatus | ErrorCode::Conflict => "unusable HTTP status",
         ErrorCode::NoContent => "204: the server said stop",
         ErrorCode::BadContentType => "wrong Content-Type",
         ErrorCode::NetworkOrCors => "network error or CORS refusal",

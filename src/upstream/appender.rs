@@ -50,6 +50,9 @@ struct Inner {
     closing: RefCell<Vec<Settle>>,
     /// Why it stopped (later appends reject with it), once it did.
     ended: RefCell<Option<JsValue>>,
+    /// It stopped because the close was confirmed: a later `close()`
+    /// resolves too.
+    closed: std::cell::Cell<bool>,
     signal: Option<web_sys::AbortSignal>,
     /// What the app's `headers` threw (`cause` of the `headers` error).
     cause: RefCell<Option<JsValue>>,
@@ -93,6 +96,7 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
         pending: RefCell::new(VecDeque::new()),
         closing: RefCell::new(Vec::new()),
         ended: RefCell::new(None),
+        closed: Default::default(),
         signal: send.signal,
         cause: RefCell::new(None),
         listeners: RefCell::new(Vec::new()),
@@ -175,11 +179,14 @@ impl AppenderJs {
 
     /// Close the stream (`Stream-Closed: true`) once every pending value is
     /// in it. Resolves when the server confirmed; rejects with the
-    /// appender's error.
+    /// appender's error. Called again, it settles as the first did.
     pub fn close(&self) -> js_sys::Promise {
         let (promise, settle) = promise();
         if let Some(e) = self.inner.ended.borrow().clone() {
-            let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
+            let _ = match self.inner.closed.get() {
+                true => settle.0.call0(&JsValue::UNDEFINED),
+                false => settle.1.call1(&JsValue::UNDEFINED, &e),
+            };
             return promise;
         }
         self.inner.closing.borrow_mut().push(settle);
@@ -343,6 +350,7 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
         crate::js::set(e.unchecked_ref(), "cause", &cause);
     }
     *inner.ended.borrow_mut() = Some(e.clone());
+    inner.closed.set(error.is_none());
     let listeners = std::mem::take(&mut *inner.listeners.borrow_mut());
     drop(listeners);
     driver::release(&**inner);

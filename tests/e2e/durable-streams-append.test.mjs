@@ -136,6 +136,29 @@ test("close() after pending appends closes the stream; a later append rejects st
   }
 });
 
+test("close() goes with the producer headers: a second close() resolves again; another producer's close of the closed stream rejects stream-closed (the server's 409), twice alike", async () => {
+  const path = streamPath();
+  await ds.create(path, "application/json");
+  const page = await blankPage(browser, web.url);
+  try {
+    const out = await page.evaluate(async (url) => {
+      const settle = (p) => p.then(() => "resolved", (e) => e.code);
+      const first = window.tidings.appender(url, { producerId: "first" });
+      await first.append("x");
+      const again = [await settle(first.close()), await settle(first.close())];
+      const second = window.tidings.appender(url, { producerId: "second" });
+      const other = [await settle(second.close()), await settle(second.close())];
+      return { again, other };
+    }, ds.url + path);
+    assert.deepEqual(out, { again: ["resolved", "resolved"], other: ["stream-closed", "stream-closed"] });
+    const r = await fetch(`${ds.url}${path}?offset=-1`);
+    assert.equal(r.headers.get("stream-closed"), "true");
+    assert.deepEqual(await r.json(), ["x"]);
+  } finally {
+    await page.closeAll();
+  }
+});
+
 test("a stale epoch is a typed error; autoClaim takes the producer over at the server's epoch + 1", async () => {
   const path = streamPath();
   await ds.create(path, "application/json");

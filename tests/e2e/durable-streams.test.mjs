@@ -128,6 +128,29 @@ test("catch-up of 110 JSON messages in three chunks (50, 50, 10), then uptodate,
   }
 });
 
+test("offset now: uptodate first (a catch-up read at the tail), no old message; then live from the tail, new messages only", async () => {
+  const path = streamPath();
+  await ds.create(path, "application/json");
+  for (let i = 0; i < 3; i++) await ds.append(path, json({ n: i }), "application/json");
+  const page = await blankPage(browser, web.url);
+  try {
+    await subscribe(page, "now", ds.url + path, { parse: "json", offset: "now" });
+    const first = await waitLog(page, "now", (l) => l.some((e) => e.type === "uptodate"), 10_000, "uptodate");
+    const tail = first.find((e) => e.type === "uptodate").lastEventId;
+    await waitRequests(path, (r) => r.some((q) => q.query.live), 5_000, "a live request");
+    await ds.append(path, json({ n: 3 }), "application/json");
+    const l = await waitLog(page, "now", (l) => msgs(l).length >= 1, 10_000, "the new message");
+    assert.deepEqual(l.filter((e) => e.type === "message" || e.type === "uptodate").map((e) => e.type), ["uptodate", "message"]);
+    assert.deepEqual(msgs(l).map((m) => m.data.n), [3]);
+    assert.deepEqual(l.filter((e) => e.type === "error"), []);
+    const reqs = ds.requests(path);
+    assert.equal(reqs[0].search, "?offset=now");
+    assert.equal(reqs[1].search, `?live=long-poll&offset=${tail}`);
+  } finally {
+    await page.closeAll();
+  }
+});
+
 test("resume after a reload from the stored offset: the messages appended meanwhile arrive, nothing lost or repeated", async () => {
   const path = streamPath();
   await ds.create(path, "application/json");

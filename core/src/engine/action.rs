@@ -384,11 +384,16 @@ pub enum ErrorCode {
     /// invalid header: nothing was sent. Never fatal by itself; retried
     /// after the backoff delay (see `Engine::handle_headers_failed`).
     Headers,
+    /// A send's 409 without `Retry-After`: not "the first request with this
+    /// key is still in flight" but a conflict a retry cannot cure. Final.
+    /// The connection engine never emits it.
+    Conflict,
 }
 
 impl ErrorCode {
-    /// Every code the engine emits, for [`ErrorCode::from_name`].
-    pub const ALL: [ErrorCode; 12] = [
+    /// Every code (the engine emits all but `Conflict`), for
+    /// [`ErrorCode::from_name`].
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::InvalidUrl,
         ErrorCode::HttpStatus,
         ErrorCode::NoContent,
@@ -401,6 +406,7 @@ impl ErrorCode {
         ErrorCode::GaveUp,
         ErrorCode::ResumeIgnored,
         ErrorCode::Headers,
+        ErrorCode::Conflict,
     ];
 
     /// The code named by its JS name (exact match), else `None`.
@@ -423,6 +429,7 @@ impl ErrorCode {
             ErrorCode::GaveUp => "gave-up",
             ErrorCode::ResumeIgnored => "resume-ignored",
             ErrorCode::Headers => "headers",
+            ErrorCode::Conflict => "conflict",
         }
     }
 }

@@ -9,7 +9,9 @@
 //! Rules:
 //! - The cursor is the offset: `-1` (start, the default), `now` (tail) or a
 //!   stored `Stream-Next-Offset`. Every request carries it as `offset`
-//!   (percent-encoded); once a response said `Stream-Up-To-Date: true` the
+//!   (percent-encoded). The first is a catch-up read, `now`'s too (its empty
+//!   200 at the tail says `Stream-Up-To-Date`, so the app hears `uptodate`
+//!   before any live read); once a response said `Stream-Up-To-Date: true` the
 //!   next ones are live (`live=long-poll`) and echo the last `Stream-Cursor`
 //!   as `cursor`. Those three keys go in lexicographic order (§10.1) after
 //!   the app's own parameters. No request header is sent (no CORS preflight
@@ -49,7 +51,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::action::{Action, ErrorCode, Message, Reason, ResetReason, State};
-use super::config::{Config, Protocol, TransportKind};
+use super::config::{Protocol, TransportKind};
 use super::decode::Verdict;
 use super::input::{AttemptId, ResponseHead};
 use super::retry::Failure;
@@ -176,22 +178,6 @@ enum Payload {
 fn flag(head: &ResponseHead, name: &str) -> bool {
     head.header(name)
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-}
-
-impl Durable {
-    /// The initial state for `config`: a start at `now` goes live at once
-    /// (§8: a long-poll from `now` saves the empty catch-up round trip).
-    pub(crate) fn new(config: &Config) -> Durable {
-        Durable::starting_at(&config.last_event_id)
-    }
-
-    /// The initial state for a connection that starts at `offset`.
-    pub(crate) fn starting_at(offset: &str) -> Durable {
-        Durable {
-            up_to_date: offset == NOW_OFFSET,
-            ..Durable::default()
-        }
-    }
 }
 
 impl Engine {
@@ -500,7 +486,6 @@ impl Engine {
         };
         self.set_cursor(start);
         self.durable = Durable {
-            up_to_date: start == NOW_OFFSET,
             gone_pending: true,
             repeats: self.durable.repeats,
             ..Durable::default()

@@ -9,7 +9,7 @@
 //! of the whole stream.
 
 use super::config::Config;
-use super::durable::{is_valid_offset, Durable};
+use super::durable::is_valid_offset;
 use super::Engine;
 
 impl Engine {
@@ -24,7 +24,6 @@ impl Engine {
             return e;
         }
         e.parser.set_last_event_id(cursor);
-        e.durable = Durable::starting_at(cursor);
         e
     }
 }

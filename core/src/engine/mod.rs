@@ -254,7 +254,7 @@ impl Engine {
             items: Vec::new(),
             silence_noted: false,
             resume: replay::ResumeCheck::default(),
-            durable: durable::Durable::new(&config),
+            durable: durable::Durable::default(),
             network: NetworkView::default(),
             user: reconnect::UserReconnect::default(),
             query_too: false,

@@ -36,8 +36,10 @@
 //! - A failure is final: [`AppendAction::Failed`] once, every value not yet
 //!   durable is not appended, later appends are refused.
 //! - `close`: after every pending value is durable, one close-only request
-//!   (empty body, `Stream-Closed: true`, no producer headers: a close-only
-//!   request is idempotent by itself, §5.3) → [`AppendAction::Closed`].
+//!   as the producer's next batch (empty body, `Stream-Closed: true` and the
+//!   producer headers: a retry is the server's duplicate, and a close of a
+//!   stream another producer closed is its 409 `Stream-Closed`, so
+//!   [`AppendError::StreamClosed`]) → [`AppendAction::Closed`].
 
 use alloc::collections::VecDeque;
 use alloc::string::String;
@@ -152,7 +154,8 @@ impl AppendError {
 pub struct AppendRequest {
     /// Unique per request (attempts included): its facts carry it.
     pub request: u64,
-    /// Header fields to send: the producer's, or `Stream-Closed: true`.
+    /// Header fields to send: the producer's, and `Stream-Closed: true` for
+    /// the close.
     pub headers: Vec<(String, String)>,
     /// The body (empty for the close).
     pub body: Vec<u8>,
@@ -504,11 +507,10 @@ impl Appender {
                 let request = self.next_request;
                 self.next_request += 1;
                 b.live = Some((request, issue.attempt));
-                let headers = if b.close {
-                    close_headers()
-                } else {
-                    producer_headers(&self.config.producer_id, self.epoch, self.seq)
-                };
+                let mut headers = producer_headers(&self.config.producer_id, self.epoch, self.seq);
+                if b.close {
+                    headers.push((String::from("Stream-Closed"), String::from("true")));
+                }
                 let body = b.body.clone();
                 self.actions.push_back(AppendAction::Issue(AppendRequest {
                     request,
@@ -664,10 +666,6 @@ fn decimal(n: u64) -> String {
     let mut s = String::new();
     crate::wire::push_decimal(&mut s, n);
     s
-}
-
-fn close_headers() -> Vec<(String, String)> {
-    alloc::vec![(String::from("Stream-Closed"), String::from("true"))]
 }
 
 fn header<'a>(head: &'a ResponseHead, name: &str) -> Option<&'a str> {

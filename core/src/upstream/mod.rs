@@ -22,16 +22,17 @@
 //!
 //! ## Rules
 //! - Transient: a network error, a timeout (per attempt, `timeout_ms`), 5xx,
-//!   408, 425, 429, and 409 (the first request with this key is still in
-//!   flight, draft §2.7) → retry after the connection engine's backoff
+//!   408, 425, 429, and 409 with `Retry-After` (the first request with this
+//!   key is still in flight, draft §2.7) → retry after the connection engine's backoff
 //!   (full jitter, floor 1 s; 429 without a hint doubles the step), or after
 //!   the server's wait (`Retry-After` delta-seconds or HTTP-date against the
 //!   response's `Date`, else `RateLimit-Reset`, clamped to
 //!   `max_retry_after_ms`) as asked + the herd spread `U[0, min(w/10, 1 s)]`
 //!   ([`server_wait_delay_ms`](crate::engine::server_wait_delay_ms)). Any
 //!   transient status may carry the wait (the engine reads it on 429/503).
-//! - Permanent: every other 4xx (400; 401/403 → `auth`; 422 "key reused with
-//!   another payload", draft §2.7) → settle `Err` at once.
+//! - Permanent: every other 4xx (400; 401/403 → `auth`; 409 without
+//!   `Retry-After` → `conflict`; 422 "key reused with another payload", draft
+//!   §2.7) → settle `Err` at once.
 //! - 2xx/3xx → settle `Ok`; with an answer body over
 //!   [`SendConfig::max_answer_bytes`] (1 MiB; the adapter reads no more)
 //!   → settle `too-large` with its status, not retried (the server replays

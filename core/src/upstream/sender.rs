@@ -13,6 +13,7 @@ use crate::engine::RESUME_JITTER_MS;
 use crate::engine::{server_wait_delay_ms, ErrorCode, ResponseHead, TransportError};
 use crate::machine::{Lifecycle, Machine};
 use crate::policy::backoff::{Backoff, BackoffConfig};
+use crate::policy::headers::HeaderLookup;
 use crate::policy::retry_after::{server_wait, ServerWait};
 use crate::rng::Rng;
 use crate::time::{MonoMs, Monotone, Now};
@@ -115,29 +116,32 @@ pub enum SendAction {
 pub enum StatusClass {
     /// 2xx, 3xx: settle `Ok`.
     Success,
-    /// 408, 409, 425, 429, 5xx: retry; the backoff step is multiplied by
+    /// 408, 425, 429, 5xx (and a 409 with `Retry-After`): retry; the backoff step is multiplied by
     /// `step_multiplier` when the server sent no wait (2 for 429).
     Transient {
         /// Backoff step multiplier.
         step_multiplier: u32,
     },
     /// Every other status: settle `Err` at once with this code (`auth` for
-    /// 401/403, else `http-status`).
+    /// 401/403, `conflict` for 409, else `http-status`).
     Permanent(ErrorCode),
 }
 
-/// Classify a response status for a send. 409 is transient: the draft's
-/// "a request is outstanding for this key" (draft-ietf-httpapi-idempotency-
-/// key-header-07 §2.7, "no correction is required"); 422 (the key reused with
-/// another payload) and 400 need a corrected request, so they are permanent.
+/// Classify a response status for a send. 409 is `conflict`, final: only
+/// with `Retry-After` is it the draft's "a request is outstanding for this
+/// key" (draft-ietf-httpapi-idempotency-key-header-07 §2.7, "no correction
+/// is required"), which [`Sender::handle_response`] retries; 422 (the key
+/// reused with another payload) and 400 need a corrected request, so they
+/// are permanent.
 /// Statuses `fetch` never shows (0, 1xx, above 599) are permanent
 /// `http-status`: no loop on nonsense.
 pub fn classify_status(status: u16) -> StatusClass {
     match status {
         200..=399 => StatusClass::Success,
         429 => StatusClass::Transient { step_multiplier: 2 },
-        408 | 409 | 425 | 500..=599 => StatusClass::Transient { step_multiplier: 1 },
+        408 | 425 | 500..=599 => StatusClass::Transient { step_multiplier: 1 },
         401 | 403 => StatusClass::Permanent(ErrorCode::Auth),
+        409 => StatusClass::Permanent(ErrorCode::Conflict),
         _ => StatusClass::Permanent(ErrorCode::HttpStatus),
     }
 }
@@ -290,7 +294,15 @@ impl Sender {
             return;
         }
         let status = head.status;
-        match classify_status(status) {
+        let class = match classify_status(status) {
+            // The key's first request is still in flight only when the
+            // server says when to come back (draft §2.7 asks for 409 then).
+            StatusClass::Permanent(ErrorCode::Conflict) if head.header("retry-after").is_some() => {
+                StatusClass::Transient { step_multiplier: 1 }
+            }
+            c => c,
+        };
+        match class {
             StatusClass::Success => self.settle(Outcome::Ok {
                 status,
                 attempts: self.attempts,

@@ -63,7 +63,8 @@
 //!   server's wait never open it (the server paces its own load).
 //! - A permanent answer (4xx but 408, 409, 425, 429) stops the reporter with
 //!   a fatal error (every later report would get the same); other ends of a
-//!   report (a Sender giving up, a deadline) drop it with a non-fatal error.
+//!   report (a Sender giving up, a deadline, a 409 without `Retry-After`:
+//!   `conflict`, that report's own) drop it with a non-fatal error.
 //! - `stop()` aborts the request in flight, settles every report `Stopped`,
 //!   and nothing follows.
 
