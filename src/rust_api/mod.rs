@@ -36,11 +36,15 @@
 
 mod message;
 mod options;
+#[cfg(feature = "send")]
+mod send;
 mod subscription;
 
 pub use crate::event::{Error, Event};
 pub use message::Message;
 pub use options::Options;
+#[cfg(feature = "send")]
+pub use send::{send, HeadersContext, HeadersResult, Response, SendError, SendOptions};
 pub use subscription::{Events, Subscription};
 pub use tidings_core::calm::Status;
 pub use tidings_core::engine::{
