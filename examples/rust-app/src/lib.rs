@@ -2,8 +2,9 @@
 //! origin (the reference server serves this page), decodes each message as
 //! JSON when it is `{"name", "value"}` and shows it in `#messages`, newest
 //! first; `#state` and `#transport` follow the subscription's events. The
-//! `#send` button sends `{"text": <#text>}` to `/send` with `tidings::send`
-//! (its idempotency key `rust-<#text>`) and shows the answer in `#sent`.
+//! `#send` button sends `{"text": <#text>}` to `/send` (or the button's
+//! `data-url`) with `tidings::send` (its idempotency key `rust-<#text>`) and
+//! shows the answer in `#sent`.
 //!
 //! Built by `scripts/build-example.sh` (stable, release profile,
 //! wasm-bindgen `--target web`); opened by tests/e2e/rust-example.test.mjs.
@@ -79,7 +80,11 @@ mod live {
             return;
         };
         let d = doc.clone();
+        let b = button.clone();
         let click = Closure::<dyn Fn()>::new(move || {
+            let url = b
+                .get_attribute("data-url")
+                .unwrap_or_else(|| "/send".into());
             let text = d
                 .get_element_by_id("text")
                 .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok())
@@ -91,7 +96,7 @@ mod live {
                 let options = SendOptions::new()
                     .header("Content-Type", "application/json")
                     .idempotency_key(&format!("rust-{text}"));
-                let shown = match tidings::send("/send", Some(&body), options).await {
+                let shown = match tidings::send(&url, Some(&body), options).await {
                     Ok(r) => format!(
                         "{} attempts={} replayed={}",
                         r.status, r.attempts, r.replayed
