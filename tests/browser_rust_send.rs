@@ -185,3 +185,86 @@ async fn aborting_the_signal_ends_a_send_in_flight() {
     }
     clear_faults().await;
 }
+
+/// The bodies `GET /_send` says were applied that contain `tag`.
+async fn applied_with(tag: &str) -> Vec<String> {
+    let v = js_sys::JSON::parse(&http("GET", "/_send", "").await).unwrap();
+    let applied = js_sys::Reflect::get(&v, &"applied".into()).unwrap();
+    js_sys::Array::from(&applied)
+        .iter()
+        .map(|a| field(&a, "body"))
+        .filter(|b| b.contains(tag))
+        .collect()
+}
+
+#[cfg(feature = "report")]
+#[wasm_bindgen_test]
+async fn report_sends_each_body_its_task_gives_and_stop_ends_it() {
+    use tidings::{ReportOptions, State};
+    let tag = unique("rep");
+    let calls = Rc::new(RefCell::new(0u32));
+    let c = Rc::clone(&calls);
+    let t = tag.clone();
+    let send = SendOptions::new().headers_fn(|ctx| async move {
+        Ok(vec![(
+            "Authorization".into(),
+            format!("Bearer r{}", ctx.attempt),
+        )])
+    });
+    let options = ReportOptions::new()
+        .startup_jitter_ms(0)
+        .interval_initial_ms(200)
+        .interval_min_ms(100)
+        .send(send);
+    let url = format!("{}/send", server());
+    let reporter = tidings::report(
+        &url,
+        move || {
+            *c.borrow_mut() += 1;
+            let body = format!("{{\"tag\":\"{t}\",\"n\":{}}}", c.borrow());
+            async move { Some(body) }
+        },
+        options,
+    )
+    .unwrap();
+    let mut bodies = Vec::new();
+    for _ in 0..100 {
+        bodies = applied_with(&tag).await;
+        if bodies.len() >= 2 {
+            break;
+        }
+        gloo_timers::future::TimeoutFuture::new(50).await;
+    }
+    assert_eq!(
+        bodies.get(..2).map(<[String]>::to_vec),
+        Some(vec![
+            format!("{{\"tag\":\"{tag}\",\"n\":1}}"),
+            format!("{{\"tag\":\"{tag}\",\"n\":2}}"),
+        ])
+    );
+    assert!(reporter.stats().delivered >= 2);
+    reporter.stop();
+    assert_eq!(reporter.state(), State::Closed);
+    let at_stop = applied_with(&tag).await.len();
+    // Ten intervals with the handle (and its task) alive: a reporter still
+    // running would add reports.
+    gloo_timers::future::TimeoutFuture::new(2000).await;
+    let n = applied_with(&tag).await.len();
+    assert!(n <= at_stop + 1, "{at_stop} at stop, {n} after");
+    drop(reporter);
+    assert!(n <= *calls.borrow() as usize);
+}
+
+#[cfg(feature = "report")]
+#[wasm_bindgen_test]
+async fn report_refuses_a_send_only_option_as_js_does() {
+    use tidings::ReportOptions;
+    let options = ReportOptions::new().send(SendOptions::new().ordered(true));
+    let e = tidings::report("/send", || async { None }, options)
+        .err()
+        .unwrap();
+    match e {
+        Error::InvalidOption { option, .. } => assert_eq!(option, "ordered"),
+        e => panic!("{e:?}"),
+    }
+}

@@ -36,6 +36,8 @@
 
 mod message;
 mod options;
+#[cfg(feature = "report")]
+mod report;
 #[cfg(feature = "send")]
 mod send;
 mod subscription;
@@ -43,6 +45,8 @@ mod subscription;
 pub use crate::event::{Error, Event};
 pub use message::Message;
 pub use options::Options;
+#[cfg(feature = "report")]
+pub use report::{report, ReportOptions, Reporter};
 #[cfg(feature = "send")]
 pub use send::{send, HeadersContext, HeadersResult, Response, SendError, SendOptions};
 pub use subscription::{Events, Subscription};
@@ -53,6 +57,8 @@ pub use tidings_core::engine::{
 pub use tidings_core::persist::Scope;
 pub use tidings_core::policy::backoff::Strategy;
 pub use tidings_core::policy::interval::IntervalMode;
+#[cfg(feature = "report")]
+pub use tidings_core::upstream::ReportStats;
 
 /// Subscribe to `url`: relative (resolved against the page) or absolute
 /// `http:`/`https:` with a host, as in JS.

@@ -28,7 +28,7 @@ pub type HeadersResult = Result<Vec<(String, String)>, String>;
 
 type HeadersFn = Rc<dyn Fn(HeadersContext) -> js_sys::Promise>;
 /// The JS function a [`HeadersFn`] is passed as.
-type JsHeadersFn = Closure<dyn Fn(JsValue) -> JsValue>;
+pub(crate) type JsHeadersFn = Closure<dyn Fn(JsValue) -> JsValue>;
 
 /// `send` options: every setter is the JS option of the same name
 /// (docs/upstream.md), unset ones keep the JS default. Checked when
