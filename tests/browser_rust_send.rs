@@ -268,3 +268,41 @@ async fn report_refuses_a_send_only_option_as_js_does() {
         e => panic!("{e:?}"),
     }
 }
+
+#[cfg(feature = "append")]
+#[wasm_bindgen_test]
+async fn appender_refusals_and_a_failed_batch_are_typed_with_the_js_codes() {
+    use tidings::{AppendError, AppendFailure, AppenderOptions};
+    let e = tidings::appender("/s", AppenderOptions::new().producer_id(""))
+        .err()
+        .unwrap();
+    match e {
+        Error::InvalidOption { option, .. } => assert_eq!(option, "producerId"),
+        e => panic!("{e:?}"),
+    }
+    // The reference server is no Durable Streams server, and cross-origin
+    // its CORS refuses the producer headers: one failed attempt, then
+    // `gave-up`, which every later append gets too.
+    let url = format!("{}/send", server());
+    let options = AppenderOptions::new()
+        .producer_id("p1")
+        .send(SendOptions::new().max_attempts(1));
+    let a = tidings::appender(&url, options).unwrap();
+    assert_eq!((a.producer_id().as_str(), a.epoch()), ("p1", 0));
+    match a.append_json("not json").await {
+        Err(AppendFailure::Invalid(Error::InvalidOption { option, .. })) => {
+            assert_eq!(option, "value")
+        }
+        r => panic!("{r:?}"),
+    }
+    let gave_up = AppendError::Send {
+        code: ErrorCode::GaveUp,
+        status: None,
+    };
+    match a.append_json(r#"{"n":1}"#).await {
+        Err(AppendFailure::Failed(e)) => assert_eq!(e, gave_up),
+        r => panic!("{r:?}"),
+    }
+    let later = a.append_json("2").await.unwrap_err();
+    assert_eq!(later.code(), "gave-up");
+}

@@ -34,6 +34,8 @@
 //! }
 //! ```
 
+#[cfg(feature = "append")]
+mod append;
 mod message;
 mod options;
 #[cfg(feature = "report")]
@@ -43,6 +45,8 @@ mod send;
 mod subscription;
 
 pub use crate::event::{Error, Event};
+#[cfg(feature = "append")]
+pub use append::{appender, AppendFailure, Appender, AppenderOptions};
 pub use message::Message;
 pub use options::Options;
 #[cfg(feature = "report")]
@@ -57,6 +61,8 @@ pub use tidings_core::engine::{
 pub use tidings_core::persist::Scope;
 pub use tidings_core::policy::backoff::Strategy;
 pub use tidings_core::policy::interval::IntervalMode;
+#[cfg(feature = "append")]
+pub use tidings_core::upstream::AppendError;
 #[cfg(feature = "report")]
 pub use tidings_core::upstream::ReportStats;
 

@@ -40,6 +40,8 @@ mod report;
 mod request;
 mod task;
 
+#[cfg(feature = "append")]
+pub use appender::{appender_js, AppenderJs};
 #[cfg(feature = "report")]
 pub use report::{report_js, Reporter};
 
