@@ -11,7 +11,7 @@ use tidings_core::upstream::AppendError;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::send::JsHeadersFn;
+use super::headers::JsHeadersFn;
 use super::{Error, SendOptions};
 
 /// `appender` options: the send's ([`AppenderOptions::send`]; `max_attempts`

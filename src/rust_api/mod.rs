@@ -36,6 +36,7 @@
 
 #[cfg(feature = "append")]
 mod append;
+mod headers;
 mod message;
 mod options;
 #[cfg(feature = "report")]
@@ -47,12 +48,13 @@ mod subscription;
 pub use crate::event::{Error, Event};
 #[cfg(feature = "append")]
 pub use append::{appender, AppendFailure, Appender, AppenderOptions};
+pub use headers::{HeadersContext, HeadersResult};
 pub use message::Message;
 pub use options::Options;
 #[cfg(feature = "report")]
 pub use report::{report, ReportOptions, Reporter};
 #[cfg(feature = "send")]
-pub use send::{send, HeadersContext, HeadersResult, Response, SendError, SendOptions};
+pub use send::{send, Response, SendError, SendOptions};
 pub use subscription::{Events, Subscription};
 pub use tidings_core::calm::Status;
 pub use tidings_core::engine::{
@@ -81,7 +83,7 @@ pub use tidings_core::upstream::ReportStats;
 /// # Ok::<(), tidings::Error>(())
 /// ```
 pub fn subscribe(url: &str, options: Options) -> Result<Subscription, Error> {
-    let raw = options.to_js();
+    let (raw, headers) = options.to_js();
     let (url, checked) = crate::api::prepare(url, &raw).map_err(|e| Error::from_js(&e))?;
-    Ok(Subscription::start(&url, checked))
+    Ok(Subscription::start(&url, checked, headers))
 }

@@ -11,7 +11,7 @@ use tidings_core::upstream::ReportStats;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::send::JsHeadersFn;
+use super::headers::JsHeadersFn;
 use super::{Error, SendOptions};
 
 /// `report` options: the send's ([`ReportOptions::send`]: `method`,

@@ -5,30 +5,12 @@
 //! shapes are Rust's: a builder in, a [`Response`] or a [`SendError`] out.
 
 use std::future::Future;
-use std::rc::Rc;
 
 use tidings_core::engine::ErrorCode;
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::Error;
-
-/// What a `headers` function is told before each attempt.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeadersContext {
-    /// The absolute URL the attempt goes to.
-    pub url: String,
-    /// The attempt number, from 1.
-    pub attempt: u32,
-}
-
-/// A `headers` function's answer: `(name, value)` pairs, or why it could not
-/// give them (the send then fails with [`SendError::Headers`]).
-pub type HeadersResult = Result<Vec<(String, String)>, String>;
-
-type HeadersFn = Rc<dyn Fn(HeadersContext) -> js_sys::Promise>;
-/// The JS function a [`HeadersFn`] is passed as.
-pub(crate) type JsHeadersFn = Closure<dyn Fn(JsValue) -> JsValue>;
+use super::headers::{HeadersFn, JsHeadersFn};
+use super::{Error, HeadersContext, HeadersResult};
 
 /// `send` options: every setter is the JS option of the same name
 /// (docs/upstream.md), unset ones keep the JS default. Checked when
@@ -86,19 +68,7 @@ impl SendOptions {
         F: Fn(HeadersContext) -> Fut + 'static,
         Fut: Future<Output = HeadersResult> + 'static,
     {
-        self.headers_fn = Some(Rc::new(move |ctx| {
-            let fut = f(ctx);
-            wasm_bindgen_futures::future_to_promise(async move {
-                let pairs = fut
-                    .await
-                    .map_err(|e| JsValue::from(js_sys::Error::new(&e)))?;
-                let o = js_sys::Object::new();
-                for (name, value) in &pairs {
-                    crate::js::set_dyn(&o, name, &JsValue::from_str(value));
-                }
-                Ok(o.into())
-            })
-        }));
+        self.headers_fn = Some(HeadersFn::new(f));
         self
     }
 
@@ -167,13 +137,8 @@ impl SendOptions {
             crate::js::set_dyn(&o, k, v);
         }
         let mut keep = None;
-        if let Some(f) = self.headers_fn.clone() {
-            let c = JsHeadersFn::new(move |ctx: JsValue| {
-                let get = |k| crate::options::get(&ctx, k);
-                let url = get("url").as_string().unwrap_or_default();
-                let attempt = get("attempt").as_f64().unwrap_or(0.0) as u32;
-                f(HeadersContext { url, attempt }).into()
-            });
+        if let Some(f) = &self.headers_fn {
+            let c = f.to_js();
             crate::js::set_dyn(&o, "headers", c.as_ref());
             keep = Some(c);
         } else if !self.headers.is_empty() {

@@ -92,7 +92,10 @@ mod live {
                 .unwrap_or_default();
             let d = d.clone();
             wasm_bindgen_futures::spawn_local(async move {
-                let body = format!(r#"{{"text":{text:?}}}"#);
+                // JSON: `#text` escaped for a JSON string (quote and
+                // backslash; an input's value has no line breaks).
+                let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
+                let body = format!(r#"{{"text":"{escaped}"}}"#);
                 let options = SendOptions::new()
                     .header("Content-Type", "application/json")
                     .idempotency_key(&format!("rust-{text}"));
