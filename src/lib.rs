@@ -50,12 +50,21 @@ mod lifecycle;
 mod options;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod tabs;
-// `addEventListener` rules, shared by the JS `Subscription` and `Reporter`.
-#[cfg(all(target_arch = "wasm32", feature = "js"))]
+// `addEventListener` rules, shared by the JS `Subscription` and `Reporter`
+// (the reporter's drive loop dispatches through them in both APIs).
+#[cfg(all(
+    target_arch = "wasm32",
+    any(feature = "js", all(feature = "rust", feature = "report"))
+))]
+#[cfg_attr(not(feature = "js"), allow(dead_code))]
 mod target;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 mod transport;
-#[cfg(all(target_arch = "wasm32", feature = "send"))]
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "send",
+    any(feature = "js", feature = "rust")
+))]
 pub mod upstream;
 
 #[cfg(all(target_arch = "wasm32", feature = "js"))]

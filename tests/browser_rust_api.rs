@@ -584,3 +584,64 @@ async fn reconnect_revives_a_subscription_that_gave_up_and_its_streams_go_on() {
     let back = publish(&format!("{tag} back")).await;
     assert_eq!(take_tagged(&mut sub, &tag, 1).await[0].id, back);
 }
+
+#[wasm_bindgen_test]
+async fn a_headers_fn_gives_the_connection_attempt_its_headers() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let tag = unique("hf");
+    let url = format!("{}/sse?t={tag}", server());
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = Rc::clone(&seen);
+    let options = Options::new().headers_fn(move |ctx| {
+        s.borrow_mut().push(ctx.attempt);
+        async move {
+            Ok(vec![(
+                "Authorization".into(),
+                format!("Bearer c{}", ctx.attempt),
+            )])
+        }
+    });
+    let mut sub = tidings::subscribe(&url, options).unwrap();
+    opened(&sub).await;
+    let id = publish(&format!("{tag} one")).await;
+    let got = take_tagged(&mut sub, &tag, 1).await;
+    assert_eq!(
+        got.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
+        [id.as_str()]
+    );
+    // One call, for the one connection attempt (its `attempt` as the JS
+    // API numbers a subscription's).
+    assert_eq!(seen.borrow().len(), 1);
+    let first = seen.borrow()[0];
+    let reqs = requests("/sse", &tag).await;
+    let auth: Vec<String> = reqs
+        .iter()
+        .map(|e| {
+            field(
+                &js_sys::Reflect::get(e, &"headers".into()).unwrap(),
+                "authorization",
+            )
+        })
+        .collect();
+    assert_eq!(auth, [format!("Bearer c{first}")]);
+    sub.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_headers_fn_error_is_an_error_event_with_code_headers() {
+    let tag = unique("hfe");
+    let url = format!("{}/sse?t={tag}", server());
+    let options = Options::new().headers_fn(|_| async { Err(String::from("no token")) });
+    let sub = tidings::subscribe(&url, options).unwrap();
+    let mut events = sub.events();
+    let mut code = None;
+    while let Some(e) = within(&mut events, 10_000).await {
+        if let Event::Error(e) = e {
+            code = Some(e.code());
+            break;
+        }
+    }
+    assert_eq!(code, Some("headers"));
+    assert!(requests("/sse", &tag).await.is_empty());
+}

@@ -34,13 +34,27 @@
 //! }
 //! ```
 
+#[cfg(feature = "append")]
+mod append;
+mod headers;
 mod message;
 mod options;
+#[cfg(feature = "report")]
+mod report;
+#[cfg(feature = "send")]
+mod send;
 mod subscription;
 
 pub use crate::event::{Error, Event};
+#[cfg(feature = "append")]
+pub use append::{appender, AppendFailure, Appender, AppenderOptions};
+pub use headers::{HeadersContext, HeadersResult};
 pub use message::Message;
 pub use options::Options;
+#[cfg(feature = "report")]
+pub use report::{report, ReportOptions, Reporter};
+#[cfg(feature = "send")]
+pub use send::{send, Response, SendError, SendOptions};
 pub use subscription::{Events, Subscription};
 pub use tidings_core::calm::Status;
 pub use tidings_core::engine::{
@@ -49,6 +63,10 @@ pub use tidings_core::engine::{
 pub use tidings_core::persist::Scope;
 pub use tidings_core::policy::backoff::Strategy;
 pub use tidings_core::policy::interval::IntervalMode;
+#[cfg(feature = "append")]
+pub use tidings_core::upstream::AppendError;
+#[cfg(feature = "report")]
+pub use tidings_core::upstream::ReportStats;
 
 /// Subscribe to `url`: relative (resolved against the page) or absolute
 /// `http:`/`https:` with a host, as in JS.
@@ -65,7 +83,7 @@ pub use tidings_core::policy::interval::IntervalMode;
 /// # Ok::<(), tidings::Error>(())
 /// ```
 pub fn subscribe(url: &str, options: Options) -> Result<Subscription, Error> {
-    let raw = options.to_js();
+    let (raw, headers) = options.to_js();
     let (url, checked) = crate::api::prepare(url, &raw).map_err(|e| Error::from_js(&e))?;
-    Ok(Subscription::start(&url, checked))
+    Ok(Subscription::start(&url, checked, headers))
 }

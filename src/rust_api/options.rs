@@ -10,11 +10,16 @@
 //! accept and refuse exactly the same options, and two subscriptions with the
 //! same options share one connection whichever API made them.
 
+use std::future::Future;
+
 use tidings_core::engine::{Protocol, TransportKind};
 use tidings_core::persist::Scope;
 use tidings_core::policy::backoff::Strategy;
 use tidings_core::policy::interval::IntervalMode;
 use wasm_bindgen::JsValue;
+
+use super::headers::{HeadersFn, JsHeadersFn};
+use super::{HeadersContext, HeadersResult};
 
 /// One option value, as JS would have passed it.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +51,7 @@ pub struct Options {
     /// `(group, key, value)`; group `""` is a top-level option.
     entries: Vec<(&'static str, String, Value)>,
     headers: Vec<(String, String)>,
+    headers_fn: Option<HeadersFn>,
 }
 
 macro_rules! ms_setters {
@@ -115,6 +121,23 @@ impl Options {
     #[must_use]
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// `headers` as a function: called before every connection attempt
+    /// with its [`HeadersContext`]; its future's pairs are that attempt's
+    /// headers (a fresh token per attempt). Replaces any
+    /// [`header`](Self::header) entries; fetch transports only, no sharing,
+    /// as in JS. An `Err` fails that attempt with code `headers`
+    /// ([`Event::Error`](super::Event::Error)), retried after the backoff as
+    /// in JS.
+    #[must_use]
+    pub fn headers_fn<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(HeadersContext) -> Fut + 'static,
+        Fut: Future<Output = HeadersResult> + 'static,
+    {
+        self.headers_fn = Some(HeadersFn::new(f));
         self
     }
 
@@ -267,8 +290,10 @@ impl Options {
         fallback_remember_ms => "fallback"."rememberMs";
     }
 
-    /// The JS options object these options stand for (what the JS API reads).
-    pub(crate) fn to_js(&self) -> JsValue {
+    /// The JS options object these options stand for (what the JS API
+    /// reads), and the `headers` function's closure, which the subscription
+    /// keeps for as long as it may be called.
+    pub(crate) fn to_js(&self) -> (JsValue, Option<JsHeadersFn>) {
         let root = js_sys::Object::new();
         for (group, key, value) in &self.entries {
             let target = match *group {
@@ -277,13 +302,18 @@ impl Options {
             };
             set(&target, key, &render(value));
         }
+        if let Some(f) = &self.headers_fn {
+            let c = f.to_js();
+            set(&root, "headers", c.as_ref());
+            return (root.into(), Some(c));
+        }
         if !self.headers.is_empty() {
             let h = child(&root, "headers");
             for (name, value) in &self.headers {
                 set(&h, name, &JsValue::from_str(value));
             }
         }
-        root.into()
+        (root.into(), None)
     }
 }
 

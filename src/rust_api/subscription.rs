@@ -11,6 +11,7 @@ use std::task::{Context, Poll, Waker};
 use tidings_core::calm::{Status, Subscriber};
 use tidings_core::engine::{ReconnectAnswer, State, Stats, TransportKind};
 
+use super::headers::JsHeadersFn;
 use super::{Event, Message};
 use crate::api::persist::{self, Persisted};
 use crate::connection::{self, registry, Connection, Notice};
@@ -53,10 +54,12 @@ struct Inner {
     /// With `persist`: the cursor after the message handed out last, handled
     /// once the consumer pulls again (as the JS async iterator's `next()`).
     handed: RefCell<Option<String>>,
+    /// `Options::headers_fn` as the JS function the connection calls.
+    _headers: Option<JsHeadersFn>,
 }
 
 impl Subscription {
-    pub(super) fn start(url: &str, mut options: Checked) -> Self {
+    pub(super) fn start(url: &str, mut options: Checked, headers: Option<JsHeadersFn>) -> Self {
         let persist = persist::open(url, &mut options);
         let (key, conn) = registry::connect(options);
         if let Some(p) = &persist {
@@ -74,6 +77,7 @@ impl Subscription {
             stopped: Cell::new(false),
             persist,
             handed: RefCell::default(),
+            _headers: headers,
         });
         let weak = Rc::downgrade(&inner);
         let handle = inner.conn.listen(Rc::new(move |n: &Notice| {

@@ -27,6 +27,8 @@
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
 //!   `pagehide` listeners.
 
+// The Rust API has no `ack` option (yet): without `js`, unused.
+#[cfg_attr(not(feature = "js"), allow(dead_code))]
 pub(crate) mod ack;
 #[cfg(feature = "append")]
 mod appender;
@@ -38,6 +40,8 @@ mod report;
 mod request;
 mod task;
 
+#[cfg(feature = "append")]
+pub use appender::{appender_js, AppenderJs};
 #[cfg(feature = "report")]
 pub use report::{report_js, Reporter};
 

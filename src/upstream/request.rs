@@ -204,6 +204,7 @@ fn app_value(req: &Request, attempt: u32) -> Result<JsValue, JsValue> {
 /// [`app_headers`] for attempt 1, but a function's promise cannot be waited
 /// for (the page is going), so one is left out: the request goes without
 /// the app's headers. Errors: what the function threw, an invalid header.
+#[cfg_attr(not(feature = "js"), allow(dead_code))]
 pub fn app_headers_now(req: &Request) -> Result<Headers, JsValue> {
     let headers = Headers::new()?;
     let value = app_value(req, 1)?;

@@ -7,6 +7,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { startServer, launchBrowser } from "./harness.mjs";
+import { faults } from "./tidings-page.mjs";
 
 const WWW = new URL("../../target/example-app/www/", import.meta.url).pathname;
 
@@ -50,5 +51,40 @@ test("a named event listed in the app's options arrives under its name; text tha
   const { id } = await server.publish(`${tag} not json`, "price");
   await page.waitForSelector(`#messages li:has-text("${tag}")`, { timeout: 10000 });
   assert.equal(await page.textContent("#messages li"), `#${id} price ${tag} not json`);
+  await page.close();
+});
+
+// `tidings::send` from the Rust app: the server's idempotency store
+// (`GET /_send`) holds exactly the body and key the app sent, once.
+async function sendFromApp(page, text) {
+  await page.fill("#text", text);
+  await page.click("#send");
+  await page.waitForFunction(() => document.getElementById("sent").textContent !== "", null, { timeout: 15000 });
+  return page.textContent("#sent");
+}
+const appliedFor = async (key) =>
+  (await (await fetch(`${server.url}/_send`)).json()).applied.filter((a) => a.key === key);
+
+test("the Rust app's send: the server applied exactly the body and key it sent, once", async () => {
+  const { page, errors } = await openApp();
+  const text = `s${Date.now()}`;
+  assert.equal(await sendFromApp(page, text), "201 attempts=1 replayed=false");
+  const applied = await appliedFor(`rust-${text}`);
+  assert.deepEqual(applied.map((a) => a.body), [JSON.stringify({ text })]);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("the Rust app's send retries an answer lost after the apply with the same key: applied once, the answer replayed", async () => {
+  const { page } = await openApp();
+  const text = `r${Date.now()}`;
+  // A fresh connection per request (`close=1`): Chromium re-sends a POST by
+  // itself when a reused keep-alive connection closes before any byte of the
+  // answer, which would hide the dropped answer from the app.
+  await page.evaluate(() => document.getElementById("send").setAttribute("data-url", "/send?close=1"));
+  await faults(server, { path: "/send", times: 1, fault: { kind: "drop-response" } });
+  assert.equal(await sendFromApp(page, text), "201 attempts=2 replayed=true");
+  const applied = await appliedFor(`rust-${text}`);
+  assert.deepEqual(applied.map((a) => a.body), [JSON.stringify({ text })]);
   await page.close();
 });

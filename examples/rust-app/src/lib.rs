@@ -1,7 +1,10 @@
 //! A Rust web app on the tidings Rust API: subscribes to `/sse` on the page's
 //! origin (the reference server serves this page), decodes each message as
 //! JSON when it is `{"name", "value"}` and shows it in `#messages`, newest
-//! first; `#state` and `#transport` follow the subscription's events.
+//! first; `#state` and `#transport` follow the subscription's events. The
+//! `#send` button sends `{"text": <#text>}` to `/send` (or the button's
+//! `data-url`) with `tidings::send` (its idempotency key `rust-<#text>`) and
+//! shows the answer in `#sent`.
 //!
 //! Built by `scripts/build-example.sh` (stable, release profile,
 //! wasm-bindgen `--target web`); opened by tests/e2e/rust-example.test.mjs.
@@ -27,7 +30,9 @@ fn show(doc: &web_sys::Document, id: &str, text: &str) {
 
 #[cfg(feature = "live")]
 mod live {
-    use tidings::{Event, Options};
+    use tidings::{Event, Options, SendOptions};
+    use wasm_bindgen::prelude::*;
+    use wasm_bindgen::JsCast;
 
     use super::show;
 
@@ -39,6 +44,7 @@ mod live {
     }
 
     pub fn start(doc: web_sys::Document) {
+        on_send(&doc);
         let mut sub = match tidings::subscribe("/sse", Options::new().events(["price"])) {
             Ok(sub) => sub,
             Err(e) => return show(&doc, "state", &e.to_string()),
@@ -65,6 +71,47 @@ mod live {
             }
             show(&doc, "state", "closed");
         });
+    }
+
+    /// `#send` click: send `#text` as JSON, show `<status> attempts=<n>
+    /// replayed=<bool>` (or the error) in `#sent`.
+    fn on_send(doc: &web_sys::Document) {
+        let Some(button) = doc.get_element_by_id("send") else {
+            return;
+        };
+        let d = doc.clone();
+        let b = button.clone();
+        let click = Closure::<dyn Fn()>::new(move || {
+            let url = b
+                .get_attribute("data-url")
+                .unwrap_or_else(|| "/send".into());
+            let text = d
+                .get_element_by_id("text")
+                .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok())
+                .map(|i| i.value())
+                .unwrap_or_default();
+            let d = d.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                // JSON: `#text` escaped for a JSON string (quote and
+                // backslash; an input's value has no line breaks).
+                let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
+                let body = format!(r#"{{"text":"{escaped}"}}"#);
+                let options = SendOptions::new()
+                    .header("Content-Type", "application/json")
+                    .idempotency_key(&format!("rust-{text}"));
+                let shown = match tidings::send(&url, Some(&body), options).await {
+                    Ok(r) => format!(
+                        "{} attempts={} replayed={}",
+                        r.status, r.attempts, r.replayed
+                    ),
+                    Err(e) => e.to_string(),
+                };
+                show(&d, "sent", &shown);
+            });
+        });
+        let _ = button.add_event_listener_with_callback("click", click.as_ref().unchecked_ref());
+        // The button lives as long as the page.
+        click.forget();
     }
 
     #[cfg(not(feature = "decode-serde-json"))]

@@ -85,6 +85,20 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
     Ok(Reporter { drive: d })
 }
 
+/// For the Rust API's handle (`tidings::Reporter`).
+#[cfg(feature = "rust")]
+impl Reporter {
+    /// The machine's state.
+    pub(crate) fn state_now(&self) -> tidings_core::engine::State {
+        self.drive.state()
+    }
+
+    /// The machine's counters.
+    pub(crate) fn stats_now(&self) -> tidings_core::upstream::ReportStats {
+        self.drive.stats()
+    }
+}
+
 #[wasm_bindgen]
 impl Reporter {
     /// Stop: the request in flight is aborted, no report follows, state
