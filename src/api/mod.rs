@@ -79,7 +79,13 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     #[cfg(not(feature = "send"))]
     let ack = match options::get(&options, "ack") {
         got if got.is_falsy() => (),
-        got => return Err(options::invalid("ack", "none in this build: ACKs need the \"tidings\" entry", &got)),
+        got => {
+            return Err(options::invalid(
+                "ack",
+                "none in this build: ACKs need the \"tidings\" entry",
+                &got,
+            ))
+        }
     };
     Ok(Subscription::start(&url, parsed, ack))
 }
