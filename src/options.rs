@@ -479,6 +479,7 @@ const MS: &str = "a non-negative number of milliseconds";
 /// `expected` of a count ([`count`]).
 const COUNT: &str = "a non-negative number or Infinity";
 /// `expected` of a count that must not be 0.
+#[cfg_attr(not(feature = "send"), allow(dead_code))]
 pub(crate) const AT_LEAST_ONE: &str = "a number ≥ 1 or Infinity";
 
 pub(crate) fn absent(v: &JsValue) -> bool {

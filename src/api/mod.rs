@@ -77,16 +77,16 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     // A build without the upstream calls (the "tidings/receive" entry)
     // cannot post ACKs: refused rather than silently never acknowledging.
     #[cfg(not(feature = "send"))]
-    let ack = match options::get(&options, "ack") {
-        got if got.is_falsy() => (),
-        got => {
-            return Err(options::invalid(
-                "ack",
-                "none in this build: ACKs need the \"tidings\" entry",
-                &got,
-            ))
+    {
+        let got = options::get(&options, "ack");
+        if !got.is_falsy() {
+            let expected = "none in this build: ACKs need the \"tidings\" entry";
+            return Err(options::invalid("ack", expected, &got));
         }
-    };
+    }
+    #[cfg(not(feature = "send"))]
+    return Ok(Subscription::start(&url, parsed, ()));
+    #[cfg(feature = "send")]
     Ok(Subscription::start(&url, parsed, ack))
 }
 
