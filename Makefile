@@ -56,8 +56,8 @@ browser-tests:
 ## then what a Rust app pays for tidings (scripts/size-rust-app.sh, not checked against a ceiling).
 # The ceiling only goes down; its history (date, ceiling, gzip, what changed) is docs/size.md.
 # SIZE_CEILING: the everything row ("tidings"); RECEIVE_CEILING: the receive-only row ("tidings/receive").
-SIZE_CEILING ?= 108100
-RECEIVE_CEILING ?= 75900
+SIZE_CEILING ?= 108000
+RECEIVE_CEILING ?= 75500
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh
