@@ -21,7 +21,7 @@ pub const DEFAULT_DEDUPE_CAPACITY: usize = 256;
 /// The first ids seen (since the last [`Dedupe::clear`]) that stay
 /// remembered past the capacity, oldest first: a server that ignores the
 /// resume replays its history from its first event, and the replay check
-/// (`engine::replay`, [`crate::engine::REPLAY_RUN`] in a row) recognises it
+/// (`engine::replay`, the engine's `REPLAY_RUN` in a row) recognises it
 /// by these, however long the history was.
 pub const FIRST_KEPT: usize = 3;
 
