@@ -8,7 +8,7 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, ErrorCode, Reason, ResponseHead, State, TransportError, TransportKind,
+    Action, Config, ErrorCode, Reason, ResponseHead, State, TransportError, TransportKind,
 };
 use tidings_core::policy::backoff::Strategy;
 
@@ -530,4 +530,54 @@ fn transport_is_none_until_chosen_and_after_stopping_before_choosing() {
     let mut sim = Sim::new(fetch_sse_config(), 1);
     sim.start();
     assert_eq!(sim.engine.transport(), Some(TransportKind::FetchSse));
+}
+
+/// BC-11 with no body at all, on native EventSource too: a server that
+/// answers and closes at once, every time, on a stream
+/// transport: every attempt is retried at the backoff's pace (the 1 000 ms
+/// floor plus full jitter that grows), never in a tight loop. Returns the
+/// times of the opens in the first 10 s of virtual time.
+fn opens_against_an_answer_and_close(transport: TransportKind, seed: u64) -> Vec<u64> {
+    let mut c = Config::new("/stream");
+    c.transports = vec![transport];
+    let (mut sim, mut o) = Sim::started(c, seed);
+    let mut at = vec![0];
+    loop {
+        if transport == TransportKind::EventSource {
+            sim.opened(o.id);
+            sim.error(o.id, TransportError::NativeReconnecting);
+        } else {
+            sim.head(o.id, es_head(200));
+            sim.end(o.id);
+        }
+        match sim.next_open(10_000u64.saturating_sub(sim.now.mono.0)) {
+            Some(next) => {
+                at.push(sim.last_open_at);
+                o = next;
+            }
+            None => return at,
+        }
+    }
+}
+
+#[test]
+fn bc11_an_empty_stream_closed_at_once_is_retried_at_the_backoffs_pace_on_both_stream_transports() {
+    for transport in [TransportKind::FetchSse, TransportKind::EventSource] {
+        for seed in 0..20 {
+            let at = opens_against_an_answer_and_close(transport, seed);
+            // The floor alone allows at most 10 opens in 10 s; full jitter
+            // over a growing step leaves fewer.
+            assert!(
+                (3..=8).contains(&at.len()),
+                "{transport:?} seed {seed}: {at:?}"
+            );
+            for w in at.windows(2) {
+                assert!(w[1] - w[0] >= 1000, "{transport:?} seed {seed}: {at:?}");
+            }
+        }
+    }
+    let at = opens_against_an_answer_and_close(TransportKind::FetchSse, 7);
+    assert_eq!(at, [0, 1195, 2211, 5013, 8345]);
+    let at = opens_against_an_answer_and_close(TransportKind::EventSource, 7);
+    assert_eq!(at, [0, 1195, 2211, 5013, 8345]);
 }
