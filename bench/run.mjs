@@ -10,7 +10,7 @@
 // apart), with how far the ratios moved between runs (min–max) and the load
 // average around each section: one run on a shared 2-core machine swings.
 //
-// Env: BENCH_ONLY=ingest,latency,idle,hidden,leak,bundle (default all),
+// Env: BENCH_ONLY=ingest,latency,idle,hidden,leak,bundle,big (default all),
 //      BENCH_RUNS (5), BENCH_N (20000), BENCH_CYCLES (2000: reconnect leak),
 //      BENCH_CHURN (10000: subscribe + close rounds),
 //      BENCH_IDLE_S (60), BENCH_HIDDEN_S (30), BENCH_LEAK_MAX_S (300),
@@ -25,7 +25,7 @@ import { startBenchServer } from "./server.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const env = (k, d) => (process.env[k] ? Number(process.env[k]) : d);
-const ONLY = (process.env.BENCH_ONLY ?? "ingest,latency,idle,hidden,leak,bundle").split(",");
+const ONLY = (process.env.BENCH_ONLY ?? "ingest,latency,idle,hidden,leak,bundle,big").split(",");
 const RUNS = env("BENCH_RUNS", 5);
 const N = env("BENCH_N", 20_000);
 // 2,000 reconnects per transport keep `make bench` near 5 minutes (10,000
@@ -94,7 +94,7 @@ async function newPage() {
   return { page, context };
 }
 
-const results = { ingest: {}, latency: {}, idle: {}, hidden: {}, leak: {}, bundle: {} };
+const results = { ingest: {}, latency: {}, idle: {}, hidden: {}, leak: {}, bundle: {}, big: {} };
 
 // ---------------------------------------------------------------- ingest
 /** Options per client for the event-log sections: poll clients poll every 10 ms. */
@@ -389,12 +389,85 @@ async function bundleSizes() {
   log(`bundle: tidings ${t.wasm + t.js} (wasm ${t.wasm} + JS ${t.js}), fetch-event-source ${gz(fes)}, poll loop ${gz(loop)}`);
 }
 
+// ---------------------------------------------------------------- big
+// Long lines and one big event, the two public parser failures: a join of
+// one event's chunks in quadratic time, and a line split without a byte
+// search. Each case is one stream of 16 MiB (or 1 MiB), timed from the open
+// call to the last callback, as ms per MiB; the peak JS heap above the
+// baseline (CDP Runtime.getHeapUsage sampled every 25 ms) and the wasm
+// memory's growth, per MiB. No quadratic growth: ms per MiB of the 16 MiB
+// event within 2× of the 1 MiB event's.
+const MiB = 1 << 20;
+const BIG_CASES = [
+  { name: "1 KiB lines, 16 MiB", q: { n: 16 * 1024, size: 1024 }, mib: 16 },
+  { name: "one 1 MiB event in 64 KiB chunks", q: { n: 1, size: MiB, chunk: 65536 }, mib: 1 },
+  { name: "one 16 MiB event in 64 KiB chunks", q: { n: 1, size: 16 * MiB, chunk: 65536 }, mib: 16 },
+];
+const BIG_CLIENTS = ["tidings:fetch-sse", "tidings:eventsource", "eventsource", "fetch-event-source"];
+
+async function bigOne(kind, bc) {
+  const { page, context } = await newPage();
+  const cdp = await context.newCDPSession(page);
+  for (let i = 0; i < 2; i++) await cdp.send("HeapProfiler.collectGarbage");
+  const base = (await cdp.send("Runtime.getHeapUsage")).usedSize;
+  const wasm0 = await page.evaluate(() => B.wasmBytes());
+  let peak = base, sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peak = Math.max(peak, (await cdp.send("Runtime.getHeapUsage").catch(() => ({ usedSize: 0 }))).usedSize);
+      await sleep(25);
+    }
+  })();
+  const url = endpoint(kind, { c: `big:${kind}`, run: runId(), mode: "big", ...bc.q });
+  const out = await page.evaluate(({ kind, url, n, opts }) => new Promise((resolve) => {
+    let c;
+    const t0 = B.now();
+    const timer = setTimeout(() => { c.close(); resolve({ ms: null }); }, 60_000);
+    c = B.open(kind, url, (d) => {
+      if (d.n === n) { const ms = B.now() - t0; clearTimeout(timer); c.close(); resolve({ ms }); }
+    }, opts);
+  }), { kind, url, n: bc.q.n, opts: { tidings: { maxMessageBytes: 64 * MiB } } });
+  sampling = false;
+  await sampler;
+  const wasm1 = await page.evaluate(() => B.wasmBytes());
+  await context.close();
+  return { msPerMiB: out.ms == null ? null : out.ms / bc.mib, heapPerMiB: (peak - base) / bc.mib, wasmPerMiB: kind.startsWith("tidings:") ? (wasm1 - wasm0) / bc.mib : null };
+}
+
+async function big() {
+  for (const bc of BIG_CASES) {
+    for (const kind of BIG_CLIENTS) {
+      const r = await bigOne(kind, bc);
+      (results.big[bc.name] ??= {})[kind] = r;
+      log(`big ${bc.name} ${kind}: ${r.msPerMiB == null ? "TIMEOUT" : r.msPerMiB.toFixed(1) + " ms/MiB"}, peak JS heap +${(r.heapPerMiB / 1024).toFixed(0)} KB/MiB${r.wasmPerMiB == null ? "" : `, wasm +${(r.wasmPerMiB / 1024).toFixed(0)} KB/MiB`}`);
+    }
+  }
+}
+
+function bigTable(R) {
+  const cases = Object.keys(R.big);
+  if (!cases.length) return [];
+  const f = (x, d = 1) => (x == null ? "–" : x.toFixed(d));
+  const out = ["", "| case | client | ms per MiB | peak JS heap KB per MiB | wasm memory growth KB per MiB |", "|---|---|---|---|---|"];
+  for (const c of cases) for (const [k, r] of Object.entries(R.big[c])) {
+    out.push(`| ${c} | ${k} | ${f(r.msPerMiB)} | ${f(r.heapPerMiB / 1024, 0)} | ${r.wasmPerMiB == null ? "–" : f(r.wasmPerMiB / 1024, 0)} |`);
+  }
+  const one = R.big["one 1 MiB event in 64 KiB chunks"], sixteen = R.big["one 16 MiB event in 64 KiB chunks"];
+  if (one && sixteen) {
+    const growth = BIG_CLIENTS.filter((k) => one[k]?.msPerMiB && sixteen[k]?.msPerMiB)
+      .map((k) => `${k} ${(sixteen[k].msPerMiB / one[k].msPerMiB).toFixed(2)}×`);
+    out.push("", `big event, ms per MiB at 16 MiB ÷ at 1 MiB (no quadratic growth: ≤ 2): ${growth.join(", ")}.`);
+  }
+  out.push("big: one stream per case and client, from the open call to the last callback; JSON data (tidings with maxMessageBytes 64 MiB); the wasm memory grows once to its high-water mark (it never shrinks), so its row is what one big event costs the page for good.");
+  return out;
+}
+
 // ---------------------------------------------------------------- run
 const t0 = Date.now();
 const load0 = loadavg()[0];
 const loads = {}; // section → [1-minute load average at its start, at its end]
 try {
-  for (const [name, f] of [["ingest", ingest], ["latency", latency], ["idle", idle], ["hidden", hidden], ["leak", leak], ["bundle", bundleSizes]]) {
+  for (const [name, f] of [["ingest", ingest], ["latency", latency], ["idle", idle], ["hidden", hidden], ["leak", leak], ["bundle", bundleSizes], ["big", big]]) {
     if (!ONLY.includes(name)) continue;
     const ts = Date.now();
     const l0 = loadavg()[0];
@@ -501,6 +574,7 @@ function report(R, secs) {
   if (back.length) lines.push(`server back, then visible: the first request the server saw, from the visible moment (negative: while still hidden): ${back.join(", ")}.`);
   const b = R.bundle["tidings:poll"];
   if (b) lines.push(`bundle: tidings = ${b.detail} (pkg/, as make size); fetch-event-source and the poll loop bundled + minified by esbuild; native EventSource is built in (0).`);
+  lines.push(...bigTable(R));
   if (Object.keys(R.leak).length) {
     lines.push("");
     lines.push(`Reconnect leak: ${CYCLES.toLocaleString("en-US")} reconnect cycles of one tidings subscription (stream ended by the server after each event / one event per answer; backoff and interval at their minimum), measured after 100 warm-up cycles and after the ${CYCLES.toLocaleString("en-US")}, each time with the subscription open and the server holding still (stream open, long-poll held, polls answered 304), after forced GC; then closed, and before subscribing ("none").`);

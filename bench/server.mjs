@@ -11,6 +11,11 @@
 //          (performance.timeOrigin + performance.now(): the wall clock in ms,
 //          sub-millisecond, on the same machine clock as the page's)
 //   idle   no events (streams send a comment every `hb_ms`)
+//   big    N events whose data is `size` bytes of JSON each (`size`
+//          default 64); with `chunk=C` a stream writes its bytes in C-byte
+//          slices, one per macrotask, so a client sees them as separate
+//          chunks (one 16 MiB event in 64 KiB chunks: a quadratic join or a
+//          byte-at-a-time line scan shows up as time per MB growing)
 //   cycle  an event log that grows on demand: each stream or poll answer
 //          carries the next event, and streams end right after it
 //          (`until=K`: past event K, streams stay open and polls answer 304)
@@ -45,10 +50,11 @@ const RESOURCE = JSON.stringify({
 const LAST_MODIFIED = new Date(Date.now() - 3600_000).toUTCString();
 const PAGE = `<!doctype html><meta charset=utf-8><title>tidings bench</title><body>bench</body>`;
 
-/** One event's JSON data, padded to 64 bytes. */
-function eventData(n, t) {
+/** One event's JSON data, padded to `size` bytes (default 64). */
+function eventData(n, t, size = 64) {
   const head = `{"n":${n},"t":${t.toFixed(3)},"p":"`;
-  return head + PAD.slice(0, Math.max(0, 62 - head.length)) + `"}`;
+  const pad = Math.max(0, size - 2 - head.length);
+  return head + (pad <= PAD.length ? PAD.slice(0, pad) : "x".repeat(pad)) + `"}`;
 }
 
 class Run {
@@ -58,9 +64,10 @@ class Run {
     this.until = Number(q.get("until") ?? Infinity);
     this.events = []; // [{ id: number, data: string }]
     this.waiters = new Set();
-    if (this.mode === "burst") {
+    if (this.mode === "burst" || this.mode === "big") {
       const t = now();
-      for (let k = 1; k <= this.n; k++) this.events.push({ id: k, data: eventData(k, t) });
+      const size = Number(q.get("size") ?? 64);
+      for (let k = 1; k <= this.n; k++) this.events.push({ id: k, data: eventData(k, t, size) });
     } else if (this.mode === "tick") {
       const every = Number(q.get("every_ms") ?? 10);
       const start = now();
@@ -181,6 +188,7 @@ export async function startBenchServer({ root, bundles = {}, port = 0 } = {}) {
       run.grow(cursor);
       return res.end(run.after(cursor, 1).map(sseBlock).join(""));
     }
+    if (q.has("chunk")) return chunked(res, run.after(cursor).map(sseBlock).join(""), Number(q.get("chunk")));
     let sent = cursor;
     const flush = () => {
       // 500 events per write: big writes, but not one 1.3 MB string.
@@ -198,6 +206,16 @@ export async function startBenchServer({ root, bundles = {}, port = 0 } = {}) {
     const w = (stop) => (stop ? res.end() : flush());
     run.waiters.add(w);
     res.on("close", () => { run.waiters.delete(w); clearInterval(hb); });
+  }
+
+  /** Write `text` in `size`-byte slices, one per macrotask, then end. */
+  async function chunked(res, text, size) {
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length && !res.destroyed; at += size) {
+      res.write(bytes.subarray(at, at + size));
+      await new Promise((r) => setImmediate(r));
+    }
+    res.end();
   }
 
   function longPoll(req, res, run, cursor, q) {
