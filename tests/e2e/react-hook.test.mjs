@@ -24,7 +24,8 @@ before(async () => {
     nodePaths: [join(ROOT, "node_modules")], // react and react-dom: the repo's devDependencies
   });
   for (const f of ["main.html", "receive.html"]) await cp(join(app, f), join(dist, f));
-  server = await startServer(["--www", dist, "--quiet"]);
+  // Heartbeats every second: a write to a stream the page closed ends its log entry soon.
+  server = await startServer(["--www", dist, "--quiet", "--heartbeat-ms", "1000"]);
   browser = await launchBrowser();
 });
 after(async () => {
@@ -38,7 +39,12 @@ async function open(name) {
   const page = await browser.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.on("console", (m) => {
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(m.text());
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) errors.push(`${r.status()} ${r.url()}`);
+  });
   await page.goto(`${server.url}/${name}.html`);
   await page.waitForFunction(() => document.body.dataset.state === "ready", null, { timeout: 10_000 })
     .catch((e) => { throw new Error(`${e.message}; page errors: ${errors.join(" | ")}`); });
