@@ -107,7 +107,7 @@ test("strict mode's double mount makes one subscription and one connection; a pu
   }
 });
 
-test("strict mode mount/unmount ×100 leaves 0 open connections, 0 subscriptions and 0 listeners", async () => {
+test("strict mode mount/unmount ×100 leaves no open connection, no live subscription, no window/document listener", async () => {
   const { page, errors } = await open("main");
   try {
     const before = await pageListeners(page);
@@ -125,6 +125,29 @@ test("strict mode mount/unmount ×100 leaves 0 open connections, 0 subscriptions
     const after = await pageListeners(page);
     assert.equal(after, before, `window+document listeners: ${before} before, ${mounted} mounted, ${after} after`);
     console.log(`# ×100: ${c.made} connections made, 0 open; listeners ${before} → ${mounted} mounted → ${after}`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test("a re-render with a new options literal keeps the subscription; a new URL re-subscribes and closes the old one", async () => {
+  const { page, errors } = await open("main");
+  try {
+    const connected = () => page.waitForFunction(() => document.getElementById("view")?.dataset.status === "connected", null, { timeout: 10_000 });
+    await page.evaluate(() => window.app.mount("/sse"));
+    await connected();
+    await page.evaluate(() => window.app.mount("/sse")); // the same props: options(false) is a new object
+    assert.equal(await page.evaluate(() => window.app.subs.size), 1, "same URL and options JSON: the same subscription");
+    await page.evaluate(() => window.app.mount("/sse?room=2"));
+    await connected();
+    const sent = await server.publish(JSON.stringify({ room: 2 }));
+    await page.waitForFunction(() => document.getElementById("view").textContent === '{"room":2}', null, { timeout: 5000 });
+    assert.ok(sent.id);
+    assert.deepEqual(await page.evaluate(() => [window.app.subs.size, window.app.live()]), [2, 1], "the old one closed");
+    assert.deepEqual(await until(connections, (c) => c.open === 1), { made: 2, open: 1 });
+    await page.evaluate(() => window.app.unmount());
+    assert.equal((await until(connections, (c) => c.open === 0)).open, 0);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
