@@ -44,7 +44,7 @@ export default function init(
   input?: InitInput | Promise<InitInput> | { module_or_path: InitInput | Promise<InitInput> },
 ): Promise<unknown>;
 
-/** A transport (the repository's ARCHITECTURE.md "Transports"). */
+/** A transport: native `EventSource`, SSE over streaming `fetch`, long polling, or polling. */
 export type Transport = "eventsource" | "fetch-sse" | "long-poll" | "poll";
 
 /** Subscription states. `waiting`: a delay is scheduled; `paused`: hidden, offline or frozen. */
@@ -63,7 +63,7 @@ export type Reason =
  * until first established; `connected` as soon as a transport opens or a request is answered;
  * `reconnecting` (or `offline` when the browser is offline) only once it has been down for
  * `lostAfterMs` without interruption, so short blips show nothing; `closed` when it stopped. A
- * hidden or frozen page holds the status. docs/reconnects.md, "Connection status".
+ * hidden or frozen page holds the status.
  */
 export type Status = "connecting" | "connected" | "reconnecting" | "offline" | "closed";
 
@@ -386,7 +386,7 @@ export interface Options<M = {}> {
    * is given; `offset: "-1"`, the default, does not count), written once per delivered batch
    * after the listeners ran (with an async iterator: when it pulls the next message), removed on
    * `reset`. A `crossTab` follower does not write `localStorage`. A storage that is missing, full or refused: one `debug` log line, and the
-   * subscription goes on without it. docs/resume.md. Default: off.
+   * subscription goes on without it. Default: off.
    */
   persist?: "session" | "local";
   /**
@@ -397,8 +397,7 @@ export interface Options<M = {}> {
   persistKey?: string;
   /**
    * How long the connection must be down before `status` says `reconnecting` / `offline`, in
-   * milliseconds. Default `5000` (a restart of the reference server is back within about 1.6 s;
-   * docs/reconnects.md, "Connection status").
+   * milliseconds. Default `5000` (a restart of the reference server is back within about 1.6 s).
    */
   lostAfterMs?: number;
   /**
@@ -411,7 +410,8 @@ export interface Options<M = {}> {
    * The server family: `"default"` (SSE ids, `Last-Event-ID`, JSON/raw long-poll and poll bodies,
    * validators) or `"durable-streams"` (the Durable Streams protocol: catch-up then
    * `live=long-poll` reads, the cursor is the offset; `long-poll` is then the only transport,
-   * whatever `transports` says). docs/durable-streams.md. Default `"default"`.
+   * whatever `transports` says; https://github.com/durable-streams/durable-streams). Default
+   * `"default"`.
    */
   protocol?: "default" | "durable-streams";
   /**
@@ -566,7 +566,7 @@ export interface Options<M = {}> {
    */
   crossTab?: boolean;
   /**
-   * Delivery ACKs (docs/upstream.md, "Delivery ACKs"): the id of every message dispatched to this
+   * Delivery ACKs: the id of every message dispatched to this
    * subscription's listeners (an async iterator is one: a message it buffered counts) is posted
    * to `url` as `{"ids": ["<id>", …]}`, in batches: `batchMs` (default `1000`) after the first id
    * of a batch, or at once at `maxBatch` ids (default `100`), on `close()`, and at `pagehide`
@@ -632,7 +632,7 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
   /** The calm status (see {@link Status}; `statuschange` when it changes). */
   readonly status: Status;
   /**
-   * "Try now" (docs/reconnects.md): ends a client-side backoff wait at once (state `connecting`,
+   * "Try now": ends a client-side backoff wait at once (state `connecting`,
    * reason `reconnect`); during an open circuit breaker's cool-down sends the breaker's one probe
    * at once (reason `breaker-probe`; if it fails the breaker opens again); resumes a subscription
    * paused offline only when `navigator.onLine` says online; revives one that gave up
@@ -801,7 +801,7 @@ export interface SendError extends Error {
  * other 4xx reject at once; while offline nothing is sent until `online`. Never throws: a bad
  * URL, body or option rejects (`invalid-url`, `invalid-option`) before anything is sent. Call
  * {@link init} first. Sends still pending at `pagehide` are re-sent with `keepalive` when they
- * fit the 64 KiB budget (docs/upstream.md, "`send`").
+ * fit the 64 KiB budget.
  */
 export function send(url: string | URL, body?: SendBody, options?: SendOptions): Promise<SendResult>;
 
@@ -809,7 +809,7 @@ export function send(url: string | URL, body?: SendBody, options?: SendOptions):
 export interface AppenderOptions {
   /** The stream's content type, sent on every append. Default `"application/json"` (JSON mode: each value is one message). */
   contentType?: string;
-  /** `Producer-Id` (non-empty, at most 256 characters). Default: a fresh UUID per appender (docs/upstream.md, "Durable Streams appends"). */
+  /** `Producer-Id` (non-empty, at most 256 characters). Default: a fresh UUID per appender. */
   producerId?: string;
   /** `Producer-Epoch` to start with (an integer ≤ 2^53 − 1). Default `0`. */
   epoch?: number;
@@ -870,7 +870,8 @@ export interface Appender {
 
 /**
  * Append to the Durable Streams stream at `url` (it must exist) as an idempotent producer
- * (PROTOCOL.md §5.2.1): values appended while a request is in flight go out together as the next
+ * (the Durable Streams protocol, §5.2.1: https://github.com/durable-streams/durable-streams):
+ * values appended while a request is in flight go out together as the next
  * batch, each batch carries `Producer-Id`, `Producer-Epoch`, `Producer-Seq`, and is retried as
  * {@link send} retries, so the stream holds each value exactly once, in order. Throws
  * `invalid-url` / `invalid-option` / `not-initialized`.
@@ -1006,7 +1007,7 @@ export interface Reporter {
  * default. A task that throws or rejects is reported (`reportError`) and skips that report; a
  * permanent answer (a 4xx other than 408/409/425/429) stops the reporter with a fatal `error`.
  * Throws `invalid-url` / `invalid-option` (a `task` that is not a function, a bad option)
- * before anything starts, and `not-initialized` before {@link init} (docs/upstream.md, "`report`").
+ * before anything starts, and `not-initialized` before {@link init}.
  */
 export function report(
   url: string | URL,

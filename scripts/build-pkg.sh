@@ -66,7 +66,9 @@ fi
 wasm_flavour "js,talc" "$OUT/receive"
 wasm_flavour "" "$OUT"
 
-cp js/index.js js/index.d.ts js/subscription.js js/receive.js js/receive.d.ts js/wasm-url.d.ts "$OUT/"
+# The React hook (tidings/react, tidings/receive/react): files of their own, in no entry's bytes.
+cp js/index.js js/index.d.ts js/subscription.js js/receive.js js/receive.d.ts js/wasm-url.d.ts \
+  js/react.js js/react-hook.js js/react.d.ts js/receive-react.js js/receive-react.d.ts "$OUT/"
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 REPOSITORY=$(sed -n 's/^repository = "\(.*\)"/\1/p' Cargo.toml | head -1)
 sed -e "s/@VERSION@/$VERSION/" -e "s|@REPOSITORY@|$REPOSITORY|" pkg.json.template > "$OUT/package.json"

@@ -42,6 +42,7 @@ test("the tarball holds the entry, its types, the glue and the wasm, and nothing
   for (const s of snippets) assert.match(s, /^(receive\/)?snippets\/tidings-[0-9a-f]+\/src\/boundary\.js$/);
   assert.deepEqual(files.filter((f) => !snippets.includes(f)), [
     "LICENSE-APACHE", "LICENSE-MIT", "README.md", "index.d.ts", "index.js", "package.json",
+    "react-hook.js", "react.d.ts", "react.js", "receive-react.d.ts", "receive-react.js",
     "receive.d.ts", "receive.js", "receive/tidings.js", "receive/tidings_bg.wasm",
     "subscription.js", "tidings.js", "tidings_bg.wasm", "wasm-url.d.ts",
   ]);
@@ -54,15 +55,21 @@ test("the tarball holds the entry, its types, the glue and the wasm, and nothing
   assert.equal(pkg.exports["."].browser, "./index.js");
   assert.equal(pkg.exports["./receive"].browser, "./receive.js");
   assert.equal(pkg.exports["./receive"].types, "./receive.d.ts");
+  // The React hook: its own entries, react an optional peer (no warning for an app without it).
+  assert.deepEqual(pkg.exports["./react"], { types: "./react.d.ts", default: "./react.js" });
+  assert.deepEqual(pkg.exports["./receive/react"], { types: "./receive-react.d.ts", default: "./receive-react.js" });
+  assert.equal(pkg.peerDependenciesMeta.react.optional, true);
+  assert.equal(pkg.dependencies, undefined);
   assert.ok(pkg.keywords.includes("server-sent-events"));
   assert.ok(pkg.license);
-  // The README is the package's own: install and loading, no make commands
-  // or repo-relative links; the licenses the `license` field names ship.
+  // The README is the package's own: install and loading, the hook, no make
+  // commands; its links resolve in the package (tests/docs-links.test.mjs);
+  // the licenses the `license` field names ship.
   const readme = await readFile(new URL("../../pkg/README.md", import.meta.url), "utf8");
   assert.match(readme, /npm install tidings/);
   assert.match(readme, /await init\(\)/);
-  assert.doesNotMatch(readme, /\bmake \w|\]\((?!https?:)|@REPOSITORY@/);
-  assert.match(readme, new RegExp(cargo.match(/^repository = "(.*)"/m)[1].replace(/[.]/g, "\\.")));
+  assert.match(readme, /from "tidings\/react"/);
+  assert.doesNotMatch(readme, /\bmake \w|\]\((?!https?:|#)|@REPOSITORY@/);
   assert.equal(pkg.license, "MIT OR Apache-2.0");
   for (const f of ["LICENSE-MIT", "LICENSE-APACHE"]) {
     assert.match(await readFile(new URL(`../../pkg/${f}`, import.meta.url), "utf8"), /Permission is hereby granted|Apache License/);

@@ -36,10 +36,10 @@ export async function workspace() {
   };
 }
 
-/** `tsc --noEmit -p <dir>` with the repo's TypeScript; rejects with its output. */
+/** `tsc --noEmit -p <dir>` with the current TypeScript (node_modules/typescript); rejects with its output. */
 export async function typecheck(dir) {
   try {
-    await run(`${ROOT}node_modules/.bin/tsc`, ["--noEmit", "-p", dir]);
+    await run(process.execPath, [`${ROOT}node_modules/typescript/bin/tsc`, "--noEmit", "-p", dir]);
   } catch (e) {
     throw new Error(`tsc failed in ${dir}:\n${e.stdout}${e.stderr}`);
   }
