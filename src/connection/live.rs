@@ -65,9 +65,14 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
 #[allow(dead_code)]
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub enum Live {
-    /// Native EventSource, and the `fetch` probe that learns why it failed
-    /// (see [`open_native`]).
-    Native(AttemptId, NativeEventSource, Rc<RefCell<Option<Fetch>>>),
+    /// Native EventSource, its URL, and the `fetch` probe that learns why it
+    /// failed (see [`probe`]).
+    Native(
+        AttemptId,
+        NativeEventSource,
+        String,
+        Rc<RefCell<Option<Fetch>>>,
+    ),
     /// A fetch (any of the other three transports).
     Fetch(AttemptId, Fetch),
     /// The browser refused to start it; the failure was reported.
@@ -78,7 +83,7 @@ impl Live {
     /// The attempt this request belongs to.
     pub fn id(&self) -> AttemptId {
         match self {
-            Live::Native(id, _, _) | Live::Fetch(id, _) | Live::Failed(id) => *id,
+            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Failed(id) => *id,
         }
     }
 }
@@ -107,39 +112,24 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
     })
 }
 
-/// A native EventSource. It hides the status and headers of a failed
-/// connection, so when it fails (readyState CLOSED) before ever opening, one
-/// `fetch` of the same URL learns them and reports them to the engine as the
-/// attempt's response head: a 204 then stops (`no-content`), a 503 waits for
-/// its `Retry-After`, a wrong content type stops (`bad-content-type`). The
-/// probe is aborted as soon as its head is read, and what it saw (its head, or
-/// nothing when it failed too) goes to `Engine::handle_native_probe`, which
-/// decides what it means.
+/// A native EventSource; every fact it shows goes to the engine, which asks
+/// for the status probe ([`probe`]) when it failed before it opened.
 fn open_native(
     conn: &Connection,
     weak: Weak<Connection>,
     req: &OpenRequest,
 ) -> Result<Live, JsValue> {
     let id = req.id;
-    let probe: Rc<RefCell<Option<Fetch>>> = Rc::new(RefCell::new(None));
-    let opened = Cell::new(false);
-    let url = req.url.clone();
-    let with_credentials = conn.adapter.with_credentials;
-    let slot = probe.clone();
     let on_fact: Rc<dyn Fn(eventsource::Fact)> = Rc::new(move |fact| {
         let Some(conn) = weak.upgrade() else { return };
         match fact {
-            eventsource::Fact::Open => {
-                opened.set(true);
-                feed(&conn, Fact::Opened(id))
-            }
+            eventsource::Fact::Open => feed(&conn, Fact::Opened(id)),
             eventsource::Fact::Event {
                 event,
                 data,
                 raw,
                 last_event_id,
             } => {
-                opened.set(true);
                 let fact = Fact::NativeEvent {
                     id,
                     event_type: &event,
@@ -148,14 +138,8 @@ fn open_native(
                 };
                 super::drive::feed_native(&conn, raw, fact)
             }
-            // Failed before it ever opened: ask once with `fetch` why.
-            eventsource::Fact::Error { failed: true } if !opened.get() => {
-                match start_probe(weak.clone(), id, &url, with_credentials, slot.clone()) {
-                    Ok(f) => *slot.borrow_mut() = Some(f),
-                    Err(_) => feed(&conn, Fact::NativeProbe(id, None)),
-                }
-            }
-            // A network error, or a stream that ended: the engine decides.
+            // Failed, a network error, or a stream that ended: the engine
+            // decides (and may ask for the probe).
             eventsource::Fact::Error { failed } => {
                 feed(&conn, Fact::TransportError(id, native_error(failed)))
             }
@@ -167,16 +151,35 @@ fn open_native(
         &conn.adapter.native_events,
         on_fact,
     )?;
-    Ok(Live::Native(id, source, probe))
+    let probe = Rc::new(RefCell::new(None));
+    Ok(Live::Native(id, source, req.url.clone(), probe))
+}
+
+/// The engine's `Probe` of native attempt `id`, if it is still the live one:
+/// one `fetch` of its URL learns the status and headers the browser hid. Its
+/// head (or nothing, when it failed too) goes to the engine as
+/// `Fact::NativeProbe`, whose verdict it is.
+pub fn probe(conn: &Rc<Connection>, id: AttemptId) {
+    let target = match conn.live.borrow().as_ref() {
+        Some(Live::Native(live, _, url, slot)) if *live == id => Some((url.clone(), slot.clone())),
+        _ => None,
+    };
+    let Some((url, slot)) = target else { return };
+    let weak = Rc::downgrade(conn);
+    let with_credentials = conn.adapter.with_credentials;
+    match start_probe(weak, id, &url, with_credentials, slot.clone()) {
+        Ok(f) => *slot.borrow_mut() = Some(f),
+        Err(_) => feed(conn, Fact::NativeProbe(id, None)),
+    }
 }
 
 /// The fact of a native `error`: readyState CLOSED (`failed`: the browser
-/// failed the connection) is a network error; CONNECTING is the browser about
-/// to reestablish it, after the body ended or a network error it would retry
-/// (it shows both alike; the engine decides what that means).
+/// failed the connection); CONNECTING is the browser about to reestablish
+/// it, after the body ended or a network error it would retry (it shows both
+/// alike; the engine decides what each means).
 fn native_error(failed: bool) -> TransportError {
     if failed {
-        TransportError::Network
+        TransportError::NativeFailed
     } else {
         TransportError::NativeReconnecting
     }

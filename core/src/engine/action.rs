@@ -22,6 +22,15 @@ pub enum Action {
     /// Cancel this attempt (close the `EventSource`, abort the `fetch`). Facts
     /// about it arriving later are ignored.
     Abort(AttemptId),
+    /// Ask once why this attempt's native `EventSource` failed before it
+    /// opened (the browser hides the status and headers of a connection it
+    /// fails, WHATWG HTML §9.2.3): one `fetch` of the attempt's URL with
+    /// `Accept: text/event-stream` (as the `EventSource` sent it: servers such
+    /// as nchan answer 403 without it), aborted once its head is read. Report
+    /// its head, or `None` when it failed too, with
+    /// [`Engine::handle_native_probe`](super::Engine::handle_native_probe);
+    /// the attempt stays live until then.
+    Probe(AttemptId),
     /// Hand this message to the subscribers.
     Deliver(Message),
     /// A message was not delivered because it passed the size limit
