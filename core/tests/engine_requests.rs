@@ -472,6 +472,7 @@ fn cross_origin_long_poll_sends_only_the_cursor() {
             "/sub".to_string(),
             vec![
                 accept.clone(),
+                f("Cache-Control", "max-age=0"),
                 f("If-Modified-Since", lm),
                 f("If-None-Match", "\"3\""),
                 f("Last-Event-ID", "3")
@@ -482,7 +483,11 @@ fn cross_origin_long_poll_sends_only_the_cursor() {
         run(TransportKind::Poll, true),
         (
             "/sub?lastEventId=3".to_string(),
-            vec![f("If-Modified-Since", lm), f("If-None-Match", "\"3\"")]
+            vec![
+                f("Cache-Control", "max-age=0"),
+                f("If-Modified-Since", lm),
+                f("If-None-Match", "\"3\"")
+            ]
         )
     );
     // A raw resource has no cursor: its validators stay, cross-origin too.

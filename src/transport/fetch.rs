@@ -96,7 +96,9 @@ impl Fetch {
         let init = RequestInit::new();
         init.set_method("GET");
         // Polls must see their own 304s: the HTTP cache must never answer for
-        // the server or turn a 304 into a 200 (WHATWG Fetch "no-store").
+        // the server or turn a 304 into a 200 (WHATWG Fetch "no-store"). The
+        // `Cache-Control` that comes with it is the engine's
+        // (`tidings_core::engine::REVALIDATE`).
         init.set_cache(web_sys::RequestCache::NoStore);
         init.set_credentials(if req.with_credentials {
             web_sys::RequestCredentials::Include
@@ -132,7 +134,6 @@ impl Fetch {
                 if signal.aborted() {
                     return Err(JsValue::UNDEFINED);
                 }
-                revalidate_with_max_age(&headers)?;
                 init.set_headers(&headers);
                 run(fetch(&url, &init), read, &on_fact).await
             };
@@ -144,27 +145,6 @@ impl Fetch {
         });
         Ok(Fetch { controller })
     }
-}
-
-/// A conditional request (`If-None-Match` / `If-Modified-Since`) without a
-/// `Cache-Control` of its own gets `Cache-Control: max-age=0`.
-///
-/// With `cache: "no-store"` the browser adds `Cache-Control: no-cache` and
-/// `Pragma: no-cache` to every request that carries no `Cache-Control` (WHATWG
-/// Fetch, "HTTP-network-or-cache fetch"). Express's freshness check (`fresh`,
-/// behind `req.fresh`, `res.json`/`res.send` and `express.static`) reads a
-/// request `no-cache` as "ignore the validators" and answers every
-/// conditional poll with a full 200 (seen with Express 5.3 and Chromium).
-/// `max-age=0` still makes caches on the way revalidate with the origin, and
-/// servers then answer the validators. Cross-origin the header is covered by
-/// the preflight the validators force anyway (the server must allow
-/// `Cache-Control` as well as the two validators).
-fn revalidate_with_max_age(headers: &Headers) -> Result<(), JsValue> {
-    let conditional = headers.has("if-none-match")? || headers.has("if-modified-since")?;
-    if conditional && !headers.has("cache-control")? {
-        headers.set("Cache-Control", "max-age=0")?;
-    }
-    Ok(())
 }
 
 #[wasm_bindgen]

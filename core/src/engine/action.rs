@@ -146,7 +146,8 @@ pub struct OpenRequest {
     /// Request header fields, in this order when present: `Accept`,
     /// `Last-Event-ID` (a UTF-8 string: the adapter must encode it to bytes, as
     /// the JS `Headers` API rejects code points above U+00FF), `If-None-Match`,
-    /// `If-Modified-Since`. Empty for `eventsource`.
+    /// `If-Modified-Since`, and with either of those `Cache-Control:
+    /// max-age=0` (see [`REVALIDATE`](super::REVALIDATE)). Empty for `eventsource`.
     pub headers: Vec<(String, String)>,
     /// Call the app's `headers` function with `{ status: 401 }` for this
     /// request: it is the one retry after a 401 (only with custom headers).

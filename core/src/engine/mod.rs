@@ -87,7 +87,7 @@ pub use json_text::decode_json_text;
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use reconnect::ReconnectAnswer;
 pub use replay::REPLAY_RUN;
-pub use request::{ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
+pub use request::{ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL, REVALIDATE};
 pub use retry::{
     herd_spread_max_ms, long_poll_spread_max_ms, server_wait_delay_ms, LONG_POLL_JITTER_MS,
     LONG_POLL_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_MAX_MS,
