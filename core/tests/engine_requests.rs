@@ -9,8 +9,8 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, AttemptId, Config, EffectiveType, NetworkHint, ResetReason, ResponseHead, State,
-    TransportKind,
+    Action, AttemptId, BodyRead, Config, EffectiveType, NetworkHint, ResetReason, ResponseHead,
+    State, TransportKind,
 };
 use tidings_core::policy::interval::IntervalMode;
 
@@ -670,4 +670,45 @@ fn long_poll_spread_after_news_is_a_tenth_of_the_hold() {
     sim.head(o.id, ResponseHead::new(204));
     sim.must_open(200);
     assert_eq!(sim.last_open_at, 30_000 + 11);
+}
+
+/// How the adapter reads a body is the engine's answer to its head, by the
+/// one media-type rule: on `long-poll` and `poll`, `text/event-stream`
+/// (any case, with parameters) in chunks, JSON (`+json` too) whole as JSON,
+/// anything else (`text/event-streamx` included) whole as text. Chunks before
+/// a head, after a head that ended the attempt (a 304), for a stale attempt,
+/// and on `fetch-sse`.
+#[test]
+fn body_read_is_the_heads_verdict() {
+    let read = |config: Config, ct: Option<&str>, status: u16| {
+        let (mut sim, o) = Sim::started(config, 3);
+        assert_eq!(
+            sim.engine.body_read(o.id),
+            BodyRead::Chunks,
+            "before the head"
+        );
+        let mut head = ResponseHead::new(status);
+        if let Some(ct) = ct {
+            head = head.with_content_type(ct);
+        }
+        sim.head(o.id, head);
+        assert_eq!(
+            sim.engine.body_read(AttemptId(o.id.0 + 1)),
+            BodyRead::Chunks
+        );
+        sim.engine.body_read(o.id)
+    };
+    for config in [lp_config, poll_config] {
+        let r = |ct, status| read(config(), ct, status);
+        let stream = Some("Text/Event-Stream; charset=utf-8");
+        assert_eq!(r(stream, 200), BodyRead::Chunks);
+        assert_eq!(r(Some("application/json"), 200), BodyRead::Json);
+        assert_eq!(r(Some("application/problem+json"), 200), BodyRead::Json);
+        assert_eq!(r(Some("text/event-streamx"), 200), BodyRead::Text);
+        assert_eq!(r(Some("text/plain"), 200), BodyRead::Text);
+        assert_eq!(r(None, 200), BodyRead::Text);
+        assert_eq!(r(Some("application/json"), 304), BodyRead::Chunks);
+    }
+    let sse = read(fetch_sse_config(), Some("text/event-stream"), 200);
+    assert_eq!(sse, BodyRead::Chunks);
 }

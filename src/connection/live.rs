@@ -5,8 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
-    decode_json_text, AttemptId, Config, IncomingMessage, Input as Fact, JsonView, OpenRequest,
-    Protocol, ResponseHead, TransportError, TransportKind,
+    decode_json_text, AttemptId, BodyRead, Config, IncomingMessage, Input as Fact, JsonView,
+    OpenRequest, ResponseHead, TransportError, TransportKind,
 };
 use tidings_core::keys;
 use tidings_core::time::WallMs;
@@ -14,7 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::{feed, Connection};
 use crate::transport::eventsource::{self, NativeEventSource};
-use crate::transport::fetch::{self, Fetch, Read};
+use crate::transport::fetch::{self, Fetch};
 
 /// Adapter-side options (what the engine never needs to see).
 pub struct AdapterOptions {
@@ -97,7 +97,7 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
     let weak = Rc::downgrade(conn);
     let started = match req.transport {
         TransportKind::EventSource => open_native(conn, weak.clone(), &req),
-        kind => open_fetch(conn, weak.clone(), &req, kind),
+        _ => open_fetch(conn, weak.clone(), &req),
     };
     started.unwrap_or_else(|_| {
         wasm_bindgen_futures::spawn_local(async move {
@@ -198,9 +198,9 @@ fn start_probe(
     slot: Rc<RefCell<Option<Fetch>>>,
 ) -> Result<Fetch, JsValue> {
     let done = Cell::new(false);
-    let on_fact: Rc<dyn Fn(fetch::Fact)> = Rc::new(move |fact| {
+    let on_fact: fetch::OnFact = Rc::new(move |fact| {
         if done.get() {
-            return;
+            return BodyRead::Chunks;
         }
         let head = match fact {
             fetch::Fact::Head {
@@ -212,18 +212,19 @@ fn start_probe(
                 content_type,
                 headers,
             }),
-            fetch::Fact::Failed { aborted: true } | fetch::Fact::HeadersFailed(_) => return,
             fetch::Fact::Failed { aborted: false } | fetch::Fact::End => None,
-            fetch::Fact::Chunk(_) | fetch::Fact::Text { .. } => return,
+            _ => return BodyRead::Chunks,
         };
         done.set(true);
         // Abort the probe's body (taken out first: the engine's answer may
         // drop the whole `Live`, slot included).
         let probe = slot.borrow_mut().take();
         drop(probe);
-        let Some(conn) = weak.upgrade() else { return };
-        // What the probe's answer means is the engine's to decide.
-        feed(&conn, Fact::NativeProbe(id, head.as_ref()));
+        if let Some(conn) = weak.upgrade() {
+            // What the probe's answer means is the engine's to decide.
+            feed(&conn, Fact::NativeProbe(id, head.as_ref()));
+        }
+        BodyRead::Chunks
     });
     let accept = [(
         String::from("Accept"),
@@ -234,7 +235,6 @@ fn start_probe(
             url,
             headers: &accept,
             with_credentials,
-            read: Read::Stream,
             app_headers: None,
         },
         on_fact,
@@ -245,28 +245,17 @@ fn open_fetch(
     conn: &Connection,
     weak: Weak<Connection>,
     req: &OpenRequest,
-    kind: TransportKind,
 ) -> Result<Live, JsValue> {
     let id = req.id;
-    let durable = conn.with_engine(|e| e.config().protocol == Protocol::DurableStreams);
-    let read = if kind == TransportKind::FetchSse {
-        Read::Stream
-    } else if durable {
-        Read::Durable
-    } else {
-        Read::ByContentType
-    };
-    let on_fact: Rc<dyn Fn(fetch::Fact)> = Rc::new(move |fact| {
-        if let Some(conn) = weak.upgrade() {
-            report_fetch_fact(&conn, id, durable, fact);
-        }
+    let on_fact: fetch::OnFact = Rc::new(move |fact| match weak.upgrade() {
+        Some(conn) => report_fetch_fact(&conn, id, fact),
+        None => BodyRead::Chunks,
     });
     let f = Fetch::start(
         fetch::Request {
             url: &req.url,
             headers: &req.headers,
             with_credentials: conn.adapter.with_credentials,
-            read,
             app_headers: app_headers(&conn.adapter, req),
         },
         on_fact,
@@ -275,9 +264,9 @@ fn open_fetch(
 }
 
 /// Report what a `fetch` of attempt `id` learned to the engine, as the fact
-/// it is (`durable`: the Durable Streams profile, whose JSON bodies are
-/// arrays of elements).
-fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: fetch::Fact) {
+/// it is (a body read whole, as the engine said to read it); then the
+/// engine's answer to how the body is read.
+fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, fact: fetch::Fact) -> BodyRead {
     match fact {
         fetch::Fact::Head {
             status,
@@ -292,27 +281,22 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
             feed(conn, Fact::ResponseHead(id, &head))
         }
         fetch::Fact::Chunk(bytes) => feed(conn, Fact::Bytes(id, &bytes)),
-        fetch::Fact::Text { text, json } if durable && json => {
+        fetch::Fact::Text(text, BodyRead::JsonArray) => {
             let elements = crate::transport::durable::json_elements(&text);
             feed(conn, Fact::JsonChunk(id, elements))
         }
-        fetch::Fact::Text { text, json } => {
-            if json {
-                match decode_json(&text) {
-                    Some((msgs, polling_hint_ms)) => feed(
-                        conn,
-                        Fact::Messages {
-                            id,
-                            msgs,
-                            polling_hint_ms,
-                        },
-                    ),
-                    None => feed(conn, Fact::BodyResource(id, text)),
-                }
-            } else {
-                feed(conn, Fact::BodyResource(id, text))
-            }
-        }
+        fetch::Fact::Text(text, BodyRead::Json) => match decode_json(&text) {
+            Some((msgs, polling_hint_ms)) => feed(
+                conn,
+                Fact::Messages {
+                    id,
+                    msgs,
+                    polling_hint_ms,
+                },
+            ),
+            None => feed(conn, Fact::BodyResource(id, text)),
+        },
+        fetch::Fact::Text(text, _) => feed(conn, Fact::BodyResource(id, text)),
         fetch::Fact::End => feed(conn, Fact::StreamEnd(id)),
         // The app's own failure (a token refresh that failed, a bad
         // value): the engine decides; what was thrown waits for its
@@ -330,6 +314,7 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
             feed(conn, Fact::TransportError(id, err))
         }
     }
+    conn.with_engine(|e| e.body_read(id))
 }
 
 /// A JSON long-poll/poll body: the browser's `JSON.parse` checks it (no

@@ -33,6 +33,7 @@
 
 mod action;
 mod app_headers;
+mod body_read;
 mod carrier;
 mod config;
 mod cursor_reset;
@@ -66,6 +67,7 @@ use alloc::vec::Vec;
 use core::mem;
 
 pub use action::{Action, ErrorCode, Message, Note, OpenRequest, Reason, ResetReason, State};
+pub use body_read::BodyRead;
 pub use config::{
     Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, Protocol, TransportKind,
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
