@@ -8,11 +8,13 @@
 mod support;
 
 use support::*;
+use tidings_core::engine::json_body;
 use tidings_core::engine::{
     Action, AttemptId, BodyRead, Config, EffectiveType, NetworkHint, ResetReason, ResponseHead,
     State, TransportKind,
 };
 use tidings_core::policy::interval::IntervalMode;
+use tidings_core::testing::decoders::{Json, Key};
 
 fn poll_config() -> Config {
     let mut c = Config::new("/resource");
@@ -711,4 +713,29 @@ fn body_read_is_the_heads_verdict() {
     }
     let sse = read(fetch_sse_config(), Some("text/event-stream"), 200);
     assert_eq!(sse, BodyRead::Chunks);
+}
+
+/// A JSON body's fact is the core's (`json_body`): an array of messages or an
+/// envelope is delivered message by message; JSON of neither shape, and text
+/// `JSON.parse` refused, is one raw resource, its whole text the data.
+#[test]
+fn json_body_of_neither_shape_is_a_raw_resource() {
+    let deliver = |text: &str, value: Option<Json>| {
+        let (mut sim, o) = Sim::started(lp_config(), 3);
+        sim.head(o.id, json_head(200));
+        let input = json_body(o.id, text.to_string(), value.as_ref());
+        sim.engine.handle(sim.now, input);
+        data(&sim.drain())
+    };
+    let obj = |k: &str, v: Json| Json::Obj(vec![(Key::Raw(k.into()), v)]);
+    let one = obj("data", Json::Str("a".into()));
+    let array = r#"[{"data":"a"}]"#;
+    assert_eq!(deliver(array, Some(Json::Arr(vec![one.clone()]))), ["a"]);
+    let envelope = r#"{"messages":[{"data":"a"}]}"#;
+    let value = obj("messages", Json::Arr(vec![one]));
+    assert_eq!(deliver(envelope, Some(value)), ["a"]);
+    let neither = r#"{"x":1}"#;
+    assert_eq!(deliver(neither, Some(obj("x", Json::Num(1.0)))), [neither]);
+    assert_eq!(deliver("7", Some(Json::Num(7.0))), ["7"]);
+    assert_eq!(deliver("{oops", None), ["{oops"]);
 }

@@ -5,8 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
-    decode_json_text, AttemptId, BodyRead, Config, IncomingMessage, Input as Fact, JsonView,
-    OpenRequest, ResponseHead, TransportError, TransportKind,
+    json_body, AttemptId, BodyRead, Config, Input as Fact, JsonView, OpenRequest, ResponseHead,
+    TransportError, TransportKind,
 };
 use tidings_core::keys;
 use tidings_core::time::WallMs;
@@ -285,17 +285,14 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, fact: fetch::Fact) ->
             let elements = crate::transport::durable::json_elements(&text);
             feed(conn, Fact::JsonChunk(id, elements))
         }
-        fetch::Fact::Text(text, BodyRead::Json) => match decode_json(&text) {
-            Some((msgs, polling_hint_ms)) => feed(
-                conn,
-                Fact::Messages {
-                    id,
-                    msgs,
-                    polling_hint_ms,
-                },
-            ),
-            None => feed(conn, Fact::BodyResource(id, text)),
-        },
+        // The browser's `JSON.parse` checks it (no JSON parser in the
+        // bundle); the core reads the messages from the text already in wasm
+        // (one pass, not ~18 crossings per message), the parsed value only
+        // for the shape and what it is unsure of, and decides what it is.
+        fetch::Fact::Text(text, BodyRead::Json) => {
+            let value = js_sys::JSON::parse(&text).ok().map(Parsed);
+            feed(conn, json_body(id, text, value.as_ref()))
+        }
         fetch::Fact::Text(text, _) => feed(conn, Fact::BodyResource(id, text)),
         fetch::Fact::End => feed(conn, Fact::StreamEnd(id)),
         // The app's own failure (a token refresh that failed, a bad
@@ -315,15 +312,6 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, fact: fetch::Fact) ->
         }
     }
     conn.with_engine(|e| e.body_read(id))
-}
-
-/// A JSON long-poll/poll body: the browser's `JSON.parse` checks it (no
-/// JSON parser in the bundle) and the core reads the messages from the text
-/// already in wasm (`tidings_core::engine::decode_json_text`: one pass, not
-/// ~18 crossings per message), the parsed value only for the shape and what
-/// it is unsure of. `None` when the text is not JSON or has neither shape.
-fn decode_json(text: &str) -> Option<(Vec<Option<IncomingMessage>>, Option<u64>)> {
-    decode_json_text(text, &Parsed(js_sys::JSON::parse(text).ok()?))
 }
 
 /// A value from `JSON.parse`, read as JS reads it.

@@ -16,8 +16,7 @@ pub enum BodyRead {
     /// Whole, as text, to `handle_body_resource` (a raw resource).
     Text,
     /// Whole, as text, a JSON long-poll / poll body, checked with
-    /// `JSON.parse`: its messages ([`decode_json_text`](super::decode_json_text))
-    /// to `handle_messages`.
+    /// `JSON.parse`: its fact is [`json_body`](super::json_body)'s.
     Json,
     /// Whole, as text, a Durable Streams JSON array: its elements to
     /// `handle_json_chunk`.

@@ -85,7 +85,7 @@ pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
 pub use json_body::{decode_json_body, JsonView};
-pub use json_text::decode_json_text;
+pub use json_text::{decode_json_text, json_body};
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use reconnect::ReconnectAnswer;
 pub use replay::REPLAY_RUN;
