@@ -73,8 +73,7 @@ pub use config::{
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
-pub(crate) use decode::is_usable_event_id;
-pub use decode::{MediaType, MAX_FILTERED_TOLD, RESERVED_EVENTS, RESET_EVENT};
+pub use decode::{is_usable_event_id, MediaType, MAX_FILTERED_TOLD, RESERVED_EVENTS, RESET_EVENT};
 pub(crate) use durable::advances as offset_advances;
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
