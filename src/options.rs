@@ -209,9 +209,8 @@ fn read_transports(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
 fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     c.events = events(&get(v, "events"))?;
     if let Some(id) = text(v, "lastEventId")? {
-        // An id from a stream never holds these (WHATWG HTML §9.2.6), and
-        // one in a `Last-Event-ID` header fails every request.
-        if id.contains(['\0', '\r', '\n']) {
+        // The core's rule for a cursor (no U+0000, CR or LF).
+        if !tidings_core::engine::is_usable_event_id(&id) {
             let got = JsValue::from_str(&id);
             return Err(invalid(
                 "lastEventId",

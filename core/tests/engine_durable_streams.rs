@@ -9,7 +9,7 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, AttemptId, Config, Engine, ErrorCode, Message, Protocol, Reason, ResetReason,
+    Action, AttemptId, BodyRead, Config, Engine, ErrorCode, Message, Protocol, Reason, ResetReason,
     ResponseHead, State, TransportError, TransportKind,
 };
 
@@ -542,4 +542,27 @@ fn handed_over_connection_ignores_an_unusable_cursor() {
         let o = the_open(&sim.start());
         assert_eq!(o.url, format!("{BASE}?offset=now"), "{bad:?}");
     }
+}
+
+/// How the adapter reads a Durable Streams 200 is the engine's answer to its
+/// head, by the profile's body kinds: `application/json` exactly (any case,
+/// with parameters) whole as a JSON array, `text/*` and everything else
+/// (`+json` too: appended bytes) in chunks; a 204 ends the attempt (chunks).
+#[test]
+fn durable_body_read_is_the_heads_verdict() {
+    let read = |head: ResponseHead| {
+        let mut sim = Sim::new(ds_config("-1"), 1);
+        let o = the_open(&sim.start());
+        sim.head(o.id, head);
+        sim.engine.body_read(o.id)
+    };
+    let json = chunk("Application/JSON; charset=utf-8", "5", false);
+    assert_eq!(read(json), BodyRead::JsonArray);
+    assert_eq!(
+        read(chunk("application/ld+json", "5", false)),
+        BodyRead::Chunks
+    );
+    assert_eq!(read(chunk("text/plain", "5", false)), BodyRead::Chunks);
+    assert_eq!(read(chunk("image/png", "5", false)), BodyRead::Chunks);
+    assert_eq!(read(no_news("5", "c")), BodyRead::Chunks);
 }

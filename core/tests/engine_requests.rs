@@ -8,11 +8,13 @@
 mod support;
 
 use support::*;
+use tidings_core::engine::json_body;
 use tidings_core::engine::{
-    Action, AttemptId, Config, EffectiveType, NetworkHint, ResetReason, ResponseHead, State,
-    TransportKind,
+    Action, AttemptId, BodyRead, Config, EffectiveType, NetworkHint, ResetReason, ResponseHead,
+    State, TransportKind,
 };
 use tidings_core::policy::interval::IntervalMode;
+use tidings_core::testing::decoders::{Json, Key};
 
 fn poll_config() -> Config {
     let mut c = Config::new("/resource");
@@ -472,6 +474,7 @@ fn cross_origin_long_poll_sends_only_the_cursor() {
             "/sub".to_string(),
             vec![
                 accept.clone(),
+                f("Cache-Control", "max-age=0"),
                 f("If-Modified-Since", lm),
                 f("If-None-Match", "\"3\""),
                 f("Last-Event-ID", "3")
@@ -482,7 +485,11 @@ fn cross_origin_long_poll_sends_only_the_cursor() {
         run(TransportKind::Poll, true),
         (
             "/sub?lastEventId=3".to_string(),
-            vec![f("If-Modified-Since", lm), f("If-None-Match", "\"3\"")]
+            vec![
+                f("Cache-Control", "max-age=0"),
+                f("If-Modified-Since", lm),
+                f("If-None-Match", "\"3\"")
+            ]
         )
     );
     // A raw resource has no cursor: its validators stay, cross-origin too.
@@ -665,4 +672,70 @@ fn long_poll_spread_after_news_is_a_tenth_of_the_hold() {
     sim.head(o.id, ResponseHead::new(204));
     sim.must_open(200);
     assert_eq!(sim.last_open_at, 30_000 + 11);
+}
+
+/// How the adapter reads a body is the engine's answer to its head, by the
+/// one media-type rule: on `long-poll` and `poll`, `text/event-stream`
+/// (any case, with parameters) in chunks, JSON (`+json` too) whole as JSON,
+/// anything else (`text/event-streamx` included) whole as text. Chunks before
+/// a head, after a head that ended the attempt (a 304), for a stale attempt,
+/// and on `fetch-sse`.
+#[test]
+fn body_read_is_the_heads_verdict() {
+    let read = |config: Config, ct: Option<&str>, status: u16| {
+        let (mut sim, o) = Sim::started(config, 3);
+        assert_eq!(
+            sim.engine.body_read(o.id),
+            BodyRead::Chunks,
+            "before the head"
+        );
+        let mut head = ResponseHead::new(status);
+        if let Some(ct) = ct {
+            head = head.with_content_type(ct);
+        }
+        sim.head(o.id, head);
+        assert_eq!(
+            sim.engine.body_read(AttemptId(o.id.0 + 1)),
+            BodyRead::Chunks
+        );
+        sim.engine.body_read(o.id)
+    };
+    for config in [lp_config, poll_config] {
+        let r = |ct, status| read(config(), ct, status);
+        let stream = Some("Text/Event-Stream; charset=utf-8");
+        assert_eq!(r(stream, 200), BodyRead::Chunks);
+        assert_eq!(r(Some("application/json"), 200), BodyRead::Json);
+        assert_eq!(r(Some("application/problem+json"), 200), BodyRead::Json);
+        assert_eq!(r(Some("text/event-streamx"), 200), BodyRead::Text);
+        assert_eq!(r(Some("text/plain"), 200), BodyRead::Text);
+        assert_eq!(r(None, 200), BodyRead::Text);
+        assert_eq!(r(Some("application/json"), 304), BodyRead::Chunks);
+    }
+    let sse = read(fetch_sse_config(), Some("text/event-stream"), 200);
+    assert_eq!(sse, BodyRead::Chunks);
+}
+
+/// A JSON body's fact is the core's (`json_body`): an array of messages or an
+/// envelope is delivered message by message; JSON of neither shape, and text
+/// `JSON.parse` refused, is one raw resource, its whole text the data.
+#[test]
+fn json_body_of_neither_shape_is_a_raw_resource() {
+    let deliver = |text: &str, value: Option<Json>| {
+        let (mut sim, o) = Sim::started(lp_config(), 3);
+        sim.head(o.id, json_head(200));
+        let input = json_body(o.id, text.to_string(), value.as_ref());
+        sim.engine.handle(sim.now, input);
+        data(&sim.drain())
+    };
+    let obj = |k: &str, v: Json| Json::Obj(vec![(Key::Raw(k.into()), v)]);
+    let one = obj("data", Json::Str("a".into()));
+    let array = r#"[{"data":"a"}]"#;
+    assert_eq!(deliver(array, Some(Json::Arr(vec![one.clone()]))), ["a"]);
+    let envelope = r#"{"messages":[{"data":"a"}]}"#;
+    let value = obj("messages", Json::Arr(vec![one]));
+    assert_eq!(deliver(envelope, Some(value)), ["a"]);
+    let neither = r#"{"x":1}"#;
+    assert_eq!(deliver(neither, Some(obj("x", Json::Num(1.0)))), [neither]);
+    assert_eq!(deliver("7", Some(Json::Num(7.0))), ["7"]);
+    assert_eq!(deliver("{oops", None), ["{oops"]);
 }

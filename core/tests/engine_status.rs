@@ -382,6 +382,53 @@ fn native_refusal_then_served_is_a_transient_status_failure() {
     assert_eq!(o3.transport, TransportKind::LongPoll);
 }
 
+/// `eventsource`: a native `EventSource` the browser failed (readyState
+/// CLOSED) before it opened hides why, so the engine asks once for the status
+/// probe and keeps the attempt live for its answer. One that opened (its
+/// `open` or an event), or failed a second time, is a network error at once,
+/// with no probe.
+#[test]
+fn native_failure_is_probed_only_before_it_opened() {
+    let probes = |acts: &[Action]| {
+        acts.iter()
+            .filter(|a| matches!(a, Action::Probe(_)))
+            .count()
+    };
+    let network = |acts: &[Action]| {
+        matches!(
+            errors(acts)[..],
+            [Action::Error {
+                code: ErrorCode::NetworkOrCors,
+                fatal: false,
+                ..
+            }]
+        )
+    };
+    let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 5);
+    let o = the_open(&sim.start());
+    let acts = sim.error(o.id, TransportError::NativeFailed);
+    assert!(acts.contains(&Action::Probe(o.id)), "{acts:?}");
+    assert_eq!((probes(&acts), errors(&acts).len()), (1, 0));
+    assert_eq!(sim.engine.live_attempt(), Some(o.id), "kept for the answer");
+    let again = sim.error(o.id, TransportError::NativeFailed);
+    assert_eq!(probes(&again), 0);
+    assert!(network(&again), "{again:?}");
+    assert_eq!(sim.engine.live_attempt(), None);
+
+    for seen in ["open", "event"] {
+        let mut sim = Sim::new(tidings_core::engine::Config::new("/stream"), 5);
+        let o = the_open(&sim.start());
+        match seen {
+            "open" => drop(sim.opened(o.id)),
+            _ => drop(sim.native(o.id, "message", "hi", "")),
+        }
+        let acts = sim.error(o.id, TransportError::NativeFailed);
+        assert_eq!(probes(&acts), 0, "after {seen}: {acts:?}");
+        assert!(network(&acts), "after {seen}: {acts:?}");
+        assert_eq!(sim.engine.live_attempt(), None);
+    }
+}
+
 /// `eventsource`: the probe after a failed native open answers with a status
 /// or a media type the stream cannot use; the engine takes it as the
 /// attempt's own head. `text/event-streamx` is not `text/event-stream` (one

@@ -354,3 +354,17 @@ fn json_ids_that_no_header_can_carry_are_ignored() {
     let next = sim.must_open(5_000);
     assert_eq!(header(&next, "Last-Event-ID"), Some("1"));
 }
+
+/// The cursor rule the app's starting `lastEventId` is checked with too:
+/// only U+0000, CR and LF make an id unusable; anything else an `id:` line
+/// can carry (a tab, a space, non-ASCII, the empty id) is a cursor.
+#[test]
+fn usable_event_id_refuses_exactly_nul_cr_lf() {
+    use tidings_core::engine::is_usable_event_id;
+    for ok in ["", "42", "a b", "\t", "é…", "\u{7f}", "\u{2028}"] {
+        assert!(is_usable_event_id(ok), "{ok:?}");
+    }
+    for bad in ["\u{0}", "a\rb", "a\nb", "\r\n", "x\u{0}"] {
+        assert!(!is_usable_event_id(bad), "{bad:?}");
+    }
+}

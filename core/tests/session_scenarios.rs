@@ -479,3 +479,24 @@ fn a_close_before_the_start_means_it_never_starts() {
     assert_eq!(until, None);
     assert_eq!(s.engine().live_attempt(), None);
 }
+
+/// The engine's status probe of a native `EventSource` that failed before it
+/// opened is this tab's own work: handed to the adapter as
+/// `SessionAction::Probe`, never posted to other tabs nor told to
+/// subscribers.
+#[test]
+fn a_native_probe_is_the_adapters_work_never_relayed() {
+    let mut config = Config::new("/updates");
+    config.transports = vec![TransportKind::EventSource];
+    let mut s = Session::new(config, 7, 3, 5000);
+    let start = Input::Start {
+        caps: Capabilities::ALL,
+        support: SHARED,
+    };
+    let _ = feed(&mut s, 0, start);
+    let (a, _) = feed(&mut s, 10, Input::Tab(TabFact::LockGranted));
+    let id = opened(&a)[0].id;
+    let failed = engine::Input::TransportError(id, engine::TransportError::NativeFailed);
+    let (a, _) = feed(&mut s, 20, Input::Engine(failed));
+    assert_eq!(a, vec![SessionAction::Probe(id)]);
+}

@@ -545,3 +545,29 @@ fn every_fact_after_close_is_ignored() {
     }
     assert!(s.a.is_done());
 }
+
+/// The app's appender options, judged by the core: a JSON stream is the
+/// media type `application/json` exactly (any case, with parameters: the
+/// reader's rule, so a `+json` or `application/jsonx` stream posts bytes); a
+/// `Producer-Id` has 1 to 256 bytes; a starting epoch is an integer from 0
+/// to 2^53 − 1.
+#[test]
+fn app_options_are_judged_by_the_core() {
+    use tidings_core::upstream::{
+        is_json_stream, is_valid_producer_id, producer_epoch, MAX_PRODUCER_NUMBER,
+    };
+    for ct in ["application/json", " Application/JSON ; charset=utf-8"] {
+        assert!(is_json_stream(ct), "{ct}");
+    }
+    for ct in ["application/jsonx", "application/ld+json", "text/plain", ""] {
+        assert!(!is_json_stream(ct), "{ct}");
+    }
+    assert!(is_valid_producer_id("p") && is_valid_producer_id(&"é".repeat(128)));
+    assert!(!is_valid_producer_id("") && !is_valid_producer_id(&"x".repeat(257)));
+    let max = MAX_PRODUCER_NUMBER as f64;
+    assert_eq!(producer_epoch(0.0), Some(0));
+    assert_eq!(producer_epoch(max), Some(MAX_PRODUCER_NUMBER));
+    for bad in [-1.0, 0.5, max + 2.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(producer_epoch(bad), None, "{bad}");
+    }
+}

@@ -73,6 +73,10 @@ fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
             }
             return true;
         }
+        SessionAction::Probe(id) => {
+            live::probe(conn, id);
+            return true;
+        }
         SessionAction::Messages(ds) => {
             Notice::Messages(ds.into_iter().map(|d| delivery(conn, d)).collect())
         }

@@ -5,8 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::{
-    decode_json_text, AttemptId, Config, IncomingMessage, Input as Fact, JsonView, OpenRequest,
-    Protocol, ResponseHead, TransportError, TransportKind,
+    json_body, AttemptId, BodyRead, Config, Input as Fact, JsonView, OpenRequest, ResponseHead,
+    TransportError, TransportKind,
 };
 use tidings_core::keys;
 use tidings_core::time::WallMs;
@@ -14,7 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::{feed, Connection};
 use crate::transport::eventsource::{self, NativeEventSource};
-use crate::transport::fetch::{self, Fetch, Read};
+use crate::transport::fetch::{self, Fetch};
 
 /// Adapter-side options (what the engine never needs to see).
 pub struct AdapterOptions {
@@ -65,9 +65,14 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
 #[allow(dead_code)]
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub enum Live {
-    /// Native EventSource, and the `fetch` probe that learns why it failed
-    /// (see [`open_native`]).
-    Native(AttemptId, NativeEventSource, Rc<RefCell<Option<Fetch>>>),
+    /// Native EventSource, its URL, and the `fetch` probe that learns why it
+    /// failed (see [`probe`]).
+    Native(
+        AttemptId,
+        NativeEventSource,
+        String,
+        Rc<RefCell<Option<Fetch>>>,
+    ),
     /// A fetch (any of the other three transports).
     Fetch(AttemptId, Fetch),
     /// The browser refused to start it; the failure was reported.
@@ -78,7 +83,7 @@ impl Live {
     /// The attempt this request belongs to.
     pub fn id(&self) -> AttemptId {
         match self {
-            Live::Native(id, _, _) | Live::Fetch(id, _) | Live::Failed(id) => *id,
+            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Failed(id) => *id,
         }
     }
 }
@@ -92,7 +97,7 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
     let weak = Rc::downgrade(conn);
     let started = match req.transport {
         TransportKind::EventSource => open_native(conn, weak.clone(), &req),
-        kind => open_fetch(conn, weak.clone(), &req, kind),
+        _ => open_fetch(conn, weak.clone(), &req),
     };
     started.unwrap_or_else(|_| {
         wasm_bindgen_futures::spawn_local(async move {
@@ -107,39 +112,24 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
     })
 }
 
-/// A native EventSource. It hides the status and headers of a failed
-/// connection, so when it fails (readyState CLOSED) before ever opening, one
-/// `fetch` of the same URL learns them and reports them to the engine as the
-/// attempt's response head: a 204 then stops (`no-content`), a 503 waits for
-/// its `Retry-After`, a wrong content type stops (`bad-content-type`). The
-/// probe is aborted as soon as its head is read, and what it saw (its head, or
-/// nothing when it failed too) goes to `Engine::handle_native_probe`, which
-/// decides what it means.
+/// A native EventSource; every fact it shows goes to the engine, which asks
+/// for the status probe ([`probe`]) when it failed before it opened.
 fn open_native(
     conn: &Connection,
     weak: Weak<Connection>,
     req: &OpenRequest,
 ) -> Result<Live, JsValue> {
     let id = req.id;
-    let probe: Rc<RefCell<Option<Fetch>>> = Rc::new(RefCell::new(None));
-    let opened = Cell::new(false);
-    let url = req.url.clone();
-    let with_credentials = conn.adapter.with_credentials;
-    let slot = probe.clone();
     let on_fact: Rc<dyn Fn(eventsource::Fact)> = Rc::new(move |fact| {
         let Some(conn) = weak.upgrade() else { return };
         match fact {
-            eventsource::Fact::Open => {
-                opened.set(true);
-                feed(&conn, Fact::Opened(id))
-            }
+            eventsource::Fact::Open => feed(&conn, Fact::Opened(id)),
             eventsource::Fact::Event {
                 event,
                 data,
                 raw,
                 last_event_id,
             } => {
-                opened.set(true);
                 let fact = Fact::NativeEvent {
                     id,
                     event_type: &event,
@@ -148,14 +138,8 @@ fn open_native(
                 };
                 super::drive::feed_native(&conn, raw, fact)
             }
-            // Failed before it ever opened: ask once with `fetch` why.
-            eventsource::Fact::Error { failed: true } if !opened.get() => {
-                match start_probe(weak.clone(), id, &url, with_credentials, slot.clone()) {
-                    Ok(f) => *slot.borrow_mut() = Some(f),
-                    Err(_) => feed(&conn, Fact::NativeProbe(id, None)),
-                }
-            }
-            // A network error, or a stream that ended: the engine decides.
+            // Failed, a network error, or a stream that ended: the engine
+            // decides (and may ask for the probe).
             eventsource::Fact::Error { failed } => {
                 feed(&conn, Fact::TransportError(id, native_error(failed)))
             }
@@ -167,16 +151,35 @@ fn open_native(
         &conn.adapter.native_events,
         on_fact,
     )?;
-    Ok(Live::Native(id, source, probe))
+    let probe = Rc::new(RefCell::new(None));
+    Ok(Live::Native(id, source, req.url.clone(), probe))
+}
+
+/// The engine's `Probe` of native attempt `id`, if it is still the live one:
+/// one `fetch` of its URL learns the status and headers the browser hid. Its
+/// head (or nothing, when it failed too) goes to the engine as
+/// `Fact::NativeProbe`, whose verdict it is.
+pub fn probe(conn: &Rc<Connection>, id: AttemptId) {
+    let target = match conn.live.borrow().as_ref() {
+        Some(Live::Native(live, _, url, slot)) if *live == id => Some((url.clone(), slot.clone())),
+        _ => None,
+    };
+    let Some((url, slot)) = target else { return };
+    let weak = Rc::downgrade(conn);
+    let with_credentials = conn.adapter.with_credentials;
+    match start_probe(weak, id, &url, with_credentials, slot.clone()) {
+        Ok(f) => *slot.borrow_mut() = Some(f),
+        Err(_) => feed(conn, Fact::NativeProbe(id, None)),
+    }
 }
 
 /// The fact of a native `error`: readyState CLOSED (`failed`: the browser
-/// failed the connection) is a network error; CONNECTING is the browser about
-/// to reestablish it, after the body ended or a network error it would retry
-/// (it shows both alike; the engine decides what that means).
+/// failed the connection); CONNECTING is the browser about to reestablish
+/// it, after the body ended or a network error it would retry (it shows both
+/// alike; the engine decides what each means).
 fn native_error(failed: bool) -> TransportError {
     if failed {
-        TransportError::Network
+        TransportError::NativeFailed
     } else {
         TransportError::NativeReconnecting
     }
@@ -195,9 +198,9 @@ fn start_probe(
     slot: Rc<RefCell<Option<Fetch>>>,
 ) -> Result<Fetch, JsValue> {
     let done = Cell::new(false);
-    let on_fact: Rc<dyn Fn(fetch::Fact)> = Rc::new(move |fact| {
+    let on_fact: fetch::OnFact = Rc::new(move |fact| {
         if done.get() {
-            return;
+            return BodyRead::Chunks;
         }
         let head = match fact {
             fetch::Fact::Head {
@@ -209,18 +212,19 @@ fn start_probe(
                 content_type,
                 headers,
             }),
-            fetch::Fact::Failed { aborted: true } | fetch::Fact::HeadersFailed(_) => return,
             fetch::Fact::Failed { aborted: false } | fetch::Fact::End => None,
-            fetch::Fact::Chunk(_) | fetch::Fact::Text { .. } => return,
+            _ => return BodyRead::Chunks,
         };
         done.set(true);
         // Abort the probe's body (taken out first: the engine's answer may
         // drop the whole `Live`, slot included).
         let probe = slot.borrow_mut().take();
         drop(probe);
-        let Some(conn) = weak.upgrade() else { return };
-        // What the probe's answer means is the engine's to decide.
-        feed(&conn, Fact::NativeProbe(id, head.as_ref()));
+        if let Some(conn) = weak.upgrade() {
+            // What the probe's answer means is the engine's to decide.
+            feed(&conn, Fact::NativeProbe(id, head.as_ref()));
+        }
+        BodyRead::Chunks
     });
     let accept = [(
         String::from("Accept"),
@@ -231,7 +235,6 @@ fn start_probe(
             url,
             headers: &accept,
             with_credentials,
-            read: Read::Stream,
             app_headers: None,
         },
         on_fact,
@@ -242,28 +245,17 @@ fn open_fetch(
     conn: &Connection,
     weak: Weak<Connection>,
     req: &OpenRequest,
-    kind: TransportKind,
 ) -> Result<Live, JsValue> {
     let id = req.id;
-    let durable = conn.with_engine(|e| e.config().protocol == Protocol::DurableStreams);
-    let read = if kind == TransportKind::FetchSse {
-        Read::Stream
-    } else if durable {
-        Read::Durable
-    } else {
-        Read::ByContentType
-    };
-    let on_fact: Rc<dyn Fn(fetch::Fact)> = Rc::new(move |fact| {
-        if let Some(conn) = weak.upgrade() {
-            report_fetch_fact(&conn, id, durable, fact);
-        }
+    let on_fact: fetch::OnFact = Rc::new(move |fact| match weak.upgrade() {
+        Some(conn) => report_fetch_fact(&conn, id, fact),
+        None => BodyRead::Chunks,
     });
     let f = Fetch::start(
         fetch::Request {
             url: &req.url,
             headers: &req.headers,
             with_credentials: conn.adapter.with_credentials,
-            read,
             app_headers: app_headers(&conn.adapter, req),
         },
         on_fact,
@@ -272,9 +264,9 @@ fn open_fetch(
 }
 
 /// Report what a `fetch` of attempt `id` learned to the engine, as the fact
-/// it is (`durable`: the Durable Streams profile, whose JSON bodies are
-/// arrays of elements).
-fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: fetch::Fact) {
+/// it is (a body read whole, as the engine said to read it); then the
+/// engine's answer to how the body is read.
+fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, fact: fetch::Fact) -> BodyRead {
     match fact {
         fetch::Fact::Head {
             status,
@@ -289,27 +281,19 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
             feed(conn, Fact::ResponseHead(id, &head))
         }
         fetch::Fact::Chunk(bytes) => feed(conn, Fact::Bytes(id, &bytes)),
-        fetch::Fact::Text { text, json } if durable && json => {
+        fetch::Fact::Text(text, BodyRead::JsonArray) => {
             let elements = crate::transport::durable::json_elements(&text);
             feed(conn, Fact::JsonChunk(id, elements))
         }
-        fetch::Fact::Text { text, json } => {
-            if json {
-                match decode_json(&text) {
-                    Some((msgs, polling_hint_ms)) => feed(
-                        conn,
-                        Fact::Messages {
-                            id,
-                            msgs,
-                            polling_hint_ms,
-                        },
-                    ),
-                    None => feed(conn, Fact::BodyResource(id, text)),
-                }
-            } else {
-                feed(conn, Fact::BodyResource(id, text))
-            }
+        // The browser's `JSON.parse` checks it (no JSON parser in the
+        // bundle); the core reads the messages from the text already in wasm
+        // (one pass, not ~18 crossings per message), the parsed value only
+        // for the shape and what it is unsure of, and decides what it is.
+        fetch::Fact::Text(text, BodyRead::Json) => {
+            let value = js_sys::JSON::parse(&text).ok().map(Parsed);
+            feed(conn, json_body(id, text, value.as_ref()))
         }
+        fetch::Fact::Text(text, _) => feed(conn, Fact::BodyResource(id, text)),
         fetch::Fact::End => feed(conn, Fact::StreamEnd(id)),
         // The app's own failure (a token refresh that failed, a bad
         // value): the engine decides; what was thrown waits for its
@@ -327,15 +311,7 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
             feed(conn, Fact::TransportError(id, err))
         }
     }
-}
-
-/// A JSON long-poll/poll body: the browser's `JSON.parse` checks it (no
-/// JSON parser in the bundle) and the core reads the messages from the text
-/// already in wasm (`tidings_core::engine::decode_json_text`: one pass, not
-/// ~18 crossings per message), the parsed value only for the shape and what
-/// it is unsure of. `None` when the text is not JSON or has neither shape.
-fn decode_json(text: &str) -> Option<(Vec<Option<IncomingMessage>>, Option<u64>)> {
-    decode_json_text(text, &Parsed(js_sys::JSON::parse(text).ok()?))
+    conn.with_engine(|e| e.body_read(id))
 }
 
 /// A value from `JSON.parse`, read as JS reads it.

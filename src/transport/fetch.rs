@@ -1,10 +1,11 @@
 //! A `fetch` owned by a guard: aborted (via `AbortController`) on drop. Shared
 //! by `fetch-sse`, `long-poll` and `poll`, which differ only in how they read
-//! the body. Everything it learns is reported as a [`Fact`]; it decides nothing.
+//! the body. Everything it learns is reported as a [`Fact`]; it decides nothing
+//! (how to read the body is the answer to its head).
 
 use std::rc::Rc;
 
-use tidings_core::engine::{durable_body_kind, DurableBody, MediaType};
+use tidings_core::engine::BodyRead;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -26,13 +27,9 @@ pub enum Fact {
     },
     /// A chunk of the body, as it arrived (streaming reads).
     Chunk(Vec<u8>),
-    /// The whole body as text (bodies that are not event streams).
-    Text {
-        /// The body.
-        text: String,
-        /// The content type says JSON (`application/json`, `…+json`).
-        json: bool,
-    },
+    /// The whole body as text, read as the answer to the head said
+    /// (never [`BodyRead::Chunks`]).
+    Text(String, BodyRead),
     /// The body ended cleanly.
     End,
     /// The app's `headers` failed before anything was sent: its function
@@ -47,19 +44,9 @@ pub enum Fact {
     },
 }
 
-/// How to read the body.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Read {
-    /// Chunk by chunk as it arrives (`fetch-sse`).
-    Stream,
-    /// Chunks when the response is `text/event-stream`, else all at once as
-    /// text (`long-poll`, `poll`).
-    ByContentType,
-    /// Durable Streams: all at once as JSON text when the engine's
-    /// `durable_body_kind` says JSON, else chunks (text and bytes are the
-    /// engine's to decode).
-    Durable,
-}
+/// Where a fetch reports its facts; its answer to [`Fact::Head`] says how to
+/// read the body.
+pub type OnFact = Rc<dyn Fn(Fact) -> BodyRead>;
 
 /// An in-flight request; aborting on drop cancels the body read as well.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
@@ -81,8 +68,6 @@ pub struct Request<'a> {
     pub headers: &'a [(String, String)],
     /// `credentials: "include"` instead of `"same-origin"`.
     pub with_credentials: bool,
-    /// How the body is read.
-    pub read: Read,
     /// The app's own headers, resolved before the request goes out (the
     /// `headers` option: an object, or its function's result).
     pub app_headers: Option<js_sys::Promise>,
@@ -90,13 +75,17 @@ pub struct Request<'a> {
 
 impl Fetch {
     /// Start `req`; facts go to `on_fact` from the browser's task queue (never
-    /// synchronously from here). Errors: `AbortController` missing.
-    pub fn start(req: Request<'_>, on_fact: Rc<dyn Fn(Fact)>) -> Result<Fetch, JsValue> {
+    /// synchronously from here). Its answer to [`Fact::Head`] says how to read
+    /// the body (its other answers are not used). Errors: `AbortController`
+    /// missing.
+    pub fn start(req: Request<'_>, on_fact: OnFact) -> Result<Fetch, JsValue> {
         let controller = AbortController::new()?;
         let init = RequestInit::new();
         init.set_method("GET");
         // Polls must see their own 304s: the HTTP cache must never answer for
-        // the server or turn a 304 into a 200 (WHATWG Fetch "no-store").
+        // the server or turn a 304 into a 200 (WHATWG Fetch "no-store"). The
+        // `Cache-Control` that comes with it is the engine's
+        // (`tidings_core::engine::REVALIDATE`).
         init.set_cache(web_sys::RequestCache::NoStore);
         init.set_credentials(if req.with_credentials {
             web_sys::RequestCredentials::Include
@@ -110,7 +99,6 @@ impl Fetch {
             headers.set(name, &latin1_bytes(value))?;
         }
         let url = req.url.to_string();
-        let read = req.read;
         let app_headers = req.app_headers;
         wasm_bindgen_futures::spawn_local(async move {
             // The app's headers (an object, or what its function resolved
@@ -132,9 +120,8 @@ impl Fetch {
                 if signal.aborted() {
                     return Err(JsValue::UNDEFINED);
                 }
-                revalidate_with_max_age(&headers)?;
                 init.set_headers(&headers);
-                run(fetch(&url, &init), read, &on_fact).await
+                run(fetch(&url, &init), &on_fact).await
             };
             if outcome.await.is_err() {
                 on_fact(Fact::Failed {
@@ -144,27 +131,6 @@ impl Fetch {
         });
         Ok(Fetch { controller })
     }
-}
-
-/// A conditional request (`If-None-Match` / `If-Modified-Since`) without a
-/// `Cache-Control` of its own gets `Cache-Control: max-age=0`.
-///
-/// With `cache: "no-store"` the browser adds `Cache-Control: no-cache` and
-/// `Pragma: no-cache` to every request that carries no `Cache-Control` (WHATWG
-/// Fetch, "HTTP-network-or-cache fetch"). Express's freshness check (`fresh`,
-/// behind `req.fresh`, `res.json`/`res.send` and `express.static`) reads a
-/// request `no-cache` as "ignore the validators" and answers every
-/// conditional poll with a full 200 (seen with Express 5.3 and Chromium).
-/// `max-age=0` still makes caches on the way revalidate with the origin, and
-/// servers then answer the validators. Cross-origin the header is covered by
-/// the preflight the validators force anyway (the server must allow
-/// `Cache-Control` as well as the two validators).
-fn revalidate_with_max_age(headers: &Headers) -> Result<(), JsValue> {
-    let conditional = headers.has("if-none-match")? || headers.has("if-modified-since")?;
-    if conditional && !headers.has("cache-control")? {
-        headers.set("Cache-Control", "max-age=0")?;
-    }
-    Ok(())
 }
 
 #[wasm_bindgen]
@@ -207,11 +173,7 @@ pub(crate) fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
     }
 }
 
-async fn run(
-    promise: js_sys::Promise,
-    read: Read,
-    on_fact: &Rc<dyn Fn(Fact)>,
-) -> Result<(), JsValue> {
+async fn run(promise: js_sys::Promise, on_fact: &OnFact) -> Result<(), JsValue> {
     let response: Response = JsFuture::from(promise).await?.dyn_into()?;
     let h = response.headers();
     let mut headers = Vec::new();
@@ -220,44 +182,28 @@ async fn run(
             headers.push((name.to_string(), v));
         }
     }
-    let content_type = h.get("content-type").ok().flatten();
-    // The engine's media-type rule, so the body is read as the engine will
-    // judge it (a prefix test here once took `text/event-streamx` for a stream).
-    let media = MediaType::of(content_type.as_deref());
-    let durable_json =
-        read == Read::Durable && durable_body_kind(content_type.as_deref()) == DurableBody::Json;
-    let event_stream = media == MediaType::EventStream;
-    let json = durable_json || media == MediaType::Json;
-    on_fact(Fact::Head {
+    let read = on_fact(Fact::Head {
         status: response.status(),
-        content_type,
+        content_type: h.get("content-type").ok().flatten(),
         headers,
     });
     match read {
-        Read::ByContentType if !event_stream => read_text(&response, json, on_fact).await?,
-        Read::Durable if durable_json => read_text(&response, json, on_fact).await?,
-        _ => read_chunks(&response, on_fact).await?,
+        BodyRead::Chunks => read_chunks(&response, on_fact).await?,
+        read => read_text(&response, read, on_fact).await?,
     }
     on_fact(Fact::End);
     Ok(())
 }
 
 /// The whole body as text.
-async fn read_text(
-    response: &Response,
-    json: bool,
-    on_fact: &Rc<dyn Fn(Fact)>,
-) -> Result<(), JsValue> {
+async fn read_text(response: &Response, read: BodyRead, on_fact: &OnFact) -> Result<(), JsValue> {
     let text = JsFuture::from(response.text()?).await?;
-    on_fact(Fact::Text {
-        text: text.as_string().unwrap_or_default(),
-        json,
-    });
+    on_fact(Fact::Text(text.as_string().unwrap_or_default(), read));
     Ok(())
 }
 
 /// The body chunk by chunk as it arrives.
-async fn read_chunks(response: &Response, on_fact: &Rc<dyn Fn(Fact)>) -> Result<(), JsValue> {
+async fn read_chunks(response: &Response, on_fact: &OnFact) -> Result<(), JsValue> {
     let Some(body) = response.body() else {
         // No body (204, 304), or no streaming body in this browser
         // (`Response.prototype.body` missing): the whole body at once as

@@ -80,7 +80,7 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
     let send = SendOptions::from_js(&options, true)?;
     let c = config(&options, send.config)?;
     let content_type = text(&options, "contentType")?.unwrap_or_else(|| "application/json".into());
-    let json = media_type(&content_type).eq_ignore_ascii_case("application/json");
+    let json = tidings_core::upstream::is_json_stream(&content_type);
     let c = AppenderConfig { json, ..c };
     let producer_id = c.producer_id.clone();
     let machine = Appender::new(c, crate::clock::random_seed());
@@ -111,7 +111,7 @@ fn config(
     send: tidings_core::upstream::SendConfig,
 ) -> Result<AppenderConfig, JsValue> {
     let id = match text(v, "producerId")? {
-        Some(id) if id.is_empty() || id.len() > 256 => {
+        Some(id) if !tidings_core::upstream::is_valid_producer_id(&id) => {
             let got = JsValue::from_str(&id);
             return Err(invalid("producerId", "1 to 256 bytes", &got));
         }
@@ -127,8 +127,8 @@ fn config(
     if !absent(&epoch) {
         let e = epoch
             .as_f64()
-            .filter(|e| e.fract() == 0.0 && *e >= 0.0 && *e <= 9.0e15);
-        c.epoch = e.ok_or_else(|| invalid("epoch", "an integer ≥ 0", &epoch))? as u64;
+            .and_then(tidings_core::upstream::producer_epoch);
+        c.epoch = e.ok_or_else(|| invalid("epoch", "an integer ≥ 0", &epoch))?;
     }
     c.auto_claim = flag(v, "autoClaim")?.unwrap_or(false);
     if let Some(n) = count(v, "maxBatch", "maxBatch")? {
@@ -138,13 +138,6 @@ fn config(
         c.max_batch_bytes = n.map_or(usize::MAX, |n| n as usize);
     }
     Ok(c)
-}
-
-/// The media type of a `Content-Type` value: what comes before any `;`,
-/// trimmed (by bytes: no `char` pattern searcher in the bundle for it).
-fn media_type(ct: &str) -> &str {
-    let end = ct.bytes().position(|b| b == b';').unwrap_or(ct.len());
-    ct.get(..end).unwrap_or(ct).trim()
 }
 
 #[wasm_bindgen(js_class = Appender)]

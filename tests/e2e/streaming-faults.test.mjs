@@ -13,8 +13,8 @@
 // server's wait (core/src/engine/retry.rs, "the delay after a failure").
 //
 // eventsource: the browser hides the status of a failed EventSource, so the
-// adapter learns it with one `fetch` probe of the same URL (src/connection/
-// live.rs). Each eventsource fault below is therefore queued for 2 requests
+// engine asks for one `fetch` probe of the same URL (core/src/engine/
+// native_probe.rs). Each eventsource fault below is therefore queued for 2 requests
 // (the native one and the probe) and the counts include the probe.
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";

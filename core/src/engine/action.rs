@@ -22,6 +22,15 @@ pub enum Action {
     /// Cancel this attempt (close the `EventSource`, abort the `fetch`). Facts
     /// about it arriving later are ignored.
     Abort(AttemptId),
+    /// Ask once why this attempt's native `EventSource` failed before it
+    /// opened (the browser hides the status and headers of a connection it
+    /// fails, WHATWG HTML §9.2.3): one `fetch` of the attempt's URL with
+    /// `Accept: text/event-stream` (as the `EventSource` sent it: servers such
+    /// as nchan answer 403 without it), aborted once its head is read. Report
+    /// its head, or `None` when it failed too, with
+    /// [`Engine::handle_native_probe`](super::Engine::handle_native_probe);
+    /// the attempt stays live until then.
+    Probe(AttemptId),
     /// Hand this message to the subscribers.
     Deliver(Message),
     /// A message was not delivered because it passed the size limit
@@ -137,7 +146,8 @@ pub struct OpenRequest {
     /// Request header fields, in this order when present: `Accept`,
     /// `Last-Event-ID` (a UTF-8 string: the adapter must encode it to bytes, as
     /// the JS `Headers` API rejects code points above U+00FF), `If-None-Match`,
-    /// `If-Modified-Since`. Empty for `eventsource`.
+    /// `If-Modified-Since`, and with either of those `Cache-Control:
+    /// max-age=0` (see [`REVALIDATE`](super::REVALIDATE)). Empty for `eventsource`.
     pub headers: Vec<(String, String)>,
     /// Call the app's `headers` function with `{ status: 401 }` for this
     /// request: it is the one retry after a 401 (only with custom headers).

@@ -179,8 +179,9 @@ pub(crate) fn body_kind(content_type: Option<&str>) -> BodyKind {
 /// line with NUL is ignored, WHATWG HTML §9.2.6; CR and LF end the line), and
 /// a `Last-Event-ID` header holding one makes the browser refuse the request,
 /// so taking it as the cursor would leave the subscription failing forever.
-/// Such a message is delivered without an own id.
-pub(crate) fn is_usable_event_id(id: &str) -> bool {
+/// Such a message is delivered without an own id, and the app's starting
+/// `lastEventId` must pass it too.
+pub fn is_usable_event_id(id: &str) -> bool {
     !id.bytes().any(|b| matches!(b, 0 | b'\r' | b'\n'))
 }
 

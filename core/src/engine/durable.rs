@@ -197,6 +197,13 @@ impl Engine {
         )
     }
 
+    /// Whether attempt `id`'s Durable Streams chunk (a 200 being read) is
+    /// JSON; `None` when it has no chunk.
+    pub(crate) fn durable_chunk(&self, id: AttemptId) -> Option<bool> {
+        let c = self.durable.chunk.as_ref().filter(|c| c.id == id)?;
+        Some(c.kind == DurableBody::Json)
+    }
+
     /// A response head of the live attempt: 2xx, 304, 408 and 410 are
     /// handled here (returns `None`); for any other status the engine's own
     /// verdict applies (returned).

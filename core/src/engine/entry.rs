@@ -149,6 +149,9 @@ impl Engine {
             } => self.on_messages(now, msgs, polling_hint_ms),
             Input::BodyResource(_, body) => self.on_body_resource(now, body),
             Input::JsonChunk(id, elements) => self.on_json_chunk(now, id, elements),
+            Input::TransportError(id, TransportError::NativeFailed) => {
+                self.on_native_failed(now, id)
+            }
             Input::TransportError(_, error) => self.on_transport_error(now, error),
             Input::StreamEnd(id) => self.on_stream_end(now, id),
             Input::HeadersFailed(_) => self.on_headers_failed(now),

@@ -119,6 +119,14 @@ pub enum TransportError {
     ///
     /// [`Engine::handle_stream_end`]: super::Engine::handle_stream_end
     NativeReconnecting,
+    /// The native `EventSource` fired `error` in `readyState` CLOSED: the
+    /// browser failed the connection. Before the stream opened, the browser
+    /// hid why, so the engine answers once with [`Action::Probe`] and waits
+    /// for its answer; after it (or a second time), it is a
+    /// [`TransportError::Network`].
+    ///
+    /// [`Action::Probe`]: super::Action::Probe
+    NativeFailed,
 }
 
 /// The browser's network information (`navigator.connection`), if any.

@@ -15,8 +15,26 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::input::IncomingMessage;
+use super::entry::Input;
+use super::input::{AttemptId, IncomingMessage};
 use super::json_body::{message_list, view_message, JsonView};
+
+/// The fact of attempt `id`'s JSON long-poll / poll body (read as
+/// [`BodyRead::Json`](super::BodyRead::Json)): `text`, and `value`, what
+/// `JSON.parse(text)` gave (`None`: it threw). Its messages when it has one of
+/// the two shapes ([`Input::Messages`]); otherwise, text that is not JSON or
+/// JSON of neither shape, the body is one raw resource
+/// ([`Input::BodyResource`]), as a body of any other media type is.
+pub fn json_body<V: JsonView>(id: AttemptId, text: String, value: Option<&V>) -> Input<'static> {
+    match value.and_then(|v| decode_json_text(&text, v)) {
+        Some((msgs, polling_hint_ms)) => Input::Messages {
+            id,
+            msgs,
+            polling_hint_ms,
+        },
+        None => Input::BodyResource(id, text),
+    }
+}
 
 /// What [`super::decode_json_body`] gives for `value`, the result of
 /// `JSON.parse(text)` (so `text` is valid JSON; on other text the answer is

@@ -33,6 +33,7 @@
 
 mod action;
 mod app_headers;
+mod body_read;
 mod carrier;
 mod config;
 mod cursor_reset;
@@ -66,13 +67,13 @@ use alloc::vec::Vec;
 use core::mem;
 
 pub use action::{Action, ErrorCode, Message, Note, OpenRequest, Reason, ResetReason, State};
+pub use body_read::BodyRead;
 pub use config::{
     Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, Protocol, TransportKind,
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,
 };
 pub use cursor_reset::CURSOR_INVALID_STATUS;
-pub(crate) use decode::is_usable_event_id;
-pub use decode::{MediaType, MAX_FILTERED_TOLD, RESERVED_EVENTS, RESET_EVENT};
+pub use decode::{is_usable_event_id, MediaType, MAX_FILTERED_TOLD, RESERVED_EVENTS, RESET_EVENT};
 pub(crate) use durable::advances as offset_advances;
 pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
@@ -83,11 +84,11 @@ pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
 };
 pub use json_body::{decode_json_body, JsonView};
-pub use json_text::decode_json_text;
+pub use json_text::{decode_json_text, json_body};
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
 pub use reconnect::ReconnectAnswer;
 pub use replay::REPLAY_RUN;
-pub use request::{ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL};
+pub use request::{ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL, REVALIDATE};
 pub use retry::{
     herd_spread_max_ms, long_poll_spread_max_ms, server_wait_delay_ms, LONG_POLL_JITTER_MS,
     LONG_POLL_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_DIVISOR, RETRY_AFTER_SPREAD_MAX_MS,

@@ -3,16 +3,35 @@
 //!
 //! A native `EventSource` hides the status and headers of a connection it
 //! fails (WHATWG HTML §9.2.3 "fail the connection"). When it fails before it
-//! ever opened, the adapter sends one `fetch` of the same URL and reports what
-//! that probe saw through [`Engine::handle_native_probe`]; the verdict is
-//! made here, by the engine's one media-type rule.
+//! ever opened, the engine asks for one `fetch` of the same URL
+//! ([`Action::Probe`]) and the adapter reports what that probe saw through
+//! [`Engine::handle_native_probe`]; the verdict is made here, by the engine's
+//! one media-type rule.
 
 use super::decode::MediaType;
 use super::input::{AttemptId, ResponseHead, TransportError};
-use super::Engine;
+use super::{Action, Engine};
 use crate::time::Now;
 
 impl Engine {
+    /// [`TransportError::NativeFailed`]: the browser failed native attempt
+    /// `id`. Before it opened (no `open`, no event), the first time: ask why
+    /// with [`Action::Probe`] and keep the attempt live for the answer; else a
+    /// [`TransportError::Network`].
+    pub(crate) fn on_native_failed(&mut self, now: Now, id: AttemptId) {
+        let ask = self
+            .phase
+            .attempt_mut()
+            .filter(|a| a.opened_at.is_none())
+            .and_then(|a| a.native_mut())
+            .is_some_and(|n| !core::mem::replace(&mut n.probed, true));
+        if ask {
+            self.actions.push_back(Action::Probe(id));
+        } else {
+            self.on_transport_error(now, TransportError::Network);
+        }
+    }
+
     /// The answer of the status probe for native attempt `id`, which failed
     /// before it opened. `head` is the probe's response head, or `None` when
     /// the probe failed as well.

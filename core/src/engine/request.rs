@@ -32,6 +32,10 @@
 //! after the first. `poll` keeps its validators cross-origin (a 304 is its
 //! point): such a server must allow `If-None-Match` and `If-Modified-Since`
 //! in `Access-Control-Allow-Headers`.
+//!
+//! A request that carries a validator also carries `Cache-Control: max-age=0`
+//! ([`REVALIDATE`]); the app's own `Cache-Control` (its `headers` option,
+//! added after ours) replaces it.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -46,6 +50,22 @@ pub const ACCEPT_EVENT_STREAM: &str = "text/event-stream";
 /// `Accept` for `long-poll`: the three body kinds, event stream first. Only
 /// CORS-safelisted bytes, so it never forces a preflight.
 pub const ACCEPT_LONG_POLL: &str = "text/event-stream, application/json;q=0.9, */*;q=0.8";
+
+/// `Cache-Control` of a conditional request (`If-None-Match` /
+/// `If-Modified-Since`).
+///
+/// The adapter's `fetch` uses `cache: "no-store"` (polls must see their own
+/// 304s), with which the browser adds `Cache-Control: no-cache` and `Pragma:
+/// no-cache` to every request that carries no `Cache-Control` (WHATWG Fetch,
+/// "HTTP-network-or-cache fetch"). Express's freshness check (`fresh`, behind
+/// `req.fresh`, `res.json`/`res.send` and `express.static`) reads a request
+/// `no-cache` as "ignore the validators" and answers every conditional poll
+/// with a full 200 (seen with Express 5.3 and Chromium). `max-age=0` still
+/// makes caches on the way revalidate with the origin, and servers then
+/// answer the validators. Cross-origin the header is covered by the preflight
+/// the validators force anyway (the server must allow `Cache-Control` as well
+/// as the two validators).
+pub const REVALIDATE: &str = "max-age=0";
 
 /// Whether the cursor goes in the query (else in the `Last-Event-ID` header).
 pub(crate) fn cursor_in_query(transport: TransportKind, cross_origin: bool) -> bool {
@@ -92,8 +112,12 @@ pub(crate) fn render(
         headers.push(field("Last-Event-ID", cursor));
     }
     if request && !cursor_only {
+        let plain = headers.len();
         for (name, value) in validators.request_headers() {
             headers.push(field(name, value));
+        }
+        if headers.len() > plain {
+            headers.push(field("Cache-Control", REVALIDATE));
         }
     }
     (url, headers)
@@ -164,7 +188,7 @@ mod tests {
         let (url, h) = render(&config, TransportKind::EventSource, c("5"), &val);
         assert_eq!((url.as_str(), h.len()), ("/u?lastEventId=5", 0));
         let (_, h) = render(&config, TransportKind::Poll, c(""), &val);
-        assert_eq!(h, [field("If-None-Match", "\"e\"")]);
+        assert_eq!(h, [field("If-None-Match", "\"e\""), revalidate()]);
         config.cross_origin = CrossOrigin::ALL;
         // Cross-origin long-poll: the cursor alone, no validators (no preflight).
         let (url, h) = render(&config, TransportKind::LongPoll, c("5"), &val);
@@ -177,12 +201,13 @@ mod tests {
             h,
             [
                 field("Accept", ACCEPT_LONG_POLL),
-                field("If-None-Match", "\"e\"")
+                field("If-None-Match", "\"e\""),
+                revalidate()
             ]
         );
         // Poll keeps them: a 304 is its point.
         let (_, h) = render(&config, TransportKind::Poll, c("5"), &val);
-        assert_eq!(h, [field("If-None-Match", "\"e\"")]);
+        assert_eq!(h, [field("If-None-Match", "\"e\""), revalidate()]);
     }
 
     #[test]
@@ -201,7 +226,8 @@ mod tests {
             h,
             [
                 field("If-None-Match", "3"),
-                field("If-Modified-Since", "Sun, 29 Nov 2026 20:04:13 GMT")
+                field("If-Modified-Since", "Sun, 29 Nov 2026 20:04:13 GMT"),
+                revalidate()
             ]
         );
         config.cross_origin = CrossOrigin::NONE;
@@ -233,6 +259,41 @@ mod tests {
         );
         let flags = CrossOrigin::ALL.with(TransportKind::Poll, false);
         assert!(flags.contains(TransportKind::EventSource) && !flags.contains(TransportKind::Poll));
+    }
+
+    fn revalidate() -> (String, String) {
+        field("Cache-Control", "max-age=0")
+    }
+
+    /// `Cache-Control: max-age=0` goes with the validators and only with
+    /// them: with either one, on `long-poll` and `poll`; never on a request
+    /// without one (nothing stored yet, or the cursor alone carries it), so
+    /// such a request stays CORS-simple.
+    #[test]
+    fn conditional_requests_revalidate() {
+        let config = Config::new("/u");
+        let mut val = Validators::new();
+        let cc = |h: &[(String, String)]| {
+            h.iter()
+                .filter(|(n, _)| n == "Cache-Control")
+                .map(|(_, v)| v.clone())
+                .collect::<Vec<_>>()
+        };
+        for t in [TransportKind::LongPoll, TransportKind::Poll] {
+            assert_eq!(cc(&render(&config, t, c("5"), &val).1), [] as [String; 0]);
+        }
+        val.last_modified = Some("Sun, 29 Nov 2026 20:04:13 GMT".into());
+        for t in [TransportKind::LongPoll, TransportKind::Poll] {
+            let (_, h) = render(&config, t, c("5"), &val);
+            assert_eq!(h.last(), Some(&revalidate()), "{t:?}");
+            assert_eq!(cc(&h), ["max-age=0"]);
+        }
+        val.etag = Some("\"e\"".into());
+        let (_, h) = render(&config, TransportKind::Poll, c(""), &val);
+        assert_eq!(cc(&h), ["max-age=0"], "once, whatever the validators");
+        for t in [TransportKind::FetchSse, TransportKind::EventSource] {
+            assert_eq!(cc(&render(&config, t, c("5"), &val).1), [] as [String; 0]);
+        }
     }
 
     #[test]

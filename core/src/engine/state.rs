@@ -84,6 +84,8 @@ pub(crate) struct Native {
     /// Silent past the first-event deadline with no other transport usable,
     /// and kept open (`quiet`).
     pub silence_kept: bool,
+    /// Failed before it opened, and the status probe was asked for.
+    pub probed: bool,
 }
 
 /// A `long-poll` or `poll` attempt's own data.

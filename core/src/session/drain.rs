@@ -26,6 +26,7 @@ impl Session {
                 }
                 Action::Open(req) => self.work.push_back(SessionAction::Open(req)),
                 Action::Abort(id) => self.work.push_back(SessionAction::Abort(id)),
+                Action::Probe(id) => self.work.push_back(SessionAction::Probe(id)),
                 // The debug log's alone.
                 Action::Note(_) | Action::Ignored { .. } => {}
                 Action::Deliver(msg) => self.own_message(now, msg),

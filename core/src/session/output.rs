@@ -30,6 +30,9 @@ pub enum SessionAction {
     Open(OpenRequest),
     /// Abort this request if it is the live one.
     Abort(AttemptId),
+    /// Probe why this native request failed, if it is the live one (see
+    /// [`Action::Probe`]).
+    Probe(AttemptId),
     /// Post this on the cross-tab channel.
     Post(Wire),
     /// Request the cross-tab lock, replacing any request or hold.

@@ -48,7 +48,7 @@ use alloc::vec::Vec;
 use super::config::SendConfig;
 use super::key::IdempotencyKey;
 use super::sender::{Outcome, SendAction, Sender};
-use crate::engine::{ErrorCode, ResponseHead, TransportError};
+use crate::engine::{durable_body_kind, DurableBody, ErrorCode, ResponseHead, TransportError};
 use crate::machine::{Lifecycle, Machine};
 use crate::rng::Rng;
 use crate::time::{MonoMs, Monotone, Now};
@@ -62,6 +62,31 @@ pub const DEFAULT_MAX_BATCH_BYTES: usize = 1 << 20;
 pub const MAX_AUTO_CLAIMS: u32 = 3;
 /// The largest epoch or seq the protocol allows (2^53 − 1, §5.2.1).
 pub const MAX_PRODUCER_NUMBER: u64 = (1 << 53) - 1;
+/// The longest `Producer-Id` taken from the app, bytes (it travels in every
+/// request's headers).
+pub const MAX_PRODUCER_ID_BYTES: usize = 256;
+
+/// Whether the app's `id` can be the `Producer-Id`: 1 to
+/// [`MAX_PRODUCER_ID_BYTES`] bytes.
+pub fn is_valid_producer_id(id: &str) -> bool {
+    (1..=MAX_PRODUCER_ID_BYTES).contains(&id.len())
+}
+
+/// The starting `Producer-Epoch` the app's `epoch` (a JS number) names: an
+/// integer from 0 to [`MAX_PRODUCER_NUMBER`] (every one exact in a JS number);
+/// `None` for anything else (a fraction, a negative, `NaN`, past the range).
+pub fn producer_epoch(n: f64) -> Option<u64> {
+    let in_range = (0.0..=MAX_PRODUCER_NUMBER as f64).contains(&n);
+    (in_range && n as u64 as f64 == n).then_some(n as u64)
+}
+
+/// Whether a stream of `content_type` is a JSON stream (§9.1: batches posted
+/// as a JSON array): the reader's rule
+/// ([`durable_body_kind`](crate::engine::durable_body_kind)), one media-type
+/// rule for reading and writing.
+pub fn is_json_stream(content_type: &str) -> bool {
+    durable_body_kind(Some(content_type)) == DurableBody::Json
+}
 
 /// The options of one appender.
 #[derive(Clone, Debug, PartialEq, Eq)]

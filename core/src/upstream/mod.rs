@@ -67,8 +67,9 @@ pub use ack::{
     ack_body, AckAction, AckBatcher, AckInput, DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH,
 };
 pub use appender::{
-    AppendAction, AppendError, AppendInput, AppendRequest, Appender, AppenderConfig,
-    DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_BATCH_ITEMS, MAX_AUTO_CLAIMS, MAX_PRODUCER_NUMBER,
+    is_json_stream, is_valid_producer_id, producer_epoch, AppendAction, AppendError, AppendInput,
+    AppendRequest, Appender, AppenderConfig, DEFAULT_MAX_BATCH_BYTES, DEFAULT_MAX_BATCH_ITEMS,
+    MAX_AUTO_CLAIMS, MAX_PRODUCER_ID_BYTES, MAX_PRODUCER_NUMBER,
 };
 pub use config::{
     is_forbidden_request_header, SendConfig, DEFAULT_IDEMPOTENCY_HEADER, DEFAULT_MAX_ANSWER_BYTES,
