@@ -401,6 +401,37 @@ test("a headers function that rejects or throws is an `error` with code `headers
   await p.close();
 });
 
+test("a headers promise that never settles: close() leaves nothing of it behind (the promise is collected), nothing sent", { timeout: T }, async () => {
+  const p = await page();
+  const cdp = await p.context().newCDPSession(p);
+  const t = tag("never");
+  await p.evaluate((t) => {
+    window.freed = [];
+    window.registry = new FinalizationRegistry((name) => window.freed.push(name));
+    (() => {
+      const sub = window.t.subscribe(`/sse?t=${t}`, {
+        transports: ["fetch-sse"],
+        headers: () => {
+          const pending = new Promise(() => {});
+          window.registry.register(pending, "promise");
+          return pending;
+        },
+      });
+      // The attempt waits on the app's promise; closing must abandon it.
+      setTimeout(() => sub.close(), 50);
+    })();
+  }, t);
+  let freed = [];
+  for (let i = 0; i < 40 && freed.length === 0; i++) {
+    await cdp.send("HeapProfiler.collectGarbage");
+    await h.sleep(50);
+    freed = await p.evaluate(() => window.freed);
+  }
+  assert.deepEqual(freed, ["promise"], "the closed subscription's attempt still waits on the app's promise: leaked");
+  assert.deepEqual(await tagged(t), []);
+  await p.close();
+});
+
 // ----- 7. option values that would silently change behaviour -----------------
 
 test("a wrong type, an unknown mode or transport, a negative or NaN duration throws invalid-option naming the option, what it expected and what it got", { timeout: T }, async () => {
