@@ -384,7 +384,7 @@ export interface Options<M = {}> {
    * Keep the cursor across reloads in `sessionStorage` (`"session"`: this tab) or `localStorage`
    * (`"local"`: every tab of the origin): restored at `subscribe` (unless `lastEventId` / `offset`
    * is given; `offset: "-1"`, the default, does not count), written once per delivered batch
-   * after the listeners ran (with an async iterator: when it pulls the next message), removed on
+   * after the listeners ran (with an async iterator: when it pulls the next message; leaving the loop by `break` or a throw does not count the message it left on, so it comes again after a reload), removed on
    * `reset`. A `crossTab` follower does not write `localStorage`. A storage that is missing, full or refused: one `debug` log line, and the
    * subscription goes on without it. Default: off.
    */
