@@ -432,6 +432,42 @@ test("a headers promise that never settles: close() leaves nothing of it behind 
   await p.close();
 });
 
+test("close() while a reconnect is scheduled: no request after it, even with every reconnect timer overdue (main thread blocked 300 ms, 100 subscriptions)", { timeout: T }, async () => {
+  await h.faults(server, { path: "/sse", times: null, fault: { kind: "status", status: 500 } });
+  const p = await page();
+  const t = tag("closewait");
+  const n = 100;
+  try {
+    await p.evaluate(async ({ t, n }) => {
+      const subs = [], waiting = [];
+      for (let i = 0; i < n; i++) {
+        const s = window.t.subscribe(`/sse?t=${t}&i=${i}`, {
+          transports: ["fetch-sse"],
+          backoff: { floorMs: 100, baseMs: 0, strategy: "none" },
+        });
+        waiting.push(new Promise((r) => s.addEventListener("statechange", (e) => e.state === "waiting" && r())));
+        subs.push(s);
+      }
+      await Promise.all(waiting);
+      // Every reconnect is due within 100 ms: block the thread past that, so
+      // each timer has fired and waits in the task queue, then close all in
+      // this same task.
+      const end = performance.now() + 300;
+      while (performance.now() < end) {}
+      for (const s of subs) s.close();
+    }, { t, n });
+    // Each sent at least one request before close (answered 500; the first
+    // ones may have retried while the last ones started), none after it.
+    const atClose = (await tagged(t)).length;
+    assert.ok(atClose >= n, `${atClose} requests before close`);
+    await h.sleep(1500);
+    assert.equal((await tagged(t)).length, atClose, "a closed subscription sent a request");
+  } finally {
+    await h.clearFaults(server);
+    await p.close();
+  }
+});
+
 // ----- 7. option values that would silently change behaviour -----------------
 
 test("a wrong type, an unknown mode or transport, a negative or NaN duration throws invalid-option naming the option, what it expected and what it got", { timeout: T }, async () => {
