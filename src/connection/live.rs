@@ -4,6 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
+#[cfg_attr(not(feature = "durable-streams"), allow(unused_imports))]
 use tidings_core::engine::{
     decode_json_text, AttemptId, Config, IncomingMessage, Input as Fact, JsonView, OpenRequest,
     Protocol, ResponseHead, TransportError, TransportKind,
@@ -245,7 +246,10 @@ fn open_fetch(
     kind: TransportKind,
 ) -> Result<Live, JsValue> {
     let id = req.id;
+    #[cfg(feature = "durable-streams")]
     let durable = conn.with_engine(|e| e.config().protocol == Protocol::DurableStreams);
+    #[cfg(not(feature = "durable-streams"))]
+    let durable = false;
     let read = if kind == TransportKind::FetchSse {
         Read::Stream
     } else if durable {
@@ -274,6 +278,7 @@ fn open_fetch(
 /// Report what a `fetch` of attempt `id` learned to the engine, as the fact
 /// it is (`durable`: the Durable Streams profile, whose JSON bodies are
 /// arrays of elements).
+#[cfg_attr(not(feature = "durable-streams"), allow(unused_variables))]
 fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: fetch::Fact) {
     match fact {
         fetch::Fact::Head {
@@ -289,6 +294,7 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, durable: bool, fact: 
             feed(conn, Fact::ResponseHead(id, &head))
         }
         fetch::Fact::Chunk(bytes) => feed(conn, Fact::Bytes(id, &bytes)),
+        #[cfg(feature = "durable-streams")]
         fetch::Fact::Text { text, json } if durable && json => {
             let elements = crate::transport::durable::json_elements(&text);
             feed(conn, Fact::JsonChunk(id, elements))
