@@ -375,7 +375,7 @@ export interface Options<M = {}> {
    * other usable transport kept open past `watchdog.firstEventTimeoutMs`), and the
    * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` / `uptodate` event
    * objects.
-   * Default `false`.
+   * Default `false`. `true` is not in "tidings/receive": there it throws `invalid-option`.
    */
   debug?: boolean;
   /** Aborting it closes the subscription; anything else throws `invalid-option`. Default: none. */
@@ -386,7 +386,8 @@ export interface Options<M = {}> {
    * is given; `offset: "-1"`, the default, does not count), written once per delivered batch
    * after the listeners ran (with an async iterator: when it pulls the next message; leaving the loop by `break` or a throw does not count the message it left on, so it comes again after a reload), removed on
    * `reset`. A `crossTab` follower does not write `localStorage`. A storage that is missing, full or refused: one `debug` log line, and the
-   * subscription goes on without it. Default: off.
+   * subscription goes on without it. Default: off. Not in "tidings/receive": there it throws
+   * `invalid-option`.
    */
   persist?: "session" | "local";
   /**
@@ -411,7 +412,8 @@ export interface Options<M = {}> {
    * validators) or `"durable-streams"` (the Durable Streams protocol: catch-up then
    * `live=long-poll` reads, the cursor is the offset; `long-poll` is then the only transport,
    * whatever `transports` says; https://github.com/durable-streams/durable-streams). Default
-   * `"default"`.
+   * `"default"`. `"durable-streams"` (and `offset`) are not in "tidings/receive": there they
+   * throw `invalid-option`.
    */
   protocol?: "default" | "durable-streams";
   /**
@@ -562,7 +564,8 @@ export interface Options<M = {}> {
    * Never shared when `headers` is set (each tab's credentials stay its own). The lock and the
    * channel are named by a hash of the options (key order does not count): no URL or header value
    * is in a name, a post or storage. Without Web Locks or `BroadcastChannel`: one connection per
-   * tab. In a follower tab `stats()` counts no requests. Default `false`.
+   * tab. In a follower tab `stats()` counts no requests. Default `false`. `true` is not in
+   * "tidings/receive": there it throws `invalid-option`.
    */
   crossTab?: boolean;
   /**
@@ -577,7 +580,7 @@ export interface Options<M = {}> {
    * as `Content-Type: application/json` unless those headers say otherwise. Messages without an id are not acknowledged.
    * With `crossTab`, only the tab that holds the connection acknowledges. `url` missing or not a
    * URL: `invalid-option` / `invalid-url`. With `protocol: "durable-streams"` (no message has an
-   * id): `invalid-option` (`ack`).
+   * id): `invalid-option` (`ack`). Not in "tidings/receive": there it throws `invalid-option`.
    */
   ack?: { url: string | URL; batchMs?: number; maxBatch?: number };
 }

@@ -1,5 +1,7 @@
 // Types of "tidings/receive": the subscribe half of "tidings" (index.d.ts),
-// the same names and shapes. `ack` is refused with `invalid-option` here
-// (this build has no upstream calls).
+// the same names and shapes. Refused with `invalid-option` here (this build
+// lacks them; the message names "tidings"): `ack` (no upstream calls),
+// `crossTab: true`, `protocol: "durable-streams"`, `offset`, `persist`,
+// `debug: true`.
 export { default, subscribe, ErrorCode } from "./index.js";
 export type * from "./index.js";

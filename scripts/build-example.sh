@@ -6,7 +6,8 @@
 # `--www` (tests/e2e/rust-example.test.mjs opens it).
 #
 # FEATURES=--no-default-features OUT=…: the same app without tidings, for the
-# marginal size `make size` prints (scripts/size-rust-app.sh).
+# marginal size `make size` prints (scripts/size-rust-app.sh), which also
+# builds it with the recommended profile into its own TDIR=….
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +15,7 @@ OUT=${OUT:-target/example-app/www}
 TARGET=wasm32-unknown-unknown
 # Its own target dir: the app's feature set must not disturb the warm
 # builds of the package (features unify within one build).
-TDIR=target/example-app/cargo
+TDIR=${TDIR:-target/example-app/cargo}
 cargo build -q --release -p tidings-example-app --target "$TARGET" --target-dir "$TDIR" ${FEATURES:-}
 mkdir -p "$OUT"
 wasm-bindgen "$TDIR/$TARGET/release/tidings_example_app.wasm" --target web --out-dir "$OUT" --out-name app

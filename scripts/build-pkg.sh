@@ -61,9 +61,14 @@ if [ -n "${FEATURES:-}" ]; then
 fi
 # The package: every call ("tidings": index.js over tidings.js) and the
 # receive-only flavour ("tidings/receive": receive.js over receive/), built
-# without send, append and report (README "Pay only for what you import").
+# without send, append, report, cross-tab, durable-streams, persist and
+# debug (README "Pay only for what you import").
 # The full flavour last: scripts/names-build.sh reads the build it leaves.
 wasm_flavour "js,talc" "$OUT/receive"
+# A size row with no entry of its own (scripts/size.py measures it with
+# receive.js): receive-only plus crossTab and the Durable Streams profile.
+# In rows/, outside the package's `files`.
+wasm_flavour "js,talc,cross-tab,durable-streams" "$OUT/rows/receive-tabs-durable"
 wasm_flavour "" "$OUT"
 
 # The React hook (tidings/react, tidings/receive/react): files of their own, in no entry's bytes.
@@ -76,6 +81,6 @@ sed -e "s/@VERSION@/$VERSION/" -e "s|@REPOSITORY@|$REPOSITORY|" pkg.json.templat
 # repo README's make commands and docs/ links mean nothing on npm.
 sed "s|@REPOSITORY@|$REPOSITORY|" js/npm-README.md > "$OUT/README.md"
 cp LICENSE-MIT LICENSE-APACHE "$OUT/"
-for d in "$OUT" "$OUT/receive"; do
+for d in "$OUT" "$OUT/receive" "$OUT/rows/receive-tabs-durable"; do
   echo "build-pkg: $d/ ($(wc -c < "$d/tidings_bg.wasm") bytes wasm, $(wc -c < "$d/tidings.js") bytes JS glue)"
 done

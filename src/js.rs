@@ -48,6 +48,7 @@ pub fn set(o: &js_sys::Object, key: &'static str, value: &JsValue) {
 }
 
 /// `o[key] = value` for a key only known at run time (decoded each call).
+#[cfg(any(feature = "debug", feature = "rust"))]
 pub fn set_dyn(o: &js_sys::Object, key: &str, value: &JsValue) {
     let _ = js_sys::Reflect::set(o, &JsValue::from_str(key), value);
 }

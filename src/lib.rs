@@ -11,7 +11,7 @@
 //! - `js`, `options`: building and reading JS values; the option checks.
 //! - `transport/`: one file per transport (`eventsource`, …).
 //! - `tabs/`: `crossTab`, one connection shared by every tab (Web Locks +
-//!   `BroadcastChannel`).
+//!   `BroadcastChannel`), behind the default `cross-tab` feature.
 //! - `api/`: the `#[wasm_bindgen]` exports, behind the default `js` feature.
 //! - `rust_api/`: the Rust API ([`subscribe`] → a `Stream` of [`Message`]s
 //!   with typed JSON decoding), behind the `rust` feature.
@@ -48,7 +48,11 @@ mod lifecycle;
 #[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
 #[cfg_attr(not(feature = "js"), allow(dead_code))]
 mod options;
-#[cfg(all(target_arch = "wasm32", any(feature = "js", feature = "rust")))]
+#[cfg(all(
+    target_arch = "wasm32",
+    feature = "cross-tab",
+    any(feature = "js", feature = "rust")
+))]
 mod tabs;
 // `addEventListener` rules, shared by the JS `Subscription` and `Reporter`
 // (the reporter's drive loop dispatches through them in both APIs).

@@ -143,6 +143,13 @@ fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     o.with_credentials = flag(v, "withCredentials")?.unwrap_or(false);
     o.debug = flag(v, "debug")?.unwrap_or(false);
     o.cross_tab = flag(v, "crossTab")?.unwrap_or(false);
+    // A build without the part refuses it rather than silently ignoring it.
+    if o.debug && !cfg!(feature = "debug") {
+        return Err(not_built("debug", "debug", &JsValue::TRUE));
+    }
+    if o.cross_tab && !cfg!(feature = "cross-tab") {
+        return Err(not_built("crossTab", "cross-tab", &JsValue::TRUE));
+    }
     let seed = get(v, "seed");
     if !absent(&seed) {
         o.seed = Some(
@@ -172,7 +179,13 @@ fn read_persist_and_status(o: &mut Options, v: &JsValue) -> Result<(), JsValue> 
             &got,
         ));
     }
-    o.persist = scope.map(|s| (s, key));
+    if scope.is_some() && !cfg!(feature = "persist") {
+        return Err(not_built("persist", "persist", &get(v, "persist")));
+    }
+    #[cfg(feature = "persist")]
+    {
+        o.persist = scope.map(|s| (s, key));
+    }
     if let Some(ms) = ms(v, "lostAfterMs")? {
         o.lost_after_ms = ms;
     }
@@ -369,6 +382,9 @@ pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> Result<JsValue, 
 /// `tidings_core::engine::is_valid_offset`), or `offset` without
 /// `protocol: "durable-streams"`, is `invalid-option` (`offset`).
 fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
+    if !cfg!(feature = "durable-streams") {
+        return no_durable_streams(v);
+    }
     if let Some(i) = one_of(
         &get(v, "protocol"),
         "protocol",
@@ -393,6 +409,20 @@ fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
         return Err(invalid("offset", "\"-1\", \"now\" or a valid offset", &got));
     }
     Ok(())
+}
+
+/// A build without the `durable-streams` feature: `protocol:
+/// "durable-streams"` and any `offset` are refused ([`not_built`]),
+/// `protocol: "default"` is the default.
+fn no_durable_streams(v: &JsValue) -> Result<(), JsValue> {
+    let protocol = get(v, "protocol");
+    let durable = one_of(&protocol, "protocol", &["default", "durable-streams"])? == Some(1);
+    let offset = get(v, "offset");
+    match (durable, absent(&offset)) {
+        (true, _) => Err(not_built("protocol", "durable-streams", &protocol)),
+        (false, false) => Err(not_built("offset", "durable-streams", &offset)),
+        (false, true) => Ok(()),
+    }
 }
 
 thread_local! {
@@ -447,6 +477,23 @@ extern "C" {
     /// Built in `boundary.js`: smaller there than in wasm.
     #[wasm_bindgen(js_name = invalidOption)]
     pub(crate) fn invalid(name: &str, expected: &str, got: &JsValue) -> JsValue;
+}
+
+/// `invalid-option` for an option this build was compiled without (the
+/// "tidings/receive" entry, or a Rust app without the cargo `feature`),
+/// naming the entry and the feature that have it: `invalid option: <key>:
+/// expected none in this build: <key> needs the "tidings" entry (cargo
+/// feature "<feature>"), got <value> (<type>)`.
+pub(crate) fn not_built(key: &str, feature: &str, got: &JsValue) -> JsValue {
+    let expected = [
+        "none in this build: ",
+        key,
+        " needs the \"tidings\" entry (cargo feature \"",
+        feature,
+        "\")",
+    ]
+    .concat();
+    invalid(key, &expected, got)
 }
 
 /// `invalid-option` `(a getter threw)`, with what it threw as `got` and

@@ -16,6 +16,11 @@
 
 pub(crate) mod events;
 // Shared with the Rust API (`persist` there too).
+#[cfg(feature = "persist")]
+pub(crate) mod persist;
+// Without the `persist` feature: the same calls on a type with no value.
+#[cfg(not(feature = "persist"))]
+#[path = "persist_off.rs"]
 pub(crate) mod persist;
 #[cfg(feature = "js")]
 mod subscription;
@@ -65,7 +70,7 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     // Durable Streams messages carry no id (exactly once comes from the
     // offset): `ack` could never acknowledge one, so it is refused rather
     // than silently doing nothing.
-    #[cfg(feature = "send")]
+    #[cfg(all(feature = "send", feature = "durable-streams"))]
     if ack.is_some() && parsed.config.protocol == tidings_core::engine::Protocol::DurableStreams {
         let got = options::get(&options, "ack");
         return Err(options::invalid(

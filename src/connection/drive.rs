@@ -7,7 +7,11 @@ use tidings_core::engine::{self, Action, ErrorCode, TransportKind};
 use tidings_core::session::{Input, SessionAction};
 use tidings_core::time::MonoMs;
 
-use super::{crosstab, debug, live, Connection, Delivery, Notice, NoticeFn};
+#[cfg(feature = "cross-tab")]
+use super::crosstab;
+#[cfg(feature = "debug")]
+use super::debug;
+use super::{live, Connection, Delivery, Notice, NoticeFn};
 use crate::clock;
 use crate::guard::Timer;
 
@@ -49,14 +53,17 @@ pub(super) fn drive(conn: &Rc<Connection>) {
 fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
     let notice = match action {
         SessionAction::Wait { until } => {
+            #[cfg(feature = "debug")]
             if conn.adapter.debug {
                 debug::log(&Action::Wait { until });
             }
             arm_timer(conn, until);
             return false;
         }
-        SessionAction::Debug(a) => {
-            debug::log(&a);
+        // Only asked for with `debug: true` (`Session::with_debug`).
+        SessionAction::Debug(_a) => {
+            #[cfg(feature = "debug")]
+            debug::log(&_a);
             return true;
         }
         SessionAction::Open(req) => {
@@ -91,8 +98,10 @@ fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
         SessionAction::Tell(a) => Notice::Action(a),
         SessionAction::Status(c) => Notice::Status(c),
         SessionAction::BatchEnd => Notice::BatchEnd,
-        tab_io => {
-            crosstab::render(conn, tab_io);
+        // Only asked for with a cross-tab name (`crossTab`).
+        _tab_io => {
+            #[cfg(feature = "cross-tab")]
+            crosstab::render(conn, _tab_io);
             return true;
         }
     };

@@ -281,6 +281,7 @@ fn report_fetch_fact(conn: &Rc<Connection>, id: AttemptId, fact: fetch::Fact) ->
             feed(conn, Fact::ResponseHead(id, &head))
         }
         fetch::Fact::Chunk(bytes) => feed(conn, Fact::Bytes(id, &bytes)),
+        #[cfg(feature = "durable-streams")]
         fetch::Fact::Text(text, BodyRead::JsonArray) => {
             let elements = crate::transport::durable::json_elements(&text);
             feed(conn, Fact::JsonChunk(id, elements))

@@ -9,7 +9,9 @@
 //! session; the loop that is already running renders the new actions
 //! (`driving` guards against a nested loop).
 
+#[cfg(feature = "cross-tab")]
 mod crosstab;
+#[cfg(feature = "debug")]
 mod debug;
 mod drive;
 mod live;
@@ -26,6 +28,7 @@ use tidings_core::time::MonoMs;
 use crate::guard::Timer;
 use crate::lifecycle::{self, Lifecycle};
 use drive::feed;
+#[cfg(feature = "persist")]
 pub(crate) use live::web_storage_call;
 pub use live::AdapterOptions;
 use live::Live;
@@ -49,12 +52,14 @@ pub struct Connection {
     /// Page lifecycle listeners, for the connection's life.
     lifecycle: RefCell<Option<Lifecycle>>,
     /// The cross-tab lock and channel (`crosstab.rs`).
+    #[cfg(feature = "cross-tab")]
     tab_io: RefCell<crosstab::TabIo>,
 }
 
 impl Connection {
     /// Create and start a connection. `share`: the cross-tab name
-    /// (`crossTab`; `src/tabs/`), `None` for a connection of this tab only.
+    /// (`crossTab`; `src/tabs/`), `None` for a connection of this tab only
+    /// (always, without the `cross-tab` feature).
     /// The page's state is reported now; the session starts on a microtask,
     /// like `EventSource`: the app adds its listeners right after
     /// `subscribe()` returns and must still hear everything, including a
@@ -69,7 +74,7 @@ impl Connection {
         let tab_seed = crate::clock::random_seed();
         let session = Session::new(config, seed, tab_seed, adapter.lost_after_ms);
         let conn = Rc::new(Connection {
-            session: RefCell::new(session.with_debug(adapter.debug)),
+            session: RefCell::new(session.with_debug(cfg!(feature = "debug") && adapter.debug)),
             live: RefCell::new(None),
             timer: RefCell::new(None),
             driving: Cell::new(false),
@@ -78,6 +83,7 @@ impl Connection {
             listeners: RefCell::new(Vec::new()),
             next_listener: Cell::new(0),
             lifecycle: RefCell::new(None),
+            #[cfg(feature = "cross-tab")]
             tab_io: RefCell::new(crosstab::TabIo::new(share)),
             adapter,
         });
@@ -89,7 +95,16 @@ impl Connection {
         }));
         *conn.lifecycle.borrow_mut() = Some(watch);
         lifecycle::current(&|f| handle(&conn, Input::Page(f)));
+        #[cfg(feature = "cross-tab")]
         let support = crosstab::support(&conn);
+        #[cfg(not(feature = "cross-tab"))]
+        let support = {
+            drop(share);
+            tidings_core::crosstab::Support {
+                locks: false,
+                channel: false,
+            }
+        };
         let weak = Rc::downgrade(&conn);
         wasm_bindgen_futures::spawn_local(async move {
             if let Some(conn) = weak.upgrade() {
@@ -137,9 +152,12 @@ impl Connection {
     /// `debug: true`: log `details` as `what` (an event the API layer made,
     /// such as a `parse` error).
     pub fn debug_log(&self, what: &str, details: &wasm_bindgen::JsValue) {
+        #[cfg(feature = "debug")]
         if self.adapter.debug {
             debug::console_debug("[tidings]", what, details);
         }
+        #[cfg(not(feature = "debug"))]
+        let _ = (what, details);
     }
 
     /// Add a subscriber callback; returns its handle for [`Connection::unlisten`].
@@ -186,7 +204,10 @@ pub fn close(conn: &Rc<Connection>) {
     let lifecycle = conn.lifecycle.borrow_mut().take();
     // The channel and lock requested before the session started are the
     // driver's own: the session's close cannot ask for them to go.
+    #[cfg(feature = "cross-tab")]
     let tabs = std::mem::replace(&mut *conn.tab_io.borrow_mut(), crosstab::TabIo::new(None));
+    #[cfg(not(feature = "cross-tab"))]
+    let tabs = ();
     drop((live, timer, lifecycle, tabs));
 }
 

@@ -9,6 +9,9 @@
 #![cfg_attr(not(feature = "rust"), allow(dead_code))]
 
 mod error;
+// The JS objects: the JS API's listeners, the debug log and the reporter
+// read them; a Rust app with none of those reads only `error`.
+#[cfg_attr(not(any(feature = "js", feature = "debug")), allow(dead_code))]
 pub(crate) mod js;
 
 pub use error::Error;

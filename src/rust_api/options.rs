@@ -148,12 +148,16 @@ impl Options {
     }
 
     /// `crossTab`: one connection for every tab of the profile (default `false`).
+    /// `true` needs the `cross-tab` cargo feature (default on); without it
+    /// `subscribe` fails with `invalid-option` (`crossTab`).
     #[must_use]
     pub fn cross_tab(self, on: bool) -> Self {
         self.set("", "crossTab", Value::Flag(on))
     }
 
     /// `debug`: log every decision on the console (default `false`).
+    /// `true` needs the `debug` cargo feature (default on); without it
+    /// `subscribe` fails with `invalid-option` (`debug`).
     #[must_use]
     pub fn debug(self, on: bool) -> Self {
         self.set("", "debug", Value::Flag(on))
@@ -219,7 +223,9 @@ impl Options {
         self.set("", "maxMessageBytes", Value::Number(n as f64))
     }
 
-    /// `protocol` (default [`Protocol::Default`]).
+    /// `protocol` (default [`Protocol::Default`]). [`Protocol::DurableStreams`]
+    /// needs the `durable-streams` cargo feature (default on); without it
+    /// `subscribe` fails with `invalid-option` (`protocol`).
     #[must_use]
     pub fn protocol(self, p: Protocol) -> Self {
         self.set("", "protocol", Value::Text(p.as_str().into()))
@@ -236,7 +242,9 @@ impl Options {
     /// or `localStorage` ([`Scope::Local`]) across reloads, restored here at
     /// `subscribe` (unless [`Options::last_event_id`] / [`Options::offset`]
     /// gives one) and written when the app pulls the next message; a `reset`
-    /// removes it (docs/resume.md). Default off.
+    /// removes it (docs/resume.md). Default off. Needs the `persist` cargo
+    /// feature (default on); without it `subscribe` fails with
+    /// `invalid-option` (`persist`).
     #[must_use]
     pub fn persist(self, scope: Scope) -> Self {
         let name = match scope {

@@ -139,7 +139,7 @@ test("receive-only entry: Vite build, init() with no argument", async () => {
   await exerciseApp(browser, server, `${server.url}/`);
 });
 
-test("receive-only entry as a drop-in <script type=module>: subscribe works, ack is refused, no upstream calls", async () => {
+test("receive-only entry as a drop-in <script type=module>: subscribe works, ack and the parts it lacks are refused, no upstream calls", async () => {
   const server = await serve(join(ROOT, "www"));
   const page = await browser.newPage();
   try {
@@ -147,18 +147,36 @@ test("receive-only entry as a drop-in <script type=module>: subscribe works, ack
     const got = await page.evaluate(async () => {
       const m = await import("/pkg/receive.js");
       await m.default();
-      let ack;
-      try { m.subscribe("/sse", { ack: "/ack" }); } catch (e) { ack = { code: e.code, message: e.message }; }
+      const refused = (options) => {
+        try { m.subscribe("/sse", options).close(); return null; } catch (e) { return { code: e.code, message: e.message }; }
+      };
+      const ack = refused({ ack: "/ack" });
+      // What this build lacks is refused, never silently ignored; off is fine.
+      const lacks = {
+        crossTab: refused({ crossTab: true }),
+        protocol: refused({ protocol: "durable-streams" }),
+        offset: refused({ offset: "-1" }),
+        persist: refused({ persist: "session" }),
+        debug: refused({ debug: true }),
+      };
+      const off = refused({ crossTab: false, protocol: "default", debug: false, persist: undefined });
       const sub = m.subscribe("/sse", { parse: "json" });
       const open = await new Promise((r) => sub.addEventListener("open", (e) => r(e.transport), { once: true }));
       window.sub = sub;
       window.got = [];
       sub.addEventListener("message", (e) => window.got.push({ id: e.id, data: e.data }));
-      return { exports: Object.keys(m).sort(), ack, open };
+      return { exports: Object.keys(m).sort(), ack, lacks, off, open };
     });
     assert.deepEqual(got.exports, ["ErrorCode", "default", "subscribe"]);
     assert.equal(got.ack?.code, "invalid-option", JSON.stringify(got.ack));
     assert.match(got.ack.message, /ack/);
+    const features = { crossTab: "cross-tab", protocol: "durable-streams", offset: "durable-streams", persist: "persist", debug: "debug" };
+    for (const [option, feature] of Object.entries(features)) {
+      const e = got.lacks[option];
+      assert.equal(e?.code, "invalid-option", `${option}: ${JSON.stringify(e)}`);
+      assert.ok(e.message.includes(`${option}: expected none in this build: ${option} needs the "tidings" entry (cargo feature "${feature}")`), e.message);
+    }
+    assert.equal(got.off, null, "options set to their defaults are accepted");
     const sent = await server.publish(JSON.stringify({ n: 1 }));
     await page.waitForFunction(() => window.got.length > 0, null, { timeout: 5000 });
     assert.deepEqual(await page.evaluate(() => window.got), [{ id: sent.id, data: { n: 1 } }]);
