@@ -11,7 +11,7 @@
 # this repository) and its result checks made strict there (strict.mjs); the
 # runner's dependencies go to target/ds-conformance/node_modules (not our
 # package.json). Needs pkg/ (scripts/build-pkg.sh) and /usr/bin/chromium.
-# Each run's output: target/ds-conformance/<who>-<suite>.log; the summary
+# Each run's output: target/ds-conformance/<who>-<suite>.log (ours-fixtures-… with DS_FIXTURES); the summary
 # (pass / fail / skip per suite) is printed at the end.
 # DS_SUITES: the suites to run (default "consumer lifecycle producer").
 # DS_FIXTURES=http: the adapter answers create/connect/head/delete with plain
@@ -43,9 +43,11 @@ echo "ds-conformance: suite at $commit, strict checks; logs in $scratch"
 
 export PATH="$scratch/node_modules/.bin:$PATH"
 run() { # <who> <suite> <adapter>
-  local log="$scratch/$1-$2.log"
+  local name=$1
+  [ "$1" = ours ] && [ -n "${DS_FIXTURES:-}" ] && name="ours-fixtures"
+  local log="$scratch/$name-$2.log"
   (cd "$scratch/suite" && tsx src/cli.ts --run "$3" --suite "$2" ${extra[@]+"${extra[@]}"}) >"$log" 2>&1 || true
-  printf '%-7s %-10s %s\n' "$1" "$2" "$(grep -E '^(Passed|Failed|Skipped|Total):' "$log" | tr '\n' ' ')"
+  printf '%-14s %-10s %s\n' "$name" "$2" "$(grep -E '^(Passed|Failed|Skipped|Total):' "$log" | tr '\n' ' ')"
 }
 for suite in ${DS_SUITES:-consumer lifecycle producer}; do
   if [ "$who" = ours ] || [ "$who" = both ]; then run ours "$suite" "$root/scripts/ds-conformance/adapter.mjs"; fi

@@ -3,7 +3,8 @@
 // adapter answered with an error passes whenever its `expect` names only
 // fields of a successful result (`data`, `upToDate`, …, each checked only on a
 // success), or has no `expect` at all (a failed `create` in a setup). Here an
-// error answer fails the case unless the operation expects an error: an
+// error answer fails the case unless the operation expects an error (`error:
+// true`, which as written is never checked, fails on a success here), an
 // `errorCode`, `messageContains`, `errorContains`, `failIndices` (an
 // `append-batch` of which some fail), `valid: false`, or a `status` of 400
 // or more.
@@ -23,7 +24,7 @@ const wrapper = `
 function expectsFailure(op: any): boolean {
   const e = op?.expect
   if (!e) return false
-  return e.errorCode !== undefined || e.messageContains !== undefined || e.failIndices !== undefined ||
+  return e.error === true || e.errorCode !== undefined || e.messageContains !== undefined || e.failIndices !== undefined ||
     e.errorContains !== undefined || e.valid === false ||
     (typeof e.status === "number" && e.status >= 400)
 }
@@ -32,6 +33,9 @@ async function executeOperation(op: any, ctx: any): Promise<{ result?: TestResul
   const r: any = out.result
   if (r && r.success === false && !expectsFailure(op)) {
     return { error: \`strict: \${op.action} answered \${r.errorCode ?? "an error"}\${r.status ? \` (\${r.status})\` : ""}: \${r.message ?? ""}\` }
+  }
+  if (r && r.success === true && op?.expect?.error === true) {
+    return { error: \`strict: \${op.action} succeeded where an error was expected\` }
   }
   return out
 }
