@@ -32,7 +32,7 @@ scratch="$root/target/ds-conformance"
 mkdir -p "$scratch"
 if [ ! -x "$scratch/node_modules/.bin/tsx" ] || [ ! -d "$scratch/node_modules/@durable-streams/client" ]; then
   npm install --prefix "$scratch" --no-audit --no-fund --no-save \
-    tsx yaml fast-check @durable-streams/client@0.2.7 @durable-streams/server@0.3.7
+    tsx@4.23 yaml@2.9 fast-check@4.11 @durable-streams/client@0.2.7 @durable-streams/server@0.3.7
 fi
 rm -rf "$scratch/suite"
 cp -r "$pkg_src" "$scratch/suite"
