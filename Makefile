@@ -1,6 +1,6 @@
 # tidings — every command a developer or CI needs. Each target installs what
 # it needs first (scripts/bootstrap.sh, idempotent).
-.PHONY: demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests fuzz soak smoke clean
+.PHONY: ds-conformance demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests fuzz soak smoke clean
 
 PORT ?= 8787
 
@@ -112,3 +112,13 @@ endif
 
 clean:
 	rm -rf pkg pkg-names target
+
+## make ds-conformance DS_SUITE=<checkout of durable-streams/durable-streams>: its client
+## conformance suites (consumer, lifecycle, producer) against tidings in headless Chromium and
+## against the protocol's own TypeScript client, with strict result checks (docs/durable-streams.md).
+## Not part of `make test`: it needs that checkout. DS_FIXTURES=http: see scripts/ds-conformance/adapter.mjs.
+ds-conformance:
+	@test -n "$(DS_SUITE)" || { echo "make ds-conformance: set DS_SUITE=<checkout of durable-streams/durable-streams>"; exit 1; }
+	@scripts/bootstrap.sh
+	@scripts/build-pkg.sh
+	scripts/ds-conformance.sh "$(DS_SUITE)" both
