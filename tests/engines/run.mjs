@@ -1,0 +1,64 @@
+// `make test-engines`: the cross-engine cases (cases.mjs) on Chromium (the
+// control), Firefox and WebKitGTK. Prints each case's result, then one line
+// per engine with its version and pass / fail counts; exits 1 on any failure
+// or a missing engine. `node tests/engines/run.mjs [engine…]` runs a subset.
+import { startServer } from "../e2e/harness.mjs";
+import { ENGINES, missing } from "./drivers.mjs";
+import { TRANSPORTS, receiveAndResume } from "./cases.mjs";
+
+const CASES = TRANSPORTS.map((t) => [`${t}: receive once and in order, resume after a restart`,
+  (engine, server) => receiveAndResume(engine, server, t)]);
+
+/** Run every case on `name`; resolves to { name, version, pass, fail, ms }. */
+async function runEngine(name) {
+  const t0 = Date.now();
+  const row = { name, version: "-", pass: 0, fail: 0, ms: 0 };
+  const why = missing(name);
+  if (why) {
+    console.log(`${name}: ${why}`);
+    row.fail = CASES.length;
+    return row;
+  }
+  let engine;
+  try {
+    engine = await ENGINES[name]();
+    row.version = engine.version;
+    for (const [title, body] of CASES) {
+      const server = await startServer();
+      const c0 = Date.now();
+      try {
+        await body(engine, server);
+        row.pass++;
+        console.log(`ok   ${name} ${title} (${Date.now() - c0} ms)`);
+      } catch (e) {
+        row.fail++;
+        console.log(`FAIL ${name} ${title} (${Date.now() - c0} ms)\n     ${String(e.stack ?? e).split("\n").join("\n     ")}`);
+      } finally {
+        await server.stop();
+      }
+    }
+  } catch (e) {
+    console.log(`FAIL ${name}: could not drive the engine: ${e.stack ?? e}`);
+    row.fail = CASES.length - row.pass;
+  } finally {
+    await engine?.close().catch(() => {});
+  }
+  row.ms = Date.now() - t0;
+  return row;
+}
+
+const names = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(ENGINES);
+const unknown = names.filter((n) => !ENGINES[n]);
+if (unknown.length) {
+  console.error(`unknown engine(s): ${unknown.join(", ")}; known: ${Object.keys(ENGINES).join(", ")}`);
+  process.exit(2);
+}
+const t0 = Date.now();
+const rows = [];
+for (const name of names) rows.push(await runEngine(name));
+console.log("\nengine    version        pass  fail  time");
+for (const r of rows) {
+  console.log(`${r.name.padEnd(9)} ${String(r.version).padEnd(14)} ${String(r.pass).padStart(4)}  ${String(r.fail).padStart(4)}  ${(r.ms / 1000).toFixed(1)} s`);
+}
+console.log(`total ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+process.exit(rows.some((r) => r.fail > 0) ? 1 : 0);
