@@ -116,3 +116,32 @@ function cursorOf(entry) {
   const query = new URLSearchParams(entry.query ?? "");
   return entry.headers["last-event-id"] ?? query.get("lastEventId") ?? entry.headers["if-none-match"]?.replace(/^W\/|"/g, "");
 }
+
+// ----- where the engines differ ---------------------------------------------
+
+/** The reference server's scripted answers (`POST /_faults`). */
+async function script(server, rules) {
+  const r = await fetch(`${server.url}/_faults`, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(rules),
+  });
+  assert.equal(r.status, 200, await r.text());
+}
+
+/**
+ * A non-ASCII event id (`…`, U+2026) comes back to the server as the next
+ * request's cursor unchanged (Last-Event-ID on the same origin; the server
+ * logs the header's bytes decoded as UTF-8). The first answer carries the id
+ * and ends; the second is held.
+ */
+export async function nonAsciiCursor(engine, server, transport) {
+  const path = PATHS[transport];
+  const fin = { kind: "script", headers: {}, writes: [{ data: "id: \u2026\ndata: e\n\n" }], then: "fin" };
+  await script(server, [{ path, fault: fin }, { path, fault: { kind: "script", writes: [], then: "hang" } }]);
+  await open(engine, server, transport);
+  await until(engine, (log) => messages(log).length >= 1, "the message with id …");
+  const reqs = await untilServer(server, path, (es) => es.length >= 2, "the request after it");
+  assert.deepEqual(messages(await engine.evaluate(() => window.log)).map((m) => [m.data, m.id]), [["e", "\u2026"]]);
+  const sent = cursorOf(reqs[1]);
+  await engine.evaluate(() => window.sub.close());
+  assert.equal(sent, "\u2026", `cursor sent as ${JSON.stringify(sent)} (UTF-8 ${Buffer.from(sent ?? "").toString("hex")})`);
+}
