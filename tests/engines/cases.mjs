@@ -145,3 +145,23 @@ export async function nonAsciiCursor(engine, server, transport) {
   await engine.evaluate(() => window.sub.close());
   assert.equal(sent, "\u2026", `cursor sent as ${JSON.stringify(sent)} (UTF-8 ${Buffer.from(sent ?? "").toString("hex")})`);
 }
+
+/**
+ * A JSON answer whose chunked body is cut by a connection reset is a failed
+ * attempt, retried, never a message: the server sends the first 36 bytes of
+ * a two-message array, then resets the connection; the retry is held.
+ */
+export async function resetBodyIsNoMessage(engine, server, transport) {
+  const path = PATHS[transport];
+  const cut = {
+    kind: "script", headers: { "Content-Type": "application/json" },
+    writes: [{ data: "[{\"id\":\"1\",\"data\":\"m1\"},{\"id\":\"2\",\"da" }], then: "abort",
+  };
+  await script(server, [{ path, fault: cut }, { path, fault: { kind: "script", writes: [], then: "hang" } }]);
+  await open(engine, server, transport);
+  await untilServer(server, path, (es) => es.length >= 2, "the retry after the reset");
+  // Long enough for the cut answer's messages, if any, to be dispatched.
+  await sleep(300);
+  const log = await engine.evaluate(() => { window.sub.close(); return window.log; });
+  assert.deepEqual(messages(log).map((m) => m.data), [], JSON.stringify(log));
+}
