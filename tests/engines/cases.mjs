@@ -165,3 +165,18 @@ export async function resetBodyIsNoMessage(engine, server, transport) {
   const log = await engine.evaluate(() => { window.sub.close(); return window.log; });
   assert.deepEqual(messages(log).map((m) => m.data), [], JSON.stringify(log));
 }
+
+/**
+ * A stream's `open` comes with the response headers, not with the first
+ * body byte: the server sends the headers of an event stream and then
+ * nothing (a quiet server before its first heartbeat).
+ */
+export async function openAtHeaders(engine, server, transport) {
+  const quiet = { kind: "script", headers: { "Content-Type": "text/event-stream" }, writes: [], then: "hang" };
+  await script(server, [{ path: PATHS[transport], fault: quiet }]);
+  await open(engine, server, transport);
+  await untilServer(server, PATHS[transport], (es) => es.some((e) => e.status === 200), "the headers sent");
+  // Loopback: the headers arrive in a few ms; 1 s is room for a loaded machine.
+  await until(engine, (log) => log.some((e) => e.type === "open"), "open while the body is quiet", 1000);
+  await engine.evaluate(() => window.sub.close());
+}
