@@ -1,6 +1,6 @@
 # tidings — every command a developer or CI needs. Each target installs what
 # it needs first (scripts/bootstrap.sh, idempotent).
-.PHONY: ds-conformance demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests fuzz soak smoke clean
+.PHONY: ds-conformance demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests test-engines fuzz soak smoke clean
 
 PORT ?= 8787
 
@@ -51,6 +51,15 @@ example:
 
 browser-tests:
 	scripts/browser-tests.sh
+
+## make test-engines: the cross-engine suite (tests/engines/) on Chromium, Firefox ESR and
+## WebKitGTK: each transport's receive and resume after a restart; prints pass / fail and the
+## version per engine. Not part of `make test` (CI time). ENGINES="firefox webkit" runs a subset.
+test-engines:
+	@scripts/bootstrap.sh engines
+	@scripts/build-pkg.sh
+	@cargo build -q --release -p tidings-server
+	@node tests/engines/run.mjs $(ENGINES)
 
 ## make size: per package entry (row), bytes of its wasm and its bundled JS, raw/gzip/brotli, each row against its ceiling, and where the wasm goes;
 ## then what a Rust app pays for tidings (scripts/size-rust-app.sh; its recommended-profile row against RUST_APP_CEILING).

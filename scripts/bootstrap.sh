@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what the build and the tests need, only what is missing (idempotent).
 # Everything comes from the package registries: rustup components, crates.io,
-# Debian and npm. `bootstrap.sh build` skips the browser (enough for `make demo`).
+# Debian and npm. `bootstrap.sh build` skips the browser (enough for `make demo`);
+# `bootstrap.sh engines` adds Firefox and WebKitGTK for `make test-engines`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -42,6 +43,23 @@ if [ "$what" = fuzz ]; then
   if ! command -v cargo-fuzz >/dev/null; then
     say "installing cargo-fuzz (about 2 minutes of CPU)"; cargo install -q cargo-fuzz
   fi
+  exit 0
+fi
+
+# `make test-engines`: Firefox ESR (driven over WebDriver BiDi by playwright-core)
+# and WebKitGTK (its WebKitWebDriver, WebDriver classic, needs an X display:
+# Xvfb), all from Debian. Not part of the default bootstrap: CI time.
+if [ "$what" = engines ]; then
+  missing=()
+  [ -x /usr/bin/firefox-esr ] || missing+=(firefox-esr)
+  command -v WebKitWebDriver >/dev/null || missing+=(webkit2gtk-driver)
+  command -v Xvfb >/dev/null || missing+=(xvfb)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  say "engines ready"
   exit 0
 fi
 

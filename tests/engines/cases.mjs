@@ -1,0 +1,182 @@
+// The cross-engine test bodies, written once against the driver shape of
+// drivers.mjs (`goto`, `evaluate`), run by run.mjs on every engine. Each case
+// gets a fresh reference server (a fresh origin: no storage carried over).
+import assert from "node:assert/strict";
+import { restart, requests } from "../e2e/tidings-page.mjs";
+
+export const TRANSPORTS = ["eventsource", "fetch-sse", "long-poll", "poll"];
+
+/** The endpoint of each transport on the reference server. */
+const PATHS = { eventsource: "/sse", "fetch-sse": "/sse", "long-poll": "/long-poll", poll: "/poll" };
+
+// Unjittered backoff with a 1 s floor: after the restart window (400 ms) the
+// client reconnects only once n6..n8 are published, so it gets them by
+// resuming from its cursor, not live (asserted from the server's log).
+const OPTIONS = {
+  seed: 7,
+  backoff: { strategy: "none", floorMs: 1000, baseMs: 1000 },
+  interval: { initialMs: 200, minMs: 100, maxMs: 400 },
+  longPoll: { timeoutMs: 5000 },
+};
+const RESTART_MS = 400;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Load the package on the server's origin and subscribe; events go to `window.log`. */
+async function open(engine, server, transport) {
+  await engine.goto(`${server.url}/_faults`);
+  await engine.evaluate(async ({ url, options }) => {
+    const m = await import(`${location.origin}/pkg/tidings.js`);
+    await m.default();
+    window.log = [];
+    const sub = m.subscribe(url, options);
+    for (const type of ["message", "open", "error"]) {
+      sub.addEventListener(type, (e) => window.log.push({ type, id: e.lastEventId, data: e.data }));
+    }
+    window.sub = sub;
+  }, { url: server.url + PATHS[transport], options: { ...OPTIONS, transports: [transport] } });
+}
+
+/** Read `window.log` until `fn` accepts it; fails after `timeoutMs` naming `what`. */
+async function until(engine, fn, what, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const log = await engine.evaluate(() => window.log);
+    if (fn(log)) return log;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; log: ${JSON.stringify(log)}`);
+    await sleep(50);
+  }
+}
+
+/** Until the server's log of `path` satisfies `fn`. */
+async function untilServer(server, path, fn, what, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const entries = await requests(server, path);
+    if (fn(entries)) return entries;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; log: ${JSON.stringify(entries)}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Ready to receive what is published next: a stream is open; a long-poll
+ * request is held at the server; a poll has had its first answer (whose ETag
+ * is the starting point).
+ */
+async function ready(engine, server, transport) {
+  const path = PATHS[transport];
+  if (transport === "long-poll") {
+    await untilServer(server, path, (es) => es.some((e) => e.status === null), "a held long-poll");
+  } else if (transport === "poll") {
+    await untilServer(server, path, (es) => es.some((e) => e.status === 304), "a 304 poll");
+  } else {
+    await until(engine, (log) => log.some((e) => e.type === "open"), "open");
+  }
+}
+
+const messages = (log) => log.filter((e) => e.type === "message");
+
+/**
+ * `transport` receives n1..n5 once and in order, then across a server restart
+ * (connections dropped, refused for 400 ms) n6..n10: n6..n8 published before
+ * the client is back (it resumes from n5's id), n9..n10 after. None lost,
+ * none twice, ids as published.
+ */
+export async function receiveAndResume(engine, server, transport) {
+  await open(engine, server, transport);
+  await ready(engine, server, transport);
+  const ids = [];
+  for (let i = 1; i <= 5; i++) ids.push((await server.publish(`n${i}`)).id);
+  await until(engine, (log) => messages(log).length >= 5, "n1..n5");
+  const { now_ms: restartAt } = await server.log();
+  const r = await restart(server, { ms: RESTART_MS, mode: "refuse" });
+  if (transport !== "poll") assert.ok(r.dropped >= 1, `restart dropped nothing: ${JSON.stringify(r)}`);
+  await sleep(RESTART_MS + 50);
+  const { now_ms: publishedAt } = await server.log();
+  for (let i = 6; i <= 8; i++) ids.push((await server.publish(`n${i}`)).id);
+  await until(engine, (log) => messages(log).length >= 8, "n6..n8 (resumed)");
+  for (let i = 9; i <= 10; i++) ids.push((await server.publish(`n${i}`)).id);
+  await until(engine, (log) => messages(log).length >= 10, "n9..n10");
+  // Long enough for a duplicate or a replay from an older cursor to show.
+  await sleep(500);
+  const log = await engine.evaluate(() => { window.sub.close(); return window.log; });
+  const got = messages(log);
+  assert.deepEqual(got.map((m) => m.data), ["n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10"]);
+  assert.deepEqual(got.map((m) => m.id), ids);
+  // The first request answered after the restart came once n6..n8 were
+  // being published and carried n5's id: they reached the page by resuming.
+  const back = (await requests(server, PATHS[transport])).find((e) => e.t_ms > restartAt && e.status > 0);
+  assert.ok(back && back.t_ms >= publishedAt, `resumed before n6..n8 were published: ${JSON.stringify(back)}`);
+  assert.equal(cursorOf(back), ids[4], JSON.stringify(back));
+}
+
+/** The cursor a request carried: Last-Event-ID, else `lastEventId` in the query, else the ETag it revalidates. */
+function cursorOf(entry) {
+  const query = new URLSearchParams(entry.query ?? "");
+  return entry.headers["last-event-id"] ?? query.get("lastEventId") ?? entry.headers["if-none-match"]?.replace(/^W\/|"/g, "");
+}
+
+// ----- where the engines differ ---------------------------------------------
+
+/** The reference server's scripted answers (`POST /_faults`). */
+async function script(server, rules) {
+  const r = await fetch(`${server.url}/_faults`, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(rules),
+  });
+  assert.equal(r.status, 200, await r.text());
+}
+
+/**
+ * A non-ASCII event id (`…`, U+2026) comes back to the server as the next
+ * request's cursor unchanged (Last-Event-ID on the same origin; the server
+ * logs the header's bytes decoded as UTF-8). The first answer carries the id
+ * and ends; the second is held.
+ */
+export async function nonAsciiCursor(engine, server, transport) {
+  const path = PATHS[transport];
+  const fin = { kind: "script", headers: {}, writes: [{ data: "id: \u2026\ndata: e\n\n" }], then: "fin" };
+  await script(server, [{ path, fault: fin }, { path, fault: { kind: "script", writes: [], then: "hang" } }]);
+  await open(engine, server, transport);
+  await until(engine, (log) => messages(log).length >= 1, "the message with id …");
+  const reqs = await untilServer(server, path, (es) => es.length >= 2, "the request after it");
+  assert.deepEqual(messages(await engine.evaluate(() => window.log)).map((m) => [m.data, m.id]), [["e", "\u2026"]]);
+  const sent = cursorOf(reqs[1]);
+  await engine.evaluate(() => window.sub.close());
+  assert.equal(sent, "\u2026", `cursor sent as ${JSON.stringify(sent)} (UTF-8 ${Buffer.from(sent ?? "").toString("hex")})`);
+}
+
+/**
+ * A JSON answer whose chunked body is cut by a connection reset is a failed
+ * attempt, retried, never a message: the server sends the first 36 bytes of
+ * a two-message array, then resets the connection; the retry is held.
+ */
+export async function resetBodyIsNoMessage(engine, server, transport) {
+  const path = PATHS[transport];
+  const cut = {
+    kind: "script", headers: { "Content-Type": "application/json" },
+    writes: [{ data: "[{\"id\":\"1\",\"data\":\"m1\"},{\"id\":\"2\",\"da" }], then: "abort",
+  };
+  await script(server, [{ path, fault: cut }, { path, fault: { kind: "script", writes: [], then: "hang" } }]);
+  await open(engine, server, transport);
+  await untilServer(server, path, (es) => es.length >= 2, "the retry after the reset");
+  // Long enough for the cut answer's messages, if any, to be dispatched.
+  await sleep(300);
+  const log = await engine.evaluate(() => { window.sub.close(); return window.log; });
+  assert.deepEqual(messages(log).map((m) => m.data), [], JSON.stringify(log));
+}
+
+/**
+ * A stream's `open` comes with the response headers, not with the first
+ * body byte: the server sends the headers of an event stream and then
+ * nothing (a quiet server before its first heartbeat).
+ */
+export async function openAtHeaders(engine, server, transport) {
+  const quiet = { kind: "script", headers: { "Content-Type": "text/event-stream" }, writes: [], then: "hang" };
+  await script(server, [{ path: PATHS[transport], fault: quiet }]);
+  await open(engine, server, transport);
+  await untilServer(server, PATHS[transport], (es) => es.some((e) => e.status === 200), "the headers sent");
+  // Loopback: the headers arrive in a few ms; 1 s is room for a loaded machine.
+  await until(engine, (log) => log.some((e) => e.type === "open"), "open while the body is quiet", 1000);
+  await engine.evaluate(() => window.sub.close());
+}

@@ -1,0 +1,169 @@
+// Engine drivers for the cross-engine suite: one shape for every browser,
+// `{ name, version, goto(url), evaluate(fn, arg), close() }`, so a test body
+// is written once. `evaluate` runs `fn(arg)` in the page (fn may be async) and
+// resolves to its JSON-serialisable result, or rejects with the page's error.
+// Chromium and Firefox go through playwright-core (Firefox over WebDriver
+// BiDi); WebKitGTK through WebKitWebDriver's WebDriver classic endpoints,
+// called with fetch (no driver library), on an Xvfb display.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { firefox } from "playwright-core";
+import { launchBrowser } from "../e2e/harness.mjs";
+
+const FIREFOX = process.env.FIREFOX ?? "/usr/bin/firefox-esr";
+const FIREFOX_SHIM = new URL("./firefox-bidi-shim.mjs", import.meta.url).pathname;
+const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER ?? "/usr/bin/WebKitWebDriver";
+const MINIBROWSER = process.env.MINIBROWSER ?? "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
+// How long one evaluate may run in WebKit (the script timeout).
+const SCRIPT_TIMEOUT_MS = 30_000;
+
+/** The engines by name, each `() => Promise<driver>`. */
+export const ENGINES = { chromium: launchChromium, firefox: launchFirefox, webkit: launchWebKit };
+
+/** Why `name` cannot run here (its browser is not installed), or null. */
+export function missing(name) {
+  const need = {
+    chromium: [process.env.CHROMIUM ?? "/usr/bin/chromium"],
+    firefox: [FIREFOX],
+    webkit: [WEBKIT_DRIVER, MINIBROWSER, "/usr/bin/Xvfb"],
+  }[name];
+  const absent = need.filter((p) => !existsSync(p));
+  return absent.length ? `not installed: ${absent.join(", ")} (run scripts/bootstrap.sh engines)` : null;
+}
+
+/** A Playwright browser and one page of it as a driver. */
+async function playwrightDriver(name, browser) {
+  const page = await browser.newPage();
+  return {
+    name,
+    version: browser.version(),
+    async goto(url) { await page.goto(url); },
+    evaluate: (fn, arg) => page.evaluate(fn, arg),
+    async close() { await browser.close(); },
+  };
+}
+
+async function launchChromium() {
+  return playwrightDriver("chromium", await launchBrowser());
+}
+
+async function launchFirefox() {
+  // Stock Firefox (not Playwright's patched build): `channel: "moz-firefox"`
+  // selects Playwright's WebDriver BiDi route; the shim runs FIREFOX behind a
+  // proxy that answers the one command it lacks (see firefox-bidi-shim.mjs).
+  const browser = await firefox.launch({
+    channel: "moz-firefox", executablePath: FIREFOX_SHIM, headless: true, env: { ...process.env, FIREFOX },
+  });
+  return playwrightDriver("firefox", browser);
+}
+
+// ----- WebKitGTK over WebDriver classic ---------------------------------------
+
+/** A free loopback TCP port (listen on 0, close, reuse the number). */
+async function freePort() {
+  const srv = createServer();
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const { port } = srv.address();
+  srv.close();
+  await once(srv, "close");
+  return port;
+}
+
+/** Start Xvfb on a display it picks itself (`-displayfd`); resolves to { display, child }. */
+async function startXvfb() {
+  const child = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"], {
+    stdio: ["ignore", "ignore", "ignore", "pipe"],
+  });
+  let out = "";
+  const display = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("Xvfb did not start in 10 s")), 10_000);
+    child.once("exit", (code) => reject(new Error(`Xvfb exited with ${code}`)));
+    child.stdio[3].on("data", (d) => {
+      out += d;
+      if (out.includes("\n")) { clearTimeout(timer); resolve(`:${out.trim()}`); }
+    });
+  });
+  return { display, child };
+}
+
+/** One W3C WebDriver call; resolves to `value`, rejects on a WebDriver error. */
+async function wd(base, method, path, body) {
+  const r = await fetch(base + path, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await r.json();
+  if (!r.ok || json.value?.error) {
+    throw new Error(`WebDriver ${method} ${path}: ${json.value?.error}: ${json.value?.message}`);
+  }
+  return json.value;
+}
+
+/** Poll WebKitWebDriver's /status until it is ready (it starts in well under a second). */
+async function waitReady(base, child) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`WebKitWebDriver exited with ${child.exitCode}`);
+    try {
+      if ((await wd(base, "GET", "/status")).ready) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("WebKitWebDriver not ready in 10 s");
+}
+
+/**
+ * The page-side wrapper of `evaluate` for execute/async: runs the function
+ * with the argument, hands back `{ ok }` or `{ err }` (a rejection would
+ * otherwise surface as a bare "javascript error" without the message).
+ */
+const ASYNC_WRAPPER = `const done = arguments[arguments.length - 1];
+const fn = FN;
+Promise.resolve().then(() => fn(arguments[0])).then(
+  (v) => done({ ok: v === undefined ? null : v }),
+  (e) => done({ err: String(e) + (e && e.stack ? "\\n" + e.stack : "") }));`;
+
+async function launchWebKit() {
+  const xvfb = await startXvfb();
+  const port = await freePort();
+  const driver = spawn(WEBKIT_DRIVER, [`--port=${port}`], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, DISPLAY: xvfb.display },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    for (const c of [driver, xvfb.child]) {
+      if (c.exitCode === null && c.signalCode === null) { c.kill("SIGTERM"); await once(c, "exit"); }
+    }
+  };
+  try {
+    await waitReady(base, driver);
+    const session = await wd(base, "POST", "/session", {
+      capabilities: { alwaysMatch: { "webkitgtk:browserOptions": { binary: MINIBROWSER, args: ["--automation"] } } },
+    });
+    const s = `/session/${session.sessionId}`;
+    await wd(base, "POST", `${s}/timeouts`, { script: SCRIPT_TIMEOUT_MS });
+    return {
+      name: "webkit",
+      version: session.capabilities.browserVersion,
+      async goto(url) { await wd(base, "POST", `${s}/url`, { url }); },
+      async evaluate(fn, arg) {
+        const script = ASYNC_WRAPPER.replace("FN", () => fn.toString());
+        const r = await wd(base, "POST", `${s}/execute/async`, { script, args: [arg ?? null] });
+        if (r && "err" in r) throw new Error(`in the page: ${r.err}`);
+        return r?.ok;
+      },
+      async close() {
+        await wd(base, "DELETE", s).catch(() => {});
+        await stop();
+      },
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
