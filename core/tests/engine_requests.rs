@@ -10,8 +10,8 @@ mod support;
 use support::*;
 use tidings_core::engine::json_body;
 use tidings_core::engine::{
-    Action, AttemptId, BodyRead, Config, EffectiveType, NetworkHint, ResetReason, ResponseHead,
-    State, TransportKind,
+    Action, AttemptId, BodyRead, Config, EffectiveType, ErrorCode, NetworkHint, ResetReason,
+    ResponseHead, State, TransportKind,
 };
 use tidings_core::policy::interval::IntervalMode;
 use tidings_core::testing::decoders::{Json, Key};
@@ -716,8 +716,9 @@ fn body_read_is_the_heads_verdict() {
 }
 
 /// A JSON body's fact is the core's (`json_body`): an array of messages or an
-/// envelope is delivered message by message; JSON of neither shape, and text
-/// `JSON.parse` refused, is one raw resource, its whole text the data.
+/// envelope is delivered message by message; JSON of neither shape is one raw
+/// resource, its whole text the data; text `JSON.parse` refused is no message
+/// (`a_json_body_cut_short_is_a_retried_parse_failure_never_a_message`).
 #[test]
 fn json_body_of_neither_shape_is_a_raw_resource() {
     let deliver = |text: &str, value: Option<Json>| {
@@ -737,5 +738,48 @@ fn json_body_of_neither_shape_is_a_raw_resource() {
     let neither = r#"{"x":1}"#;
     assert_eq!(deliver(neither, Some(obj("x", Json::Num(1.0)))), [neither]);
     assert_eq!(deliver("7", Some(Json::Num(7.0))), ["7"]);
-    assert_eq!(deliver("{oops", None), ["{oops"]);
+    assert_eq!(deliver("{oops", None), Vec::<String>::new());
+}
+
+/// WebKitGTK reports a chunked body cut by a connection reset as a normal
+/// end, so a long-poll or poll answer can arrive truncated (seen on the
+/// engines suite: `[{"id":"1","data":"m1"},{"id":"2","da`). A body that says
+/// it is JSON and does not parse is a failed attempt: a non-fatal `parse`
+/// error, the cursor unmoved, retried with backoff; never a message.
+#[test]
+fn a_json_body_cut_short_is_a_retried_parse_failure_never_a_message() {
+    for (transport, head) in [
+        (TransportKind::LongPoll, json_head(200)),
+        (TransportKind::Poll, json_head(200)),
+    ] {
+        let mut c = Config::new("/lp");
+        c.transports = vec![transport];
+        let (mut sim, o) = Sim::started(c, 3);
+        sim.head(o.id, head);
+        let cut = r#"[{"id":"1","data":"m1"},{"id":"2","da"#;
+        sim.engine
+            .handle(sim.now, json_body::<Json>(o.id, cut.to_string(), None));
+        let out = sim.drain();
+        assert_eq!(data(&out), Vec::<String>::new(), "{transport:?}");
+        let errs = errors(&out);
+        assert!(
+            matches!(
+                errs.as_slice(),
+                [Action::Error {
+                    code: ErrorCode::Parse,
+                    fatal: false,
+                    ..
+                }]
+            ),
+            "{transport:?}: {out:#?}"
+        );
+        assert_eq!(sim.engine.last_event_id(), "");
+        let next = sim.must_open(120_000);
+        assert_eq!(next.transport, transport);
+        assert!(
+            sim.last_open_at >= 1000,
+            "{transport:?}: retried at {}",
+            sim.last_open_at
+        );
+    }
 }

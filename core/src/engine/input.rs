@@ -127,6 +127,11 @@ pub enum TransportError {
     ///
     /// [`Action::Probe`]: super::Action::Probe
     NativeFailed,
+    /// A long-poll or poll body that says it is JSON and does not parse:
+    /// cut short (WebKitGTK reports a connection reset mid-body as the
+    /// body's end) or broken. A failed attempt with a `parse` error,
+    /// retried with backoff; never a message.
+    BadBody,
 }
 
 /// The browser's network information (`navigator.connection`), if any.

@@ -16,17 +16,22 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::entry::Input;
-use super::input::{AttemptId, IncomingMessage};
+use super::input::{AttemptId, IncomingMessage, TransportError};
 use super::json_body::{message_list, view_message, JsonView};
 
 /// The fact of attempt `id`'s JSON long-poll / poll body (read as
 /// [`BodyRead::Json`](super::BodyRead::Json)): `text`, and `value`, what
 /// `JSON.parse(text)` gave (`None`: it threw). Its messages when it has one of
-/// the two shapes ([`Input::Messages`]); otherwise, text that is not JSON or
-/// JSON of neither shape, the body is one raw resource
-/// ([`Input::BodyResource`]), as a body of any other media type is.
+/// the two shapes ([`Input::Messages`]); JSON of neither shape is one raw
+/// resource ([`Input::BodyResource`]), as a body of any other media type
+/// is; text that is not JSON is a failed attempt
+/// ([`TransportError::BadBody`]): a body cut short must never reach the
+/// app as a message.
 pub fn json_body<V: JsonView>(id: AttemptId, text: String, value: Option<&V>) -> Input<'static> {
-    match value.and_then(|v| decode_json_text(&text, v)) {
+    let Some(value) = value else {
+        return Input::TransportError(id, TransportError::BadBody);
+    };
+    match decode_json_text(&text, value) {
         Some((msgs, polling_hint_ms)) => Input::Messages {
             id,
             msgs,

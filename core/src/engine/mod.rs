@@ -688,6 +688,7 @@ impl Engine {
         self.drop_body();
         let code = match error {
             TransportError::Timeout => ErrorCode::Timeout,
+            TransportError::BadBody => ErrorCode::Parse,
             _ => ErrorCode::NetworkOrCors,
         };
         let answered = a.opened_at.is_some() || a.status.is_some();
