@@ -781,5 +781,11 @@ fn a_json_body_cut_short_is_a_retried_parse_failure_never_a_message() {
             "{transport:?}: retried at {}",
             sim.last_open_at
         );
+        // An empty answer (which `JSON.parse` refuses too) is no news, no error.
+        sim.head(next.id, json_head(200));
+        let empty = json_body::<Json>(next.id, " \r\n".into(), None);
+        sim.engine.handle(sim.now, empty);
+        let out = sim.drain();
+        assert_eq!(errors(&out), [], "{transport:?}: {out:#?}");
     }
 }

@@ -24,11 +24,16 @@ use super::json_body::{message_list, view_message, JsonView};
 /// `JSON.parse(text)` gave (`None`: it threw). Its messages when it has one of
 /// the two shapes ([`Input::Messages`]); JSON of neither shape is one raw
 /// resource ([`Input::BodyResource`]), as a body of any other media type
-/// is; text that is not JSON is a failed attempt
+/// is; an empty body is no news; other text that is not JSON is a failed attempt
 /// ([`TransportError::BadBody`]): a body cut short must never reach the
 /// app as a message.
 pub fn json_body<V: JsonView>(id: AttemptId, text: String, value: Option<&V>) -> Input<'static> {
     let Some(value) = value else {
+        // An empty (or whitespace-only) body is "no news" on any content
+        // type: the raw-resource path says so.
+        if text.bytes().all(|b| b.is_ascii_whitespace()) {
+            return Input::BodyResource(id, text);
+        }
         return Input::TransportError(id, TransportError::BadBody);
     };
     match decode_json_text(&text, value) {
