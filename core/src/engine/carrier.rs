@@ -38,7 +38,7 @@ impl Engine {
     /// Before an attempt starts: move a resume to a transport that sends
     /// `Last-Event-ID` where one is allowed (see the module rules).
     pub(crate) fn carry_cursor_by_header(&mut self) {
-        if self.cursor().is_empty() || self.is_durable() {
+        if self.cursor().is_empty() || !self.profile().cursor_by_header() {
             return;
         }
         let cross = self.config.cross_origin;
@@ -53,7 +53,7 @@ impl Engine {
 
     /// At start: note when no allowed transport can send `Last-Event-ID`.
     pub(crate) fn note_query_only_cursor(&mut self) {
-        if self.is_durable() {
+        if !self.profile().cursor_by_header() {
             return;
         }
         if self.selector.all_allowed(|t| self.query_only(t)) {

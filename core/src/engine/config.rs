@@ -396,14 +396,7 @@ impl Config {
         i.min_ms = i.min_ms.max(MIN_DELAY_MS);
         i.max_ms = i.max_ms.max(MIN_DELAY_MS);
         self.events.retain(|e| !e.is_empty());
-        if self.protocol == Protocol::DurableStreams {
-            // Catch-up and long-poll only (SSE mode is not spoken yet); the
-            // cursor is an offset, from the stream's start by default.
-            self.transports = vec![TransportKind::LongPoll];
-            if self.last_event_id.is_empty() {
-                self.last_event_id = String::from(super::durable::START_OFFSET);
-            }
-        }
+        self.protocol.shape_config(&mut self);
         self
     }
 

@@ -1,4 +1,5 @@
-//! The Durable Streams profile ([`Protocol::DurableStreams`]): catch-up and
+//! The Durable Streams profile
+//! ([`Protocol::DurableStreams`](super::Protocol::DurableStreams)): catch-up and
 //! long-poll reads of an offset-addressed stream (PROTOCOL.md of
 //! durable-streams/durable-streams, "Version 1.0" draft: §5.6, §5.7, §8, §9,
 //! §10.1). Only what differs from the default profile lives here: where the
@@ -51,7 +52,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::action::{Action, ErrorCode, Message, Reason, ResetReason, State};
-use super::config::{Protocol, TransportKind};
+use super::config::TransportKind;
 use super::decode::Verdict;
 use super::input::{AttemptId, ResponseHead};
 use super::retry::Failure;
@@ -181,11 +182,6 @@ fn flag(head: &ResponseHead, name: &str) -> bool {
 }
 
 impl Engine {
-    /// Whether this connection speaks Durable Streams.
-    pub(crate) fn is_durable(&self) -> bool {
-        self.config.protocol == Protocol::DurableStreams
-    }
-
     /// The URL of the next request (no headers: see the module doc).
     pub(crate) fn durable_url(&self, transport: TransportKind) -> String {
         let d = &self.durable;

@@ -93,7 +93,7 @@ impl Engine {
     /// A new attempt: watch its ids when it resumes from an integer cursor
     /// (`continuing`: see [`GapWatch::on_attempt`]).
     pub(crate) fn watch_gap(&mut self, continuing: bool) {
-        if !self.is_durable() {
+        if self.profile().gaps_by_id() {
             self.gap.on_attempt(self.parser.last_event_id(), continuing);
         }
     }
@@ -102,7 +102,7 @@ impl Engine {
     /// or left out by the `events` filter): whether it proves a gap. The
     /// caller raises it ([`Engine::raise_gap`]) after the event's delivery.
     pub(crate) fn gap_in(&mut self, id: &str) -> bool {
-        !id.is_empty() && !self.is_durable() && self.gap.on_id(id)
+        !id.is_empty() && self.profile().gaps_by_id() && self.gap.on_id(id)
     }
 
     /// The server's history restarted (a `reset` event): what the ids said

@@ -9,7 +9,6 @@
 //! of the whole stream.
 
 use super::config::Config;
-use super::durable::is_valid_offset;
 use super::Engine;
 
 impl Engine {
@@ -20,7 +19,7 @@ impl Engine {
     /// the configured start.
     pub fn resuming(config: Config, seed: u64, cursor: &str) -> Engine {
         let mut e = Engine::new(config, seed);
-        if e.is_durable() && !is_valid_offset(cursor, true) {
+        if !e.profile().accepts_resume_cursor(cursor) {
             return e;
         }
         e.parser.set_last_event_id(cursor);

@@ -54,9 +54,18 @@ impl Engine {
         if transport == TransportKind::LongPoll {
             self.long_poll_timeouts = 0;
         }
-        if self.is_durable() {
-            return self.durable_head(now, head);
-        }
+        self.judge_head(now, transport, held_ms, head)
+    }
+
+    /// The default profile's verdict on a head (the status rules of
+    /// `decode`, nchan's transient 410, a 409 to a resume).
+    pub(crate) fn default_head(
+        &mut self,
+        now: Now,
+        transport: TransportKind,
+        held_ms: u64,
+        head: &ResponseHead,
+    ) -> Option<Verdict> {
         let mut verdict = decode::classify(transport, head.status, head.content_type.as_deref());
         if head.status == 410 && self.gone_is_transient(transport, held_ms) {
             verdict = Verdict::Retry {

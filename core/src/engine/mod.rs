@@ -23,6 +23,8 @@
 //! - `decode`: status verdicts, body kinds, the event filter, deliveries;
 //! - `retry`: reconnect delays, the breaker, fatal stops;
 //! - `cursor_reset`: a 409 to a resume (the cursor is no longer valid);
+//! - `profile`: the protocol profile's hooks, the one place that asks which
+//!   [`Protocol`] a connection speaks;
 //! - `durable`: the Durable Streams profile (offsets, closure, 410);
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
 //! - `network`: the poll interval's network tier (measured, reported);
@@ -49,6 +51,7 @@ mod json_text;
 mod lifecycle;
 mod native_probe;
 mod network;
+mod profile;
 mod quiet;
 mod reconnect;
 mod replay;
@@ -453,8 +456,8 @@ impl Engine {
             self.parser.feed(bytes, &mut items);
             self.take_items(&mut items, &before);
             self.items = items;
-        } else if self.is_durable() {
-            self.durable_bytes(id, bytes);
+        } else {
+            self.unparsed_bytes(id, bytes);
         }
         self.check_healthy(now);
     }
@@ -1177,18 +1180,6 @@ impl Engine {
                 Some(if probe { Reason::BreakerProbe } else { reason })
             }
         }
-    }
-
-    /// The URL and headers of the next request on `transport`.
-    fn render_request(&self, transport: TransportKind) -> (String, Vec<(String, String)>) {
-        if self.is_durable() {
-            return (self.durable_url(transport), Vec::new());
-        }
-        let cursor = request::Cursor {
-            id: self.cursor(),
-            query_too: self.query_too,
-        };
-        request::render(&self.config, transport, cursor, &self.validators)
     }
 
     fn push_transport_change(&mut self, change: Change) {

@@ -1,0 +1,127 @@
+//! The protocol profile: the config's [`Protocol`] (JS `protocol`), the one
+//! place where the engine asks which server family it speaks. Everything
+//! else (transports' lifecycle, selection, backoff, breaker, pauses) is the
+//! same for every profile; what differs is answered here, at named hooks:
+//!
+//! - [`Protocol::shape_config`]: what the options become (Durable Streams:
+//!   long-poll only, the start offset `-1` by default);
+//! - [`Protocol::accepts_resume_cursor`]: which hand-over cursor a fresh
+//!   engine resumes from (`engine::handover`);
+//! - [`Protocol::cursor_by_header`]: whether the cursor may travel as
+//!   `Last-Event-ID`, so that a resume moves to a transport that sends it
+//!   (`engine::carrier`);
+//! - [`Protocol::gaps_by_id`]: whether a gap shows in the ids
+//!   (`engine::gap`);
+//! - [`Engine::render_request`]: the URL and headers of a request;
+//! - [`Engine::judge_head`]: the verdict on a response head;
+//! - [`Engine::unparsed_bytes`]: body bytes the SSE parser does not read.
+//!
+//! Small `match`es on a `Copy` enum, no trait object: this code ships in the
+//! wasm, and each hook inlines to one comparison.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::config::{Config, Protocol, TransportKind};
+use super::decode::Verdict;
+use super::durable::{is_valid_offset, START_OFFSET};
+use super::input::{AttemptId, ResponseHead};
+use super::request;
+use super::Engine;
+use crate::time::Now;
+
+impl Protocol {
+    /// Hook: fit the normalized options to the profile. Durable Streams:
+    /// catch-up and long-poll only (its SSE mode is not spoken yet), and the
+    /// cursor is an offset, [`START_OFFSET`] when none is given.
+    pub(crate) fn shape_config(self, c: &mut Config) {
+        match self {
+            Protocol::Default => {}
+            Protocol::DurableStreams => {
+                c.transports = vec![TransportKind::LongPoll];
+                if c.last_event_id.is_empty() {
+                    c.last_event_id = String::from(START_OFFSET);
+                }
+            }
+        }
+    }
+
+    /// Hook: whether a fresh engine resumes from `cursor`, another engine's
+    /// (the cross-tab hand-over). Default: any. Durable Streams: only an
+    /// offset or a sentinel (empty: none seen yet; malformed: the channel
+    /// between tabs is open to any same-origin script).
+    pub(crate) fn accepts_resume_cursor(self, cursor: &str) -> bool {
+        match self {
+            Protocol::Default => true,
+            Protocol::DurableStreams => is_valid_offset(cursor, true),
+        }
+    }
+
+    /// Hook: whether the cursor may travel as `Last-Event-ID` (Durable
+    /// Streams: the offset always goes in the query, with no header).
+    pub(crate) fn cursor_by_header(self) -> bool {
+        match self {
+            Protocol::Default => true,
+            Protocol::DurableStreams => false,
+        }
+    }
+
+    /// Hook: whether the ids show a gap (Durable Streams messages carry no
+    /// id; their offsets place them).
+    pub(crate) fn gaps_by_id(self) -> bool {
+        match self {
+            Protocol::Default => true,
+            Protocol::DurableStreams => false,
+        }
+    }
+}
+
+impl Engine {
+    /// The profile this connection speaks.
+    pub(crate) fn profile(&self) -> Protocol {
+        self.config.protocol
+    }
+
+    /// Hook: the URL and headers of the next request on `transport`.
+    pub(crate) fn render_request(
+        &self,
+        transport: TransportKind,
+    ) -> (String, Vec<(String, String)>) {
+        match self.profile() {
+            Protocol::Default => {
+                let cursor = request::Cursor {
+                    id: self.cursor(),
+                    query_too: self.query_too,
+                };
+                request::render(&self.config, transport, cursor, &self.validators)
+            }
+            Protocol::DurableStreams => (self.durable_url(transport), Vec::new()),
+        }
+    }
+
+    /// Hook: judge the first head of the live attempt on `transport`, held
+    /// `held_ms`: `None` when the profile's rules handled it.
+    pub(crate) fn judge_head(
+        &mut self,
+        now: Now,
+        transport: TransportKind,
+        held_ms: u64,
+        head: &ResponseHead,
+    ) -> Option<Verdict> {
+        match self.profile() {
+            Protocol::Default => self.default_head(now, transport, held_ms, head),
+            Protocol::DurableStreams => self.durable_head(now, head),
+        }
+    }
+
+    /// Hook: body bytes of attempt `id` that the SSE parser does not read.
+    /// Default: none to read (a head that was not usable). Durable Streams:
+    /// a chunk's body, kept until it is complete.
+    pub(crate) fn unparsed_bytes(&mut self, id: AttemptId, bytes: &[u8]) {
+        match self.profile() {
+            Protocol::Default => {}
+            Protocol::DurableStreams => self.durable_bytes(id, bytes),
+        }
+    }
+}
