@@ -9,8 +9,8 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, AttemptId, BodyRead, Config, Engine, ErrorCode, Message, Protocol, Reason, ResetReason,
-    ResponseHead, State, TransportError, TransportKind,
+    Action, AttemptId, BodyRead, Config, CrossOrigin, Engine, ErrorCode, Message, Protocol, Reason,
+    ResetReason, ResponseHead, State, TransportError, TransportKind,
 };
 
 fn ds_config(start: &str) -> Config {
@@ -565,4 +565,23 @@ fn durable_body_read_is_the_heads_verdict() {
     assert_eq!(read(chunk("text/plain", "5", false)), BodyRead::Chunks);
     assert_eq!(read(chunk("image/png", "5", false)), BodyRead::Chunks);
     assert_eq!(read(no_news("5", "c")), BodyRead::Chunks);
+}
+
+/// The offset always travels in the query, never as `Last-Event-ID`: a
+/// cross-origin stream is not noted as a cursor the query alone carries, and
+/// no resume moves anywhere for a header.
+#[test]
+fn the_offset_in_the_query_is_not_noted_as_a_query_only_cursor() {
+    let mut c = ds_config("0_5");
+    c.cross_origin = CrossOrigin::ALL;
+    let mut sim = Sim::new(c, 7);
+    let out = sim.start();
+    let notes: Vec<_> = out
+        .iter()
+        .filter(|a| matches!(a, Action::Note(_)))
+        .collect();
+    assert_eq!(notes, Vec::<&Action>::new());
+    let o = the_open(&out);
+    assert_eq!(o.url, format!("{BASE}?offset=0_5"));
+    assert!(o.headers.is_empty(), "{:?}", o.headers);
 }

@@ -125,3 +125,17 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Durable Streams ids are empty and its offset is a query parameter:
+    /// neither the gap watch nor the move to a header transport applies.
+    #[test]
+    fn durable_streams_tracks_no_ids_and_sends_no_header() {
+        let (d, s) = (Protocol::DurableStreams, Protocol::Default);
+        assert_eq!((s.gaps_by_id(), s.cursor_by_header()), (true, true));
+        assert_eq!((d.gaps_by_id(), d.cursor_by_header()), (false, false));
+    }
+}
