@@ -13,6 +13,9 @@ use crate::guard::Timer;
 
 /// Feed one fact about this tab's engine's request, then drive.
 pub fn feed(conn: &Rc<Connection>, fact: engine::Input<'_>) {
+    if let Some(to) = &conn.adapter.debug {
+        debug::fact(to, &fact);
+    }
     super::handle(conn, Input::Engine(fact));
 }
 
@@ -49,14 +52,16 @@ pub(super) fn drive(conn: &Rc<Connection>) {
 fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
     let notice = match action {
         SessionAction::Wait { until } => {
-            if conn.adapter.debug {
-                debug::log(&Action::Wait { until });
+            if let Some(to) = &conn.adapter.debug {
+                debug::log(to, &Action::Wait { until });
             }
             arm_timer(conn, until);
             return false;
         }
         SessionAction::Debug(a) => {
-            debug::log(&a);
+            if let Some(to) = &conn.adapter.debug {
+                debug::log(to, &a);
+            }
             return true;
         }
         SessionAction::Open(req) => {
