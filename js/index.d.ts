@@ -410,8 +410,8 @@ export interface Options<M = {}> {
    * same entries (the same objects, see {@link DebugEntry}) instead of the console, to draw a
    * timeline of every request and wait in the app's own dev tools (the demo page's
    * `www/timeline.js` does). The function is called synchronously, with no engine state in use (it
-   * may close the subscription); what it throws is reported with `reportError` and the connection
-   * goes on. A subscription with a `debug` function has a connection of its own (never shared with
+   * may close the subscription); what it throws is reported with `reportError` (where the browser
+   * has it) and the connection goes on. A subscription with a `debug` function has a connection of its own (never shared with
    * another subscription, as with `headers`). Message data is never logged. Default `false`.
    */
   debug?: boolean | DebugFn;

@@ -113,10 +113,11 @@ impl Options {
                 keys::persist_tag(*scope == Scope::Local, key.as_deref())
             }),
         };
-        // A `debug` function is the app's own: such a connection is never
+        // A `debug` function is the app's own: its connection is never
         // shared, as with `headers`.
-        let own = o.debug.as_ref().is_some_and(JsValue::is_function);
-        o.share_key = keys::share_key(&o.config, &page).filter(|_| !own);
+        if !o.debug.as_ref().is_some_and(JsValue::is_function) {
+            o.share_key = keys::share_key(&o.config, &page);
+        }
         Ok(o)
     }
 }
@@ -145,12 +146,11 @@ fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
         o.parse = [Parse::Text, Parse::Json][i];
     }
     o.with_credentials = flag(v, "withCredentials")?.unwrap_or(false);
+    // `true` or the app's function, kept as given.
     let debug = get(v, "debug");
-    o.debug = if debug.is_function() {
-        Some(debug)
-    } else {
-        flag(v, "debug")?.unwrap_or(false).then_some(JsValue::TRUE)
-    };
+    if debug.is_function() || flag(v, "debug")? == Some(true) {
+        o.debug = Some(debug);
+    }
     o.cross_tab = flag(v, "crossTab")?.unwrap_or(false);
     let seed = get(v, "seed");
     if !absent(&seed) {

@@ -32,31 +32,21 @@
 use tidings_core::engine::{Action, Input};
 use tidings_core::time::MonoMs;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use crate::clock;
 use crate::js::set;
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    #[wasm_bindgen(js_namespace = console, js_name = debug)]
-    fn console_debug(tag: &str, what: &str, details: &JsValue);
+    /// Write one entry to `to`: the app's `debug` function (what it throws
+    /// is reported, the connection goes on), else the console.
+    #[wasm_bindgen(js_name = debugLog)]
+    pub(super) fn emit(to: &JsValue, what: &str, details: &JsValue);
 }
 
 fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
-}
-
-/// Write one entry to `to`: the app's `debug` function, else the console.
-pub(super) fn emit(to: &JsValue, what: &str, details: &JsValue) {
-    if to.is_function() {
-        let f: &js_sys::Function = to.unchecked_ref();
-        if let Err(thrown) = f.call2(&JsValue::UNDEFINED, &JsValue::from_str(what), details) {
-            crate::target::report_error(&thrown);
-        }
-    } else {
-        console_debug("[tidings]", what, details);
-    }
 }
 
 /// Log the facts of a request the engine's actions do not show, as they

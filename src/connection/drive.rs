@@ -11,7 +11,9 @@ use super::{crosstab, debug, live, Connection, Delivery, Notice, NoticeFn};
 use crate::clock;
 use crate::guard::Timer;
 
-/// Feed one fact about this tab's engine's request, then drive.
+/// Feed one fact about this tab's engine's request, then drive. Out of
+/// line: inlined at each of its call sites, its debug check costs bytes.
+#[inline(never)]
 pub fn feed(conn: &Rc<Connection>, fact: engine::Input<'_>) {
     if let Some(to) = &conn.adapter.debug {
         debug::fact(to, &fact);
