@@ -255,6 +255,44 @@ export interface LifecycleEventMap {
   statuschange: StatusChangeEvent;
 }
 
+/**
+ * One entry of the `debug` log, as `[what, details]` (the arguments of a `debug` function, and of
+ * the `console.debug` line after its `"[tidings]"` tag). `attempt` numbers the requests of one
+ * connection from 1. A request ends at its `end`, its `abort`, or an `error` with `retryInMs` or
+ * `fatal`; its outcome: a `head` status of 304, `deliver` entries (delivered), none (an empty
+ * hold or poll), `error` or `abort`.
+ */
+export type DebugEntry =
+  /** A request, as the engine asked for it (before the app's own `headers` are added). */
+  | ["open", { attempt: number; transport: Transport; url: string; headers: Record<string, string> }]
+  /** A fetch response's status, as its head arrives. */
+  | ["head", { attempt: number; status: number }]
+  /** A fetch response's body is all in (a stream ended; a body read whole logs it before its `deliver`s). */
+  | ["end", { attempt: number }]
+  /** The engine cancelled the request. */
+  | ["abort", { attempt: number }]
+  /** A message handed to the listeners (no data). */
+  | ["deliver", { id: string; event: string; lastEventId: string }]
+  /** A server event dropped: named like a lifecycle event, or (`reason`) of a type not in `events`. */
+  | ["ignore", { id: string; event: string; reason?: "not-in-events" }]
+  /** The one timer armed: the next decision in `delayMs` milliseconds. */
+  | ["wait", { delayMs: number }]
+  /** A decision with no event of its own: `silent-stream-kept`, `cursor-in-query-only`, `reconnect: <answer>`. */
+  | ["note", { note: string }]
+  /** A listener added for a type this subscription never dispatches. */
+  | ["warn", { event: string; message: string }]
+  /** A storage that is missing, full or refused (`persist`): what its `console` line says. */
+  | ["persist", string]
+  | ["statechange", StateChangeEvent]
+  | ["statuschange", StatusChangeEvent]
+  | ["transportchange", TransportChangeEvent]
+  | ["error", TidingsError]
+  | ["reset", ResetEvent]
+  | ["uptodate", UpToDateEvent];
+
+/** The `debug` option as a function: each {@link DebugEntry} as `(what, details)`. */
+export type DebugFn = (...entry: DebugEntry) => void;
+
 /** Counters from `stats()`. */
 export interface Stats {
   /** Requests started (every transport). */
@@ -367,17 +405,17 @@ export interface Options<M = {}> {
   /** Send cookies / credentials cross-origin. Default `false`. */
   withCredentials?: boolean;
   /**
-   * Log every decision of the engine with its reason on the console, as
-   * `console.debug("[tidings]", what, details)`: `open` (`{ attempt, transport, url, headers }`),
-   * `abort`, `deliver` (`{ id, event, lastEventId }`, no data), `ignore` (`{ id, event }`: a
-   * server event named `open`, `error`, `statechange` or `transportchange`, dropped), `wait`
-   * (`{ delayMs }`), `note` (`{ note: "silent-stream-kept" }`: an `eventsource` stream with no
-   * other usable transport kept open past `watchdog.firstEventTimeoutMs`), and the
-   * `statechange` / `transportchange` / `error` (`parse` errors too) / `reset` / `uptodate` event
-   * objects.
-   * Default `false`. `true` is not in "tidings/receive": there it throws `invalid-option`.
+   * Log every decision of the engine with its reason: `true` on the console, as
+   * `console.debug("[tidings]", what, details)`; a function `(what, details) => void` gets the
+   * same entries (the same objects, see {@link DebugEntry}) instead of the console, to draw a
+   * timeline of every request and wait in the app's own dev tools (the demo page's
+   * `www/timeline.js` does). The function is called synchronously, with no engine state in use (it
+   * may close the subscription); what it throws is reported with `reportError` (where the browser
+   * has it) and the connection goes on. A subscription with a `debug` function has a connection of its own (never shared with
+   * another subscription, as with `headers`). Message data is never logged. Default `false`. Not in "tidings/receive" (`true` or a
+   * function there throws `invalid-option`).
    */
-  debug?: boolean;
+  debug?: boolean | DebugFn;
   /** Aborting it closes the subscription; anything else throws `invalid-option`. Default: none. */
   signal?: AbortSignal;
   /**

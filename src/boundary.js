@@ -65,3 +65,11 @@ export function untilAbort(value, signal) {
     Promise.resolve(value).then(ok, no);
   });
 }
+
+// One entry of the `debug` log: to the app's function (what it throws is
+// reported with `reportError` where the browser has it; the connection goes
+// on), else to the console. Smaller here than in wasm.
+export function debugLog(to, what, details) {
+  if (typeof to != "function") return console.debug("[tidings]", what, details);
+  try { to(what, details); } catch (e) { globalThis.reportError?.(e); }
+}

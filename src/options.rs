@@ -56,9 +56,10 @@ pub struct Options {
     pub signal: Option<web_sys::AbortSignal>,
     /// `headers`: an object, or a function returning one (or a Promise of one).
     pub headers: Option<JsValue>,
-    /// `debug`: log every decision of the engine with its reason on the
-    /// console (`console.debug`). Default `false`.
-    pub debug: bool,
+    /// `debug`: log every decision of the engine with its reason: `true`
+    /// on the console (`console.debug`), or to the app's function
+    /// `(what, details) => void`. Default off (`None`).
+    pub debug: Option<JsValue>,
     /// `persist` (`"session"` / `"local"`) and `persistKey`: keep the cursor
     /// in Web Storage across reloads (`tidings_core::persist`). Default off.
     pub persist: Option<(Scope, Option<String>)>,
@@ -87,7 +88,7 @@ impl Options {
             seed: None,
             signal: None,
             headers: None,
-            debug: false,
+            debug: None,
             persist: None,
             lost_after_ms: DEFAULT_LOST_AFTER_MS,
             cross_tab: false,
@@ -104,7 +105,7 @@ impl Options {
         o.config = c.sanitized();
         let page = PageOptions {
             with_credentials: o.with_credentials,
-            debug: o.debug,
+            debug: o.debug.is_some(),
             lost_after_ms: o.lost_after_ms,
             seed: o.seed,
             cross_tab: o.cross_tab,
@@ -112,7 +113,11 @@ impl Options {
                 keys::persist_tag(*scope == Scope::Local, key.as_deref())
             }),
         };
-        o.share_key = keys::share_key(&o.config, &page);
+        // A `debug` function is the app's own: its connection is never
+        // shared, as with `headers`.
+        if !o.debug.as_ref().is_some_and(JsValue::is_function) {
+            o.share_key = keys::share_key(&o.config, &page);
+        }
         Ok(o)
     }
 }
@@ -141,11 +146,15 @@ fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
         o.parse = [Parse::Text, Parse::Json][i];
     }
     o.with_credentials = flag(v, "withCredentials")?.unwrap_or(false);
-    o.debug = flag(v, "debug")?.unwrap_or(false);
+    // `true` or the app's function, kept as given.
+    let debug = get(v, "debug");
+    if debug.is_function() || flag(v, "debug")? == Some(true) {
+        o.debug = Some(debug);
+    }
     o.cross_tab = flag(v, "crossTab")?.unwrap_or(false);
     // A build without the part refuses it rather than silently ignoring it.
-    if o.debug && !cfg!(feature = "debug") {
-        return Err(not_built("debug", "debug", &JsValue::TRUE));
+    if o.debug.is_some() && !cfg!(feature = "debug") {
+        return Err(not_built("debug", "debug", &get(v, "debug")));
     }
     if o.cross_tab && !cfg!(feature = "cross-tab") {
         return Err(not_built("crossTab", "cross-tab", &JsValue::TRUE));

@@ -1,9 +1,16 @@
 //! `debug: true`: every decision of the engine on the console, as it is
 //! rendered, with its reason: `console.debug("[tidings]", what, details)`.
+//! `debug: (what, details) => void`: the same entries (the same objects) to
+//! that function instead of the console, called with no engine state
+//! borrowed; what it throws is reported (`reportError`) and the connection
+//! goes on.
 //!
 //! `what` is one of `open` (`{ attempt, transport, url, headers }`: the
 //! request as the engine asked for it, before the app's own headers are
-//! added), `abort` (`{ attempt }`), `deliver` (`{ id, event, lastEventId }`),
+//! added), `head` (`{ attempt, status }`: a fetch response's status, as it
+//! arrives), `end` (`{ attempt }`: a fetch response's body is all in; a body read
+//! whole logs it before its `deliver`s), `abort`
+//! (`{ attempt }`), `deliver` (`{ id, event, lastEventId }`),
 //! `ignore` (`{ id, event }`: a server event named like one of the
 //! subscription's own events, `open`, `error`, `statechange` or
 //! `transportchange`, dropped; `{ id, event, reason: "not-in-events" }`: the
@@ -22,7 +29,7 @@
 //! [`Connection::debug_log`](super::Connection::debug_log). Message data is
 //! not logged: it can be large and private.
 
-use tidings_core::engine::Action;
+use tidings_core::engine::{Action, Input};
 use tidings_core::time::MonoMs;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsValue;
@@ -30,18 +37,44 @@ use wasm_bindgen::JsValue;
 use crate::clock;
 use crate::js::set;
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    #[wasm_bindgen(js_namespace = console, js_name = debug)]
-    pub(super) fn console_debug(tag: &str, what: &str, details: &JsValue);
+    /// Write one entry to `to`: the app's `debug` function (what it throws
+    /// is reported, the connection goes on), else the console.
+    #[wasm_bindgen(js_name = debugLog)]
+    pub(super) fn emit(to: &JsValue, what: &str, details: &JsValue);
 }
 
 fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
 
-/// Log `action` (called by the drive loop before it renders the action).
-pub fn log(action: &Action) {
+/// Log the facts of a request the engine's actions do not show, as they
+/// arrive: its response head's status (`head`) and its body's end (`end`:
+/// a stream ended, or a body read whole is in, before its deliveries).
+pub(super) fn fact(to: &JsValue, fact: &Input<'_>) {
+    let o = js_sys::Object::new();
+    let what = match fact {
+        Input::ResponseHead(id, head) => {
+            set(&o, "status", &num(u64::from(head.status)));
+            set(&o, "attempt", &num(id.0));
+            "head"
+        }
+        Input::StreamEnd(id)
+        | Input::Messages { id, .. }
+        | Input::BodyResource(id, _)
+        | Input::JsonChunk(id, _) => {
+            set(&o, "attempt", &num(id.0));
+            "end"
+        }
+        _ => return,
+    };
+    emit(to, what, &o);
+}
+
+/// Log `action` to `to` (called by the drive loop before it renders the
+/// action, with no borrow held).
+pub fn log(to: &JsValue, action: &Action) {
     let o = js_sys::Object::new();
     let what = match action {
         Action::Open(req) => {
@@ -88,13 +121,13 @@ pub fn log(action: &Action) {
         }
         other => match crate::event::js::from_action(other) {
             Some((what, details)) => {
-                console_debug("[tidings]", what, &details);
+                emit(to, what, &details);
                 return;
             }
             None => return,
         },
     };
-    console_debug("[tidings]", what, &o);
+    emit(to, what, &o);
 }
 
 fn wait_ms(until: MonoMs) -> u64 {

@@ -15,8 +15,14 @@ use super::{live, Connection, Delivery, Notice, NoticeFn};
 use crate::clock;
 use crate::guard::Timer;
 
-/// Feed one fact about this tab's engine's request, then drive.
+/// Feed one fact about this tab's engine's request, then drive. Out of
+/// line: inlined at each of its call sites, its debug check costs bytes.
+#[inline(never)]
 pub fn feed(conn: &Rc<Connection>, fact: engine::Input<'_>) {
+    #[cfg(feature = "debug")]
+    if let Some(to) = &conn.adapter.debug {
+        debug::fact(to, &fact);
+    }
     super::handle(conn, Input::Engine(fact));
 }
 
@@ -54,16 +60,18 @@ fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
     let notice = match action {
         SessionAction::Wait { until } => {
             #[cfg(feature = "debug")]
-            if conn.adapter.debug {
-                debug::log(&Action::Wait { until });
+            if let Some(to) = &conn.adapter.debug {
+                debug::log(to, &Action::Wait { until });
             }
             arm_timer(conn, until);
             return false;
         }
-        // Only asked for with `debug: true` (`Session::with_debug`).
+        // Only asked for with `debug` (`Session::with_debug`).
         SessionAction::Debug(_a) => {
             #[cfg(feature = "debug")]
-            debug::log(&_a);
+            if let Some(to) = &conn.adapter.debug {
+                debug::log(to, &_a);
+            }
             return true;
         }
         SessionAction::Open(req) => {

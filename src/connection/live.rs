@@ -27,8 +27,9 @@ pub struct AdapterOptions {
     /// called before every fetch request with `{ transport, url, status? }`
     /// (`status: 401` on the one retry after a 401, to refresh a token).
     pub headers: Option<JsValue>,
-    /// `debug`: log every engine decision on the console (`debug.rs`).
-    pub debug: bool,
+    /// `debug`: log every engine decision (`debug.rs`): `true` (on the
+    /// console) or the app's function; `None`: off.
+    pub debug: Option<JsValue>,
     /// `lostAfterMs` of the calm status (`calm.rs`).
     pub lost_after_ms: u64,
 }

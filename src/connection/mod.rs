@@ -74,7 +74,9 @@ impl Connection {
         let tab_seed = crate::clock::random_seed();
         let session = Session::new(config, seed, tab_seed, adapter.lost_after_ms);
         let conn = Rc::new(Connection {
-            session: RefCell::new(session.with_debug(cfg!(feature = "debug") && adapter.debug)),
+            session: RefCell::new(
+                session.with_debug(cfg!(feature = "debug") && adapter.debug.is_some()),
+            ),
             live: RefCell::new(None),
             timer: RefCell::new(None),
             driving: Cell::new(false),
@@ -149,12 +151,12 @@ impl Connection {
         self.session.borrow().last_event_id().into()
     }
 
-    /// `debug: true`: log `details` as `what` (an event the API layer made,
+    /// With `debug`: log `details` as `what` (an event the API layer made,
     /// such as a `parse` error).
     pub fn debug_log(&self, what: &str, details: &wasm_bindgen::JsValue) {
         #[cfg(feature = "debug")]
-        if self.adapter.debug {
-            debug::console_debug("[tidings]", what, details);
+        if let Some(to) = &self.adapter.debug {
+            debug::emit(to, what, details);
         }
         #[cfg(not(feature = "debug"))]
         let _ = (what, details);
