@@ -115,7 +115,7 @@ impl Options {
         };
         // A `debug` function is the app's own: its connection is never
         // shared, as with `headers`.
-        if !o.debug.as_ref().is_some_and(JsValue::is_function) {
+        if !(cfg!(feature = "debug") && o.debug.as_ref().is_some_and(JsValue::is_function)) {
             o.share_key = keys::share_key(&o.config, &page);
         }
         Ok(o)
@@ -146,16 +146,17 @@ fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
         o.parse = [Parse::Text, Parse::Json][i];
     }
     o.with_credentials = flag(v, "withCredentials")?.unwrap_or(false);
-    // `true` or the app's function, kept as given.
+    // `true` or the app's function, kept as given; a build without the
+    // debug log refuses both rather than silently ignoring them.
     let debug = get(v, "debug");
     if debug.is_function() || flag(v, "debug")? == Some(true) {
+        if !cfg!(feature = "debug") {
+            return Err(not_built("debug", "debug", &debug));
+        }
         o.debug = Some(debug);
     }
     o.cross_tab = flag(v, "crossTab")?.unwrap_or(false);
     // A build without the part refuses it rather than silently ignoring it.
-    if o.debug.is_some() && !cfg!(feature = "debug") {
-        return Err(not_built("debug", "debug", &get(v, "debug")));
-    }
     if o.cross_tab && !cfg!(feature = "cross-tab") {
         return Err(not_built("crossTab", "cross-tab", &JsValue::TRUE));
     }
@@ -491,13 +492,11 @@ extern "C" {
 /// `invalid-option` for an option this build was compiled without (the
 /// "tidings/receive" entry, or a Rust app without the cargo `feature`),
 /// naming the entry and the feature that have it: `invalid option: <key>:
-/// expected none in this build: <key> needs the "tidings" entry (cargo
-/// feature "<feature>"), got <value> (<type>)`.
+/// expected none in this build; the "tidings" entry has it (feature
+/// "<feature>"), got <value> (<type>)`.
 pub(crate) fn not_built(key: &str, feature: &str, got: &JsValue) -> JsValue {
     let expected = [
-        "none in this build: ",
-        key,
-        " needs the \"tidings\" entry (cargo feature \"",
+        "none in this build; the \"tidings\" entry has it (feature \"",
         feature,
         "\")",
     ]

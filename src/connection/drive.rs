@@ -16,8 +16,9 @@ use crate::clock;
 use crate::guard::Timer;
 
 /// Feed one fact about this tab's engine's request, then drive. Out of
-/// line: inlined at each of its call sites, its debug check costs bytes.
-#[inline(never)]
+/// line with the debug log: inlined at each of its call sites, its debug
+/// check costs bytes.
+#[cfg_attr(feature = "debug", inline(never))]
 pub fn feed(conn: &Rc<Connection>, fact: engine::Input<'_>) {
     #[cfg(feature = "debug")]
     if let Some(to) = &conn.adapter.debug {

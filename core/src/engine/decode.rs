@@ -222,9 +222,13 @@ pub(crate) fn empty_long_poll_answer(
     body: &str,
     validators: &Validators,
 ) -> bool {
-    transport == TransportKind::LongPoll
-        && body.bytes().all(|b| b.is_ascii_whitespace())
-        && nchan_message_id(validators).is_none()
+    transport == TransportKind::LongPoll && is_blank(body) && nchan_message_id(validators).is_none()
+}
+
+/// Whether `body` is empty or only ASCII whitespace (no news on any
+/// content type).
+pub(crate) fn is_blank(body: &str) -> bool {
+    body.bytes().all(|b| b.is_ascii_whitespace())
 }
 
 impl Engine {

@@ -31,7 +31,7 @@ pub fn json_body<V: JsonView>(id: AttemptId, text: String, value: Option<&V>) ->
     let Some(value) = value else {
         // An empty (or whitespace-only) body is "no news" on any content
         // type: the raw-resource path says so.
-        if text.bytes().all(|b| b.is_ascii_whitespace()) {
+        if super::decode::is_blank(&text) {
             return Input::BodyResource(id, text);
         }
         return Input::TransportError(id, TransportError::BadBody);

@@ -61,19 +61,13 @@ impl Protocol {
     /// Hook: whether the cursor may travel as `Last-Event-ID` (Durable
     /// Streams: the offset always goes in the query, with no header).
     pub(crate) fn cursor_by_header(self) -> bool {
-        match self {
-            Protocol::Default => true,
-            Protocol::DurableStreams => false,
-        }
+        self == Protocol::Default
     }
 
     /// Hook: whether the ids show a gap (Durable Streams messages carry no
     /// id; their offsets place them).
     pub(crate) fn gaps_by_id(self) -> bool {
-        match self {
-            Protocol::Default => true,
-            Protocol::DurableStreams => false,
-        }
+        self == Protocol::Default
     }
 }
 
