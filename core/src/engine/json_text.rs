@@ -5,9 +5,8 @@
 //! crossings per message through `Reflect.get`).
 //!
 //! The rule stays [`super::decode_json_body`]'s: the shape and the hint are
-//! read from the parsed value (a few crossings per body), and so are the
-//! messages of an envelope `{messages}` and any message this scanner is
-//! unsure of (a `\u` escape, a key written with escapes, a number id other
+//! read from the parsed value (a few crossings per body), and so is any
+//! message this scanner is unsure of (a `\u` escape, a key written with escapes, a number id other
 //! than a plain non-negative integer, a `data` that is not a string: its
 //! `JSON.stringify` text). The fuzz target
 //! `json_envelope` checks both agree (`testing::decoders::check_json`).
@@ -72,13 +71,21 @@ pub fn decode_json_text<V: JsonView>(
     Some((msgs, hint))
 }
 
-/// Where the list of messages opens when the body is an array. An
-/// envelope's messages are read from the parsed value (`None`): finding its
-/// last `messages` key in the text cost more bundle bytes than the common
-/// array body is worth (the bundle's size ceiling, docs/size.md).
+/// Where the list of messages opens: the body when it is an array, else the
+/// value of an envelope's last `messages` key (the one `JSON.parse` keeps).
+/// `None` (read from the parsed value) when a key is written with escapes:
+/// it could be that last `messages`.
 fn list_start(b: &[u8]) -> Option<usize> {
-    let at = skip_ws(b, 0);
-    (b.get(at) == Some(&b'[')).then_some(at)
+    let mut at = Some(skip_ws(b, 0));
+    for (key, v, _) in fields(b, at?) {
+        if key == b"messages" {
+            at = Some(v);
+        }
+        if key.contains(&b'\\') {
+            return None;
+        }
+    }
+    at.filter(|&a| b.get(a) == Some(&b'['))
 }
 
 /// One message (an element of the list), or `None` when unsure (and for
@@ -302,10 +309,47 @@ mod tests {
         }
     }
 
+    /// In an envelope too: the id of an entry of the last `messages` key
+    /// keeps its digits (the value, a double, has lost them).
+    #[test]
+    fn a_number_id_past_2_53_in_an_envelope_is_its_source_text() {
+        use crate::testing::decoders::{Json, Key};
+        let (id, data) = (Key::Known(3), Key::Known(5));
+        let entry = |n: f64| {
+            Json::Obj(vec![
+                (id.clone(), Json::Num(n)),
+                (data.clone(), Json::Str("x".into())),
+            ])
+        };
+        // `JSON.parse` keeps the last `messages`; the first is not the list.
+        let value = Json::Obj(vec![
+            (Key::Known(0), Json::Arr(vec![entry(1.0)])),
+            (Key::Known(1), Json::Null),
+            (Key::Known(0), Json::Arr(vec![entry(9007199254740992.0)])),
+        ]);
+        let text = r#" { "messages" : [{"id":1,"data":"y"}], "_polling":null,
+            "messages": [ {"id":9007199254740993,"data":"x"} ] } "#;
+        let got = decode_json_text(text, &value);
+        assert_eq!(
+            got,
+            Some((vec![msg(Some("9007199254740993"), None, "x")], None))
+        );
+        // A key written with escapes could be the last `messages`: the
+        // value is read.
+        let escaped =
+            r#"{"messages":[{"id":1}],"m\u0065ssages":[{"id":9007199254740993,"data":"x"}]}"#;
+        let got = decode_json_text(escaped, &value);
+        assert_eq!(
+            got,
+            Some((vec![msg(Some("9007199254740992"), None, "x")], None))
+        );
+    }
+
     #[test]
     fn the_list_is_read_from_the_text_when_the_body_is_an_array() {
         assert_eq!(list_start(b" \n[1]"), Some(2));
-        assert_eq!(list_start(br#"{"messages":[]}"#), None);
+        assert_eq!(list_start(br#"{"messages":[]}"#), Some(12));
+        assert_eq!(list_start(br#"{"messages":{}}"#), None);
     }
 
     #[test]
