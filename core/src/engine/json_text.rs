@@ -310,42 +310,6 @@ mod tests {
         }
     }
 
-    /// In an envelope too: the id of an entry of the last `messages` key
-    /// keeps its digits (the value, a double, has lost them).
-    #[test]
-    fn a_number_id_past_2_53_in_an_envelope_is_its_source_text() {
-        use crate::testing::decoders::{Json, Key};
-        let (id, data) = (Key::Known(3), Key::Known(5));
-        let entry = |n: f64| {
-            Json::Obj(vec![
-                (id.clone(), Json::Num(n)),
-                (data.clone(), Json::Str("x".into())),
-            ])
-        };
-        // `JSON.parse` keeps the last `messages`; the first is not the list.
-        let value = Json::Obj(vec![
-            (Key::Known(0), Json::Arr(vec![entry(1.0)])),
-            (Key::Known(1), Json::Null),
-            (Key::Known(0), Json::Arr(vec![entry(9007199254740992.0)])),
-        ]);
-        let text = r#" { "messages" : [{"id":1,"data":"y"}], "_polling":null,
-            "messages": [ {"id":9007199254740993,"data":"x"} ] } "#;
-        let got = decode_json_text(text, &value);
-        assert_eq!(
-            got,
-            Some((vec![msg(Some("9007199254740993"), None, "x")], None))
-        );
-        // A key written with escapes could be the last `messages`: the
-        // value is read.
-        let escaped =
-            r#"{"messages":[{"id":1}],"m\u0065ssages":[{"id":9007199254740993,"data":"x"}]}"#;
-        let got = decode_json_text(escaped, &value);
-        assert_eq!(
-            got,
-            Some((vec![msg(Some("9007199254740992"), None, "x")], None))
-        );
-    }
-
     #[test]
     fn the_list_is_read_from_the_text_when_the_body_is_an_array() {
         assert_eq!(list_start(b" \n[1]"), Some(2));
