@@ -150,6 +150,7 @@ fn post_keepalive(acker: &Acker, body: &str) {
         body: json_body(body),
         app_headers: acker.headers.clone(),
         credentials: acker.credentials,
+        body_bytes: None,
     };
     let Ok(headers) = super::request::app_headers_now(&req) else {
         return;

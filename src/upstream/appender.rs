@@ -102,6 +102,7 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
         listeners: RefCell::new(Vec::new()),
     });
     listen(&inner);
+    super::page::hold(&(inner.clone() as _));
     Ok(AppenderJs { inner })
 }
 
@@ -276,6 +277,13 @@ impl Drive for Inner {
         &self.live
     }
 
+    /// Appends not yet durable: the batch of the last request sent is
+    /// among them (or, just after an answer, it is durable and the server
+    /// answers its keepalive copy as a duplicate).
+    fn owes(&self) -> bool {
+        !self.pending.borrow().is_empty()
+    }
+
     fn reply(self: Rc<Self>, tag: Tag, reply: Reply) {
         let id = tag.id;
         match reply {
@@ -409,6 +417,7 @@ fn issue(inner: &Rc<Inner>, r: AppendRequest) {
         },
         app_headers: inner.app_headers.clone(),
         credentials: inner.credentials,
+        body_bytes: Some(r.body.len() as u64),
     });
     let mut extra = r.headers;
     if !close {

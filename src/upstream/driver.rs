@@ -32,11 +32,31 @@ pub struct Tag {
 }
 
 /// What every upstream adapter owns for the loop: its live attempt (at
-/// most one: the machines' rule) and its one timer.
+/// most one: the machines' rule), its one timer and what its last attempt
+/// sent.
 #[derive(Default)]
 pub struct Live {
     attempt: RefCell<Option<(Tag, Attempt)>>,
     timer: RefCell<Option<Timer>>,
+    /// The last attempt that went out, for the `pagehide` hand-off
+    /// (`page.rs`).
+    pub sent: RefCell<Option<Sent>>,
+}
+
+/// An attempt that went out: re-issued as it was with `keepalive: true` at
+/// `pagehide` (the app's `headers` function is not called again).
+pub struct Sent {
+    /// Its [`Tag::id`] (one send, one report, one append request).
+    pub id: u64,
+    /// When the first attempt of that id went out: its age for the
+    /// keepalive budget.
+    pub since: MonoMs,
+    /// What it sent: URL, body, credentials.
+    pub req: Rc<Request>,
+    /// Its method.
+    pub method: String,
+    /// The headers it sent, the machine's included.
+    pub headers: Headers,
 }
 
 /// An adapter as the attempt and the timer see it (`dyn`, so they exist
@@ -49,8 +69,8 @@ pub trait Slots {
     fn fired(self: Rc<Self>);
     /// The attempt `tag` replied (never while the machine is borrowed).
     fn replied(self: Rc<Self>, tag: Tag, reply: Reply);
-    /// The headers attempt `tag` is about to send with `method`.
-    fn sent(&self, method: &str, headers: &Headers);
+    /// Whether the work of [`Live::sent`] is still unsettled.
+    fn owes(&self) -> bool;
 }
 
 /// An adapter: its machine, its [`Live`] slots and what its actions and
@@ -73,8 +93,11 @@ pub trait Drive: Sized + 'static {
     fn act(self: &Rc<Self>, now: Now, action: <Self::M as Machine>::Action);
     /// The attempt `tag` replied: feed what it means.
     fn reply(self: Rc<Self>, tag: Tag, reply: Reply);
-    /// The headers an attempt is about to send with `method`.
-    fn sending(&self, _method: &str, _headers: &Headers) {}
+    /// Whether the work of its last attempt sent ([`Live::sent`]) is still
+    /// unsettled (default: while [`Drive::open`]).
+    fn owes(&self) -> bool {
+        self.open()
+    }
     /// After every [`feed`] (the reporter forgets its listeners once closed).
     fn fed(&self) {}
 }
@@ -92,8 +115,8 @@ impl<D: Drive> Slots for D {
         self.reply(tag, reply);
     }
 
-    fn sent(&self, method: &str, headers: &Headers) {
-        self.sending(method, headers);
+    fn owes(&self) -> bool {
+        Drive::owes(self)
     }
 }
 
@@ -163,7 +186,7 @@ pub fn issue(
 ) {
     let sent_to = Rc::downgrade(d);
     let replied_to = Rc::downgrade(d);
-    let m = String::from(method);
+    let (m, r) = (String::from(method), Rc::clone(req));
     let started = request::start(
         req,
         method,
@@ -172,7 +195,18 @@ pub fn issue(
         max_answer_bytes,
         move |headers: &Headers| {
             if let Some(d) = sent_to.upgrade() {
-                d.sent(&m, headers);
+                let mut sent = d.held().sent.borrow_mut();
+                let since = match &*sent {
+                    Some(s) if s.id == tag.id => s.since,
+                    _ => clock::now().mono,
+                };
+                *sent = Some(Sent {
+                    id: tag.id,
+                    since,
+                    req: r,
+                    method: m,
+                    headers: headers.clone(),
+                });
             }
         },
         move |reply| reply_to(&replied_to, tag, reply),

@@ -80,15 +80,16 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
         body: body.value,
         app_headers: o.headers,
         credentials: o.credentials,
+        body_bytes: body.bytes,
     };
     let sender = Sender::new(o.config, &key, crate::clock::random_seed());
-    let (signal, ordered, bytes) = (o.signal, o.ordered, body.bytes);
+    let (signal, ordered) = (o.signal, o.ordered);
     let mut settle = None;
     let promise = js_sys::Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
     let Some(settle) = settle else {
         return Err(JsValue::UNDEFINED);
     };
-    let t = task::Task::new(sender, req, bytes, ordered, signal, settle);
+    let t = task::Task::new(sender, req, ordered, signal, settle);
     let now = page::add(&t);
     task::watch(&t, page::is_online());
     // Queued (`ordered`): the deadline runs from the call all the same.

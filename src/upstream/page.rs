@@ -1,27 +1,31 @@
 //! The sends of this page: who is pending (in call order), the `ordered`
 //! queue of each URL, and the page listeners every pending send needs:
 //! `online`/`offline` (reported to each machine) and `pagehide` (the
-//! keepalive hand-off, decided by the core's `keepalive_handoff`). The
-//! listeners exist while a send is pending and are removed when the last
-//! one settles.
+//! keepalive hand-off, decided by the core's `keepalive_handoff`), which
+//! also covers the reporters and appenders [`hold`] holds. The listeners
+//! exist while a send is pending or a reporter or appender lives, and are
+//! removed when the last one goes.
 //!
 //! `pagehide` (HTML "unloading documents"; `unload` is never used, so the page
-//! stays eligible for the back-forward cache): every pending send the core
-//! picks is re-issued at once with `fetch(…, { keepalive: true })`, the same
-//! key and the headers its last attempt sent. The promises stay pending: if
+//! stays eligible for the back-forward cache): every pending send, report
+//! and append request the core picks is re-issued at once with `fetch(…, {
+//! keepalive: true })`, the same key (or producer headers) and the headers
+//! its last attempt sent; how many it left out is one debug line
+//! (`console.debug("[tidings]", "pagehide", { notSent })`). The promises stay pending: if
 //! the page is gone they never settle (nothing is left to run them); if it
 //! was only put in the back-forward cache (`persisted`) and comes back, every
 //! send goes on where it was, and its next attempt gets the server's replay
 //! of whatever the keepalive copy applied (the same key: applied once).
 
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use tidings_core::upstream::{
     keepalive_handoff, ordered_key, Ordered, PendingSend, SendInput, KEEPALIVE_BUDGET_BYTES,
 };
-use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 
+use super::driver::Slots;
 use super::task::{self, Task};
 use crate::guard::Listener;
 
@@ -32,6 +36,8 @@ struct Page {
     /// `ordered` sends per URL (its `ordered_key`: no fragment), by task
     /// address.
     ordered: Vec<(String, Ordered<usize>)>,
+    /// The reporters and appenders (their requests are handed over too).
+    held: Vec<Weak<dyn Slots>>,
     listeners: Vec<Listener>,
 }
 
@@ -43,22 +49,18 @@ fn id(task: &Task) -> usize {
     task as *const Task as usize
 }
 
+/// Hand `d`'s requests over at `pagehide` too (a reporter, an appender),
+/// while it lives.
+#[cfg(any(feature = "append", feature = "report"))]
+pub fn hold(d: &Rc<dyn Slots>) {
+    listening();
+    PAGE.with(|p| p.borrow_mut().held.push(Rc::downgrade(d)));
+}
+
 /// Register `task`; `true` when it may start now (not queued behind an
 /// earlier `ordered` send of its URL).
 pub fn add(task: &Rc<Task>) -> bool {
-    // Listeners are added outside the borrow: `addEventListener` may be the
-    // app's (patched), and may call `send()` again.
-    if PAGE.with(|p| p.borrow().listeners.is_empty()) {
-        let mut fresh = listen();
-        PAGE.with(|p| {
-            let mut p = p.borrow_mut();
-            if p.listeners.is_empty() {
-                std::mem::swap(&mut p.listeners, &mut fresh);
-            }
-        });
-        // A nested send listened first: this set goes (outside the borrow).
-        drop(fresh);
-    }
+    listening();
     PAGE.with(|p| {
         let mut p = p.borrow_mut();
         p.tasks.push(Rc::clone(task));
@@ -77,8 +79,26 @@ pub fn add(task: &Rc<Task>) -> bool {
     })
 }
 
+/// The page listeners, unless they are there.
+fn listening() {
+    // Listeners are added outside the borrow: `addEventListener` may be the
+    // app's (patched), and may call `send()` again.
+    if PAGE.with(|p| p.borrow().listeners.is_empty()) {
+        let mut fresh = listen();
+        PAGE.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.listeners.is_empty() {
+                std::mem::swap(&mut p.listeners, &mut fresh);
+            }
+        });
+        // A nested send listened first: this set goes (outside the borrow).
+        drop(fresh);
+    }
+}
+
 /// `task` settled: forget it, start the next `ordered` send of its URL (from
-/// a microtask), and remove the page listeners when nothing is pending.
+/// a microtask), and remove the page listeners when nothing is pending nor
+/// held.
 pub fn forget(task: &Task) {
     let (next, idle) = PAGE.with(|p| {
         let mut p = p.borrow_mut();
@@ -92,7 +112,8 @@ pub fn forget(task: &Task) {
                 p.ordered.swap_remove(i);
             }
         }
-        let idle = match p.tasks.is_empty() {
+        p.held.retain(|d| d.strong_count() > 0);
+        let idle = match p.tasks.is_empty() && p.held.is_empty() {
             true => std::mem::take(&mut p.listeners),
             false => Vec::new(),
         };
@@ -140,22 +161,50 @@ pub fn is_online() -> bool {
         .unwrap_or(true)
 }
 
-/// The keepalive hand-off: the core picks, the adapter re-issues.
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `console.debug("[tidings]", what, details)` (`to` undefined).
+    #[wasm_bindgen(js_name = debugLog)]
+    fn debug_log(to: &JsValue, what: &str, details: &JsValue);
+}
+
+/// The keepalive hand-off: the core picks, the adapter re-issues. Every
+/// pending send (in call order), then every held reporter's and appender's
+/// last request sent; the core orders them by age.
 fn pagehide() {
-    let tasks: Vec<Rc<Task>> = pending().into_iter().filter(|t| !t.is_settled()).collect();
-    let facts: Vec<PendingSend> = tasks
+    let held = PAGE.with(|p| p.borrow().held.iter().filter_map(Weak::upgrade).collect());
+    let all: Vec<(Rc<dyn Slots>, bool)> = pending()
+        .into_iter()
+        .map(|t| {
+            let behind = t.ordered && !is_head(&t);
+            (t as Rc<dyn Slots>, behind)
+        })
+        .chain(Vec::into_iter(held).map(|d| (d, false)))
+        .filter(|(d, _)| d.owes())
+        .collect();
+    let facts: Vec<PendingSend> = all
         .iter()
-        .map(|t| PendingSend {
-            body_bytes: t.body_bytes,
-            queued_behind: t.ordered && !is_head(t),
-            sent: t.sent.borrow().is_some(),
+        .map(|(d, behind)| {
+            let sent = d.held().sent.borrow();
+            PendingSend {
+                body_bytes: sent.as_ref().and_then(|s| s.req.body_bytes),
+                queued_behind: *behind,
+                sent: sent.as_ref().map(|s| s.since),
+            }
         })
         .collect();
     let verdicts = keepalive_handoff(&facts, KEEPALIVE_BUDGET_BYTES);
-    for (t, go) in tasks.iter().zip(verdicts) {
-        if let (true, Some((method, headers))) = (go, t.sent.borrow().as_ref()) {
-            super::request::keepalive(&t.req, method, headers);
+    let mut not_sent = 0;
+    for ((d, _), go) in all.iter().zip(verdicts) {
+        match (go, d.held().sent.borrow().as_ref()) {
+            (true, Some(s)) => super::request::keepalive(&s.req, &s.method, &s.headers),
+            _ => not_sent += 1,
         }
+    }
+    if not_sent > 0 {
+        let o = js_sys::Object::new();
+        crate::js::set(&o, "notSent", &JsValue::from_f64(f64::from(not_sent)));
+        debug_log(&JsValue::UNDEFINED, "pagehide", &o);
     }
 }
 

@@ -30,6 +30,9 @@ pub struct Request {
     pub app_headers: Option<JsValue>,
     /// `credentials: "include"` instead of `"same-origin"`.
     pub credentials: bool,
+    /// The body's size on the wire (`None`: unknown, `FormData`), for the
+    /// `pagehide` hand-off.
+    pub body_bytes: Option<u64>,
 }
 
 /// The answer to an attempt, body read.

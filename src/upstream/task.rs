@@ -25,8 +25,6 @@ pub struct Task {
     sender: RefCell<Sender>,
     /// URL, body, app headers, credentials: the same on every attempt.
     pub req: Rc<Request>,
-    /// The body's size on the wire (`None`: unknown), for `pagehide`.
-    pub body_bytes: Option<u64>,
     /// `ordered: true`: queued per URL (`page.rs`).
     pub ordered: bool,
     live: Live,
@@ -34,8 +32,6 @@ pub struct Task {
     answer: RefCell<Option<Answer>>,
     /// What the app's `headers` threw (`HeadersFailed`).
     cause: RefCell<Option<JsValue>>,
-    /// Method and headers of the last attempt sent, for `pagehide`.
-    pub sent: RefCell<Option<(String, Headers)>>,
     signal: Option<web_sys::AbortSignal>,
     abort_listener: RefCell<Option<Listener>>,
     settled: Cell<bool>,
@@ -48,7 +44,6 @@ impl Task {
     pub fn new(
         sender: Sender,
         req: Request,
-        body_bytes: Option<u64>,
         ordered: bool,
         signal: Option<web_sys::AbortSignal>,
         settle: (js_sys::Function, js_sys::Function),
@@ -56,12 +51,10 @@ impl Task {
         Rc::new(Task {
             sender: RefCell::new(sender),
             req: Rc::new(req),
-            body_bytes,
             ordered,
             live: Live::default(),
             answer: RefCell::new(None),
             cause: RefCell::new(None),
-            sent: RefCell::new(None),
             signal,
             abort_listener: RefCell::new(None),
             settled: Cell::new(false),
@@ -132,10 +125,6 @@ impl Drive for Task {
             Reply::Failed => feed(&self, SendInput::Error(n, TransportError::NetworkOrCors)),
             Reply::NotStarted => feed(&self, SendInput::Error(n, TransportError::Network)),
         }
-    }
-
-    fn sending(&self, method: &str, headers: &Headers) {
-        *self.sent.borrow_mut() = Some((String::from(method), headers.clone()));
     }
 
     fn open(&self) -> bool {

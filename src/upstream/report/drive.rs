@@ -167,6 +167,12 @@ impl driver::Drive for Drive {
         !self.is_closed()
     }
 
+    /// The report of the last attempt sent is not settled (its body kept).
+    fn owes(&self) -> bool {
+        let id = self.live.sent.borrow().as_ref().map(|s| s.id);
+        self.bodies.borrow().iter().any(|(n, _)| Some(*n) == id)
+    }
+
     fn act(self: &Rc<Self>, _now: Now, action: ReportAction) {
         let event_only = matches!(
             action,
@@ -283,6 +289,7 @@ fn body(d: &Drive, report: u64, v: &JsValue) -> Result<Option<IdempotencyKey>, J
         body: body.value,
         app_headers: d.app_headers.clone(),
         credentials: d.credentials,
+        body_bytes: body.bytes,
     };
     d.bodies.borrow_mut().push((report, Rc::new(req)));
     Ok(Some(key))

@@ -77,6 +77,7 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
     let machine = Machine::new(o.config.clone(), crate::clock::random_seed());
     let d = Drive::new(machine, url, &o, task);
     LIVE.with(|l| l.borrow_mut().push(Rc::clone(&d)));
+    super::page::hold(&(Rc::clone(&d) as _));
     // Started from a microtask, so listeners added right after `report()`
     // see the first `statechange` (as a subscription's do).
     let started = Rc::clone(&d);
