@@ -842,7 +842,7 @@ export interface SendError extends Error {
  * other 4xx reject at once; while offline nothing is sent until `online`. Never throws: a bad
  * URL, body or option rejects (`invalid-url`, `invalid-option`) before anything is sent. Call
  * {@link init} first. Sends still pending at `pagehide` are re-sent with `keepalive` when they
- * fit the 64 KiB budget.
+ * fit the 64 KiB budget (shared with pending reports and append requests, oldest first).
  */
 export function send(url: string | URL, body?: SendBody, options?: SendOptions): Promise<SendResult>;
 

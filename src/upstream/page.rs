@@ -172,30 +172,30 @@ extern "C" {
 /// pending send (in call order), then every held reporter's and appender's
 /// last request sent; the core orders them by age.
 fn pagehide() {
-    let held = PAGE.with(|p| p.borrow().held.iter().filter_map(Weak::upgrade).collect());
-    let all: Vec<(Rc<dyn Slots>, bool)> = pending()
-        .into_iter()
-        .map(|t| {
-            let behind = t.ordered && !is_head(&t);
-            (t as Rc<dyn Slots>, behind)
-        })
-        .chain(Vec::into_iter(held).map(|d| (d, false)))
-        .filter(|(d, _)| d.owes())
-        .collect();
-    let facts: Vec<PendingSend> = all
-        .iter()
-        .map(|(d, behind)| {
+    let held: Vec<_> = PAGE.with(|p| p.borrow().held.iter().filter_map(Weak::upgrade).collect());
+    let (mut all, mut facts) = (Vec::new(), Vec::new());
+    let mut add = |d: Rc<dyn Slots>, queued_behind: bool| {
+        if d.owes() {
             let sent = d.held().sent.borrow();
-            PendingSend {
+            facts.push(PendingSend {
                 body_bytes: sent.as_ref().and_then(|s| s.req.body_bytes),
-                queued_behind: *behind,
+                queued_behind,
                 sent: sent.as_ref().map(|s| s.since),
-            }
-        })
-        .collect();
+            });
+            drop(sent);
+            all.push(d);
+        }
+    };
+    for t in pending() {
+        let behind = t.ordered && !is_head(&t);
+        add(t, behind);
+    }
+    for d in held {
+        add(d, false);
+    }
     let verdicts = keepalive_handoff(&facts, KEEPALIVE_BUDGET_BYTES);
     let mut not_sent = 0;
-    for ((d, _), go) in all.iter().zip(verdicts) {
+    for (d, go) in all.iter().zip(verdicts) {
         match (go, d.held().sent.borrow().as_ref()) {
             (true, Some(s)) => super::request::keepalive(&s.req, &s.method, &s.headers),
             _ => not_sent += 1,

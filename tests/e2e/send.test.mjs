@@ -339,6 +339,37 @@ test("pagehide: a pending send that fits the 64 KiB keepalive budget is re-sent 
   await p.context_.close();
 });
 
+test("pagehide: a pending report and a pending append go with keepalive too (one 64 KiB budget for every kind); a report over the budget is counted in the debug line", async () => {
+  await clearSends();
+  const p = await page();
+  // Every first attempt gets 503 + Retry-After: 60: each waits for its retry.
+  await faults(server, { path: "/send", times: 3, fault: { kind: "status", status: 503, retry_after: 60 } });
+  await p.evaluate(() => {
+    // The debug line, kept where the next page of this origin reads it.
+    const debug = console.debug;
+    console.debug = (...a) => {
+      if (a[1] === "pagehide") localStorage.setItem("pagehide", JSON.stringify(a.slice(1)));
+      debug.apply(console, a);
+    };
+    window.t.report("/send?close=1&q=report", () => "report body", { startupJitterMs: 0 });
+    window.t.report("/send?close=1&q=big", () => "b".repeat(70 * 1024), { startupJitterMs: 0 });
+    window.out = window.t.appender("/send?close=1&q=append", { headers: { "Idempotency-Key": '"append-key"' } });
+    window.out.append("appended").catch(() => {});
+  });
+  await waitRequests(server, "/send", (e) => e.filter((r) => r.status === 503).length === 3, 5000, "three 503s");
+  await p.goto(`${server.url}/_faults?left=1`);
+  const reqs = await waitRequests(server, "/send", (e) => e.length >= 5, 5000, "the keepalive copies");
+  await sleep(500); // room for a wrong copy of the big report to arrive
+  const after = await requests(server, "/send");
+  const q = (r) => new URLSearchParams(r.query).get("q");
+  assert.deepEqual(after.slice(3).map(q).sort(), ["append", "report"], JSON.stringify(after.map((r) => [r.query, r.status])));
+  const first = (name) => reqs.find((r) => q(r) === name);
+  assert.equal(after.find((r, i) => i >= 3 && q(r) === "report").headers["idempotency-key"], first("report").headers["idempotency-key"]);
+  assert.deepEqual((await applied()).map((a) => a.body).sort(), ['["appended"]', "report body"]);
+  assert.deepEqual(JSON.parse(await p.evaluate(() => localStorage.getItem("pagehide"))), ["pagehide", { notSent: 1 }]);
+  await p.context_.close();
+});
+
 test("pagehide with persisted (back-forward cache): the keepalive copy is applied; back on the page the send goes on and settles with the server's replay", async () => {
   const b = await launchBrowser({ ignoreDefaultArgs: ["--disable-back-forward-cache"] });
   try {

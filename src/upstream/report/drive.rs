@@ -167,10 +167,11 @@ impl driver::Drive for Drive {
         !self.is_closed()
     }
 
-    /// The report of the last attempt sent is not settled (its body kept).
+    /// A report is not settled (its body kept): the last one sent, or one
+    /// collected after it was delivered (then the server answers the
+    /// keepalive copy, the same key, with its replay).
     fn owes(&self) -> bool {
-        let id = self.live.sent.borrow().as_ref().map(|s| s.id);
-        self.bodies.borrow().iter().any(|(n, _)| Some(*n) == id)
+        !self.bodies.borrow().is_empty()
     }
 
     fn act(self: &Rc<Self>, _now: Now, action: ReportAction) {
