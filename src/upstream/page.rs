@@ -2,9 +2,9 @@
 //! queue of each URL, and the page listeners every pending send needs:
 //! `online`/`offline` (reported to each machine) and `pagehide` (the
 //! keepalive hand-off, decided by the core's `keepalive_handoff`), which
-//! also covers the reporters and appenders [`hold`] holds. The listeners
-//! exist while a send is pending or a reporter or appender lives, and are
-//! removed when the last one goes.
+//! also covers the reporters and appenders `hold` holds. The listeners are
+//! added by the first send, reporter or appender, and removed when a send
+//! settles and no send is pending and no held reporter or appender lives.
 //!
 //! `pagehide` (HTML "unloading documents"; `unload` is never used, so the page
 //! stays eligible for the back-forward cache): every pending send, report
