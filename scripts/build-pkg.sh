@@ -73,13 +73,12 @@ wasm_flavour "" "$OUT"
 
 # The React hook (tidings/react, tidings/receive/react): files of their own, in no entry's bytes.
 cp js/index.js js/index.d.ts js/subscription.js js/receive.js js/receive.d.ts js/wasm-url.d.ts \
-  js/react.js js/react-hook.js js/react.d.ts js/receive-react.js js/receive-react.d.ts "$OUT/"
+  js/react.js js/react-hook.js js/react.d.ts js/receive-react.js js/receive-react.d.ts js/timeline.png "$OUT/"
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-REPOSITORY=$(sed -n 's/^repository = "\(.*\)"/\1/p' Cargo.toml | head -1)
-sed -e "s/@VERSION@/$VERSION/" -e "s|@REPOSITORY@|$REPOSITORY|" pkg.json.template > "$OUT/package.json"
+sed -e "s/@VERSION@/$VERSION/" pkg.json.template > "$OUT/package.json"
 # The package README (install, loading, the API example, a link here): the
 # repo README's make commands and docs/ links mean nothing on npm.
-sed "s|@REPOSITORY@|$REPOSITORY|" js/npm-README.md > "$OUT/README.md"
+cp js/npm-README.md "$OUT/README.md"
 cp LICENSE-MIT LICENSE-APACHE "$OUT/"
 for d in "$OUT" "$OUT/receive" "$OUT/rows/receive-tabs-durable"; do
   echo "build-pkg: $d/ ($(wc -c < "$d/tidings_bg.wasm") bytes wasm, $(wc -c < "$d/tidings.js") bytes JS glue)"
