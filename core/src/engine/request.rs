@@ -8,6 +8,9 @@
 //! - `fetch` transports, same-origin: the `Last-Event-ID` header.
 //! - `fetch` transports, cross-origin: the query parameter, because the
 //!   header would force a CORS preflight.
+//! - A cursor that is not visible ASCII (`!` to `~`: a non-ASCII id, a
+//!   space, a control character) goes in the query parameter only, on every
+//!   transport ([`by_header`]).
 //! - An empty cursor is sent nowhere (BC-08: a bare `id` clears it).
 //! - After a resume moved the connection off a query-only transport to one
 //!   that sends the header (`engine::carrier`), both: the query parameter
@@ -72,6 +75,17 @@ pub(crate) fn cursor_in_query(transport: TransportKind, cross_origin: bool) -> b
     transport == TransportKind::EventSource || cross_origin
 }
 
+/// Whether `id` may travel as `Last-Event-ID`: visible ASCII only. A page
+/// can put other bytes in a `fetch` header only as a string of Latin-1 code
+/// points, one per UTF-8 byte (`Headers` takes a ByteString), and WebKitGTK
+/// (2.50) encodes that string as UTF-8 again (U+2026 arrives as C3 A2 C2 80
+/// C2 A6); servers read header bytes as Latin-1 besides (Node, WSGI, ASGI),
+/// and `fetch` trims spaces at a value's edges. The query is percent-encoded
+/// UTF-8 on every engine and server, so such an id goes only there.
+fn by_header(id: &str) -> bool {
+    id.bytes().all(|b| b.is_ascii_graphic())
+}
+
 /// The cursor of one request, and where it goes besides its usual place.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cursor<'a> {
@@ -96,10 +110,11 @@ pub(crate) fn render(
         && !cursor.is_empty()
         && ((transport == TransportKind::LongPoll && in_query)
             || nchan_message_id(validators).as_deref() == Some(cursor));
+    let header = !in_query && by_header(cursor);
     let url = with_query_param(
         base,
         &config.last_event_id_param,
-        if in_query || query_too { cursor } else { "" },
+        if !header || query_too { cursor } else { "" },
     );
     let mut headers = Vec::new();
     match transport {
@@ -108,7 +123,7 @@ pub(crate) fn render(
         TransportKind::LongPoll => headers.push(field("Accept", ACCEPT_LONG_POLL)),
         TransportKind::Poll => {}
     }
-    if !in_query && !cursor.is_empty() {
+    if header && !cursor.is_empty() {
         headers.push(field("Last-Event-ID", cursor));
     }
     if request && !cursor_only {
@@ -163,6 +178,14 @@ mod tests {
                 field("Last-Event-ID", "29")
             ]
         );
+        // Not visible ASCII: the query alone, whatever `query_too` says.
+        let other = Cursor {
+            id: "\u{2026}",
+            query_too: true,
+        };
+        let (url, h) = render(&config, TransportKind::FetchSse, other, &val);
+        assert_eq!(url, "/u?lastEventId=%E2%80%A6");
+        assert_eq!(h, [field("Accept", ACCEPT_EVENT_STREAM)]);
         let none = Cursor {
             id: "",
             query_too: true,
