@@ -27,9 +27,9 @@
 //! for a `no-store` request and Fetch makes every request carrying
 //! `If-None-Match` / `If-Modified-Since` `no-store`.
 //!
-//! The same holds for every cross-origin `long-poll` with a cursor: the
-//! cursor (in the query) already says where to resume, so only it is sent,
-//! no validators. Otherwise each request would need a preflight (the cursor
+//! The same holds for every `long-poll` whose cursor travels in the query
+//! (cross-origin, or not visible ASCII): the cursor already says where to
+//! resume, so only it is sent, no validators. Otherwise each request would need a preflight (the cursor
 //! changes the URL, so no preflight cache helps either), and a server that
 //! allows only `Access-Control-Allow-Origin: *` would refuse every request
 //! after the first. `poll` keeps its validators cross-origin (a 304 is its
@@ -104,17 +104,17 @@ pub(crate) fn render(
 ) -> (String, Vec<(String, String)>) {
     let (query_too, cursor) = (cursor.query_too, cursor.id);
     let base = config.url_for(transport);
-    let in_query = cursor_in_query(transport, config.cross_origin.contains(transport));
+    let in_query =
+        cursor_in_query(transport, config.cross_origin.contains(transport)) || !by_header(cursor);
     let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
     let cursor_only = request
         && !cursor.is_empty()
         && ((transport == TransportKind::LongPoll && in_query)
             || nchan_message_id(validators).as_deref() == Some(cursor));
-    let header = !in_query && by_header(cursor);
     let url = with_query_param(
         base,
         &config.last_event_id_param,
-        if !header || query_too { cursor } else { "" },
+        if in_query || query_too { cursor } else { "" },
     );
     let mut headers = Vec::new();
     match transport {
@@ -123,7 +123,7 @@ pub(crate) fn render(
         TransportKind::LongPoll => headers.push(field("Accept", ACCEPT_LONG_POLL)),
         TransportKind::Poll => {}
     }
-    if header && !cursor.is_empty() {
+    if !in_query && !cursor.is_empty() {
         headers.push(field("Last-Event-ID", cursor));
     }
     if request && !cursor_only {
@@ -178,7 +178,19 @@ mod tests {
                 field("Last-Event-ID", "29")
             ]
         );
-        // Not visible ASCII: the query alone, whatever `query_too` says.
+        // Not visible ASCII: the query alone, whatever `query_too` says,
+        // and on long-poll without the validators (the cursor says it all).
+        let mut val = Validators::new();
+        val.etag = Some("\"e\"".into());
+        let q = Cursor {
+            id: "a b",
+            query_too: false,
+        };
+        let (url, h) = render(&config, TransportKind::LongPoll, q, &val);
+        assert_eq!(url, "/u?lastEventId=a%20b");
+        assert_eq!(h, [field("Accept", ACCEPT_LONG_POLL)]);
+        let (_, h) = render(&config, TransportKind::Poll, q, &val);
+        assert_eq!(h, [field("If-None-Match", "\"e\""), revalidate()]);
         let other = Cursor {
             id: "\u{2026}",
             query_too: true,
