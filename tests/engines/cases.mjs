@@ -180,3 +180,31 @@ export async function openAtHeaders(engine, server, transport) {
   await until(engine, (log) => log.some((e) => e.type === "open"), "open while the body is quiet", 1000);
   await engine.evaluate(() => window.sub.close());
 }
+
+/**
+ * Resume from a non-ASCII event id (`…`, U+2026) on a fetch transport: the
+ * request after it carries the id intact where a server that reads
+ * `Last-Event-ID` first and the `lastEventId` query parameter second finds
+ * it (the npm README's contract), and the answer to that request is
+ * delivered with the id as its `lastEventId`. tidings sends such an id only
+ * in the query (WebKitGTK sent the header's UTF-8 bytes encoded twice), so
+ * no `Last-Event-ID` may come with it.
+ */
+export async function resumeFromNonAsciiId(engine, server, transport) {
+  const path = PATHS[transport];
+  const answer = (data) => ({ kind: "script", headers: {}, writes: [{ data }], then: "fin" });
+  await script(server, [
+    { path, fault: answer("id: \u2026\ndata: e\n\n") },
+    { path, fault: answer("data: f\n\n") },
+    { path, fault: { kind: "script", writes: [], then: "hang" } },
+  ]);
+  await open(engine, server, transport);
+  await until(engine, (log) => messages(log).length >= 2, "e (id …) and f after the resume");
+  const reqs = await untilServer(server, path, (es) => es.length >= 3, "the request after f");
+  const log = await engine.evaluate(() => { window.sub.close(); return window.log; });
+  assert.deepEqual(messages(log).map((m) => [m.data, m.id]), [["e", "\u2026"], ["f", "\u2026"]]);
+  const sent = reqs.slice(1, 3).map((r) => [r.headers["last-event-id"], cursorOf(r)]);
+  const hex = (s) => Buffer.from(s ?? "").toString("hex");
+  assert.deepEqual(sent, [[undefined, "\u2026"], [undefined, "\u2026"]],
+    `sent (header, cursor read header-first): ${JSON.stringify(sent)}; header bytes ${sent.map((s) => hex(s[0])).join(", ")}`);
+}
