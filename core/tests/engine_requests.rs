@@ -366,6 +366,42 @@ fn a_json_entry_that_is_not_an_object_is_no_message_but_a_parse_error() {
     assert_eq!(sim.engine.last_event_id(), "2");
 }
 
+/// A number id past 2^53 keeps its digits in an envelope body too: the
+/// entries of the last `messages` key are read from the text (the value, a
+/// double, has lost them), unless a key is written with escapes (it could
+/// be that last `messages`): then from the value.
+#[test]
+fn a_number_id_past_2_53_in_an_envelope_is_its_source_text() {
+    use tidings_core::engine::{decode_json_text, IncomingMessage};
+    let (id, data) = (Key::Known(3), Key::Known(5));
+    let entry = |n: f64| {
+        Json::Obj(vec![
+            (id.clone(), Json::Num(n)),
+            (data.clone(), Json::Str("x".into())),
+        ])
+    };
+    // `JSON.parse` keeps the last `messages`; the first is not the list.
+    let value = Json::Obj(vec![
+        (Key::Known(0), Json::Arr(vec![entry(1.0)])),
+        (Key::Known(1), Json::Null),
+        (Key::Known(0), Json::Arr(vec![entry(9007199254740992.0)])),
+    ]);
+    let msg = |id: &str| {
+        Some(IncomingMessage {
+            id: Some(id.into()),
+            event: None,
+            data: "x".into(),
+        })
+    };
+    let text = r#" { "messages" : [{"id":1,"data":"y"}], "_polling":null,
+        "messages": [ {"id":9007199254740993,"data":"x"} ] } "#;
+    let got = decode_json_text(text, &value);
+    assert_eq!(got, Some((vec![msg("9007199254740993")], None)));
+    let escaped = r#"{"messages":[{"id":1}],"m\u0065ssages":[{"id":9007199254740993,"data":"x"}]}"#;
+    let got = decode_json_text(escaped, &value);
+    assert_eq!(got, Some((vec![msg("9007199254740992")], None)));
+}
+
 /// The `events` filter and `reset` are the same on every transport: named
 /// events not listed are dropped, `heartbeat` is never delivered, `reset`
 /// becomes an `Action::Reset` (and clears dedupe).

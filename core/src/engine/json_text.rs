@@ -5,9 +5,8 @@
 //! crossings per message through `Reflect.get`).
 //!
 //! The rule stays [`super::decode_json_body`]'s: the shape and the hint are
-//! read from the parsed value (a few crossings per body), and so are the
-//! messages of an envelope `{messages}` and any message this scanner is
-//! unsure of (a `\u` escape, a key written with escapes, a number id other
+//! read from the parsed value (a few crossings per body), and so is any
+//! message this scanner is unsure of (a `\u` escape, a key written with escapes, a number id other
 //! than a plain non-negative integer, a `data` that is not a string: its
 //! `JSON.stringify` text). The fuzz target
 //! `json_envelope` checks both agree (`testing::decoders::check_json`).
@@ -72,13 +71,22 @@ pub fn decode_json_text<V: JsonView>(
     Some((msgs, hint))
 }
 
-/// Where the list of messages opens when the body is an array. An
-/// envelope's messages are read from the parsed value (`None`): finding its
-/// last `messages` key in the text cost more bundle bytes than the common
-/// array body is worth (the bundle's size ceiling, docs/size.md).
+/// Where the list of messages opens: the body when it is an array, else the
+/// value of an envelope's last `messages` key (the one `JSON.parse` keeps).
+/// `None` (read from the parsed value) when a key is written with escapes:
+/// it could be that last `messages`. Only asked once the value has one of
+/// the two shapes, so a `messages` key is there when the body is no array.
 fn list_start(b: &[u8]) -> Option<usize> {
-    let at = skip_ws(b, 0);
-    (b.get(at) == Some(&b'[')).then_some(at)
+    let mut at = skip_ws(b, 0);
+    for (key, v, _) in fields(b, at) {
+        if key == b"messages" {
+            at = v;
+        }
+        if key.contains(&b'\\') {
+            return None;
+        }
+    }
+    Some(at)
 }
 
 /// One message (an element of the list), or `None` when unsure (and for
@@ -305,7 +313,8 @@ mod tests {
     #[test]
     fn the_list_is_read_from_the_text_when_the_body_is_an_array() {
         assert_eq!(list_start(b" \n[1]"), Some(2));
-        assert_eq!(list_start(br#"{"messages":[]}"#), None);
+        assert_eq!(list_start(br#"{"messages":[]}"#), Some(12));
+        assert_eq!(list_start(br#"{"a\\":[]}"#), None);
     }
 
     #[test]
