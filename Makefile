@@ -1,6 +1,6 @@
 # tidings — every command a developer or CI needs. Each target installs what
 # it needs first (scripts/bootstrap.sh, idempotent).
-.PHONY: ds-conformance demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests test-engines fuzz soak smoke clean
+.PHONY: ds-conformance demo test size bench bench-herd bootstrap pkg server example lint native-tests package-tests browser-tests cross-engine test-engines fuzz soak smoke clean
 
 PORT ?= 8787
 
@@ -12,10 +12,11 @@ demo:
 	@echo "demo: open http://127.0.0.1:$(PORT)/ (Ctrl-C stops the server)"
 	@target/release/tidings-server --port $(PORT) --www www --pkg pkg
 
-## make test: every test (native engine + server, wasm in headless Chromium, Playwright e2e),
-## and a 20-second smoke of `make fuzz` and `make soak`.
+## make test: every test (native engine + server, wasm in headless Chromium, Playwright e2e,
+## the cross-engine suite on Chromium, Firefox ESR and WebKitGTK), and a 20-second smoke of
+## `make fuzz` and `make soak`.
 ## Each phase runs through scripts/timed.sh: its start time, its seconds and the total so far.
-TEST_PHASES = bootstrap lint native-tests package-tests pkg server example browser-tests smoke
+TEST_PHASES = bootstrap lint native-tests package-tests pkg server example browser-tests cross-engine smoke
 test:
 	@export TIMED_T0=$$(date +%s); \
 	for phase in $(TEST_PHASES); do \
@@ -52,14 +53,18 @@ example:
 browser-tests:
 	scripts/browser-tests.sh
 
-## make test-engines: the cross-engine suite (tests/engines/) on Chromium, Firefox ESR and
-## WebKitGTK: each transport's receive and resume after a restart; prints pass / fail and the
-## version per engine. Not part of `make test` (CI time). ENGINES="firefox webkit" runs a subset.
+# The cross-engine suite alone, on the pkg/ and server the phases before it built.
+cross-engine:
+	node tests/engines/run.mjs $(ENGINES)
+
+## make test-engines: the cross-engine suite (tests/engines/cases.mjs) alone, on Chromium, Firefox
+## ESR and WebKitGTK (`make test` runs it as its cross-engine phase); prints each case, then pass /
+## fail / skipped and the version per engine. ENGINES="firefox webkit" runs a subset.
 test-engines:
 	@scripts/bootstrap.sh engines
 	@scripts/build-pkg.sh
 	@cargo build -q --release -p tidings-server
-	@node tests/engines/run.mjs $(ENGINES)
+	@$(MAKE) --no-print-directory cross-engine
 
 ## make size: per package entry (row), bytes of its wasm and its bundled JS, raw/gzip/brotli, each row against its ceiling, and where the wasm goes;
 ## then what a Rust app pays for tidings (scripts/size-rust-app.sh; its recommended-profile row against RUST_APP_CEILING).

@@ -969,7 +969,7 @@ export interface ReportOptions extends Omit<SendOptions, "idempotencyKey" | "ord
   /**
    * Circuit breaker, as a subscription's: after `failureThreshold` failed attempts in a row (not
    * counting answers with `Retry-After` or a rate-limit reset) no request, report or retry, for a
-   * cool-down of `U[cooldownMs, 1.5 × cooldownMs]` (never shorter than the wait already chosen;
+   * cool-down of `U[0.5 × cooldownMs, 1.5 × cooldownMs]` (never shorter than the wait already chosen;
    * state `waiting`, reason `breaker-open`), then one probe (`breaker-probe`): delivered closes
    * it, failed opens it again.
    */

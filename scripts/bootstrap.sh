@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install what the build and the tests need, only what is missing (idempotent).
 # Everything comes from the package registries: rustup components, crates.io,
-# Debian and npm. `bootstrap.sh build` skips the browser (enough for `make demo`);
-# `bootstrap.sh engines` adds Firefox and WebKitGTK for `make test-engines`.
+# Debian and npm. `bootstrap.sh build` skips the browsers (enough for `make demo`);
+# `bootstrap.sh engines` adds only the browsers (what `make test-engines` needs beyond that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -46,11 +46,15 @@ if [ "$what" = fuzz ]; then
   exit 0
 fi
 
-# `make test-engines`: Firefox ESR (driven over WebDriver BiDi by playwright-core)
-# and WebKitGTK (its WebKitWebDriver, WebDriver classic, needs an X display:
-# Xvfb), all from Debian. Not part of the default bootstrap: CI time.
-if [ "$what" = engines ]; then
-  missing=()
+# The browsers, from Debian, with one `apt-get update` for whatever is missing:
+# Chromium (+ chromedriver for `wasm-pack test`), and for the cross-engine suite
+# (`make test`'s cross-engine phase, `make test-engines`) Firefox ESR, driven over
+# WebDriver BiDi by playwright-core, and WebKitGTK, whose WebKitWebDriver (WebDriver
+# classic) needs an X display: Xvfb. MiniBrowser comes with libwebkit2gtk-4.1-0.
+browsers() {
+  local missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
   [ -x /usr/bin/firefox-esr ] || missing+=(firefox-esr)
   command -v WebKitWebDriver >/dev/null || missing+=(webkit2gtk-driver)
   command -v Xvfb >/dev/null || missing+=(xvfb)
@@ -59,6 +63,10 @@ if [ "$what" = engines ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
+}
+
+if [ "$what" = engines ]; then
+  browsers
   say "engines ready"
   exit 0
 fi
@@ -66,10 +74,6 @@ fi
 if ! command -v wasm-pack >/dev/null; then
   say "installing wasm-pack (about 3 minutes)"; cargo install -q wasm-pack
 fi
-if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
-  say "installing Debian chromium + chromium-driver"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
-fi
+browsers
 scripts/nchan.sh ensure-packages
 say "ready"

@@ -10,13 +10,12 @@ import { readFileSync } from "node:fs";
 
 const ROOT = new URL("../", import.meta.url);
 const read = (path) => readFileSync(new URL(path, ROOT), "utf8");
-const REPOSITORY = read("Cargo.toml").match(/^repository = "(.*)"/m)[1];
 const FILES = JSON.parse(read("pkg.json.template").replace(/@\w+@/g, "x")).files;
 /** Whether `path` (relative to the package root) ships: a `files` entry or under a listed dir. */
 const ships = (path) => FILES.some((f) => (f.endsWith("/") ? path.startsWith(f) : f === path));
 /** The package's documents: package path → text as shipped (scripts/build-pkg.sh). */
 const DOCS = new Map([
-  ["README.md", read("js/npm-README.md").replaceAll("@REPOSITORY@", REPOSITORY)],
+  ["README.md", read("js/npm-README.md")],
   ...FILES.filter((f) => f.endsWith(".d.ts")).map((f) => [f, read(`js/${f}`)]),
 ]);
 
@@ -105,6 +104,14 @@ test("no placeholder address and no DESIGN.md anywhere in the docs", () => {
   for (const [doc, text] of DOCS) {
     assert.doesNotMatch(text, /example\.invalid|@REPOSITORY@/, doc);
     assert.doesNotMatch(text, /DESIGN\.md/, doc);
+  }
+});
+
+test("no placeholder address in the package's metadata (package.json, the Cargo manifests)", () => {
+  // A `repository` or `homepage` that leads nowhere is worse than none: the package ships its
+  // guide (the README) and points at no address until the project has a public one.
+  for (const file of ["pkg.json.template", "Cargo.toml", "core/Cargo.toml", "server/Cargo.toml"]) {
+    assert.doesNotMatch(read(file), /\.invalid\b|@REPOSITORY@/, file);
   }
 });
 

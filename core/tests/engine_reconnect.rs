@@ -152,11 +152,11 @@ fn breaker_open(seed: u64) -> (Sim, u64, u64) {
 
 /// During an open breaker's cool-down `reconnect()` sends the breaker's one
 /// half-open probe at once (reason `breaker-probe`); its success closes the
-/// breaker (seed 5: the breaker opened at 1193 ms for 33 490 ms).
+/// breaker (seed 5: the breaker opened at 1193 ms for 21 981 ms).
 #[test]
 fn an_open_breaker_sends_its_probe_now() {
     let (mut sim, cooldown, _) = breaker_open(5);
-    assert_eq!((sim.now.mono.0, cooldown), (1193, 33_490));
+    assert_eq!((sim.now.mono.0, cooldown), (1193, 21_981));
     sim.run_until(14_000);
     let (answer, acts) = sim.reconnect(true);
     assert_eq!(answer, ReconnectAnswer::BreakerProbe);
@@ -177,7 +177,7 @@ fn an_open_breaker_sends_its_probe_now() {
 }
 
 /// The early probe fails: the breaker opens again for a full new cool-down
-/// (seed 5: 32 819 ms, from the probe's failure), as a failed probe at the
+/// (seed 5: 20 638 ms, from the probe's failure), as a failed probe at the
 /// cool-down's end would; pressed again at once, the next probe waits for
 /// the floor (1000 ms after the first press): `too-soon`.
 #[test]
@@ -189,7 +189,7 @@ fn a_failed_early_probe_opens_the_breaker_again() {
     let probe = the_open(&acts);
     sim.run_for(50);
     let acts = sim.error(probe.id, TransportError::NetworkOrCors);
-    assert_eq!(waiting(&acts), [(Reason::BreakerOpen, 32_819)]);
+    assert_eq!(waiting(&acts), [(Reason::BreakerOpen, 20_638)]);
     sim.run_for(50);
     let (answer, acts) = sim.reconnect(true);
     assert_eq!(answer, ReconnectAnswer::TooSoon);

@@ -230,10 +230,11 @@ async fn read_chunks(response: &Response, on_fact: &OnFact) -> Result<(), JsValu
 /// A header value for the JS `Headers` API, which takes a ByteString (code
 /// points ≤ U+00FF) and throws on anything above: each UTF-8 byte of `value`
 /// becomes one code point, so the bytes on the wire are the UTF-8 of `value`
-/// (BC-08: a `Last-Event-ID` of U+2026 goes out as E2 80 A6).
+/// (an app header of U+2026 goes out as E2 80 A6 from Chromium and Firefox;
+/// WebKitGTK encodes the string as UTF-8 again, which is why the core never
+/// puts a cursor that is not visible ASCII in a header). No ASCII fast path:
+/// the values are a few short strings per request, and `str::is_ascii`
+/// would cost bytes in the wasm.
 pub fn latin1_bytes(value: &str) -> String {
-    if value.is_ascii() {
-        return value.to_string();
-    }
     value.bytes().map(char::from).collect()
 }

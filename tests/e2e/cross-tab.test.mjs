@@ -29,6 +29,9 @@
 // `/sse` request; a stream whose peer went away ends when the server next
 // writes to it, which is why a hand-over may show 2).
 //
+// The helpers and the two-tab hand-over are cross-tab.mjs's, which tests/engines
+// runs on Firefox and WebKitGTK too.
+//
 // Visibility is simulated, because headless Chromium cannot change it: every
 // page's `document.visibilityState` / `document.hidden` are overridden and
 // `visibilitychange` is dispatched (as in lifecycle.test.mjs).
@@ -36,6 +39,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
 import { recordChannels } from "./tidings-page.mjs";
+import {
+  assertContiguous, assertHandOver, assertNotOlder, cursorOf, handOver, leaders, maxConcurrent, numbers,
+  publisher as sharedPublisher, streams as sharedStreams, subscribeTab, tag, waitAll,
+} from "./cross-tab.mjs";
 
 const PAGES = new URL("./pages/", import.meta.url).pathname;
 let server, browser;
@@ -46,7 +53,6 @@ before(async () => {
 after(async () => { await browser?.close(); await server?.stop(); });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const tag = () => `x${Date.now()}${Math.floor(Math.random() * 1e6)}`;
 
 /** Visibility override for every page of a context (see the header). */
 function overrideVisibility() {
@@ -56,115 +62,24 @@ function overrideVisibility() {
   window.setHidden = (h) => { hidden = h; document.dispatchEvent(new Event("visibilitychange")); };
 }
 
-/** Requests for /sse made by the test tagged `t`. */
-async function streams(t) {
-  const { entries } = await server.log();
-  return entries.filter((e) => e.method === "GET" && e.path === "/sse" && (e.query ?? "").includes(`t=${t}`));
-}
+const streams = (t) => sharedStreams(server, t);
+const publisher = (t, ms) => sharedPublisher(server, t, ms);
 
-/** The most requests of `entries` open at once (a request without `end_ms` is still open). */
-function maxConcurrent(entries, until = Infinity) {
-  const points = [];
-  for (const e of entries) {
-    if (e.t_ms > until) continue;
-    points.push([e.t_ms, 1], [e.end_ms ?? Infinity, -1]);
-  }
-  points.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let open = 0, max = 0;
-  for (const [, d] of points) { open += d; max = Math.max(max, open); }
-  return max;
-}
-
-/** The cursor a request carried (query or header). */
-function cursorOf(e) {
-  return e.headers?.["last-event-id"] ?? new URLSearchParams(e.query ?? "").get("lastEventId") ?? "";
-}
-
-/** Publish `${t} 1`, `${t} 2`, … every `ms` until stopped; `ids[n]` is the server id of message n. */
-function publisher(t, ms) {
-  const p = { n: 0, ids: [], running: true };
-  p.done = (async () => {
-    while (p.running) {
-      const n = ++p.n;
-      const { id } = await server.publish(`${t} ${n}`);
-      p.ids[n] = id;
-      await sleep(ms);
-    }
-  })();
-  p.stop = async () => { p.running = false; await p.done; return p.n; };
-  return p;
-}
-
-/** A page of `context` with the package loaded and `names` subscriptions to `url`. */
-async function openTab(context, url, options, names = ["a", "b"]) {
+/** A new page of `context`; its uncaught errors in `page.errors`. */
+async function tabPage(context) {
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   page.errors = errors;
   await page.addInitScript(recordChannels);
-  await page.goto(`${server.url}/blank.html`);
-  await page.evaluate(async ({ url, options, names }) => {
-    const m = await import("/pkg/index.js");
-    await m.default();
-    window.got = {};
-    window.subs = {};
-    for (const name of names) {
-      const sub = m.subscribe(url, options);
-      window.got[name] = [];
-      sub.addEventListener("message", (e) => window.got[name].push({ id: e.id, lei: e.lastEventId, data: e.data }));
-      window.events ??= [];
-      for (const type of ["open", "error", "statechange", "transportchange", "reset"]) {
-        sub.addEventListener(type, (e) => window.events.push([name, type, e.state ?? e.transport ?? e.code ?? e.reason]));
-      }
-      window.subs[name] = sub;
-    }
-  }, { url, options, names });
   return page;
 }
 
-/** Message numbers (`${t} n`) each subscription of `page` received. */
-async function numbers(page, t) {
-  const got = await page.evaluate(() => window.got);
-  const out = {};
-  for (const [name, list] of Object.entries(got)) {
-    out[name] = list.filter((m) => m.data.startsWith(`${t} `)).map((m) => Number(m.data.slice(t.length + 1)));
-  }
-  return out;
-}
-
-/** Every N from the first received to `last`, exactly once and in order. */
-function assertContiguous(seq, last, what) {
-  assert.ok(seq.length > 0, `${what}: received nothing`);
-  const first = seq[0];
-  const want = Array.from({ length: last - first + 1 }, (_, i) => first + i);
-  assert.deepEqual(seq, want, `${what}: every message from ${first} to ${last}, once each, in order`);
-}
-
-async function waitAll(pages, t, last, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let ok = true;
-    for (const p of pages) {
-      const got = await numbers(p, t);
-      if (Object.values(got).some((s) => s.at(-1) !== last)) ok = false;
-    }
-    if (ok) return;
-    if (Date.now() > deadline) {
-      const all = await Promise.all(pages.map((p) => numbers(p, t)));
-      assert.fail(`${what}: not every subscription reached ${last} in ${timeoutMs} ms: ${JSON.stringify(all.map((g) => Object.fromEntries(Object.entries(g).map(([k, v]) => [k, v.slice(-5)]))))}`);
-    }
-    await sleep(50);
-  }
-}
-
-/** Which of `pages` runs the request (its engine made requests), by index. */
-async function leaders(pages) {
-  const out = [];
-  for (let i = 0; i < pages.length; i++) {
-    const r = await pages[i].evaluate(() => window.subs.a.stats().requests);
-    if (r > 0) out.push(i);
-  }
-  return out;
+/** A page of `context` with the package loaded and `names` subscriptions to `url`. */
+async function openTab(context, url, options, names = ["a", "b"]) {
+  const page = await tabPage(context);
+  await subscribeTab(page, server.url, url, options, names);
+  return page;
 }
 
 test("BC-20: 8 tabs × 2 subscriptions, crossTab → one stream for the profile; every message once, in order; /ping from tab 8 < 1 s; closing the leader tab hands over within 5 s with the last seen id, no gap, no duplicate", async (tc) => {
@@ -203,27 +118,16 @@ test("BC-20: 8 tabs × 2 subscriptions, crossTab → one stream for the profile;
 
     // Close the leader tab; another tab takes over.
     const lastSeen = (await pages[1].evaluate(() => window.subs.a.lastEventId));
-    const closedAtWall = Date.now();
     const { now_ms: closedAt } = await server.log();
     await pages[0].close();
     const rest = pages.slice(1);
-    let next;
-    for (;;) {
-      next = (await streams(t)).find((e) => e.t_ms > closedAt);
-      if (next || Date.now() - closedAtWall > 5000) break;
-      await sleep(25);
-    }
-    assert.ok(next, "another tab reconnected within 5 s of the leader tab closing");
-    assert.ok(next.t_ms - closedAt <= 5000, `reconnected ${next.t_ms - closedAt} ms after the close`);
+    const next = await assertHandOver(server, t, closedAt);
     const cursor = cursorOf(next);
-    assert.ok(cursor !== "", `the new request carries the last seen id: ${JSON.stringify(next)}`);
-    // The cursor is the newest id the tabs had seen when the leader went (or
-    // newer: a message that reached them in between), never older.
-    assert.ok(Number(cursor) >= Number(lastSeen), `cursor ${cursor} vs last seen ${lastSeen}`);
 
     // Keep publishing through the hand-over, then stop and check every subscription.
     await sleep(2000);
     const last = await pub.stop();
+    assertNotOlder(pub.ids, cursor, lastSeen);
     await waitAll(rest, t, last, 8000, "after the hand-over");
     for (let i = 0; i < rest.length; i++) {
       const got = await numbers(rest[i], t);
@@ -444,38 +348,12 @@ test("BC-20 channel input is validated: malformed or unknown posts on the tiding
 });
 
 test("BC-20 the leader tab's subscriptions close (the tab stays): the next tab takes over with the cursor, no gap, no duplicate", async () => {
-  const t = tag();
   const context = await browser.newContext();
-  const url = `/sse?t=${t}`;
-  const options = { crossTab: true, transports: ["fetch-sse"] };
-  const pub = publisher(t, 250);
   try {
-    const a = await openTab(context, url, options, ["a"]);
-    await a.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
-    const b = await openTab(context, url, options, ["a", "b"]);
-    await b.waitForFunction(() => window.subs.a.state === "open", null, { timeout: 5000 });
-    await sleep(800);
-    const { now_ms: closedAt } = await server.log();
-    await a.evaluate(() => window.subs.a.close());
-    let next;
-    const deadline = Date.now() + 5000;
-    while (!next && Date.now() < deadline) {
-      next = (await streams(t)).find((e) => e.t_ms > closedAt);
-      await sleep(25);
-    }
-    assert.ok(next, "the other tab opened a request");
-    assert.ok(cursorOf(next) !== "", "with the cursor");
-    await sleep(800);
-    const last = await pub.stop();
-    await waitAll([b], t, last, 5000, "the new leader");
-    const got = await numbers(b, t);
-    assertContiguous(got.a, last, "sub a");
-    assert.deepEqual(got.a, got.b);
-    const open = (await streams(t)).filter((e) => e.end_ms == null);
-    assert.equal(open.length, 1, "one stream open");
+    const [a, b] = [await tabPage(context), await tabPage(context)];
+    await handOver(server, a, b, (a) => a.evaluate(() => window.subs.a.close()));
     assert.deepEqual(b.errors, []);
   } finally {
-    if (pub.running) await pub.stop();
     await context.close();
   }
 });

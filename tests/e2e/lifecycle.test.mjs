@@ -1,5 +1,6 @@
 // Page lifecycle (docs/lifecycle.md): quiet while hidden, offline or frozen; prompt and
-// lossless on return. Counts requests at the reference server (/_log).
+// lossless on return. Counts requests at the reference server (/_log). The hidden and
+// offline scenarios are lifecycle.mjs's, which tests/engines runs on Firefox and WebKitGTK too.
 //
 // Real mechanisms: offline/online (Playwright's context.setOffline fires the
 // browser's own events) and the back-forward cache (Chromium launched without
@@ -10,6 +11,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
+import { hiddenThenVisible, offlineThenOnline, subscribed as subscribedOn, tag, tagged } from "./lifecycle.mjs";
 
 const PAGES = new URL("./pages/", import.meta.url).pathname;
 let server, browser;
@@ -20,63 +22,13 @@ before(async () => {
 after(async () => { await browser?.close(); await server?.stop(); });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const tag = () => `t${Date.now()}${Math.floor(Math.random() * 1e6)}`;
-
-/** Requests for `path` made by this test (its unique `t=` query). */
-async function requests(path, t) {
-  const { entries } = await server.log();
-  return entries.filter((e) => e.method === "GET" && e.path === path && (e.query ?? "").includes(`t=${t}`));
-}
-
-/** Open the blank page with a visibility override, subscribe, collect events. */
-async function subscribed(page, url, options) {
-  await page.goto(server.url + "/blank.html");
-  await page.evaluate(async ({ url, options }) => {
-    let hidden = false;
-    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") });
-    Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden });
-    window.setHidden = (h) => { hidden = h; document.dispatchEvent(new Event("visibilitychange")); };
-    const m = await import("/pkg/tidings.js");
-    await m.default();
-    window.got = [];
-    window.states = [];
-    const sub = m.subscribe(url, options);
-    sub.addEventListener("message", (e) => window.got.push(e.data));
-    sub.addEventListener("statechange", (e) => window.states.push(`${e.state}:${e.reason}`));
-    window.sub = sub;
-  }, { url, options });
-  await page.waitForFunction(() => window.sub.state === "open", null, { timeout: 5000 });
-}
+const requests = (path, t) => tagged(server, path, t);
+const subscribed = (page, url, options) => subscribedOn(page, server.url, url, options);
 
 for (const transport of ["eventsource", "fetch-sse"]) {
   test(`${transport}: hidden → stream released, zero requests while hidden (also during an outage), visible → one request with the cursor, missed messages once each`, async () => {
-    const t = tag();
     const page = await browser.newPage();
-    await subscribed(page, `/sse?t=${t}`, { transports: [transport], backoff: { floorMs: 100, baseMs: 100 }, seed: 3 });
-    await server.publish(`${t} 1`);
-    await page.waitForFunction((n) => window.got.length === n, 1);
-
-    await page.evaluate(() => window.setHidden(true));
-    await page.waitForFunction(() => window.sub.state === "paused");
-    await sleep(300); // the server notices the dropped stream when it next writes
-    // An outage while hidden: every request would fail and be retried.
-    await fetch(`${server.url}/_faults`, { method: "POST", body: JSON.stringify({ path: "/sse", times: null, fault: { kind: "status", status: 503 } }) });
-    const before = (await requests("/sse", t)).length;
-    await server.publish(`${t} 2`);
-    await server.publish(`${t} 3`);
-    await sleep(1500);
-    assert.equal((await requests("/sse", t)).length, before, "requests while hidden");
-    await fetch(`${server.url}/_faults`, { method: "DELETE" });
-
-    await page.evaluate(() => window.setHidden(false));
-    await page.waitForFunction((n) => window.got.length === n, 3, { timeout: 5000 });
-    assert.deepEqual(await page.evaluate(() => window.got), [`${t} 1`, `${t} 2`, `${t} 3`]);
-    const after = await requests("/sse", t);
-    assert.equal(after.length, before + 1, "exactly one request on return");
-    const last = after.at(-1);
-    const cursor = last.headers["last-event-id"] ?? new URLSearchParams(last.query).get("lastEventId");
-    assert.ok(cursor, "the resume request carries the cursor");
-    assert.ok((await page.evaluate(() => window.states)).includes("paused:hidden"));
+    await hiddenThenVisible(page, server, transport);
     await page.close();
   });
 }
@@ -137,26 +89,9 @@ test("hidden/visible flipped 10 times within 1 s ends with exactly one open stre
 });
 
 test("offline (real, context.setOffline) → no attempts; online → one prompt attempt", async () => {
-  const t = tag();
   const context = await browser.newContext();
   const page = await context.newPage();
-  await subscribed(page, `/sse?t=${t}`, { transports: ["fetch-sse"], backoff: { floorMs: 100, baseMs: 100 }, seed: 9 });
-  await server.publish(`${t} before`);
-  await page.waitForFunction(() => window.got.length === 1);
-  const before = (await requests("/sse", t)).length;
-  await context.setOffline(true);
-  await page.waitForFunction(() => window.sub.state === "paused", null, { timeout: 3000 });
-  await sleep(1500);
-  assert.equal((await requests("/sse", t)).length, before, "attempts while offline");
-  await server.publish(`${t} while offline`);
-  await context.setOffline(false);
-  await page.waitForFunction(() => window.got.length === 2, null, { timeout: 5000 }).catch(async (e) => {
-    const why = await page.evaluate(() => ({ states: window.states, got: window.got, state: window.sub.state }));
-    throw new Error(`${e.message} ${JSON.stringify(why)} ${JSON.stringify(await requests("/sse", t))}`);
-  });
-  assert.deepEqual(await page.evaluate(() => window.got), [`${t} before`, `${t} while offline`]);
-  assert.equal((await requests("/sse", t)).length, before + 1, "one attempt on online");
-  assert.ok((await page.evaluate(() => window.states)).includes("paused:offline"));
+  await offlineThenOnline(page, server, (offline) => context.setOffline(offline));
   await context.close();
 });
 

@@ -337,10 +337,12 @@ for (const name of ORIGINS) {
       // Percent-encoded UTF-8 in the query.
       assert.equal(reqs[5].query, "lastEventId=%E2%80%A6");
     }
-    // The ETag of the second answer goes back from the third request on
-    // (cross-origin only on the request without a cursor).
+    // The ETag of the second answer goes back from the third request on,
+    // except where the cursor travels in the query (cross-origin, and U+2026
+    // same-origin): the cursor alone.
+    const inQuery = (c) => c !== undefined && (o.cross || !/^[!-~]*$/.test(c));
     assert.deepEqual(reqs.slice(0, 7).map((r) => r.headers["if-none-match"] ?? null),
-      o.cross ? BC08_IF_NONE_MATCH.map((v, i) => (BC08_CURSORS[i] ? null : v)) : BC08_IF_NONE_MATCH);
+      BC08_IF_NONE_MATCH.map((v, i) => (inQuery(BC08_CURSORS[i]) ? null : v)));
     // The first answer ("retry: 200", no event, not held) is "no news",
     // paced by the request start: floor max(100, retry 200) + U[0, 100]
     // after the first request started.

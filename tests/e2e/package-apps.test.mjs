@@ -44,7 +44,7 @@ test("the tarball holds the entry, its types, the glue and the wasm, and nothing
     "LICENSE-APACHE", "LICENSE-MIT", "README.md", "index.d.ts", "index.js", "package.json",
     "react-hook.js", "react.d.ts", "react.js", "receive-react.d.ts", "receive-react.js",
     "receive.d.ts", "receive.js", "receive/tidings.js", "receive/tidings_bg.wasm",
-    "subscription.js", "tidings.js", "tidings_bg.wasm", "wasm-url.d.ts",
+    "subscription.js", "tidings.js", "tidings_bg.wasm", "timeline.png", "wasm-url.d.ts",
   ]);
   const pkg = JSON.parse(await readFile(new URL("../../pkg/package.json", import.meta.url), "utf8"));
   const cargo = await readFile(new URL("../../Cargo.toml", import.meta.url), "utf8");
@@ -62,14 +62,16 @@ test("the tarball holds the entry, its types, the glue and the wasm, and nothing
   assert.equal(pkg.dependencies, undefined);
   assert.ok(pkg.keywords.includes("server-sent-events"));
   assert.ok(pkg.license);
-  // The README is the package's own: install and loading, the hook, no make
-  // commands; its links resolve in the package (tests/docs-links.test.mjs);
-  // the licenses the `license` field names ship.
+  // The README is the package's own: install and loading, the hook, the
+  // timeline's picture, no make commands; its links resolve in the package
+  // (tests/docs-links.test.mjs); the licenses the `license` field names ship.
   const readme = await readFile(new URL("../../pkg/README.md", import.meta.url), "utf8");
   assert.match(readme, /npm install tidings/);
   assert.match(readme, /await init\(\)/);
   assert.match(readme, /from "tidings\/react"/);
-  assert.doesNotMatch(readme, /\bmake \w|\]\((?!https?:|#)|@REPOSITORY@/);
+  assert.match(readme, /!\[[^\]]+\]\(timeline\.png\)/);
+  assert.doesNotMatch(readme, /\bmake \w|@REPOSITORY@|\.invalid\b/);
+  assert.doesNotMatch(JSON.stringify(pkg), /\.invalid\b|@REPOSITORY@/);
   assert.equal(pkg.license, "MIT OR Apache-2.0");
   for (const f of ["LICENSE-MIT", "LICENSE-APACHE"]) {
     assert.match(await readFile(new URL(`../../pkg/${f}`, import.meta.url), "utf8"), /Permission is hereby granted|Apache License/);

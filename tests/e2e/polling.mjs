@@ -271,12 +271,14 @@ export function queryParam(entry, name) {
 /**
  * The cursor a request carried: the `Last-Event-ID` header same-origin, the
  * `lastEventId` query parameter cross-origin (where the header would force a
- * preflight). Asserts it travelled only where it should.
+ * preflight) and for a cursor that is not visible ASCII (U+2026: the header
+ * would be mangled). Asserts it travelled only where it should.
  */
 export function cursorOf(entry, cross) {
-  if (cross) {
-    assert.equal(entry.headers["last-event-id"], undefined, `req ${entry.req}: header cross-origin`);
-    return queryParam(entry, "lastEventId");
+  const query = queryParam(entry, "lastEventId");
+  if (cross || (query !== undefined && !/^[!-~]*$/.test(query))) {
+    assert.equal(entry.headers["last-event-id"], undefined, `req ${entry.req}: header cross-origin or not visible ASCII`);
+    return query;
   }
   assert.equal(queryParam(entry, "lastEventId"), undefined, `req ${entry.req}: query same-origin`);
   return entry.headers["last-event-id"];

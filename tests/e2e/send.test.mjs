@@ -11,6 +11,7 @@ import { test, before, after, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
 import { entryPage, faults, clearFaults, clearLog, restart, requests, waitRequests, sleep } from "./tidings-page.mjs";
+import { assertOneKey, settled, trackSends } from "./send.mjs";
 
 const PAGES = new URL("./pages/", import.meta.url).pathname;
 let server, browser;
@@ -41,18 +42,7 @@ async function retrying(f) {
 async function page() {
   const context = await browser.newContext();
   contexts.push(context);
-  const p = await entryPage(browser, server.url, { context, setup: () => {
-    // Sends by name: { settled: n, value | error } (settled counts calls of
-    // either callback: it must end at exactly 1).
-    window.sends = {};
-    window.track = (name, promise) => {
-      const s = (window.sends[name] = { settled: 0 });
-      promise.then(
-        (r) => { s.settled++; s.value = { status: r.status, body: r.body, attempts: r.attempts, replayed: r.replayed, replayedHeader: r.headers.get("idempotent-replayed") }; },
-        (e) => { s.settled++; s.error = { name: e.name, code: e.code, status: e.status, attempts: e.attempts, message: e.message, cause: String(e.cause) }; },
-      );
-    };
-  } });
+  const p = await entryPage(browser, server.url, { context, setup: trackSends });
   p.context_ = context;
   return p;
 }
@@ -65,8 +55,6 @@ async function clearSends() {
   await retrying(() => clearFaults(server));
   await retrying(() => clearLog(server));
 }
-const settled = (p, name, timeout = 10_000) =>
-  p.waitForFunction((n) => window.sends[n]?.settled >= 1, name, { timeout }).then(() => p.evaluate((n) => window.sends[n], name));
 const tag = () => `t${Date.now()}${Math.floor(Math.random() * 1e6)}`;
 const FAST = { backoff: { floorMs: 50, baseMs: 100, maxMs: 1000 } };
 
@@ -165,9 +153,7 @@ test("the generated key: a UUID as an sf-string, the same on every attempt; a dr
   assert.equal(k.value.attempts, 3);
   assert.equal(k.value.replayed, true);
   assert.equal(reqs.length, 3);
-  const keys = new Set(reqs.map((r) => r.headers["idempotency-key"]));
-  assert.equal(keys.size, 1, "one key on every attempt");
-  assert.match([...keys][0], /^"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"$/);
+  assertOneKey(reqs);
   // Retry-After: 1 was obeyed (as asked, plus at most 100 ms of spread).
   assert.ok(reqs[2].t_ms - reqs[1].t_ms >= 950, `waited ${reqs[2].t_ms - reqs[1].t_ms} ms`);
   assert.equal((await applied()).length, 1);

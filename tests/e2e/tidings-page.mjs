@@ -130,6 +130,15 @@ export function waitEvents(page, name, fn, timeoutMs = 5000, what = "condition")
 }
 
 /**
+ * Until `fn(arg)`, run in the page, gives a truthy value (resolved to); fails
+ * after `timeoutMs` naming `what`. page.waitForFunction for any `page` with
+ * `evaluate(fn, arg)`: a Playwright page or a tests/engines driver.
+ */
+export function waitPage(page, fn, arg, timeoutMs = 5000, what = "condition") {
+  return pollUntil(() => page.evaluate(fn, arg), (v) => v, timeoutMs, what, (v) => `last: ${JSON.stringify(v)}`);
+}
+
+/**
  * `read()` every 25 ms until `fn` accepts what it gave (returned); fails after
  * `timeoutMs` saying `what` it waited for and `show` of the last reading.
  */

@@ -3,6 +3,12 @@
 // gets a fresh reference server (a fresh origin: no storage carried over).
 import assert from "node:assert/strict";
 import { restart, requests } from "../e2e/tidings-page.mjs";
+import { loadPackage } from "../e2e/tidings-page.mjs";
+import { handOver } from "../e2e/cross-tab.mjs";
+import { startDurableStreams } from "../e2e/durable-streams.mjs";
+import { catchUpThenLive } from "../e2e/durable-streams-page.mjs";
+import { hiddenThenVisible, offlineThenOnline } from "../e2e/lifecycle.mjs";
+import { assertOneKey, settled, trackSends } from "../e2e/send.mjs";
 
 export const TRANSPORTS = ["eventsource", "fetch-sse", "long-poll", "poll"];
 
@@ -106,7 +112,10 @@ export async function receiveAndResume(engine, server, transport) {
   assert.deepEqual(got.map((m) => m.id), ids);
   // The first request answered after the restart came once n6..n8 were
   // being published and carried n5's id: they reached the page by resuming.
-  const back = (await requests(server, PATHS[transport])).find((e) => e.t_ms > restartAt && e.status > 0);
+  // A poll that missed the refused window goes on at its interval, answered
+  // 304 until n6 is published: its first 200 is the one that resumed.
+  const answered = (e) => (transport === "poll" ? e.status === 200 : e.status > 0);
+  const back = (await requests(server, PATHS[transport])).find((e) => e.t_ms > restartAt && answered(e));
   assert.ok(back && back.t_ms >= publishedAt, `resumed before n6..n8 were published: ${JSON.stringify(back)}`);
   assert.equal(cursorOf(back), ids[4], JSON.stringify(back));
 }
@@ -125,25 +134,6 @@ async function script(server, rules) {
     method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(rules),
   });
   assert.equal(r.status, 200, await r.text());
-}
-
-/**
- * A non-ASCII event id (`…`, U+2026) comes back to the server as the next
- * request's cursor unchanged (Last-Event-ID on the same origin; the server
- * logs the header's bytes decoded as UTF-8). The first answer carries the id
- * and ends; the second is held.
- */
-export async function nonAsciiCursor(engine, server, transport) {
-  const path = PATHS[transport];
-  const fin = { kind: "script", headers: {}, writes: [{ data: "id: \u2026\ndata: e\n\n" }], then: "fin" };
-  await script(server, [{ path, fault: fin }, { path, fault: { kind: "script", writes: [], then: "hang" } }]);
-  await open(engine, server, transport);
-  await until(engine, (log) => messages(log).length >= 1, "the message with id …");
-  const reqs = await untilServer(server, path, (es) => es.length >= 2, "the request after it");
-  assert.deepEqual(messages(await engine.evaluate(() => window.log)).map((m) => [m.data, m.id]), [["e", "\u2026"]]);
-  const sent = cursorOf(reqs[1]);
-  await engine.evaluate(() => window.sub.close());
-  assert.equal(sent, "\u2026", `cursor sent as ${JSON.stringify(sent)} (UTF-8 ${Buffer.from(sent ?? "").toString("hex")})`);
 }
 
 /**
@@ -179,4 +169,113 @@ export async function openAtHeaders(engine, server, transport) {
   // Loopback: the headers arrive in a few ms; 1 s is room for a loaded machine.
   await until(engine, (log) => log.some((e) => e.type === "open"), "open while the body is quiet", 1000);
   await engine.evaluate(() => window.sub.close());
+}
+
+/**
+ * Resume from a non-ASCII event id (`…`, U+2026) on a fetch transport: the
+ * request after it carries the id intact where a server that reads
+ * `Last-Event-ID` first and the `lastEventId` query parameter second finds
+ * it (the npm README's contract), and the answer to that request is
+ * delivered with the id as its `lastEventId`. tidings sends such an id only
+ * in the query (WebKitGTK sent the header's UTF-8 bytes encoded twice), so
+ * no `Last-Event-ID` may come with it.
+ */
+export async function resumeFromNonAsciiId(engine, server, transport) {
+  const path = PATHS[transport];
+  const answer = (data) => ({ kind: "script", headers: {}, writes: [{ data }], then: "fin" });
+  await script(server, [
+    { path, fault: answer("id: \u2026\ndata: e\n\n") },
+    { path, fault: answer("data: f\n\n") },
+    { path, fault: { kind: "script", writes: [], then: "hang" } },
+  ]);
+  await open(engine, server, transport);
+  await until(engine, (log) => messages(log).length >= 2, "e (id …) and f after the resume");
+  const reqs = await untilServer(server, path, (es) => es.length >= 3, "the request after f");
+  const log = await engine.evaluate(() => { window.sub.close(); return window.log; });
+  assert.deepEqual(messages(log).map((m) => [m.data, m.id]), [["e", "\u2026"], ["f", "\u2026"]]);
+  const sent = reqs.slice(1, 3).map((r) => [r.headers["last-event-id"], cursorOf(r)]);
+  const hex = (s) => Buffer.from(s ?? "").toString("hex");
+  assert.deepEqual(sent, [[undefined, "\u2026"], [undefined, "\u2026"]],
+    `sent (header, cursor read header-first): ${JSON.stringify(sent)}; header bytes ${sent.map((s) => hex(s[0])).join(", ")}`);
+}
+
+// ----- send, crossTab, lifecycle, Durable Streams ---------------------------
+// The scenarios and their assertions are the Chromium e2e tests' own
+// (tests/e2e/send.mjs, cross-tab.mjs, lifecycle.mjs, durable-streams-page.mjs),
+// run here through the engine's driver. Their pages are /blank.html of a
+// server started with `--www tests/e2e/pages` (run.mjs).
+
+/** A case the engine cannot run: reported as skipped with the driver's reason, never passed. */
+export class Skip extends Error {}
+
+/**
+ * `send` keeps its Idempotency-Key across a 503: two attempts with one
+ * generated key (a UUID), resolved with the second's 201, applied once.
+ */
+export async function sendKeepsKey(engine, server) {
+  await engine.goto(`${server.url}/blank.html`);
+  await engine.evaluate(async () => {
+    window.t = await import("/pkg/index.js");
+    await window.t.default();
+  });
+  await engine.evaluate(trackSends);
+  await script(server, [{ path: "/send", times: 1, fault: { kind: "status", status: 503 } }]);
+  // `close=1`: a fresh connection per request, so no engine re-sends the
+  // POST by itself on a reused one (tests/e2e/send.test.mjs).
+  await engine.evaluate(() => window.track("k", window.t.send("/send?close=1", "x", { backoff: { floorMs: 50, baseMs: 100, maxMs: 1000 } })));
+  const k = await settled(engine, "k");
+  assert.deepEqual(k.value && [k.value.status, k.value.attempts, k.value.replayed], [201, 2, false], JSON.stringify(k));
+  const reqs = await requests(server, "/send");
+  assert.deepEqual(reqs.map((r) => r.status), [503, 201]);
+  assertOneKey(reqs);
+  const { applied } = await (await fetch(`${server.url}/_send`)).json();
+  assert.equal(applied.length, 1, JSON.stringify(applied));
+}
+
+/**
+ * `crossTab`: two pages of one profile share one stream; the leader's page
+ * closes and the other takes over with the cursor, nothing lost or repeated.
+ */
+export async function crossTabHandOver(engine, server) {
+  const a = await engine.newPage();
+  const b = await engine.newPage();
+  let closed = false;
+  try {
+    await handOver(server, a, b, async (leader) => { await leader.close(); closed = true; });
+  } finally {
+    if (!closed) await a.close().catch(() => {});
+    await b.close().catch(() => {});
+  }
+}
+
+/** Hidden → visible (simulated; see tests/e2e/lifecycle.mjs) on `transport`. */
+export async function hiddenVisible(engine, server, transport) {
+  await hiddenThenVisible(engine, server, transport);
+}
+
+/** Offline → online through the driver's network emulation; skipped where it has none. */
+export async function offlineOnline(engine, server) {
+  if (!engine.setOffline) throw new Skip(engine.lacks.offline);
+  await offlineThenOnline(engine, server, engine.setOffline);
+}
+
+/** The Durable Streams read against `@durable-streams/server`, cross-origin from the page. */
+export async function durableStreamsRead(engine, server) {
+  // The server's `[info]` lines (recovery, and every append slower than 50 ms
+  // on a loaded machine) would bury the suite's report; warnings and errors stay.
+  const info = console.info;
+  console.info = () => {};
+  try {
+    const ds = await startDurableStreams({ dataDir: true, longPollTimeoutMs: 3000, maxChunkMessages: 50 });
+    try {
+      await engine.goto(`${server.url}/blank.html`);
+      await loadPackage(engine);
+      await catchUpThenLive(engine, ds, `/v1/stream/engines-${Date.now()}`);
+    } finally {
+      await engine.evaluate(() => window.subs?.s?.sub.close()).catch(() => {});
+      await ds.stop();
+    }
+  } finally {
+    console.info = info;
+  }
 }

@@ -1,7 +1,13 @@
-// Engine drivers for the cross-engine suite: one shape for every browser,
-// `{ name, version, goto(url), evaluate(fn, arg), close() }`, so a test body
-// is written once. `evaluate` runs `fn(arg)` in the page (fn may be async) and
-// resolves to its JSON-serialisable result, or rejects with the page's error.
+// Engine drivers for the cross-engine suite: one shape for every browser, so a
+// test body is written once:
+//   { name, version, goto(url), evaluate(fn, arg), newPage(), setOffline(bool) | null,
+//     lacks: { offline? }, close() }
+// `evaluate` runs `fn(arg)` in the page (fn may be async) and resolves to its
+// JSON-serialisable result, or rejects with the page's error. The driver is
+// its first page; `newPage()` opens another of the same profile (shared
+// BroadcastChannel, Web Locks and storage) as `{ goto, evaluate, close }`.
+// `setOffline` is the browser's own network emulation, null where the driver
+// has none (`lacks.offline` says why).
 // Chromium and Firefox go through playwright-core (Firefox over WebDriver
 // BiDi); WebKitGTK through WebKitWebDriver's WebDriver classic endpoints,
 // called with fetch (no driver library), on an Xvfb display.
@@ -33,14 +39,21 @@ export function missing(name) {
   return absent.length ? `not installed: ${absent.join(", ")} (run scripts/bootstrap.sh engines)` : null;
 }
 
-/** A Playwright browser and one page of it as a driver. */
+/** A Playwright browser, a context of it and one page of that as a driver. */
 async function playwrightDriver(name, browser) {
-  const page = await browser.newPage();
+  const context = await browser.newContext();
+  const wrap = (page) => ({
+    async goto(url) { await page.goto(url); },
+    evaluate: (fn, arg) => page.evaluate(fn, arg),
+    async close() { await page.close(); },
+  });
   return {
     name,
     version: browser.version(),
-    async goto(url) { await page.goto(url); },
-    evaluate: (fn, arg) => page.evaluate(fn, arg),
+    ...wrap(await context.newPage()),
+    newPage: async () => wrap(await context.newPage()),
+    setOffline: (offline) => context.setOffline(offline),
+    lacks: {},
     async close() { await browser.close(); },
   };
 }
@@ -127,6 +140,42 @@ Promise.resolve().then(() => fn(arguments[0])).then(
   (v) => done({ ok: v === undefined ? null : v }),
   (e) => done({ err: String(e) + (e && e.stack ? "\\n" + e.stack : "") }));`;
 
+/**
+ * The windows of one WebDriver session as pages. WebDriver classic runs
+ * every command in the session's current window, so each page switches to
+ * its own first, and the commands of all pages run one at a time. `first`
+ * is the window the session opened with (`handle`); `open()` adds one.
+ */
+function webkitPages(base, s, handle) {
+  let current = handle;
+  let queue = Promise.resolve();
+  const serial = (f) => {
+    const run = queue.then(f);
+    queue = run.catch(() => {});
+    return run;
+  };
+  const page = (h) => {
+    const on = async () => {
+      if (current !== h) { await wd(base, "POST", `${s}/window`, { handle: h }); current = h; }
+    };
+    return {
+      goto: (url) => serial(async () => { await on(); await wd(base, "POST", `${s}/url`, { url }); }),
+      evaluate: (fn, arg) => serial(async () => {
+        await on();
+        const script = ASYNC_WRAPPER.replace("FN", () => fn.toString());
+        const r = await wd(base, "POST", `${s}/execute/async`, { script, args: [arg ?? null] });
+        if (r && "err" in r) throw new Error(`in the page: ${r.err}`);
+        return r?.ok;
+      }),
+      close: () => serial(async () => { await on(); await wd(base, "DELETE", `${s}/window`); current = null; }),
+    };
+  };
+  // A window, not a tab: MiniBrowser shows one tab of a window at a time, so
+  // a second tab is really hidden (visibilityState "hidden") and tidings pauses it.
+  const open = () => serial(async () => page((await wd(base, "POST", `${s}/window/new`, { type: "window" })).handle));
+  return { first: page(handle), open };
+}
+
 async function launchWebKit() {
   const xvfb = await startXvfb();
   const port = await freePort();
@@ -147,16 +196,14 @@ async function launchWebKit() {
     });
     const s = `/session/${session.sessionId}`;
     await wd(base, "POST", `${s}/timeouts`, { script: SCRIPT_TIMEOUT_MS });
+    const pages = webkitPages(base, s, await wd(base, "GET", `${s}/window`));
     return {
       name: "webkit",
       version: session.capabilities.browserVersion,
-      async goto(url) { await wd(base, "POST", `${s}/url`, { url }); },
-      async evaluate(fn, arg) {
-        const script = ASYNC_WRAPPER.replace("FN", () => fn.toString());
-        const r = await wd(base, "POST", `${s}/execute/async`, { script, args: [arg ?? null] });
-        if (r && "err" in r) throw new Error(`in the page: ${r.err}`);
-        return r?.ok;
-      },
+      ...pages.first,
+      newPage: pages.open,
+      setOffline: null,
+      lacks: { offline: "WebDriver classic has no network emulation (no offline mode in WebKitWebDriver)" },
       async close() {
         await wd(base, "DELETE", s).catch(() => {});
         await stop();

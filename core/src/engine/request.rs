@@ -8,6 +8,9 @@
 //! - `fetch` transports, same-origin: the `Last-Event-ID` header.
 //! - `fetch` transports, cross-origin: the query parameter, because the
 //!   header would force a CORS preflight.
+//! - A cursor that is not visible ASCII (`!` to `~`: a non-ASCII id, a
+//!   space, a control character) goes in the query parameter only, on every
+//!   transport ([`by_header`]).
 //! - An empty cursor is sent nowhere (BC-08: a bare `id` clears it).
 //! - After a resume moved the connection off a query-only transport to one
 //!   that sends the header (`engine::carrier`), both: the query parameter
@@ -24,9 +27,9 @@
 //! for a `no-store` request and Fetch makes every request carrying
 //! `If-None-Match` / `If-Modified-Since` `no-store`.
 //!
-//! The same holds for every cross-origin `long-poll` with a cursor: the
-//! cursor (in the query) already says where to resume, so only it is sent,
-//! no validators. Otherwise each request would need a preflight (the cursor
+//! The same holds for every `long-poll` whose cursor travels in the query
+//! (cross-origin, or not visible ASCII): the cursor already says where to
+//! resume, so only it is sent, no validators. Otherwise each request would need a preflight (the cursor
 //! changes the URL, so no preflight cache helps either), and a server that
 //! allows only `Access-Control-Allow-Origin: *` would refuse every request
 //! after the first. `poll` keeps its validators cross-origin (a 304 is its
@@ -72,6 +75,17 @@ pub(crate) fn cursor_in_query(transport: TransportKind, cross_origin: bool) -> b
     transport == TransportKind::EventSource || cross_origin
 }
 
+/// Whether `id` may travel as `Last-Event-ID`: visible ASCII only. A page
+/// can put other bytes in a `fetch` header only as a string of Latin-1 code
+/// points, one per UTF-8 byte (`Headers` takes a ByteString), and WebKitGTK
+/// (2.50) encodes that string as UTF-8 again (U+2026 arrives as C3 A2 C2 80
+/// C2 A6); servers read header bytes as Latin-1 besides (Node, WSGI, ASGI),
+/// and `fetch` trims spaces at a value's edges. The query is percent-encoded
+/// UTF-8 on every engine and server, so such an id goes only there.
+fn by_header(id: &str) -> bool {
+    id.bytes().all(|b| b.is_ascii_graphic())
+}
+
 /// The cursor of one request, and where it goes besides its usual place.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cursor<'a> {
@@ -90,7 +104,8 @@ pub(crate) fn render(
 ) -> (String, Vec<(String, String)>) {
     let (query_too, cursor) = (cursor.query_too, cursor.id);
     let base = config.url_for(transport);
-    let in_query = cursor_in_query(transport, config.cross_origin.contains(transport));
+    let in_query =
+        cursor_in_query(transport, config.cross_origin.contains(transport)) || !by_header(cursor);
     let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
     let cursor_only = request
         && !cursor.is_empty()
@@ -163,6 +178,26 @@ mod tests {
                 field("Last-Event-ID", "29")
             ]
         );
+        // Not visible ASCII: the query alone, whatever `query_too` says,
+        // and on long-poll without the validators (the cursor says it all).
+        let mut val = Validators::new();
+        val.etag = Some("\"e\"".into());
+        let q = Cursor {
+            id: "a b",
+            query_too: false,
+        };
+        let (url, h) = render(&config, TransportKind::LongPoll, q, &val);
+        assert_eq!(url, "/u?lastEventId=a%20b");
+        assert_eq!(h, [field("Accept", ACCEPT_LONG_POLL)]);
+        let (_, h) = render(&config, TransportKind::Poll, q, &val);
+        assert_eq!(h, [field("If-None-Match", "\"e\""), revalidate()]);
+        let other = Cursor {
+            id: "\u{2026}",
+            query_too: true,
+        };
+        let (url, h) = render(&config, TransportKind::FetchSse, other, &val);
+        assert_eq!(url, "/u?lastEventId=%E2%80%A6");
+        assert_eq!(h, [field("Accept", ACCEPT_EVENT_STREAM)]);
         let none = Cursor {
             id: "",
             query_too: true,

@@ -7,9 +7,17 @@
 //! HalfOpen --success--> Closed      HalfOpen --failure--> Open{new until}
 //! ```
 //!
-//! The cool-down is jittered to `U[cooldown_ms, 1.5 · cooldown_ms]` so a fleet
-//! that tripped together does not probe together, and is never shorter than the
-//! current backoff delay (the breaker must only ever slow things down).
+//! The cool-down is jittered ±50 % to `U[0.5 · cooldown_ms, 1.5 · cooldown_ms]`
+//! (the width of a failure retry, ARCHITECTURE.md "Jitter width by purpose") and
+//! is never shorter than the current backoff delay (the breaker must only ever
+//! slow things down). The width is for a fleet that tripped together: after a
+//! restart every client's fifth failure falls within the first seconds of the
+//! server's 503s (about 15 s in `make bench-herd`). Cool-downs that all last
+//! at least `cooldown_ms` would leave that server without a single client
+//! from the last trip until the first cool-down ends, and again between the
+//! later waves of probes: in the bench, 40 s of its capacity unused and the
+//! fleet back in 1.20× the physical limit, against 1.07× with half the
+//! cool-down as the shortest (docs/herd.md).
 
 use crate::rng::Rng;
 use crate::time::{clamp_timer_ms, MonoMs};
@@ -19,7 +27,7 @@ use crate::time::{clamp_timer_ms, MonoMs};
 pub struct BreakerConfig {
     /// Consecutive failures that open the breaker. Default 5; 0 is treated as 1.
     pub failure_threshold: u32,
-    /// Base cool-down before the probe, ms. Default 30 000; jittered ×[1.0, 1.5].
+    /// Base cool-down before the probe, ms. Default 30 000; jittered ×[0.5, 1.5].
     pub cooldown_ms: u64,
 }
 
@@ -115,7 +123,7 @@ impl Breaker {
     }
 
     /// A failed attempt at `now`. `backoff_delay_ms` is the delay the backoff
-    /// just chose; the cool-down is `max(U[cooldown_ms, 1.5·cooldown_ms],
+    /// just chose; the cool-down is `max(U[0.5·cooldown_ms, 1.5·cooldown_ms],
     /// backoff_delay_ms)`, clamped to `MAX_TIMER_MS`. Returns the end of the
     /// cool-down when this failure opened (or, for a failed probe, re-opened) the
     /// breaker, else `None` (no random number is drawn then). A failure reported
@@ -136,7 +144,7 @@ impl Breaker {
             return None;
         }
         let base = self.config.cooldown_ms;
-        let jittered = rng.between(base, base.saturating_add(base / 2));
+        let jittered = rng.between(base / 2, base.saturating_add(base / 2));
         let until = now.plus(clamp_timer_ms(jittered.max(backoff_delay_ms)));
         self.state = BreakerState::Open { until };
         Some(until)
@@ -184,41 +192,41 @@ mod tests {
         let mut rng = Rng::new(5);
         assert_eq!(failures(&mut b, 4, 1000, &mut rng), None);
         assert_eq!(b.admit(MonoMs(1000)), Admission::Allowed);
-        // The fifth failure opens it for U[30 000, 45 000] ms (seed 5: 35 801).
+        // The fifth failure opens it for U[15 000, 45 000] ms (seed 5: 26 603).
         let until = b.record_failure(MonoMs(1000), 8000, &mut rng);
-        assert_eq!(until, Some(MonoMs(1000 + 35_801)));
+        assert_eq!(until, Some(MonoMs(1000 + 26_603)));
         assert_eq!(
             b.state(),
             BreakerState::Open {
-                until: MonoMs(36_801)
+                until: MonoMs(27_603)
             }
         );
         assert_eq!(
-            b.admit(MonoMs(36_800)),
+            b.admit(MonoMs(27_602)),
             Admission::Open {
-                until: MonoMs(36_801)
+                until: MonoMs(27_603)
             }
         );
         // Exactly one probe.
-        assert_eq!(b.admit(MonoMs(36_801)), Admission::Probe);
-        assert_eq!(b.admit(MonoMs(36_802)), Admission::ProbeInFlight);
+        assert_eq!(b.admit(MonoMs(27_603)), Admission::Probe);
+        assert_eq!(b.admit(MonoMs(27_604)), Admission::ProbeInFlight);
         assert_eq!(b.state(), BreakerState::HalfOpen);
-        // The probe fails: open again with a new cool-down (41 285).
+        // The probe fails: open again with a new cool-down (37 569).
         let again = b.record_failure(MonoMs(37_000), 0, &mut rng);
-        assert_eq!(again, Some(MonoMs(37_000 + 41_285)));
+        assert_eq!(again, Some(MonoMs(37_000 + 37_569)));
         assert_eq!(b.consecutive_failures(), 6);
         assert_eq!(
-            b.admit(MonoMs(78_284)),
+            b.admit(MonoMs(74_568)),
             Admission::Open {
-                until: MonoMs(78_285)
+                until: MonoMs(74_569)
             }
         );
         // The next probe succeeds: closed.
-        assert_eq!(b.admit(MonoMs(78_285)), Admission::Probe);
+        assert_eq!(b.admit(MonoMs(74_569)), Admission::Probe);
         b.record_success();
         assert_eq!(b.state(), BreakerState::Closed);
         assert_eq!(b.consecutive_failures(), 0);
-        assert_eq!(b.admit(MonoMs(78_286)), Admission::Allowed);
+        assert_eq!(b.admit(MonoMs(74_570)), Admission::Allowed);
     }
 
     #[test]
@@ -244,7 +252,7 @@ mod tests {
 
     /// `reconnect()` asks for the probe early: the cool-down ends at once,
     /// one probe goes, and its failure opens the breaker for a full new
-    /// cool-down (seed 5: 35 801 then 41 285 ms). Closed or half-open: no
+    /// cool-down (seed 5: 26 603 then 37 569 ms). Closed or half-open: no
     /// change; a later `at` never lengthens the cool-down.
     #[test]
     fn an_early_probe_is_the_one_probe() {
@@ -253,12 +261,12 @@ mod tests {
         b.probe_at(MonoMs(0));
         assert_eq!(b.state(), BreakerState::Closed);
         let until = failures(&mut b, 5, 1000, &mut rng);
-        assert_eq!(until, Some(MonoMs(36_801)));
+        assert_eq!(until, Some(MonoMs(27_603)));
         b.probe_at(MonoMs(40_000));
         assert_eq!(
             b.admit(MonoMs(2000)),
             Admission::Open {
-                until: MonoMs(36_801)
+                until: MonoMs(27_603)
             }
         );
         b.probe_at(MonoMs(2000));
@@ -273,7 +281,7 @@ mod tests {
         assert_eq!(b.state(), BreakerState::HalfOpen);
         assert_eq!(b.admit(MonoMs(2001)), Admission::ProbeInFlight);
         let again = b.record_failure(MonoMs(2100), 0, &mut rng);
-        assert_eq!(again, Some(MonoMs(2100 + 41_285)));
+        assert_eq!(again, Some(MonoMs(2100 + 37_569)));
     }
 
     #[test]
@@ -306,7 +314,7 @@ mod tests {
             let until = opened.map_or(0, |u| u.0);
             prop_assert!(opened.is_some());
             let wait = until - now;
-            let lo = clamp_timer_ms(cooldown.max(backoff));
+            let lo = clamp_timer_ms((cooldown / 2).max(backoff));
             let hi = clamp_timer_ms(cooldown.saturating_add(cooldown / 2).max(backoff));
             prop_assert!(until == u64::MAX || (lo <= wait && wait <= hi));
         }

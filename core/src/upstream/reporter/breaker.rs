@@ -1,6 +1,6 @@
 //! The reporter's circuit breaker: the connection engine's [`Breaker`]
 //! (`policy::breaker`, ARCHITECTURE.md "Circuit breaker": 5 failures in a row
-//! open it, a cool-down of `U[30 s, 45 s]` never shorter than the current
+//! open it, a cool-down of `U[15 s, 45 s]` never shorter than the current
 //! wait, then one probe), not a copy of it. Its failures are the failed
 //! attempts the reporter itself paces; an answer that carries a server's
 //! wait (`Retry-After`, rate-limit reset) is the server pacing its own load

@@ -57,7 +57,7 @@
 //! - Circuit breaker (`breaker.rs`, the engine's [`Breaker`], same
 //!   defaults): `breaker.failure_threshold` (5) failed attempts in a row
 //!   with no server wait hold every request for a cool-down of
-//!   `U[30 s, 45 s]` (never shorter than the wait already chosen; state
+//!   `U[15 s, 45 s]` (never shorter than the wait already chosen; state
 //!   `waiting`, reason `breaker-open`), then one probe (`breaker-probe`):
 //!   delivered closes it, failed opens it again at once. Answers carrying a
 //!   server's wait never open it (the server paces its own load).
