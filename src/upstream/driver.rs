@@ -46,11 +46,8 @@ pub struct Live {
 /// An attempt that went out: re-issued as it was with `keepalive: true` at
 /// `pagehide` (the app's `headers` function is not called again).
 pub struct Sent {
-    /// Its [`Tag::id`] (one send, one report, one append request).
-    pub id: u64,
-    /// When the first attempt of that id went out: its age for the
-    /// keepalive budget.
-    pub since: MonoMs,
+    /// When it went out: its age for the keepalive budget.
+    pub at: MonoMs,
     /// What it sent: URL, body, credentials.
     pub req: Rc<Request>,
     /// Its method.
@@ -195,14 +192,8 @@ pub fn issue(
         max_answer_bytes,
         move |headers: &Headers| {
             if let Some(d) = sent_to.upgrade() {
-                let mut sent = d.held().sent.borrow_mut();
-                let since = match &*sent {
-                    Some(s) if s.id == tag.id => s.since,
-                    _ => clock::now().mono,
-                };
-                *sent = Some(Sent {
-                    id: tag.id,
-                    since,
+                *d.held().sent.borrow_mut() = Some(Sent {
+                    at: clock::now().mono,
                     req: r,
                     method: m,
                     headers: headers.clone(),

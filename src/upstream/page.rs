@@ -11,7 +11,7 @@
 //! and append request the core picks is re-issued at once with `fetch(…, {
 //! keepalive: true })`, the same key (or producer headers) and the headers
 //! its last attempt sent; how many it left out is one debug line
-//! (`console.debug("[tidings]", "pagehide", { notSent })`). The promises stay pending: if
+//! (`console.debug("[tidings]", "pagehide", notSent)`, a number). The promises stay pending: if
 //! the page is gone they never settle (nothing is left to run them); if it
 //! was only put in the back-forward cache (`persisted`) and comes back, every
 //! send goes on where it was, and its next attempt gets the server's replay
@@ -180,7 +180,7 @@ fn pagehide() {
             facts.push(PendingSend {
                 body_bytes: sent.as_ref().and_then(|s| s.req.body_bytes),
                 queued_behind,
-                sent: sent.as_ref().map(|s| s.since),
+                sent: sent.as_ref().map(|s| s.at),
             });
             drop(sent);
             all.push(d);
@@ -194,7 +194,7 @@ fn pagehide() {
         add(d, false);
     }
     let verdicts = keepalive_handoff(&facts, KEEPALIVE_BUDGET_BYTES);
-    let mut not_sent = 0;
+    let mut not_sent = 0u32;
     for (d, go) in all.iter().zip(verdicts) {
         match (go, d.held().sent.borrow().as_ref()) {
             (true, Some(s)) => super::request::keepalive(&s.req, &s.method, &s.headers),
@@ -202,9 +202,7 @@ fn pagehide() {
         }
     }
     if not_sent > 0 {
-        let o = js_sys::Object::new();
-        crate::js::set(&o, "notSent", &JsValue::from_f64(f64::from(not_sent)));
-        debug_log(&JsValue::UNDEFINED, "pagehide", &o);
+        debug_log(&JsValue::UNDEFINED, "pagehide", &JsValue::from(not_sent));
     }
 }
 

@@ -9,7 +9,7 @@
 //! request the page still has in flight exceed 64 KiB ([`KEEPALIVE_BUDGET_BYTES`];
 //! Chromium's quota is the same). Only bodies count, not headers. So the
 //! hand-off is a budget shared by every pending request of every kind: oldest
-//! first (by when each first went out), each whose body fits what is left
+//! first (by when the last attempt of each went out), each whose body fits what is left
 //! takes its share; one that does not fit is skipped (a smaller later one may
 //! still fit); a body of unknown size (`FormData`) never fits. Of the sends
 //! queued behind another one of the same URL (`ordered: true`), none is
@@ -37,7 +37,7 @@ pub struct PendingSend {
     /// An `ordered` send waiting behind an earlier one of its URL (not the
     /// head of its [`Ordered`](super::Ordered) queue).
     pub queued_behind: bool,
-    /// When its first attempt went out (monotonic ms): the age the budget is
+    /// When its last attempt went out (monotonic ms): the age the budget is
     /// shared by. `None`: never sent (offline since the call, or queued), so
     /// no headers to reuse: not handed over.
     pub sent: Option<MonoMs>,
