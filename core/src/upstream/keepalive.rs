@@ -48,19 +48,11 @@ pub struct PendingSend {
 /// already has in flight), taken oldest first ([`PendingSend::sent`]; equal
 /// times in the order given). The rest are abandoned.
 pub fn keepalive_handoff(pending: &[PendingSend], budget_bytes: u64) -> Vec<bool> {
-    let mut go = vec![false; pending.len()];
+    let mut done = vec![false; pending.len()];
+    let mut go = done.clone();
     let mut left = budget_bytes;
-    // The next oldest after `last` (by time, then place): a scan per pick,
-    // no sort in the bundle; the pending requests of one page are few.
-    let mut last = None;
-    while let Some((at, i)) = pending
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| Some((p.sent?, i)))
-        .filter(|k| last < Some(*k))
-        .min()
-    {
-        last = Some((at, i));
+    while let Some(i) = oldest(pending, &done) {
+        done[i] = true;
         let p = &pending[i];
         match p.body_bytes {
             Some(n) if !p.queued_behind && n <= left => {
@@ -71,6 +63,21 @@ pub fn keepalive_handoff(pending: &[PendingSend], budget_bytes: u64) -> Vec<bool
         }
     }
     go
+}
+
+/// The oldest sent one of `pending` not `done` (the first of equal times):
+/// a scan per pick, no sort in the bundle; the pending requests of one page
+/// are few.
+fn oldest(pending: &[PendingSend], done: &[bool]) -> Option<usize> {
+    let mut best: Option<(MonoMs, usize)> = None;
+    for (i, (p, done)) in pending.iter().zip(done).enumerate() {
+        if let (false, Some(at)) = (*done, p.sent) {
+            if best.is_none_or(|(b, _)| at < b) {
+                best = Some((at, i));
+            }
+        }
+    }
+    best.map(|(_, i)| i)
 }
 
 #[cfg(test)]
