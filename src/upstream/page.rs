@@ -172,7 +172,7 @@ extern "C" {
 /// pending send (in call order), then every held reporter's and appender's
 /// last request sent; the core orders them by age.
 fn pagehide() {
-    let held: Vec<_> = PAGE.with(|p| p.borrow().held.iter().filter_map(Weak::upgrade).collect());
+    let held = PAGE.with(|p| p.borrow().held.clone());
     let (mut all, mut facts) = (Vec::new(), Vec::new());
     let mut add = |d: Rc<dyn Slots>, queued_behind: bool| {
         if d.owes() {
@@ -190,7 +190,7 @@ fn pagehide() {
         let behind = t.ordered && !is_head(&t);
         add(t, behind);
     }
-    for d in held {
+    for d in held.iter().filter_map(Weak::upgrade) {
         add(d, false);
     }
     let verdicts = keepalive_handoff(&facts, KEEPALIVE_BUDGET_BYTES);
