@@ -183,18 +183,18 @@ pub fn issue(
 ) {
     let sent_to = Rc::downgrade(d);
     let replied_to = Rc::downgrade(d);
-    let (m, r) = (String::from(method), Rc::clone(req));
+    let m = String::from(method);
     let started = request::start(
         req,
         method,
         tag.attempt,
         extra,
         max_answer_bytes,
-        move |headers: &Headers| {
+        move |r: &Rc<Request>, headers: &Headers| {
             if let Some(d) = sent_to.upgrade() {
                 *d.held().sent.borrow_mut() = Some(Sent {
                     at: clock::now().mono,
-                    req: r,
+                    req: Rc::clone(r),
                     method: m,
                     headers: headers.clone(),
                 });

@@ -85,7 +85,7 @@ impl Drop for Attempt {
 /// headers (the idempotency key: set last, so the app's headers cannot
 /// replace it), reading at most `max_answer_bytes` of the answer body.
 /// `on_reply` runs once, from the browser's task queue (never from here),
-/// unless the attempt was aborted first; `on_sent` gets the headers just
+/// unless the attempt was aborted first; `on_sent` gets `req` and the headers just
 /// before the request goes out (reused at `pagehide`).
 pub fn start(
     req: &Rc<Request>,
@@ -93,7 +93,7 @@ pub fn start(
     attempt: u32,
     extra: &[(String, String)],
     max_answer_bytes: u64,
-    on_sent: impl FnOnce(&Headers) + 'static,
+    on_sent: impl FnOnce(&Rc<Request>, &Headers) + 'static,
     on_reply: impl FnOnce(Reply) + 'static,
 ) -> Result<Attempt, JsValue> {
     let controller = AbortController::new()?;
@@ -128,7 +128,7 @@ pub fn start(
         }
         init.set_headers(&headers);
         let promise = fetch(&req.url, &init);
-        on_sent(&headers);
+        on_sent(&req, &headers);
         let reply = match answer(promise, max_answer_bytes).await {
             Ok(a) => Reply::Answer(a),
             Err(_) => Reply::Failed,
