@@ -77,3 +77,12 @@ pub(crate) fn error(code: &str, message: &str) -> JsValue {
     set(&e, "code", &JsValue::from_str(code));
     e.into()
 }
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// Write one debug entry `what` with `details` to `to`: the app's
+    /// `debug` function (what it throws is reported, the caller goes on),
+    /// else (`to` not a function) `console.debug("[tidings]", what, details)`.
+    #[wasm_bindgen(js_name = debugLog)]
+    pub fn debug_log(to: &JsValue, what: &str, details: &JsValue);
+}

@@ -31,19 +31,14 @@
 
 use tidings_core::engine::{Action, Input};
 use tidings_core::time::MonoMs;
-use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsValue;
 
 use crate::clock;
 use crate::js::set;
 
-#[wasm_bindgen(module = "/src/boundary.js")]
-extern "C" {
-    /// Write one entry to `to`: the app's `debug` function (what it throws
-    /// is reported, the connection goes on), else the console.
-    #[wasm_bindgen(js_name = debugLog)]
-    pub(super) fn emit(to: &JsValue, what: &str, details: &JsValue);
-}
+/// Write one entry to `to`: the app's `debug` function (what it throws is
+/// reported, the connection goes on), else the console.
+pub(super) use crate::js::debug_log as emit;
 
 fn num(n: u64) -> JsValue {
     JsValue::from_f64(n as f64)

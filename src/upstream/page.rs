@@ -161,13 +161,6 @@ pub fn is_online() -> bool {
         .unwrap_or(true)
 }
 
-#[wasm_bindgen(module = "/src/boundary.js")]
-extern "C" {
-    /// `console.debug("[tidings]", what, details)` (`to` undefined).
-    #[wasm_bindgen(js_name = debugLog)]
-    fn debug_log(to: &JsValue, what: &str, details: &JsValue);
-}
-
 /// The keepalive hand-off: the core picks, the adapter re-issues. Every
 /// pending send (in call order), then every held reporter's and appender's
 /// last request sent; the core orders them by age.
@@ -202,7 +195,7 @@ fn pagehide() {
         }
     }
     if not_sent > 0 {
-        debug_log(&JsValue::UNDEFINED, "pagehide", &JsValue::from(not_sent));
+        crate::js::debug_log(&JsValue::UNDEFINED, "pagehide", &JsValue::from(not_sent));
     }
 }
 

@@ -49,7 +49,7 @@ pub struct PendingSend {
 /// times in the order given). The rest are abandoned.
 pub fn keepalive_handoff(pending: &[PendingSend], budget_bytes: u64) -> Vec<bool> {
     let mut done = vec![false; pending.len()];
-    let mut go = done.clone();
+    let mut go = vec![false; pending.len()];
     let mut left = budget_bytes;
     while let Some(i) = oldest(pending, &done) {
         done[i] = true;
