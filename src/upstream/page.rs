@@ -169,13 +169,15 @@ fn pagehide() {
     let (mut all, mut facts) = (Vec::new(), Vec::new());
     let mut add = |d: Rc<dyn Slots>, queued_behind: bool| {
         if d.owes() {
-            let sent = d.held().sent.borrow();
+            let (body_bytes, sent) = match &*d.held().sent.borrow() {
+                Some(s) => (s.req.body_bytes, Some(s.at)),
+                None => (None, None),
+            };
             facts.push(PendingSend {
-                body_bytes: sent.as_ref().and_then(|s| s.req.body_bytes),
+                body_bytes,
                 queued_behind,
-                sent: sent.as_ref().map(|s| s.at),
+                sent,
             });
-            drop(sent);
             all.push(d);
         }
     };
