@@ -8,7 +8,7 @@
 //! server receives attempt 1 of send n+1 only after send n has settled, and
 //! sends never overtake each other. Sans-IO: ids in, ids out.
 
-use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 /// The queue an `ordered` send to `url` joins: the URL without its
 /// `#fragment`. A fragment never reaches the server, so `/a#x` and `/a` are
@@ -17,23 +17,23 @@ pub fn ordered_key(url: &str) -> &str {
     url.split('#').next().unwrap_or(url)
 }
 
-/// A FIFO of send ids for one URL; only the head may be in progress.
+/// A FIFO of send ids for one URL; only the head may be in progress. A
+/// `Vec` (not a `VecDeque`): queues are a few ids long, and the bundle keeps
+/// no ring-buffer code for them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ordered<T> {
-    queue: VecDeque<T>,
+    queue: Vec<T>,
 }
 
 impl<T: PartialEq> Ordered<T> {
     /// An empty queue.
     pub fn new() -> Self {
-        Ordered {
-            queue: VecDeque::new(),
-        }
+        Ordered { queue: Vec::new() }
     }
 
     /// Append `id`; `true` when it is the head and may start now.
     pub fn push(&mut self, id: T) -> bool {
-        self.queue.push_back(id);
+        self.queue.push(id);
         self.queue.len() == 1
     }
 
@@ -44,7 +44,7 @@ impl<T: PartialEq> Ordered<T> {
         let index = self.queue.iter().position(|x| x == id)?;
         self.queue.remove(index);
         if index == 0 {
-            self.queue.front()
+            self.queue.first()
         } else {
             None
         }
@@ -52,7 +52,7 @@ impl<T: PartialEq> Ordered<T> {
 
     /// The send in progress, if any.
     pub fn head(&self) -> Option<&T> {
-        self.queue.front()
+        self.queue.first()
     }
 
     /// Sends queued, the head included.
