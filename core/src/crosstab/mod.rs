@@ -78,12 +78,24 @@
 //!   drops its lock, and queues again if the leader runs again (a `gave-up`
 //!   connection revived by `reconnect()`).
 
+#[cfg(feature = "cross-tab")]
 mod machine;
+// Alone (no `cross-tab`), only `REMEMBERED_OFFSETS` of it is used.
+#[cfg_attr(not(feature = "cross-tab"), allow(dead_code))]
 mod offsets;
 pub mod wire;
 
+mod solo;
+
+#[cfg(feature = "cross-tab")]
 pub use machine::CrossTab;
+// A build without the `cross-tab` feature runs every connection alone: the
+// solo coordinator (the same calls, the same answers as the full one
+// without locks or a channel) leaves the coordination code out.
 pub use offsets::REMEMBERED_OFFSETS;
+#[cfg(not(feature = "cross-tab"))]
+pub use solo::Solo as CrossTab;
+pub use solo::Solo;
 
 use alloc::string::String;
 
