@@ -196,6 +196,10 @@ impl Engine {
     /// Whether attempt `id`'s Durable Streams chunk (a 200 being read) is
     /// JSON; `None` when it has no chunk.
     pub(crate) fn durable_chunk(&self, id: AttemptId) -> Option<bool> {
+        // Never a chunk without the profile (`Protocol::spoken`).
+        if !cfg!(feature = "durable-streams") {
+            return None;
+        }
         let c = self.durable.chunk.as_ref().filter(|c| c.id == id)?;
         Some(c.kind == DurableBody::Json)
     }
@@ -293,6 +297,9 @@ impl Engine {
     /// The body of a text or binary chunk ended: deliver it. Returns `false`
     /// when the live attempt has no chunk (the engine's own rules apply).
     pub(crate) fn durable_body_end(&mut self, now: Now, id: AttemptId) -> bool {
+        if !cfg!(feature = "durable-streams") {
+            return false;
+        }
         let Some(c) = self.take_chunk(id) else {
             return false;
         };

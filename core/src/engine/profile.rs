@@ -32,11 +32,23 @@ use super::Engine;
 use crate::time::Now;
 
 impl Protocol {
+    /// The profile spoken: a core built without its `durable-streams`
+    /// feature speaks only the default one (the browser side refuses the
+    /// option there), so a wasm without the feature leaves the profile's
+    /// code out.
+    pub(crate) const fn spoken(self) -> Protocol {
+        if cfg!(feature = "durable-streams") {
+            self
+        } else {
+            Protocol::Default
+        }
+    }
+
     /// Hook: fit the normalized options to the profile. Durable Streams:
     /// catch-up and long-poll only (its SSE mode is not spoken yet), and the
     /// cursor is an offset, [`START_OFFSET`] when none is given.
     pub(crate) fn shape_config(self, c: &mut Config) {
-        match self {
+        match self.spoken() {
             Protocol::Default => {}
             Protocol::DurableStreams => {
                 c.transports = vec![TransportKind::LongPoll];
@@ -52,7 +64,7 @@ impl Protocol {
     /// offset or a sentinel (empty: none seen yet; malformed: the channel
     /// between tabs is open to any same-origin script).
     pub(crate) fn accepts_resume_cursor(self, cursor: &str) -> bool {
-        match self {
+        match self.spoken() {
             Protocol::Default => true,
             Protocol::DurableStreams => is_valid_offset(cursor, true),
         }
@@ -61,20 +73,20 @@ impl Protocol {
     /// Hook: whether the cursor may travel as `Last-Event-ID` (Durable
     /// Streams: the offset always goes in the query, with no header).
     pub(crate) fn cursor_by_header(self) -> bool {
-        self == Protocol::Default
+        self.spoken() == Protocol::Default
     }
 
     /// Hook: whether the ids show a gap (Durable Streams messages carry no
     /// id; their offsets place them).
     pub(crate) fn gaps_by_id(self) -> bool {
-        self == Protocol::Default
+        self.spoken() == Protocol::Default
     }
 }
 
 impl Engine {
     /// The profile this connection speaks.
     pub(crate) fn profile(&self) -> Protocol {
-        self.config.protocol
+        self.config.protocol.spoken()
     }
 
     /// Hook: the URL and headers of the next request on `transport`.
