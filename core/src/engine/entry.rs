@@ -116,6 +116,7 @@ impl Engine {
         }
         let Some(now) = self.begin(now) else { return };
         match input.attempt() {
+            Some(id) if self.news_probe() == Some(id) => self.on_probe_fact(now, input),
             Some(id) if self.live_attempt() != Some(id) => self.drop_stale(id),
             _ => self.dispatch(now, input),
         }

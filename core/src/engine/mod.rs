@@ -51,6 +51,7 @@ mod json_text;
 mod lifecycle;
 mod native_probe;
 mod network;
+mod news_probe;
 mod profile;
 mod quiet;
 mod reconnect;
@@ -89,6 +90,7 @@ pub use input::{
 pub use json_body::{decode_json_body, JsonView};
 pub use json_text::{decode_json_text, json_body};
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
+pub use news_probe::{NEWS_PROBE_AFTER_MS, NEWS_PROBE_GRACE_MS};
 pub use reconnect::ReconnectAnswer;
 pub use replay::REPLAY_RUN;
 pub use request::{ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL, REVALIDATE};
@@ -215,6 +217,8 @@ pub struct Engine {
     /// Event types left out by `events` that were reported once
     /// (`decode::report_unwanted`).
     filtered_told: Vec<String>,
+    /// The news probe of the live stream, while it is out (`news_probe`).
+    probe: Option<news_probe::Probe>,
 }
 
 impl Engine {
@@ -264,6 +268,7 @@ impl Engine {
             query_too: false,
             gap: gap::GapWatch::default(),
             filtered_told: Vec::new(),
+            probe: None,
             config,
         }
     }
@@ -395,8 +400,12 @@ impl Engine {
     }
 
     fn on_close(&mut self) {
+        let probe = self.news_probe();
         if let Some(a) = self.phase.close() {
             self.actions.push_back(Action::Abort(a.id));
+        }
+        if let Some(id) = probe {
+            self.actions.push_back(Action::Abort(id));
         }
         self.set_state(State::Closed, Reason::ClosedByUser, None);
     }
@@ -847,6 +856,9 @@ impl Engine {
                     continue;
                 }
             }
+            if self.news_probe_step(now) {
+                continue;
+            }
             if let Some((at, kind)) = self.attempt_deadline() {
                 if at <= now.mono {
                     self.expire(now, kind);
@@ -895,6 +907,7 @@ impl Engine {
         [
             self.pause_deadline(),
             self.attempt_deadline().map(|d| d.0),
+            self.probe_deadline(),
             scheduled,
         ]
         .into_iter()
@@ -1159,6 +1172,7 @@ impl Engine {
             url,
             headers,
             refresh_auth,
+            beside: false,
         }));
     }
 

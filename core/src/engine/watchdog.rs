@@ -39,7 +39,7 @@ pub(crate) fn deadline(
     long_poll_timeout_ms: u64,
 ) -> Option<(MonoMs, Expiry)> {
     let idle = nonzero(watchdog.idle_timeout_ms);
-    let first = nonzero(watchdog.first_event_timeout_ms);
+    let first = nonzero(watchdog.first_event_timeout_ms).filter(|_| !attempt.quiet);
     let last = attempt.last_activity.mono;
     match (attempt.transport, attempt.opened_at) {
         (TransportKind::LongPoll, _) => {

@@ -125,7 +125,7 @@ impl Session {
     pub(super) fn halt(&mut self, cursor: Option<&str>) {
         let fresh = self.fresh_engine(cursor);
         let old = core::mem::replace(&mut self.engine, fresh);
-        if let Some(id) = old.live_attempt() {
+        for id in [old.live_attempt(), old.news_probe()].into_iter().flatten() {
             self.work.push_back(super::SessionAction::Abort(id));
         }
         self.engine_until = None;
