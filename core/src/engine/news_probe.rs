@@ -250,18 +250,25 @@ impl Engine {
         }
         let id = p.attempt.id;
         self.phase = Phase::Live(p.attempt);
+        // Through `dispatch`, as if the answer came now: the same code as
+        // every long-poll answer (cursor, dedupe, the next request).
         if let Some(head) = &p.head {
-            self.on_response_head(now, id, head);
+            self.dispatch(now, Input::ResponseHead(id, head));
         }
-        match p.answer {
+        let last = match p.answer {
             Some(Answer::Stream(bytes)) => {
-                self.on_bytes(now, id, &bytes);
-                self.on_stream_end(now, id);
+                self.dispatch(now, Input::Bytes(id, &bytes));
+                Input::StreamEnd(id)
             }
-            Some(Answer::Messages(msgs, hint)) => self.on_messages(now, msgs, hint),
-            Some(Answer::Resource(body)) => self.on_body_resource(now, body),
-            None => {}
-        }
+            Some(Answer::Messages(msgs, polling_hint_ms)) => Input::Messages {
+                id,
+                msgs,
+                polling_hint_ms,
+            },
+            Some(Answer::Resource(body)) => Input::BodyResource(id, body),
+            None => return,
+        };
+        self.dispatch(now, last);
     }
 }
 

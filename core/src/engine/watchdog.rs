@@ -11,6 +11,9 @@
 //! | `fetch-sse` | connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
 //! | `eventsource` | connect: start + idle | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
+//!
+//! A stream whose news probe found the server quiet (`news_probe`) has no
+//! first-event deadline.
 //! | `poll` | request: last activity + idle | same | same |
 
 use super::config::{TransportKind, WatchdogConfig};
