@@ -1143,19 +1143,12 @@ impl Engine {
             });
         }
         let transport = self.selector.current();
-        let id = AttemptId(self.next_id);
-        self.next_id = self.next_id.saturating_add(1);
-        let (url, headers) = self.render_request(transport);
-        let refresh_auth = self.auth_retry.take_next();
+        let (attempt, open) = self.new_attempt(now, transport, reason, false);
         self.stats.requests = self.stats.requests.saturating_add(1);
         if self.stats.requests > 1 {
             self.stats.reconnects = self.stats.reconnects.saturating_add(1);
         }
         self.stats.current_delay_ms = 0;
-        let probe = self.selector.probing();
-        let mut attempt = Attempt::new(id, transport, reason, now, probe);
-        attempt.cursor_at_start = String::from(self.cursor());
-        attempt.carried_cursor = self.request_carries_cursor(transport);
         self.phase = Phase::Live(attempt);
         self.watch_replay();
         let request_cycle = !transport.is_streaming() && was_open;
@@ -1166,14 +1159,35 @@ impl Engine {
         if !request_cycle {
             self.set_state(State::Connecting, reason, None);
         }
-        self.actions.push_back(Action::Open(OpenRequest {
+        self.actions.push_back(Action::Open(open));
+    }
+
+    /// A new attempt on `transport` and its request; `beside`: the news
+    /// probe's, which runs beside the live one (no 401 refresh, no failback).
+    fn new_attempt(
+        &mut self,
+        now: Now,
+        transport: TransportKind,
+        reason: Reason,
+        beside: bool,
+    ) -> (Attempt, OpenRequest) {
+        let id = AttemptId(self.next_id);
+        self.next_id = self.next_id.saturating_add(1);
+        let (url, headers) = self.render_request(transport);
+        let refresh_auth = !beside && self.auth_retry.take_next();
+        let failback = !beside && self.selector.probing();
+        let mut attempt = Attempt::new(id, transport, reason, now, failback);
+        attempt.cursor_at_start = String::from(self.cursor());
+        attempt.carried_cursor = self.request_carries_cursor(transport);
+        let open = OpenRequest {
             id,
             transport,
             url,
             headers,
             refresh_auth,
-            beside: false,
-        }));
+            beside,
+        };
+        (attempt, open)
     }
 
     /// The breaker's word on the next attempt: its reason (`breaker-probe`

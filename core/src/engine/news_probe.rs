@@ -3,7 +3,7 @@
 //!
 //! A stream (`eventsource`, `fetch-sse`) that has shown nothing
 //! [`NEWS_PROBE_AFTER_MS`] after its request went out gets ONE plain
-//! `long-poll` request with the cursor, beside it ([`OpenRequest::beside`]).
+//! `long-poll` request with the cursor, beside it (`OpenRequest::beside`).
 //! - The answer brings news (an event, a message, a resource) and the stream
 //!   still shows nothing [`NEWS_PROBE_GRACE_MS`] later: something holds the
 //!   stream back. The stream is aborted, the connection moves to `long-poll`
@@ -27,7 +27,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::action::{Action, OpenRequest, Reason};
+use super::action::{Action, Reason};
 use super::decode::{classify, Verdict};
 use super::input::{AttemptId, IncomingMessage, ResponseHead};
 use super::state::{Attempt, Phase};
@@ -142,13 +142,8 @@ impl Engine {
         };
         a.news_probed = true;
         let stream = a.id;
-        let transport = TransportKind::LongPoll;
-        let id = AttemptId(self.next_id);
-        self.next_id = self.next_id.saturating_add(1);
-        let (url, headers) = self.render_request(transport);
-        let mut attempt = Attempt::new(id, transport, Reason::BufferedStream, now, false);
-        attempt.cursor_at_start = String::from(self.cursor());
-        attempt.carried_cursor = self.request_carries_cursor(transport);
+        let (attempt, open) =
+            self.new_attempt(now, TransportKind::LongPoll, Reason::BufferedStream, true);
         self.probe = Some(Probe {
             stream,
             attempt,
@@ -156,14 +151,7 @@ impl Engine {
             answer: None,
             answered: None,
         });
-        self.actions.push_back(Action::Open(OpenRequest {
-            id,
-            transport,
-            url,
-            headers,
-            refresh_auth: false,
-            beside: true,
-        }));
+        self.actions.push_back(Action::Open(open));
     }
 
     /// Abort the probe; `quiet`: it found the server quiet, so the stream
