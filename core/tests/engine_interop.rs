@@ -283,7 +283,7 @@ fn rule1_cost_of_detecting_a_buffering_proxy() {
     );
     sim.run_until(4_000);
     sim.head(p.id, es_head(200));
-    sim.bytes(p.id, b"id: 1\ndata: tick\n\n");
+    sim.resource(p.id, "id: 1\ndata: tick\n\n");
     sim.end(p.id);
     sim.run_until(6_000);
     let first = sim.find(|a| matches!(a, Action::Deliver(_)).then_some(()));

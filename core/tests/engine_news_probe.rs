@@ -9,7 +9,7 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, Config, OpenRequest, Reason, ResponseHead, TransportError, TransportKind,
+    Action, BodyRead, Config, OpenRequest, Reason, ResponseHead, TransportError, TransportKind,
     ACCEPT_LONG_POLL,
 };
 
@@ -61,7 +61,9 @@ fn a_held_stream_moves_to_long_poll_with_the_probes_answer() {
     assert_eq!(header(&p, "Accept"), Some(ACCEPT_LONG_POLL));
     sim.run_until(4_000);
     sim.head(p.id, es_head(200));
-    sim.bytes(p.id, b"id: 8\ndata: tick\n\n");
+    // Read whole: the answer is complete before the verdict.
+    assert_eq!(sim.engine.body_read(p.id), BodyRead::Text);
+    sim.resource(p.id, "id: 8\ndata: tick\n\n");
     sim.end(p.id);
     assert!(sim.delivered().is_empty());
     let next = sim.must_open(10_000);
@@ -104,6 +106,7 @@ fn a_stream_that_brings_the_news_within_the_grace_stays() {
     assert_eq!(sim.last_open_at, 3_000);
     sim.run_until(20_000);
     sim.head(p.id, json_head(200));
+    assert_eq!(sim.engine.body_read(p.id), BodyRead::Json);
     sim.messages(p.id, vec![msg(Some("1"), None, "a")], None);
     sim.run_for(600);
     sim.bytes(o.id, b"id: 1\ndata: a\n\n");
@@ -243,4 +246,33 @@ fn the_probe_ends_with_its_stream() {
     sim.run_for(2_000);
     assert!(sim.delivered().is_empty());
     assert!(changes(&sim).is_empty());
+}
+
+/// A JSON answer to the probe of a held `fetch-sse` stream resuming from
+/// id 7: the probe carries the cursor, its message is delivered once at the
+/// verdict (1 s after the answer), and the next long-poll resumes after it.
+#[test]
+fn a_json_answer_is_the_first_long_poll_answer() {
+    let mut c = with_long_poll(fetch_sse_config());
+    c.last_event_id = "7".into();
+    let (mut sim, o) = Sim::started(c, 24);
+    sim.run_for(50);
+    sim.head(o.id, es_head(200));
+    let p = sim.must_open(10_000);
+    assert_eq!(header(&p, "Last-Event-ID"), Some("7"));
+    sim.run_until(7_000);
+    sim.head(p.id, json_head(200));
+    sim.messages(p.id, vec![msg(Some("8"), None, "x")], None);
+    sim.end(p.id);
+    let next = sim.must_open(10_000);
+    assert_eq!(header(&next, "Last-Event-ID"), Some("8"));
+    let delivered = sim.find(|a| match a {
+        Action::Deliver(m) => Some(m.id.clone()),
+        _ => None,
+    });
+    assert_eq!(delivered, [(8_000, "8".to_string())]);
+    assert_eq!(
+        changes(&sim),
+        [(8_000, (TransportKind::LongPoll, Reason::BufferedStream))]
+    );
 }

@@ -30,7 +30,7 @@ use alloc::vec::Vec;
 use super::action::{Action, Reason};
 use super::decode::{classify, Verdict};
 use super::input::{AttemptId, IncomingMessage, ResponseHead};
-use super::state::{Attempt, Phase};
+use super::state::{Attempt, BodyKind, Phase};
 use super::{Engine, Input, TransportKind};
 use crate::time::{MonoMs, Now};
 
@@ -45,12 +45,11 @@ pub const NEWS_PROBE_GRACE_MS: u64 = 1_000;
 /// The probe's answer, held until the verdict.
 #[derive(Debug)]
 pub(crate) enum Answer {
-    /// An event-stream body, as it arrived.
-    Stream(Vec<u8>),
     /// A JSON body's messages and `_polling.next_interval_ms`.
     Messages(Vec<Option<IncomingMessage>>, Option<u64>),
-    /// A raw resource.
-    Resource(String),
+    /// Any other body, read whole as text (an event stream too: the probe's
+    /// answer is complete before the verdict).
+    Text(String),
 }
 
 /// The probe of the live stream.
@@ -182,21 +181,19 @@ impl Engine {
                 ) {
                     Verdict::Body(kind) => {
                         if let Some(r) = p.attempt.request_mut() {
-                            r.body = kind;
+                            // Read whole (`body_read`): JSON as JSON, the
+                            // rest as text; the head's replay decides again.
+                            r.body = if kind == BodyKind::Json {
+                                kind
+                            } else {
+                                BodyKind::Resource
+                            };
                         }
                         p.head = Some(head.clone());
                         return;
                     }
                     v => return self.end_news_probe(v == Verdict::NoNews),
                 }
-            }
-            Input::Bytes(_, bytes) if p.head.is_some() => {
-                if let Some(Answer::Stream(b)) = &mut p.answer {
-                    b.extend_from_slice(bytes);
-                } else {
-                    p.answer = Some(Answer::Stream(bytes.to_vec()));
-                }
-                return;
             }
             Input::Messages {
                 msgs,
@@ -209,10 +206,9 @@ impl Engine {
             }
             Input::BodyResource(_, body) => {
                 let news = !body.trim().is_empty();
-                p.answer = Some(Answer::Resource(body));
+                p.answer = Some(Answer::Text(body));
                 news
             }
-            Input::StreamEnd(_) if p.head.is_some() => p.answer.is_some(),
             // A failure, or a fact no long-poll answer brings: no verdict.
             _ => return self.end_news_probe(false),
         };
@@ -243,17 +239,23 @@ impl Engine {
         if let Some(head) = &p.head {
             self.dispatch(now, Input::ResponseHead(id, head));
         }
+        let stream = self
+            .phase
+            .attempt()
+            .and_then(Attempt::request)
+            .map(|r| r.body)
+            == Some(BodyKind::EventStream);
         let last = match p.answer {
-            Some(Answer::Stream(bytes)) => {
-                self.dispatch(now, Input::Bytes(id, &bytes));
+            Some(Answer::Text(body)) if stream => {
+                self.dispatch(now, Input::Bytes(id, body.as_bytes()));
                 Input::StreamEnd(id)
             }
+            Some(Answer::Text(body)) => Input::BodyResource(id, body),
             Some(Answer::Messages(msgs, polling_hint_ms)) => Input::Messages {
                 id,
                 msgs,
                 polling_hint_ms,
             },
-            Some(Answer::Resource(body)) => Input::BodyResource(id, body),
             None => return,
         };
         self.dispatch(now, last);

@@ -125,7 +125,10 @@ impl Session {
     pub(super) fn halt(&mut self, cursor: Option<&str>) {
         let fresh = self.fresh_engine(cursor);
         let old = core::mem::replace(&mut self.engine, fresh);
-        for id in [old.live_attempt(), old.news_probe()].into_iter().flatten() {
+        if let Some(id) = old.live_attempt() {
+            self.work.push_back(super::SessionAction::Abort(id));
+        }
+        if let Some(id) = old.news_probe() {
             self.work.push_back(super::SessionAction::Abort(id));
         }
         self.engine_until = None;
