@@ -904,15 +904,15 @@ impl Engine {
             .scheduled()
             .filter(|_| !self.life.paused())
             .map(|s| s.at);
-        [
-            self.pause_deadline(),
-            self.attempt_deadline().map(|d| d.0),
-            self.probe_deadline(),
-            scheduled,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // The live attempt's and its news probe's, the earlier of the two.
+        let attempt = match (self.attempt_deadline(), self.probe_deadline()) {
+            (Some((a, _)), Some(p)) => Some(a.min(p)),
+            (a, p) => a.map(|d| d.0).or(p),
+        };
+        [self.pause_deadline(), attempt, scheduled]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// A watchdog of the live attempt expired.
