@@ -156,10 +156,11 @@ impl CrossTab {
     }
 
     /// This tab holds the lock: lead, from the last cursor it saw. Ignored
-    /// unless following, and after the leader stopped for good.
+    /// unless following with a request queued (a grant resolving after
+    /// `pagehide` withdrew it), and after the leader stopped for good.
     pub fn handle_lock_granted(&mut self, now: Now) {
         let stopped = self.mirror.state == State::Closed && !self.revive;
-        if !self.begin(now) || self.role != Role::Follower || stopped {
+        if !self.begin(now) || self.role != Role::Follower || !self.locking || stopped {
             return;
         }
         self.role = Role::Leader;
@@ -168,6 +169,11 @@ impl CrossTab {
         self.restored_from = None;
         self.steal_at = None;
         self.stamp = Stamp::default();
+        // A newcomer hears the new engine's notices, never those of this
+        // tab's earlier reign.
+        self.last_t = None;
+        self.last_s = None;
+        self.last_u = None;
         let cursor = self.mirror.last_event_id.clone();
         self.push(TabAction::Run { cursor });
     }
