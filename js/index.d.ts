@@ -524,8 +524,8 @@ export interface Options<M = {}> {
    * Poll interval (the `poll` transport). Every server hint is clamped into [minMs, maxMs]. The
    * adaptive modes stretch on slow networks (RTT < 50 ms ×1, < 200 ms ×3, < 1 s ×6, worse or
    * `saveData` → maxMs); the RTT is `navigator.connection.rtt`, lowered by the smallest of the
-   * last 4 measured `poll` request times (request to response head): Chromium's `rtt` 100 on a
-   * fast path no longer stretches ×3.
+   * last 4 measured `poll` request times (request to response head), so Chromium's `rtt` of 100
+   * on a fast path does not stretch the interval ×3.
    */
   interval?: {
     /**

@@ -9,8 +9,8 @@ thread_local! {
     /// Constant strings already handed to JS, by address and length of the
     /// `&'static str`. Each crossing of a string is a `TextDecoder.decode` in
     /// the glue: the property names of every message object (and the
-    /// transport names) cross once instead of once per message, which was the
-    /// largest cost of ingest (docs/bench.md). Bounded by the number of
+    /// transport names) cross once instead of once per message, the largest
+    /// cost of ingest otherwise (docs/bench.md). Bounded by the number of
     /// literals in the program.
     static NAMES: RefCell<Vec<((usize, usize), JsValue)>> = const { RefCell::new(Vec::new()) };
 }

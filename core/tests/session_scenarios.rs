@@ -500,3 +500,27 @@ fn a_native_probe_is_the_adapters_work_never_relayed() {
     let (a, _) = feed(&mut s, 20, Input::Engine(failed));
     assert_eq!(a, vec![SessionAction::Probe(id)]);
 }
+
+#[test]
+fn an_input_read_before_an_earlier_one_happens_at_the_latest_time_seen() {
+    // The timer fires at 10 000 ms; a transport error whose clock was read
+    // at 100 ms is handled after it. The calm status's `lostAfterMs` (300)
+    // counts from 10 000, and no `Wait` asks for a time already past.
+    let mut s = open_alone(300);
+    let (_, until) = feed(&mut s, 10_000, Input::Timer);
+    assert_eq!(until, Some(45_030), "the open stream's watchdog");
+    let (_, until) = feed(
+        &mut s,
+        100,
+        Input::Engine(engine::Input::TransportError(
+            engine::AttemptId(1),
+            TransportError::Network,
+        )),
+    );
+    assert_eq!(until, Some(10_300));
+    let (a, _) = feed(&mut s, 10_299, Input::Timer);
+    assert!(
+        !a.iter().any(|a| matches!(a, SessionAction::Status(_))),
+        "{a:?}"
+    );
+}

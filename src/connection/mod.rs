@@ -153,32 +153,6 @@ impl Connection {
         self.session.borrow().last_event_id().into()
     }
 
-    /// With `debug`: log `details` as `what` (an event the API layer made,
-    /// such as a `parse` error).
-    pub fn debug_log(&self, what: &str, details: &wasm_bindgen::JsValue) {
-        #[cfg(feature = "debug")]
-        if let Some(to) = &self.adapter.debug {
-            debug::emit(to, what, details);
-        }
-        #[cfg(not(feature = "debug"))]
-        let _ = (what, details);
-    }
-
-    /// Add a subscriber callback; returns its handle for [`Connection::unlisten`].
-    pub fn listen(&self, f: NoticeFn) -> u32 {
-        let id = self.next_listener.get();
-        self.next_listener.set(id.wrapping_add(1));
-        self.listeners.borrow_mut().push((id, f));
-        id
-    }
-
-    /// Remove a subscriber; returns how many remain.
-    pub fn unlisten(&self, id: u32) -> usize {
-        let mut ls = self.listeners.borrow_mut();
-        ls.retain(|(i, _)| *i != id);
-        ls.len()
-    }
-
     /// Read this tab's engine (the borrow ends with `f`).
     pub fn with_engine<R>(&self, f: impl FnOnce(&Engine) -> R) -> R {
         f(self.session.borrow().engine())

@@ -5,6 +5,8 @@ use std::rc::Rc;
 
 use tidings_core::engine;
 
+use super::Connection;
+
 /// One message for subscribers: what the engine delivered, the name of the
 /// transport it came over, and the browser's own data value when it has one.
 pub struct Delivery {
@@ -46,3 +48,31 @@ pub enum Notice {
 
 /// A subscriber's callback for the connection's notices.
 pub type NoticeFn = Rc<dyn Fn(&Notice)>;
+
+impl Connection {
+    /// Add a subscriber callback; returns its handle for [`Connection::unlisten`].
+    pub fn listen(&self, f: NoticeFn) -> u32 {
+        let id = self.next_listener.get();
+        self.next_listener.set(id.wrapping_add(1));
+        self.listeners.borrow_mut().push((id, f));
+        id
+    }
+
+    /// Remove a subscriber; returns how many remain.
+    pub fn unlisten(&self, id: u32) -> usize {
+        let mut ls = self.listeners.borrow_mut();
+        ls.retain(|(i, _)| *i != id);
+        ls.len()
+    }
+
+    /// With `debug`: log `details` as `what` (an event the API layer made,
+    /// such as a `parse` error).
+    pub fn debug_log(&self, what: &str, details: &wasm_bindgen::JsValue) {
+        #[cfg(feature = "debug")]
+        if let Some(to) = &self.adapter.debug {
+            super::debug::emit(to, what, details);
+        }
+        #[cfg(not(feature = "debug"))]
+        let _ = (what, details);
+    }
+}

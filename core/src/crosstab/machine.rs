@@ -11,16 +11,43 @@ use crate::policy::dedupe::Dedupe;
 use crate::rng::Rng;
 use crate::time::{MonoMs, Monotone, Now};
 
-/// This tab's part in one connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// This tab's part in one connection, with what only that part keeps.
+#[derive(Clone, Copy, Debug)]
 enum Role {
     /// Not coordinating: this tab runs its own engine (no locks or channel,
     /// or they failed). Also the role before start.
     Solo,
     /// Queued for the lock; the leader's notices are told here.
-    Follower,
+    Follower(Follower),
     /// Holds the lock and runs the engine.
-    Leader,
+    Leader(Leader),
+}
+
+/// What a follower keeps: the steal timer, and what it heard of the leader.
+#[derive(Clone, Copy, Debug, Default)]
+struct Follower {
+    steal_at: Option<MonoMs>,
+    /// The leader said `bye`: no steal until a leader speaks again.
+    leader_gone: bool,
+    /// The app called `reconnect()` here after its leader gave up: a lock
+    /// granted now runs this tab's engine (the leader's tab may be gone,
+    /// and nobody else queues). Cleared when a leader runs again.
+    revive: bool,
+}
+
+/// What a leader keeps for newcomers, from its own engine only (a new one
+/// on every grant). Plain values, so a role change drops nothing; the
+/// cursor it re-posts at is the tab's `own_cursor`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Leader {
+    /// Its engine's last transport change (`transport`, `previous`,
+    /// `reason`).
+    last_transport: Option<(TransportKind, Option<TransportKind>, Reason)>,
+    /// Its engine's last state (`state`, `reason`, `delay_ms`).
+    last_state: Option<(State, Reason, Option<u64>)>,
+    /// Durable Streams: its engine said `uptodate` since its last `reset`
+    /// (a newcomer's app waits for its "caught up").
+    up_to_date: bool,
 }
 
 /// The cross-tab coordinator of one connection in one tab. Every input takes
@@ -34,14 +61,9 @@ pub struct CrossTab {
     mirror: Mirror,
     /// Ids delivered in this tab.
     seen: Dedupe,
-    /// This tab's engine's cursor, as of its last notice.
+    /// This tab's engine's cursor, as of its last notice (a leader's
+    /// re-posts carry it).
     own_cursor: String,
-    /// The leader's last transport change and state, re-posted for a newcomer.
-    last_t: Option<Action>,
-    last_s: Option<Action>,
-    /// Durable Streams: the leader's `uptodate` since its last `reset`,
-    /// re-posted for a newcomer (whose app waits for its "caught up").
-    last_u: Option<Action>,
     /// This tab's subscriptions heard `uptodate` since the last `reset`, at
     /// this offset.
     up_to_date_at: Option<String>,
@@ -49,17 +71,10 @@ pub struct CrossTab {
     positions: Option<Positions>,
     /// A leader's index of its messages in their chunk (`offsets.rs`).
     stamp: Stamp,
-    /// The leader said `bye`: no steal until a leader speaks again.
-    leader_gone: bool,
     /// Back from the back-forward cache: the cursor this tab left with.
     restored_from: Option<String>,
-    steal_at: Option<MonoMs>,
     /// A lock request is queued or held.
     locking: bool,
-    /// The app called `reconnect()` in this follower after its leader gave
-    /// up: a lock granted now runs this tab's engine (the leader's tab may
-    /// be gone, and nobody else queues). Cleared when a leader runs again.
-    revive: bool,
     channel: bool,
     rng: Rng,
     clock: Monotone,
@@ -82,17 +97,11 @@ impl CrossTab {
             },
             seen: Dedupe::new(SEEN_IDS),
             own_cursor: String::new(),
-            last_t: None,
-            last_s: None,
-            last_u: None,
             up_to_date_at: None,
             positions: None,
             stamp: Stamp::default(),
-            leader_gone: false,
             restored_from: None,
-            steal_at: None,
             locking: false,
-            revive: false,
             channel: false,
             rng: Rng::new(seed),
             clock: Monotone::default(),
@@ -111,20 +120,27 @@ impl CrossTab {
     /// The leader's connection as this tab knows it, while this tab follows
     /// (`None` when it leads or runs alone: its own engine knows).
     pub fn following(&self) -> Option<&Mirror> {
-        (self.role == Role::Follower).then_some(&self.mirror)
+        matches!(self.role, Role::Follower(_)).then_some(&self.mirror)
     }
 
     /// Whether this tab leads.
     pub fn is_leader(&self) -> bool {
-        self.role == Role::Leader
+        matches!(self.role, Role::Leader(_))
     }
 
     /// The next action; drain until [`TabAction::Wait`].
     #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> TabAction {
         self.actions.pop_front().unwrap_or(TabAction::Wait {
-            until: self.clock.wait_until(self.steal_at),
+            until: self.clock.wait_until(self.steal_at()),
         })
+    }
+
+    fn steal_at(&self) -> Option<MonoMs> {
+        match &self.role {
+            Role::Follower(f) => f.steal_at,
+            _ => None,
+        }
     }
 
     fn begin(&mut self, now: Now) -> bool {
@@ -150,23 +166,29 @@ impl CrossTab {
             self.go_alone();
             return;
         }
-        self.role = Role::Follower;
+        self.role = Role::Follower(Follower::default());
         self.push(TabAction::Post(Wire::Hello));
         self.request_lock(false);
     }
 
     /// This tab holds the lock: lead, from the last cursor it saw. Ignored
-    /// unless following, and after the leader stopped for good.
+    /// unless following with a request queued (a grant resolving after
+    /// `pagehide` withdrew it), and after the leader stopped for good.
     pub fn handle_lock_granted(&mut self, now: Now) {
-        let stopped = self.mirror.state == State::Closed && !self.revive;
-        if !self.begin(now) || self.role != Role::Follower || stopped {
+        if !self.begin(now) || !self.locking {
             return;
         }
-        self.role = Role::Leader;
-        self.revive = false;
+        let Role::Follower(f) = &self.role else {
+            return;
+        };
+        if self.mirror.state == State::Closed && !f.revive {
+            return;
+        }
+        // A newcomer hears the new engine's notices, never those of this
+        // tab's earlier reign.
+        self.role = Role::Leader(Leader::default());
         // Its own engine resumes from the cursor: the server fills any gap.
         self.restored_from = None;
-        self.steal_at = None;
         self.stamp = Stamp::default();
         let cursor = self.mirror.last_event_id.clone();
         self.push(TabAction::Run { cursor });
@@ -176,10 +198,10 @@ impl CrossTab {
     /// for its transport and state (what it said while this tab led was not
     /// for this tab's subscriptions).
     pub fn handle_lock_stolen(&mut self, now: Now) {
-        if !self.begin(now) || self.role != Role::Leader {
+        if !self.begin(now) || !self.is_leader() {
             return;
         }
-        self.role = Role::Follower;
+        self.role = Role::Follower(Follower::default());
         self.push(TabAction::Halt);
         self.request_lock(false);
         self.push(TabAction::Post(Wire::Hello));
@@ -189,7 +211,7 @@ impl CrossTab {
     /// rejected before a grant): stop coordinating and run alone (a leader
     /// keeps its running engine).
     pub fn handle_lock_failed(&mut self, now: Now) {
-        if !self.begin(now) || self.role == Role::Solo {
+        if !self.begin(now) || matches!(self.role, Role::Solo) {
             return;
         }
         self.locking = false;
@@ -198,9 +220,8 @@ impl CrossTab {
             self.channel = false;
             self.push(TabAction::CloseChannel);
         }
-        if self.role == Role::Leader {
+        if self.is_leader() {
             self.role = Role::Solo;
-            self.steal_at = None;
         } else {
             self.go_alone();
         }
@@ -222,7 +243,7 @@ impl CrossTab {
             return;
         }
         if frozen {
-            self.steal_at = None;
+            self.cancel_steal();
         } else {
             self.consider_steal();
         }
@@ -231,12 +252,12 @@ impl CrossTab {
     /// `pagehide`: a leader says `bye`, halts and tells its subscriptions
     /// `paused` (`frozen`); every tab drops its lock and closes its channel.
     pub fn handle_page_hide(&mut self, now: Now) {
-        if !self.begin(now) || self.role == Role::Solo {
+        if !self.begin(now) || matches!(self.role, Role::Solo) {
             return;
         }
-        self.steal_at = None;
-        if self.role == Role::Leader {
-            self.role = Role::Follower;
+        self.cancel_steal();
+        if self.is_leader() {
+            self.role = Role::Follower(Follower::default());
             self.push(TabAction::Post(Wire::Bye));
             self.push(TabAction::Halt);
             let paused = Relay::Action(Action::State {
@@ -261,7 +282,10 @@ impl CrossTab {
     /// the channel, say `hello`, queue for the lock, and remember the cursor
     /// to compare with the leader's next state.
     pub fn handle_page_show(&mut self, now: Now, persisted: bool) {
-        if !self.begin(now) || !persisted || self.role == Role::Solo {
+        if !self.begin(now) || !persisted {
+            return;
+        }
+        if !matches!(self.role, Role::Follower(_)) {
             return;
         }
         self.restored_from = Some(self.mirror.last_event_id.clone());
@@ -280,13 +304,16 @@ impl CrossTab {
         if !self.begin(now) {
             return;
         }
-        let Some(at) = self.steal_at else { return };
+        let Role::Follower(f) = &mut self.role else {
+            return;
+        };
+        let Some(at) = f.steal_at else { return };
         if at > now.mono {
             return;
         }
-        self.steal_at = None;
+        f.steal_at = None;
         // Another tab may have taken over meanwhile.
-        if self.role == Role::Follower && !self.hidden && self.leader_paused_hidden() {
+        if !self.hidden && self.leader_paused_hidden() {
             self.request_lock(true);
         }
     }
@@ -299,12 +326,12 @@ impl CrossTab {
             return;
         }
         match self.role {
-            Role::Follower if self.channel => {
+            Role::Follower(_) if self.channel => {
                 self.push(TabAction::Post(Wire::Reconnect));
                 self.queue_to_revive();
             }
-            Role::Follower => {}
-            Role::Leader | Role::Solo => self.push(TabAction::Reconnect),
+            Role::Follower(_) => {}
+            Role::Leader(_) | Role::Solo => self.push(TabAction::Reconnect),
         }
     }
 
@@ -315,8 +342,8 @@ impl CrossTab {
     /// the post first; granted, this tab runs from the cursor.
     fn queue_to_revive(&mut self) {
         let gave_up = self.mirror.state == State::Closed && self.mirror.reason == Reason::GaveUp;
-        if gave_up && !self.locking {
-            self.revive = true;
+        if let (true, false, Role::Follower(f)) = (gave_up, self.locking, &mut self.role) {
+            f.revive = true;
             self.request_lock(false);
         }
     }
@@ -328,8 +355,7 @@ impl CrossTab {
             return;
         }
         self.life.finish();
-        self.steal_at = None;
-        if self.role == Role::Leader && self.channel {
+        if self.is_leader() && self.channel {
             self.push(TabAction::Post(Wire::Bye));
         }
         if self.locking {
@@ -353,7 +379,7 @@ impl CrossTab {
         transport: Option<TransportKind>,
         cursor: &str,
     ) -> bool {
-        if self.role != Role::Leader || self.life.is_done() {
+        if !self.is_leader() || self.life.is_done() {
             return true;
         }
         let index = self.stamp.index(&msg.last_event_id, cursor);
@@ -364,17 +390,28 @@ impl CrossTab {
     /// an error, a reset), as [`CrossTab::handle_own_message`]. A leader also
     /// remembers its last transport change and state for newcomers.
     pub fn handle_own_action(&mut self, action: &Action, cursor: &str) -> bool {
-        if self.role != Role::Leader || self.life.is_done() {
+        let Role::Leader(l) = &mut self.role else {
+            return true;
+        };
+        if self.life.is_done() {
             return true;
         }
         let Some(a) = relayed(action) else {
             return true;
         };
         match a {
-            Action::State { .. } => self.last_s = relayed(&a),
-            Action::TransportChanged { .. } => self.last_t = relayed(&a),
-            Action::UpToDate { .. } => self.last_u = relayed(&a),
-            Action::Reset { .. } => self.last_u = None,
+            Action::State {
+                state,
+                reason,
+                delay_ms,
+            } => l.last_state = Some((state, reason, delay_ms)),
+            Action::TransportChanged {
+                transport,
+                previous,
+                reason,
+            } => l.last_transport = Some((transport, previous, reason)),
+            Action::UpToDate { .. } => l.up_to_date = true,
+            Action::Reset { .. } => l.up_to_date = false,
             _ => {}
         }
         self.own(Relay::Action(a), cursor, 0)
@@ -384,30 +421,25 @@ impl CrossTab {
         self.own_cursor.clear();
         self.own_cursor.push_str(cursor);
         let fresh = self.note(&notice, cursor, index);
-        self.push(TabAction::Post(Wire::Notice {
-            notice,
-            cursor: cursor.into(),
-            sync: false,
-            index,
-        }));
+        post(&mut self.actions, notice, cursor, index, false);
         fresh
     }
 
     /// A message from another tab.
     pub fn handle_wire(&mut self, now: Now, wire: Wire) {
-        if !self.begin(now) || self.role == Role::Solo {
+        if !self.begin(now) || matches!(self.role, Role::Solo) {
             return;
         }
         match wire {
             Wire::Bye => {
-                if self.role == Role::Follower {
-                    self.leader_gone = true;
-                    self.steal_at = None;
+                if let Role::Follower(f) = &mut self.role {
+                    f.leader_gone = true;
+                    f.steal_at = None;
                 }
             }
             Wire::Hello => self.repost(),
             Wire::Reconnect => {
-                if self.role == Role::Leader {
+                if self.is_leader() {
                     self.push(TabAction::Reconnect);
                 }
             }
@@ -424,7 +456,6 @@ impl CrossTab {
 
     fn go_alone(&mut self) {
         self.role = Role::Solo;
-        self.steal_at = None;
         let cursor = self.mirror.last_event_id.clone();
         self.push(TabAction::Run { cursor });
     }
@@ -437,25 +468,33 @@ impl CrossTab {
     /// A newcomer said `hello`: the leader re-posts its last transport change
     /// and state, marked `sync`.
     fn repost(&mut self) {
-        if self.role != Role::Leader {
+        let Role::Leader(l) = self.role else {
             return;
-        }
-        for a in [&self.last_t, &self.last_s, &self.last_u] {
-            let Some(mut a) = a.as_ref().and_then(relayed) else {
-                continue;
+        };
+        let (q, cursor) = (&mut self.actions, &self.own_cursor);
+        if let Some((transport, previous, reason)) = l.last_transport {
+            let a = Action::TransportChanged {
+                transport,
+                previous,
+                reason,
             };
-            // Still up to date (live answers keep saying so) where the
-            // cursor is now: the newcomer must not resume from the older
-            // offset of the moment it first caught up.
-            if let Action::UpToDate { last_event_id } = &mut a {
-                last_event_id.clone_from(&self.own_cursor);
-            }
-            self.actions.push_back(TabAction::Post(Wire::Notice {
-                notice: Relay::Action(a),
-                cursor: self.own_cursor.clone(),
-                sync: true,
-                index: 0,
-            }));
+            post(q, Relay::Action(a), cursor, 0, true);
+        }
+        if let Some((state, reason, delay_ms)) = l.last_state {
+            let a = Action::State {
+                state,
+                reason,
+                delay_ms,
+            };
+            post(q, Relay::Action(a), cursor, 0, true);
+        }
+        // Still up to date (live answers keep saying so) where the cursor is
+        // now: the newcomer must not resume from the older offset of the
+        // moment it first caught up.
+        if l.up_to_date {
+            let last_event_id = cursor.clone();
+            let a = Action::UpToDate { last_event_id };
+            post(q, Relay::Action(a), cursor, 0, true);
         }
     }
 
@@ -465,7 +504,7 @@ impl CrossTab {
         // moment a steal overlaps) is still news when this tab has not seen it.
         let relayable = match &notice {
             Relay::Message(..) => true,
-            Relay::Action(a) => self.role != Role::Leader && relayed(a).is_some(),
+            Relay::Action(a) => !self.is_leader() && is_relayed(a),
         };
         if !relayable {
             return;
@@ -491,14 +530,16 @@ impl CrossTab {
         self.push(TabAction::Tell(notice));
         if closed {
             // The leader stopped for good (a fatal error): never take over.
-            self.steal_at = None;
+            self.cancel_steal();
             if self.locking {
                 self.locking = false;
                 self.push(TabAction::DropLock);
             }
         } else {
             if is_state {
-                self.revive = false;
+                if let Role::Follower(f) = &mut self.role {
+                    f.revive = false;
+                }
                 self.requeue();
             }
             self.consider_steal();
@@ -510,7 +551,7 @@ impl CrossTab {
     /// for the lock again, as every tab dropped it then. Only on a state: a
     /// re-post for a newcomer (a transport change) does not say it runs.
     fn requeue(&mut self) {
-        if self.role == Role::Follower && !self.locking && self.channel {
+        if matches!(self.role, Role::Follower(_)) && !self.locking && self.channel {
             self.request_lock(false);
         }
     }
@@ -538,7 +579,9 @@ impl CrossTab {
                 m.transport = *transport;
             }
             Relay::Action(Action::State { state, reason, .. }) => {
-                self.leader_gone = false;
+                if let Role::Follower(f) = &mut self.role {
+                    f.leader_gone = false;
+                }
                 m.state = *state;
                 m.reason = *reason;
                 if !cursor.is_empty() {
@@ -589,7 +632,7 @@ impl CrossTab {
     }
 
     fn leader_paused_hidden(&self) -> bool {
-        !self.leader_gone
+        matches!(&self.role, Role::Follower(f) if !f.leader_gone)
             && self.mirror.state == State::Paused
             && matches!(self.mirror.reason, Reason::Hidden | Reason::Frozen)
     }
@@ -598,17 +641,45 @@ impl CrossTab {
     /// paused because it is hidden or frozen, after
     /// `STEAL_AFTER_MS + U[0, STEAL_JITTER_MS)`.
     fn consider_steal(&mut self) {
-        if self.role != Role::Follower
-            || self.steal_at.is_some()
-            || self.hidden
-            || !self.channel
-            || !self.leader_paused_hidden()
+        if self.steal_at().is_some() || self.hidden || !self.channel || !self.leader_paused_hidden()
         {
             return;
         }
         let delay = STEAL_AFTER_MS + self.rng.below(STEAL_JITTER_MS);
-        self.steal_at = Some(self.clock.latest().plus(delay));
+        let at = self.clock.latest().plus(delay);
+        if let Role::Follower(f) = &mut self.role {
+            f.steal_at = Some(at);
+        }
     }
+
+    fn cancel_steal(&mut self) {
+        if let Role::Follower(f) = &mut self.role {
+            f.steal_at = None;
+        }
+    }
+}
+
+/// Queue a leader's post of `notice` at its `cursor` (`sync`: a re-post for
+/// a newcomer).
+fn post(q: &mut VecDeque<TabAction>, notice: Relay, cursor: &str, index: u32, sync: bool) {
+    q.push_back(TabAction::Post(Wire::Notice {
+        notice,
+        cursor: cursor.into(),
+        index,
+        sync,
+    }));
+}
+
+/// Whether `a` travels between tabs (see [`relayed`]).
+fn is_relayed(a: &Action) -> bool {
+    matches!(
+        a,
+        Action::State { .. }
+            | Action::TransportChanged { .. }
+            | Action::Error { .. }
+            | Action::Reset { .. }
+            | Action::UpToDate { .. }
+    )
 }
 
 /// The copy of `a` that travels between tabs: states, transport changes,

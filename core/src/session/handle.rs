@@ -1,8 +1,9 @@
 //! [`Session::handle`]: each input to the machines it concerns, in the order
 //! the rules need.
 
-use super::{Input, Life, PageFact, Session, TabFact};
+use super::{Input, PageFact, Session, TabFact};
 use crate::engine::{Engine, ReconnectAnswer};
+use crate::machine::Lifecycle;
 use crate::time::Now;
 
 impl Session {
@@ -10,19 +11,20 @@ impl Session {
     /// ignored once closed, and before [`Input::Start`] but page facts and
     /// [`Input::Close`].
     pub fn handle(&mut self, now: Now, input: Input<'_>) {
+        let now = self.clock.observe(now);
         match (self.life, input) {
-            (Life::Closed, _) => {}
+            (Lifecycle::Done, _) => {}
             (_, Input::Page(fact)) => self.page_fact(now, fact),
             // Also before the start: a connection closed in the task that
             // made it must never start.
             (_, Input::Close) => self.close(now),
-            (Life::New, Input::Start { caps, support }) => {
+            (Lifecycle::New, Input::Start { caps, support }) => {
                 self.caps = caps;
-                self.life = Life::Running;
+                self.life.start();
                 self.tabs.handle_start(now, support);
                 self.drain_tabs(now);
             }
-            (Life::New, _) | (_, Input::Start { .. }) => {}
+            (Lifecycle::New, _) | (_, Input::Start { .. }) => {}
             (_, Input::Engine(fact)) => {
                 self.engine.handle(now, fact);
                 self.drain_engine(now);
@@ -98,7 +100,7 @@ impl Session {
         self.drain_tabs(now);
         self.engine.handle_close(now);
         self.drain_engine(now);
-        self.life = Life::Closed;
+        self.life.finish();
     }
 
     /// The coordinator's `Run`: a fresh engine from `cursor`, told the

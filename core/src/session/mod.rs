@@ -51,18 +51,8 @@ use crate::crosstab::{CrossTab, Mirror};
 use crate::engine::{
     Capabilities, Config, Engine, NetworkHint, Protocol, ReconnectAnswer, State, TransportKind,
 };
-use crate::time::MonoMs;
-
-/// Where a session is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Life {
-    /// Made, not started yet.
-    New,
-    /// Started.
-    Running,
-    /// Closed for good.
-    Closed,
-}
+use crate::machine::Lifecycle;
+use crate::time::{MonoMs, Monotone};
 
 /// What the session remembers of the page, for a fresh engine.
 #[derive(Clone, Copy, Debug)]
@@ -80,7 +70,11 @@ pub struct Session {
     config: Config,
     seed: u64,
     caps: Capabilities,
-    life: Life,
+    /// `New` until [`Input::Start`], `Done` once closed (no closing step).
+    life: Lifecycle,
+    /// Every input's time, never before an earlier one's: the engine is
+    /// swapped on every `Run`, and the calm status has no guard of its own.
+    clock: Monotone,
     engine: Engine,
     tabs: CrossTab,
     calm: Calm,
@@ -116,7 +110,8 @@ impl Session {
             config,
             seed,
             caps: Capabilities::default(),
-            life: Life::New,
+            life: Lifecycle::New,
+            clock: Monotone::default(),
             tabs,
             calm: Calm::new(lost_after_ms),
             page: Page {
@@ -161,13 +156,14 @@ impl Session {
 
     /// The earliest deadline of the three machines (`None` once closed).
     fn deadline(&self) -> Option<MonoMs> {
-        if self.life == Life::Closed {
+        if self.life.is_done() {
             return None;
         }
-        [self.engine_until, self.tabs_until, self.calm.deadline()]
+        let earliest = [self.engine_until, self.tabs_until, self.calm.deadline()]
             .into_iter()
             .flatten()
-            .min()
+            .min();
+        self.clock.wait_until(earliest)
     }
 
     /// The leader's connection while this tab follows one (see
@@ -211,12 +207,12 @@ impl Session {
     /// Whether the connection stopped for good (closed, or its state the app
     /// sees is `closed`): a new subscriber must not join it.
     pub fn is_stopped(&self) -> bool {
-        self.life == Life::Closed || self.state() == State::Closed
+        self.life.is_done() || self.state() == State::Closed
     }
 
     /// Whether [`Input::Close`] was handled: every later input is ignored.
     pub fn is_closed(&self) -> bool {
-        self.life == Life::Closed
+        self.life.is_done()
     }
 
     /// What the last [`Input::Reconnect`] did: this tab's engine's answer,
