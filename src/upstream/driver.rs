@@ -11,8 +11,6 @@
 //! once for every [`Drive`], so an adapter writes only its own reply.
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::{Rc, Weak};
 
 use tidings_core::machine::Machine;
@@ -210,20 +208,11 @@ pub fn issue(
     }
 }
 
-/// Run `task` from the browser's task queue
-/// (`wasm_bindgen_futures::spawn_local`), out of line: each caller only boxes
-/// its future, and the queue's code is in the bundle once instead of inlined
-/// at every caller (about 200 bytes of wasm each).
-#[inline(never)]
-pub fn spawn(task: Pin<Box<dyn Future<Output = ()>>>) {
-    wasm_bindgen_futures::spawn_local(task);
-}
-
 /// Reply [`Reply::NotStarted`] to `tag` from the task queue, as every reply
 /// comes (an attempt that could not start).
 pub fn not_started(d: &Rc<dyn Slots>, tag: Tag) {
     let weak = Rc::downgrade(d);
-    spawn(Box::pin(async move {
+    crate::js::spawn(Box::pin(async move {
         reply_to(&weak, tag, Reply::NotStarted);
     }));
 }

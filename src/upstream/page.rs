@@ -126,7 +126,7 @@ pub fn forget(task: &Task) {
     // one after it, and so on: one stack frame chain per queued send
     // overflowed the wasm stack with a few thousand of them.
     if let Some(next) = next {
-        super::driver::spawn(Box::pin(async move { task::feed(&next, SendInput::Start) }));
+        crate::js::spawn(Box::pin(async move { task::feed(&next, SendInput::Start) }));
     }
 }
 

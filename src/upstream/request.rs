@@ -108,7 +108,7 @@ pub fn start(
     }
     let req = Rc::clone(req);
     let extra = extra.to_vec();
-    super::driver::spawn(Box::pin(async move {
+    crate::js::spawn(Box::pin(async move {
         // The app's function runs here, from the task queue, never while the
         // send's machine is borrowed.
         let headers = match app_headers(&req, attempt, &signal).await {
@@ -158,7 +158,7 @@ pub fn keepalive(req: &Request, method: &str, headers: &Headers) {
     }
     // Over the budget or offline, the promise rejects: nothing to do.
     let p = fetch(&req.url, &init);
-    super::driver::spawn(Box::pin(async move {
+    crate::js::spawn(Box::pin(async move {
         let _ = JsFuture::from(p).await;
     }));
 }

@@ -255,7 +255,7 @@ fn close(d: &Rc<Drive>) {
 /// nothing to report: the reporter goes on.
 fn collect(d: &Rc<Drive>, report: u64) {
     let weak = Rc::downgrade(d);
-    driver::spawn(Box::pin(async move {
+    crate::js::spawn(Box::pin(async move {
         let Some(task) = weak.upgrade().map(|d| d.task.clone()) else {
             return;
         };

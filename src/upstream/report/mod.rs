@@ -82,7 +82,7 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
     // see the first `statechange` (as a subscription's do).
     let started = Rc::clone(&d);
     let signal = o.signal;
-    super::driver::spawn(Box::pin(async move { drive::start(&started, signal) }));
+    crate::js::spawn(Box::pin(async move { drive::start(&started, signal) }));
     Ok(Reporter { drive: d })
 }
 
