@@ -29,7 +29,6 @@ use super::driver::Slots;
 use super::task::{self, Task};
 use crate::guard::Listener;
 
-#[derive(Default)]
 struct Page {
     /// Pending sends, in call order.
     tasks: Vec<Rc<Task>>,
@@ -42,7 +41,15 @@ struct Page {
 }
 
 thread_local! {
-    static PAGE: RefCell<Page> = RefCell::new(Page::default());
+    // A `const` initializer: no lazy-init check at each of the eight uses.
+    static PAGE: RefCell<Page> = const {
+        RefCell::new(Page {
+            tasks: Vec::new(),
+            ordered: Vec::new(),
+            held: Vec::new(),
+            listeners: Vec::new(),
+        })
+    };
 }
 
 fn id(task: &Task) -> usize {
