@@ -16,7 +16,15 @@ pub struct Listener {
 impl Listener {
     /// Register `f` on `target` for events of type `kind`.
     pub fn new(target: &EventTarget, kind: &str, f: impl FnMut(web_sys::Event) + 'static) -> Self {
-        let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
+        Listener::boxed(target, kind, Box::new(f))
+    }
+
+    /// [`Listener::new`] for a boxed `f`, out of line: each caller only
+    /// boxes its closure, and the closure's export and the registration are
+    /// in the bundle once instead of inlined at every caller.
+    #[inline(never)]
+    fn boxed(target: &EventTarget, kind: &str, f: Box<dyn FnMut(web_sys::Event)>) -> Self {
+        let closure = Closure::wrap(f);
         // A failure here means the target is not an EventTarget at all; the
         // listener then simply never fires, which the engine's watchdog notices.
         let _ = target.add_event_listener_with_callback(kind, closure.as_ref().unchecked_ref());

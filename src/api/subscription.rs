@@ -111,13 +111,13 @@ impl Subscription {
         // gets its `open`, after its listeners are added (a microtask later).
         if conn.state() == State::Open {
             let weak = Rc::downgrade(&inner);
-            wasm_bindgen_futures::spawn_local(async move {
+            crate::js::spawn(Box::pin(async move {
                 if let Some(inner) = weak.upgrade() {
                     let transport = inner.conn().map_or("", |c| c.transport_name());
                     let (kind, e) = event::js::to_js(&Event::Open { transport }, None);
                     dispatch(&inner, kind, &e);
                 }
-            });
+            }));
         }
         if let Some(signal) = signal {
             if signal.aborted() {

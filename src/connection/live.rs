@@ -101,14 +101,14 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
         _ => open_fetch(conn, weak.clone(), &req),
     };
     started.unwrap_or_else(|_| {
-        wasm_bindgen_futures::spawn_local(async move {
+        crate::js::spawn(Box::pin(async move {
             if let Some(conn) = weak.upgrade() {
                 feed(
                     &conn,
                     Fact::TransportError(id, TransportError::NetworkOrCors),
                 );
             }
-        });
+        }));
         Live::Failed(id)
     })
 }

@@ -110,11 +110,11 @@ impl Connection {
             }
         };
         let weak = Rc::downgrade(&conn);
-        wasm_bindgen_futures::spawn_local(async move {
+        crate::js::spawn(Box::pin(async move {
             if let Some(conn) = weak.upgrade() {
                 handle(&conn, Input::Start { caps, support });
             }
-        });
+        }));
         conn
     }
 

@@ -85,11 +85,11 @@ impl Lock {
             if a.get() {
                 h.set(true);
                 let (a, g) = (a.clone(), g.clone());
-                wasm_bindgen_futures::spawn_local(async move {
+                crate::js::spawn(Box::pin(async move {
                     if a.get() {
                         g(LockEvent::Granted);
                     }
-                });
+                }));
             }
             held.clone().into()
         });
@@ -97,7 +97,7 @@ impl Lock {
             .request(name, &options, callback.as_ref().unchecked_ref())
             .ok()?;
         let a = alive.clone();
-        wasm_bindgen_futures::spawn_local(async move {
+        crate::js::spawn(Box::pin(async move {
             // Rejected: withdrawn (our own abort: `alive` is false by then),
             // stolen, or failed.
             let rejected = wasm_bindgen_futures::JsFuture::from(promise).await.is_err();
@@ -108,7 +108,7 @@ impl Lock {
                     LockEvent::Failed
                 });
             }
-        });
+        }));
         Some(Lock {
             _callback: callback,
             alive,

@@ -100,7 +100,7 @@ impl Fetch {
         }
         let url = req.url.to_string();
         let app_headers = req.app_headers;
-        wasm_bindgen_futures::spawn_local(async move {
+        crate::js::spawn(Box::pin(async move {
             // The app's headers (an object, or what its function resolved
             // to) are added last, so they may override ours. Their failure
             // is the app's, not the network's: reported as such.
@@ -128,7 +128,7 @@ impl Fetch {
                     aborted: signal.aborted(),
                 });
             }
-        });
+        }));
         Ok(Fetch { controller })
     }
 }

@@ -8,7 +8,6 @@
 //! code runs while the machine is borrowed.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use tidings_core::engine::TransportError;
@@ -46,7 +45,7 @@ struct Inner {
     /// The live request and the timer.
     live: Live,
     /// Appends not yet durable: (index, promise).
-    pending: RefCell<VecDeque<(u64, Settle)>>,
+    pending: RefCell<Vec<(u64, Settle)>>,
     closing: RefCell<Vec<Settle>>,
     /// Why it stopped (later appends reject with it), once it did.
     ended: RefCell<Option<JsValue>>,
@@ -93,7 +92,7 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
         credentials: send.credentials,
         producer_id,
         live: Live::default(),
-        pending: RefCell::new(VecDeque::new()),
+        pending: RefCell::new(Vec::new()),
         closing: RefCell::new(Vec::new()),
         ended: RefCell::new(None),
         closed: Default::default(),
@@ -160,7 +159,7 @@ impl AppenderJs {
         // feeding it settles (a failure) settles this one too.
         let index = self.inner.machine.borrow().next_index();
         match index {
-            Some(i) => self.inner.pending.borrow_mut().push_back((i, settle)),
+            Some(i) => self.inner.pending.borrow_mut().push((i, settle)),
             None => {
                 let e = closed_error();
                 let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
@@ -311,13 +310,14 @@ impl Drive for Inner {
             AppendAction::Issue(r) => issue(self, r),
             AppendAction::Abort { request } => driver::abort(&**self, Some(tag(request))),
             AppendAction::Durable { through } => {
-                let mut done = Vec::new();
-                {
+                // The promises of values before `through`, in index order:
+                // split off once, resolved after the borrow ends.
+                let done = {
                     let mut p = self.pending.borrow_mut();
-                    while p.front().is_some_and(|(i, _)| *i < through) {
-                        done.extend(p.pop_front());
-                    }
-                }
+                    let n = p.iter().take_while(|(i, _)| *i < through).count();
+                    let rest = p.split_off(n);
+                    std::mem::replace(&mut *p, rest)
+                };
                 for (_, (resolve, _)) in done {
                     let _ = resolve.call0(&JsValue::UNDEFINED);
                 }

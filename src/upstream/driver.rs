@@ -212,9 +212,9 @@ pub fn issue(
 /// comes (an attempt that could not start).
 pub fn not_started(d: &Rc<dyn Slots>, tag: Tag) {
     let weak = Rc::downgrade(d);
-    wasm_bindgen_futures::spawn_local(async move {
+    crate::js::spawn(Box::pin(async move {
         reply_to(&weak, tag, Reply::NotStarted);
-    });
+    }));
 }
 
 fn reply_to(d: &Weak<dyn Slots>, tag: Tag, reply: Reply) {

@@ -63,11 +63,7 @@ use options::SendOptions;
 /// into a rejection) only for a bad URL, body or option: nothing was sent.
 #[wasm_bindgen(js_name = send)]
 pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::Promise, JsValue> {
-    let url = match url.is_string() || url.is_object() {
-        true => crate::js::to_string(&url).ok(),
-        false => None,
-    };
-    let url = crate::options::resolve_url(&url.unwrap_or_default())?;
+    let url = url_of(&url)?;
     let body = options::body(&body)?;
     let has_body = !body.value.is_undefined();
     let o = SendOptions::from_js(&options, has_body)?;
@@ -102,6 +98,19 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
         },
     );
     Ok(promise)
+}
+
+/// The URL argument of `send()` and `report()`, resolved: a string or an
+/// object (a `URL`) converted with `String()`; anything else as `""`, which
+/// [`crate::options::resolve_url`] refuses (`invalid-url`). Out of line:
+/// one copy for both calls.
+#[inline(never)]
+pub(crate) fn url_of(url: &JsValue) -> Result<String, JsValue> {
+    let url = match url.is_string() || url.is_object() {
+        true => crate::js::to_string(url).ok(),
+        false => None,
+    };
+    crate::options::resolve_url(&url.unwrap_or_default())
 }
 
 /// [`send_js`] for Rust callers: the same checks and the same `Promise`

@@ -29,7 +29,6 @@ use super::driver::Slots;
 use super::task::{self, Task};
 use crate::guard::Listener;
 
-#[derive(Default)]
 struct Page {
     /// Pending sends, in call order.
     tasks: Vec<Rc<Task>>,
@@ -42,7 +41,15 @@ struct Page {
 }
 
 thread_local! {
-    static PAGE: RefCell<Page> = RefCell::new(Page::default());
+    // A `const` initializer: no lazy-init check at each of the eight uses.
+    static PAGE: RefCell<Page> = const {
+        RefCell::new(Page {
+            tasks: Vec::new(),
+            ordered: Vec::new(),
+            held: Vec::new(),
+            listeners: Vec::new(),
+        })
+    };
 }
 
 fn id(task: &Task) -> usize {
@@ -126,7 +133,7 @@ pub fn forget(task: &Task) {
     // one after it, and so on: one stack frame chain per queued send
     // overflowed the wasm stack with a few thousand of them.
     if let Some(next) = next {
-        wasm_bindgen_futures::spawn_local(async move { task::feed(&next, SendInput::Start) });
+        crate::js::spawn(Box::pin(async move { task::feed(&next, SendInput::Start) }));
     }
 }
 

@@ -108,7 +108,7 @@ pub fn start(
     }
     let req = Rc::clone(req);
     let extra = extra.to_vec();
-    wasm_bindgen_futures::spawn_local(async move {
+    crate::js::spawn(Box::pin(async move {
         // The app's function runs here, from the task queue, never while the
         // send's machine is borrowed.
         let headers = match app_headers(&req, attempt, &signal).await {
@@ -136,7 +136,7 @@ pub fn start(
         if !signal.aborted() {
             on_reply(reply);
         }
-    });
+    }));
     Ok(Attempt { controller })
 }
 
@@ -158,9 +158,9 @@ pub fn keepalive(req: &Request, method: &str, headers: &Headers) {
     }
     // Over the budget or offline, the promise rejects: nothing to do.
     let p = fetch(&req.url, &init);
-    wasm_bindgen_futures::spawn_local(async move {
+    crate::js::spawn(Box::pin(async move {
         let _ = JsFuture::from(p).await;
-    });
+    }));
 }
 
 fn credentials(include: bool) -> web_sys::RequestCredentials {

@@ -41,7 +41,6 @@
 //!   stream another producer closed is its 409 `Stream-Closed`, so
 //!   [`AppendError::StreamClosed`]) → [`AppendAction::Closed`].
 
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -263,7 +262,7 @@ pub struct Appender {
     epoch: u64,
     seq: u64,
     rng: Rng,
-    queue: VecDeque<Vec<u8>>,
+    queue: Vec<Vec<u8>>,
     /// Index of the first queued value.
     queued_from: u64,
     batch: Option<Batch>,
@@ -274,7 +273,7 @@ pub struct Appender {
     /// until the close is confirmed; `Done` once closed or failed.
     life: Lifecycle,
     clock: Monotone,
-    actions: VecDeque<AppendAction>,
+    actions: Vec<AppendAction>,
 }
 
 impl Appender {
@@ -285,7 +284,7 @@ impl Appender {
             config,
             seq: 0,
             rng: Rng::new(seed),
-            queue: VecDeque::new(),
+            queue: Vec::new(),
             queued_from: 0,
             batch: None,
             next_request: 1,
@@ -293,7 +292,7 @@ impl Appender {
             online: true,
             life: Lifecycle::Running,
             clock: Monotone::default(),
-            actions: VecDeque::new(),
+            actions: Vec::new(),
         }
     }
 
@@ -316,7 +315,7 @@ impl Appender {
     /// The next action.
     #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> AppendAction {
-        if let Some(a) = self.actions.pop_front() {
+        if let Some(a) = crate::upstream::pop_front(&mut self.actions) {
             return a;
         }
         let until = match &mut self.batch {
@@ -361,7 +360,7 @@ impl Appender {
             }
             AppendInput::Abort => {
                 if let Some((request, _)) = self.batch.as_ref().and_then(|b| b.live) {
-                    self.actions.push_back(AppendAction::Abort { request });
+                    self.actions.push(AppendAction::Abort { request });
                 }
                 self.fail(AppendError::Aborted);
             }
@@ -416,7 +415,7 @@ impl Appender {
 
     fn on_append(&mut self, now: Now, value: Vec<u8>) {
         if self.life == Lifecycle::Running {
-            self.queue.push_back(value);
+            self.queue.push(value);
             self.next_batch(now);
         }
     }
@@ -504,7 +503,7 @@ impl Appender {
         let from = self.batch.as_ref().map_or(self.queued_from, |b| b.from);
         self.batch = None;
         self.queue.clear();
-        self.actions.push_back(AppendAction::Failed { error, from });
+        self.actions.push(AppendAction::Failed { error, from });
     }
 
     /// Relay the batch's sender actions; on its settle, finish the batch.
@@ -537,7 +536,7 @@ impl Appender {
                     headers.push((String::from("Stream-Closed"), String::from("true")));
                 }
                 let body = b.body.clone();
-                self.actions.push_back(AppendAction::Issue(AppendRequest {
+                self.actions.push(AppendAction::Issue(AppendRequest {
                     request,
                     headers,
                     body,
@@ -546,7 +545,7 @@ impl Appender {
             }
             SendAction::Abort { .. } => {
                 if let Some((request, _)) = b.live.take() {
-                    self.actions.push_back(AppendAction::Abort { request });
+                    self.actions.push(AppendAction::Abort { request });
                 }
                 false
             }
@@ -563,14 +562,14 @@ impl Appender {
         match outcome {
             Outcome::Ok { .. } if b.close => {
                 self.life.finish();
-                self.actions.push_back(AppendAction::Closed);
+                self.actions.push(AppendAction::Closed);
                 false
             }
             Outcome::Ok { .. } => {
                 self.claims = 0;
                 self.seq = (self.seq + 1).min(MAX_PRODUCER_NUMBER);
                 self.actions
-                    .push_back(AppendAction::Durable { through: b.through });
+                    .push(AppendAction::Durable { through: b.through });
                 true
             }
             Outcome::Err { code, status, .. } => {
@@ -604,30 +603,30 @@ impl Appender {
         self.start(now, body, false, (from, self.queued_from));
     }
 
-    /// Take the next batch's values from the queue and build its body.
+    /// Take the next batch's values from the queue and build its body (the
+    /// queue split once after them: a backlog of many values is not moved
+    /// once per value).
     fn take_batch(&mut self) -> (Vec<u8>, u64) {
         let mut body = Vec::new();
-        let mut n = 0u64;
+        let mut n = 0;
         let max_items = self.config.max_batch_items.max(1);
-        while let Some(v) = self.queue.front() {
-            let full =
-                n as usize >= max_items || body.len() + v.len() > self.config.max_batch_bytes;
+        for v in &self.queue {
+            let full = n >= max_items || body.len() + v.len() > self.config.max_batch_bytes;
             if n > 0 && full {
                 break;
             }
-            let Some(v) = self.queue.pop_front() else {
-                break;
-            };
             if self.config.json {
                 body.push(if n == 0 { b'[' } else { b',' });
             }
-            body.extend_from_slice(&v);
+            body.extend_from_slice(v);
             n += 1;
         }
         if self.config.json && n > 0 {
             body.push(b']');
         }
-        (body, n)
+        let rest = self.queue.split_off(n);
+        self.queue = rest;
+        (body, n as u64)
     }
 
     /// A new sender for a batch, started at once.

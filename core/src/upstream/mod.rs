@@ -86,3 +86,11 @@ pub use sender::{
     classify_status, is_replayed, Issue, Outcome, SendAction, SendInput, Sender, StatusClass,
     REPLAYED_HEADER,
 };
+
+/// The first of `queue`, taken out: the upstream machines keep their FIFOs
+/// (actions, queued reports and values) in a `Vec`, a few items long, so the
+/// bundle has no ring-buffer code for them (a `VecDeque`'s `push_back` alone
+/// was 240 bytes of wasm per item type).
+pub(crate) fn pop_front<T>(queue: &mut alloc::vec::Vec<T>) -> Option<T> {
+    (!queue.is_empty()).then(|| queue.remove(0))
+}

@@ -2,7 +2,6 @@
 //! effect once). See the module doc of [`crate::upstream`] for the
 //! drive loop and the rules.
 
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -190,7 +189,7 @@ pub struct Sender {
     /// The status of the last failed answer (`None` after a network error).
     last_status: Option<u16>,
     clock: Monotone,
-    actions: VecDeque<SendAction>,
+    actions: Vec<SendAction>,
 }
 
 impl Sender {
@@ -219,7 +218,7 @@ impl Sender {
             deadline: None,
             last_status: None,
             clock: Monotone::default(),
-            actions: VecDeque::new(),
+            actions: Vec::new(),
         }
     }
 
@@ -236,7 +235,7 @@ impl Sender {
     /// The next action. After `Settle`, only `Wait { until: None }`.
     #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> SendAction {
-        if let Some(action) = self.actions.pop_front() {
+        if let Some(action) = crate::upstream::pop_front(&mut self.actions) {
             return action;
         }
         SendAction::Wait {
@@ -390,7 +389,7 @@ impl Sender {
             return;
         }
         if let Some(live) = self.in_flight.take() {
-            self.actions.push_back(SendAction::Abort {
+            self.actions.push(SendAction::Abort {
                 attempt: live.attempt,
             });
         }
@@ -478,7 +477,7 @@ impl Sender {
     /// Emit `Abort` for the live attempt, if any.
     fn abort_live(&mut self) {
         if let Some(live) = self.in_flight.take() {
-            self.actions.push_back(SendAction::Abort {
+            self.actions.push(SendAction::Abort {
                 attempt: live.attempt,
             });
         }
@@ -492,7 +491,7 @@ impl Sender {
             attempt: self.attempts,
             timeout_at: (self.timeout_ms > 0).then(|| now.mono.plus(self.timeout_ms)),
         });
-        self.actions.push_back(SendAction::Issue(Issue {
+        self.actions.push(SendAction::Issue(Issue {
             attempt: self.attempts,
             method: self.method.clone(),
             headers: vec![self.header.clone()],
@@ -516,7 +515,7 @@ impl Sender {
         self.in_flight = None;
         self.retry_at = None;
         self.deadline = None;
-        self.actions.push_back(SendAction::Settle(outcome));
+        self.actions.push(SendAction::Settle(outcome));
     }
 
     /// The earliest time something is due.

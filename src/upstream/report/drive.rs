@@ -255,7 +255,7 @@ fn close(d: &Rc<Drive>) {
 /// nothing to report: the reporter goes on.
 fn collect(d: &Rc<Drive>, report: u64) {
     let weak = Rc::downgrade(d);
-    wasm_bindgen_futures::spawn_local(async move {
+    crate::js::spawn(Box::pin(async move {
         let Some(task) = weak.upgrade().map(|d| d.task.clone()) else {
             return;
         };
@@ -274,7 +274,7 @@ fn collect(d: &Rc<Drive>, report: u64) {
             }
         };
         feed(&d, ReportInput::Collected(report, key));
-    });
+    }));
 }
 
 /// Keep the task's answer as report `report`'s body; `None` for nothing to

@@ -65,11 +65,7 @@ pub struct Reporter {
 /// `options.rs`) before anything starts.
 #[wasm_bindgen(js_name = report)]
 pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Reporter, JsValue> {
-    let url = match url.is_string() || url.is_object() {
-        true => crate::js::to_string(&url).ok(),
-        false => None,
-    };
-    let url = crate::options::resolve_url(&url.unwrap_or_default())?;
+    let url = super::url_of(&url)?;
     let task: js_sys::Function = task
         .dyn_into()
         .map_err(|t| crate::options::invalid("task", "a function", &t))?;
@@ -82,7 +78,7 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
     // see the first `statechange` (as a subscription's do).
     let started = Rc::clone(&d);
     let signal = o.signal;
-    wasm_bindgen_futures::spawn_local(async move { drive::start(&started, signal) });
+    crate::js::spawn(Box::pin(async move { drive::start(&started, signal) }));
     Ok(Reporter { drive: d })
 }
 

@@ -73,7 +73,7 @@ mod config;
 mod schedule;
 mod slot;
 
-use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 pub use config::{
     HiddenPolicy, ReportConfig, DEFAULT_MAX_QUEUED, DEFAULT_REPORT_INTERVAL_MS,
@@ -256,7 +256,7 @@ pub struct Reporter {
     current: Option<Current>,
     /// `keep_all`: reports waiting for their turn, with when each was
     /// collected (its send's deadline runs from then).
-    queue: VecDeque<(u64, IdempotencyKey, Now)>,
+    queue: Vec<(u64, IdempotencyKey, Now)>,
     /// `keep_all`: when the next queued report may start.
     queue_at: Option<MonoMs>,
     next_report: u64,
@@ -268,7 +268,7 @@ pub struct Reporter {
     wake_reason: Reason,
     stats: ReportStats,
     clock: Monotone,
-    actions: VecDeque<ReportAction>,
+    actions: Vec<ReportAction>,
 }
 
 impl Reporter {
@@ -298,7 +298,7 @@ impl Reporter {
             collecting: None,
             owed: false,
             current: None,
-            queue: VecDeque::new(),
+            queue: Vec::new(),
             queue_at: None,
             next_report: 0,
             gate: MonoMs(0),
@@ -306,7 +306,7 @@ impl Reporter {
             state: State::Connecting,
             wake_reason: Reason::Start,
             clock: Monotone::default(),
-            actions: VecDeque::new(),
+            actions: Vec::new(),
             config,
         }
     }
@@ -327,7 +327,7 @@ impl Reporter {
     /// The next action; after the last one, `Wait`.
     #[must_use = "an action not carried out is lost"]
     pub fn poll(&mut self) -> ReportAction {
-        if let Some(a) = self.actions.pop_front() {
+        if let Some(a) = crate::upstream::pop_front(&mut self.actions) {
             return a;
         }
         ReportAction::Wait {
@@ -478,7 +478,7 @@ impl Reporter {
             return;
         }
         self.state = state;
-        self.actions.push_back(ReportAction::State {
+        self.actions.push(ReportAction::State {
             state,
             reason,
             delay_ms,
@@ -490,14 +490,14 @@ impl Reporter {
         if let Some(cur) = self.current.take() {
             if cur.in_flight {
                 let attempt = cur.sender.attempts();
-                self.actions.push_back(ReportAction::Abort {
+                self.actions.push(ReportAction::Abort {
                     report: cur.report,
                     attempt,
                 });
             }
             self.settle(cur.report, outcome);
         }
-        while let Some((report, _, _)) = self.queue.pop_front() {
+        while let Some((report, _, _)) = crate::upstream::pop_front(&mut self.queue) {
             self.settle(report, ReportOutcome::Stopped);
         }
         self.collecting = None;
@@ -514,8 +514,7 @@ impl Reporter {
             ReportOutcome::Failed(_) | ReportOutcome::Dropped => self.stats.failed += 1,
             ReportOutcome::Stopped => {}
         }
-        self.actions
-            .push_back(ReportAction::Settled { report, outcome });
+        self.actions.push(ReportAction::Settled { report, outcome });
     }
 }
 

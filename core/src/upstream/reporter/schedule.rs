@@ -124,7 +124,7 @@ impl Reporter {
         }
         self.next_report += 1;
         self.collecting = Some(self.next_report);
-        self.actions.push_back(ReportAction::Collect {
+        self.actions.push(ReportAction::Collect {
             report: self.next_report,
         });
     }
@@ -154,7 +154,7 @@ impl Reporter {
             return;
         }
         self.queue_at = None;
-        if let Some((report, key, collected)) = self.queue.pop_front() {
+        if let Some((report, key, collected)) = crate::upstream::pop_front(&mut self.queue) {
             self.start_report(now, report, key, Some(collected));
         }
     }

@@ -37,9 +37,9 @@ impl Reporter {
                 if self.current.is_none() && self.queue.is_empty() {
                     self.queue_at = Some(paced);
                 }
-                self.queue.push_back((report, key, now));
+                self.queue.push((report, key, now));
                 if self.queue.len() > self.config.max_queued.max(1) {
-                    if let Some((old, _, _)) = self.queue.pop_front() {
+                    if let Some((old, _, _)) = crate::upstream::pop_front(&mut self.queue) {
                         self.settle(old, ReportOutcome::Dropped);
                     }
                 }
@@ -50,7 +50,7 @@ impl Reporter {
                 // Unreachable by the tick rule (a tick waits for the answer);
                 // kept so no input sequence leaves a fetch running.
                 let attempt = old.sender.attempts();
-                self.actions.push_back(ReportAction::Abort {
+                self.actions.push(ReportAction::Abort {
                     report: old.report,
                     attempt,
                 });
@@ -212,14 +212,12 @@ impl Reporter {
                     self.stats.requests += 1;
                     self.stats.retries += u64::from(issue.attempt > 1);
                     self.last_request = Some(now.mono);
-                    self.actions
-                        .push_back(ReportAction::Issue { report, issue });
+                    self.actions.push(ReportAction::Issue { report, issue });
                     admit = true;
                 }
                 SendAction::Abort { attempt } => {
                     cur.in_flight = false;
-                    self.actions
-                        .push_back(ReportAction::Abort { report, attempt });
+                    self.actions.push(ReportAction::Abort { report, attempt });
                 }
                 SendAction::Settle(outcome) => settled = Some(outcome),
                 SendAction::Wait { until } => {
@@ -284,7 +282,7 @@ impl Reporter {
             r => r,
         };
         let delay = wake.since(now.mono);
-        self.actions.push_back(ReportAction::Error {
+        self.actions.push(ReportAction::Error {
             code: fact.code,
             status: fact.status,
             retry_in_ms: Some(delay),
@@ -308,7 +306,7 @@ impl Reporter {
         };
         self.settle(report, ReportOutcome::Failed(outcome));
         if matches!(code, ErrorCode::HttpStatus | ErrorCode::Auth) {
-            self.actions.push_back(ReportAction::Error {
+            self.actions.push(ReportAction::Error {
                 code,
                 status,
                 retry_in_ms: None,
@@ -318,7 +316,7 @@ impl Reporter {
             return;
         }
         let retry_in_ms = self.next_tick.map(|t| t.since(now.mono));
-        self.actions.push_back(ReportAction::Error {
+        self.actions.push(ReportAction::Error {
             code,
             status,
             retry_in_ms,
