@@ -277,6 +277,45 @@ fn a_cursor_at_start_goes_by_header_where_one_can() {
     );
 }
 
+/// A cursor that is not visible ASCII never travels as `Last-Event-ID`
+/// (`request::by_header`), so a resume with one gains nothing from
+/// `fetch-sse`: `eventsource` keeps it in the query, at start and after a
+/// reconnect, with no transport change. The next visible ASCII id moves the
+/// resume to the header as usual.
+#[test]
+fn a_cursor_not_visible_ascii_stays_on_eventsource() {
+    let mut c = Config::new("/stream");
+    c.last_event_id = "\u{2026}".into();
+    let mut sim = Sim::new(c, 1);
+    let o = the_open(&sim.start());
+    assert_eq!(
+        (o.transport, o.url.as_str(), o.headers.len()),
+        (
+            TransportKind::EventSource,
+            "/stream?lastEventId=%E2%80%A6",
+            0
+        )
+    );
+    sim.opened(o.id);
+    sim.native(o.id, "message", "a", "a b");
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    assert_eq!(
+        (o.transport, o.url.as_str(), o.headers.len()),
+        (TransportKind::EventSource, "/stream?lastEventId=a%20b", 0)
+    );
+    assert_eq!((notes(&sim), changes(&sim).len()), (vec![], 1));
+    sim.opened(o.id);
+    sim.native(o.id, "message", "b", "7");
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    assert_eq!(
+        (o.transport, o.url.as_str(), header(&o, "Last-Event-ID")),
+        (TransportKind::FetchSse, "/stream?lastEventId=7", Some("7"))
+    );
+    assert_eq!(changes(&sim)[1].2, Reason::ResumeByHeader);
+}
+
 /// A server that resumes from a cursor it rounds down (replays the newest
 /// ids, 4 and 5, then 6) is not flagged; the cursor stays 5 during the
 /// overlap. A replay out of the remembered order is not flagged either.

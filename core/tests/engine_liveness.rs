@@ -277,6 +277,69 @@ fn bc15_buffering_proxy_moves_to_long_poll() {
     assert_eq!(next.transport, TransportKind::LongPoll);
 }
 
+/// The buffering verdict needs no response head: Firefox (153) resolves a
+/// streaming `fetch` only at the first body byte, so behind a proxy that
+/// holds the body the adapter never reports a head, where Chromium and
+/// WebKit report one at once. With the defaults (first event 45 s, idle
+/// 45 s) both views of the same held stream are `buffered-stream`, 45 s
+/// after the head or, without one, after the request, and the second such
+/// attempt moves to long-poll; no `open-failed` evidence in either.
+#[test]
+fn a_held_stream_is_buffered_with_or_without_its_head() {
+    let mut seen = vec![];
+    for with_head in [true, false] {
+        let mut sim = Sim::new(fetch_sse_config(), 15);
+        let mut o = the_open(&sim.start());
+        let mut aborted_after = vec![];
+        for _ in 0..2 {
+            assert_eq!(o.transport, TransportKind::FetchSse);
+            let started = sim.now.mono.0;
+            sim.run_for(50);
+            if with_head {
+                sim.head(o.id, ResponseHead::event_stream());
+            }
+            sim.run_for(45_000);
+            aborted_after.push(aborts(&sim).last().copied().unwrap_or(0) - started);
+            o = sim.must_open(120_000);
+        }
+        let verdicts = sim.find(|a| match a {
+            Action::State {
+                state: State::Waiting,
+                reason,
+                ..
+            } => Some(*reason),
+            _ => None,
+        });
+        let moved = sim.find(|a| match a {
+            Action::TransportChanged {
+                transport, reason, ..
+            } => Some((*transport, *reason)),
+            _ => None,
+        });
+        let verdicts: Vec<Reason> = verdicts.into_iter().map(|(_, r)| r).collect();
+        seen.push((aborted_after, verdicts, moved[1].1, o.transport));
+    }
+    let buffered = vec![Reason::BufferedStream, Reason::BufferedStream];
+    let long_poll = (TransportKind::LongPoll, Reason::BufferedStream);
+    assert_eq!(
+        seen,
+        [
+            (
+                vec![45_050, 45_050],
+                buffered.clone(),
+                long_poll,
+                TransportKind::LongPoll
+            ),
+            (
+                vec![45_000, 45_000],
+                buffered,
+                long_poll,
+                TransportKind::LongPoll
+            ),
+        ]
+    );
+}
+
 fn changes_after(sim: &Sim, t: i64) -> Vec<(TransportKind, Reason)> {
     sim.find(|a| match a {
         Action::TransportChanged {

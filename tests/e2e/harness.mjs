@@ -1,10 +1,11 @@
 // Shared helpers for the Playwright browser tests: start the reference server
-// on a free loopback port, launch Debian's headless Chromium, read the
-// server's request log. Nothing here downloads a browser.
+// on a free loopback port, launch Debian's headless Chromium (or Firefox ESR
+// with `TIDINGS_E2E_ENGINE=firefox`: `make test-engines` runs the whole suite
+// so), read the server's request log. Nothing here downloads a browser.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
-import { chromium } from "playwright-core";
+import { chromium, firefox } from "playwright-core";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const SERVER_BIN = process.env.TIDINGS_SERVER_BIN ?? `${ROOT}target/release/tidings-server`;
@@ -47,8 +48,30 @@ export async function startServer(args = []) {
   };
 }
 
-/** Launch /usr/bin/chromium headless with the flags this machine needs. */
+/** The engine `launchBrowser` starts: `chromium` (default) or `firefox`. */
+export const ENGINE = process.env.TIDINGS_E2E_ENGINE ?? "chromium";
+
+const FIREFOX_SHIM = new URL("../engines/firefox-bidi-shim.mjs", import.meta.url).pathname;
+
+/**
+ * Debian's Firefox ESR over WebDriver BiDi. `channel: "moz-firefox"` selects
+ * Playwright's BiDi route for stock Firefox; the shim runs `FIREFOX` behind a
+ * proxy that answers the one command it lacks (firefox-bidi-shim.mjs).
+ */
+export function launchFirefox() {
+  return firefox.launch({
+    channel: "moz-firefox", executablePath: FIREFOX_SHIM, headless: true,
+    env: { ...process.env, FIREFOX: process.env.FIREFOX ?? "/usr/bin/firefox-esr" },
+  });
+}
+
+/**
+ * Launch /usr/bin/chromium headless with the flags this machine needs
+ * (`options` are Chromium's launch options); with `ENGINE` `firefox`, Firefox
+ * ESR instead, without them.
+ */
 export function launchBrowser(options = {}) {
+  if (ENGINE === "firefox") return launchFirefox();
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,

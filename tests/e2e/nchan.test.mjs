@@ -20,6 +20,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer, launchBrowser } from "./harness.mjs";
+import { pinFastNetwork } from "./polling.mjs";
 
 const run = promisify(execFile);
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -126,14 +127,11 @@ async function newPage() {
   // estimate), which would put poll intervals in the engine's ×3 network
   // tier. Pin a fast network the way DevTools throttling does (rtt 0), so the
   // configured intervals apply as configured.
-  const cdp = await context.newCDPSession(page);
-  await cdp.send("Network.enable");
-  await cdp.send("Network.emulateNetworkConditions", {
-    offline: false, latency: 1, downloadThroughput: -1, uploadThroughput: -1, connectionType: "ethernet",
-  });
+  // (Firefox has no navigator.connection, nor CDP: nothing to pin.)
+  await pinFastNetwork(page);
   await page.goto(`${server.url}/_faults`);
   await page.evaluate(async () => {
-    if (navigator.connection?.rtt !== 0) throw new Error("network info not pinned");
+    if (navigator.connection && navigator.connection.rtt !== 0) throw new Error("network info not pinned");
     const m = await import("/pkg/tidings.js");
     await m.default();
     window.tidings = m;

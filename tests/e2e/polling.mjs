@@ -4,7 +4,7 @@
 // subscription whose every event is recorded in the page, and the reference
 // server's test endpoints (/_faults, /_restart, /_log).
 import assert from "node:assert/strict";
-import { startServer, launchBrowser } from "./harness.mjs";
+import { ENGINE, startServer, launchBrowser } from "./harness.mjs";
 
 /**
  * The API server (endpoints, publish, faults, log) and a second server that
@@ -46,8 +46,10 @@ export async function setup(args = []) {
  * report to a fast network the way DevTools throttling does (CDP
  * Network.emulateNetworkConditions, 1 ms latency → rtt 0), so the configured
  * interval applies as configured. `realNetworkInfo` keeps the browser's own.
+ * Firefox has no `navigator.connection` (nor CDP): nothing to pin there.
  */
 export async function pinFastNetwork(page) {
+  if (ENGINE !== "chromium") return;
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Network.enable");
   await cdp.send("Network.emulateNetworkConditions", {
@@ -77,7 +79,8 @@ export async function openPage(env, origin, { realNetworkInfo = false, path = "/
   if (!realNetworkInfo) await pinFastNetwork(page);
   await page.goto(origin + path);
   await page.evaluate(async (realNetworkInfo) => {
-    if (!realNetworkInfo && navigator.connection?.rtt !== 0) throw new Error("network info not pinned");
+    const info = navigator.connection;
+    if (!realNetworkInfo && info && info.rtt !== 0) throw new Error("network info not pinned");
     // A 20 ms probe timer: how late the browser runs timers (the page's
     // share of a busy machine), kept for the last minute.
     window.lateness = [];

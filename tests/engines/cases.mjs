@@ -157,18 +157,46 @@ export async function resetBodyIsNoMessage(engine, server, transport) {
 }
 
 /**
- * A stream's `open` comes with the response headers, not with the first
- * body byte: the server sends the headers of an event stream and then
- * nothing (a quiet server before its first heartbeat).
+ * A proxy that sends a stream's head at once and holds its body (the
+ * server's `buffer` fault) is `buffered-stream` on every engine: Chromium and
+ * WebKit see the head and no byte, Firefox (its streaming `fetch` resolves
+ * only at the first body byte) sees nothing at all, and the first-event
+ * deadline runs from the head or, without one, from the request. Two such
+ * streams move the subscription to long-poll, which delivers what is
+ * published next. The connect deadline (`idleTimeoutMs`, 10 s) lies past
+ * this case's wait: an `open-failed` verdict fails it.
  */
-export async function openAtHeaders(engine, server, transport) {
-  const quiet = { kind: "script", headers: { "Content-Type": "text/event-stream" }, writes: [], then: "hang" };
-  await script(server, [{ path: PATHS[transport], fault: quiet }]);
-  await open(engine, server, transport);
-  await untilServer(server, PATHS[transport], (es) => es.some((e) => e.status === 200), "the headers sent");
-  // Loopback: the headers arrive in a few ms; 1 s is room for a loaded machine.
-  await until(engine, (log) => log.some((e) => e.type === "open"), "open while the body is quiet", 1000);
-  await engine.evaluate(() => window.sub.close());
+export async function heldBodyIsBuffered(engine, server) {
+  await script(server, [{ path: "/sse", times: null, fault: { kind: "buffer" } }]);
+  await engine.goto(`${server.url}/_faults`);
+  const { id: start } = await server.publish("start");
+  await engine.evaluate(async ({ base, start }) => {
+    const m = await import(`${location.origin}/pkg/tidings.js`);
+    await m.default();
+    window.log = [];
+    const sub = m.subscribe(`${base}/sse`, {
+      seed: 7, lastEventId: start, transports: ["fetch-sse", "long-poll"], urls: { "long-poll": `${base}/long-poll` },
+      backoff: { strategy: "none", floorMs: 100, baseMs: 100 }, fallback: { afterFailures: 2 },
+      watchdog: { firstEventTimeoutMs: 500, idleTimeoutMs: 10_000 }, longPoll: { timeoutMs: 5000 },
+    });
+    for (const type of ["message", "transportchange", "statechange"]) {
+      sub.addEventListener(type, (e) => window.log.push({
+        type, data: e.data, state: e.state, reason: e.reason, transport: e.transport, previous: e.previous,
+      }));
+    }
+    window.sub = sub;
+  }, { base: server.url, start });
+  const moved = (log) => log.some((e) => e.type === "transportchange" && e.transport === "long-poll");
+  await until(engine, moved, "the move to long-poll", 8000);
+  await untilServer(server, "/long-poll", (es) => es.some((e) => e.status === null), "a held long-poll");
+  await server.publish("after");
+  await until(engine, (log) => messages(log).length >= 1, "the message by long-poll");
+  const log = await engine.evaluate(() => { window.sub.close(); return window.log; });
+  const changes = log.filter((e) => e.type === "transportchange" && e.previous);
+  assert.deepEqual(changes.map((e) => [e.previous, e.transport, e.reason]), [["fetch-sse", "long-poll", "buffered-stream"]]);
+  const waits = log.filter((e) => e.type === "statechange" && e.state === "waiting").map((e) => e.reason);
+  assert.deepEqual(waits, ["buffered-stream", "buffered-stream"], JSON.stringify(log));
+  assert.deepEqual(messages(log).map((m) => m.data), ["after"]);
 }
 
 /**

@@ -15,11 +15,9 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
-import { firefox } from "playwright-core";
-import { launchBrowser } from "../e2e/harness.mjs";
+import { launchBrowser, launchFirefox as launchFirefoxBrowser } from "../e2e/harness.mjs";
 
 const FIREFOX = process.env.FIREFOX ?? "/usr/bin/firefox-esr";
-const FIREFOX_SHIM = new URL("./firefox-bidi-shim.mjs", import.meta.url).pathname;
 const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER ?? "/usr/bin/WebKitWebDriver";
 const MINIBROWSER = process.env.MINIBROWSER ?? "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
 // How long one evaluate may run in WebKit (the script timeout).
@@ -63,13 +61,7 @@ async function launchChromium() {
 }
 
 async function launchFirefox() {
-  // Stock Firefox (not Playwright's patched build): `channel: "moz-firefox"`
-  // selects Playwright's WebDriver BiDi route; the shim runs FIREFOX behind a
-  // proxy that answers the one command it lacks (see firefox-bidi-shim.mjs).
-  const browser = await firefox.launch({
-    channel: "moz-firefox", executablePath: FIREFOX_SHIM, headless: true, env: { ...process.env, FIREFOX },
-  });
-  return playwrightDriver("firefox", browser);
+  return playwrightDriver("firefox", await launchFirefoxBrowser());
 }
 
 // ----- WebKitGTK over WebDriver classic ---------------------------------------

@@ -7,8 +7,9 @@
 //! the engine re-creates for every attempt can carry the cursor only in the
 //! `lastEventIdParam` query parameter, and such a server would silently skip
 //! every event published while the client reconnected. So before every
-//! attempt that resumes (a non-empty cursor, outside the Durable Streams
-//! profile, whose offset always travels in the query):
+//! attempt that resumes (a non-empty cursor that may travel as a header,
+//! visible ASCII ([`by_header`]), outside the Durable Streams profile, whose
+//! offset always travels in the query):
 //! - the current transport sends the header (a same-origin fetch transport):
 //!   it stays, and the transports that cannot are dropped from the allowed
 //!   list, so a failback probe after a remembered downgrade goes where the
@@ -26,7 +27,7 @@
 //!   resume is reported (`engine::replay`, `engine::gap`).
 
 use super::action::{Action, Note, Reason};
-use super::request::cursor_in_query;
+use super::request::{by_header, cursor_in_query};
 use super::Engine;
 
 impl Engine {
@@ -38,7 +39,8 @@ impl Engine {
     /// Before an attempt starts: move a resume to a transport that sends
     /// `Last-Event-ID` where one is allowed (see the module rules).
     pub(crate) fn carry_cursor_by_header(&mut self) {
-        if self.cursor().is_empty() || !self.profile().cursor_by_header() {
+        let cursor = self.cursor();
+        if cursor.is_empty() || !by_header(cursor) || !self.profile().cursor_by_header() {
             return;
         }
         let cross = self.config.cross_origin;

@@ -82,7 +82,7 @@ pub(crate) fn cursor_in_query(transport: TransportKind, cross_origin: bool) -> b
 /// C2 A6); servers read header bytes as Latin-1 besides (Node, WSGI, ASGI),
 /// and `fetch` trims spaces at a value's edges. The query is percent-encoded
 /// UTF-8 on every engine and server, so such an id goes only there.
-fn by_header(id: &str) -> bool {
+pub(crate) fn by_header(id: &str) -> bool {
     id.bytes().all(|b| b.is_ascii_graphic())
 }
 

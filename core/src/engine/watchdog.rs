@@ -8,7 +8,7 @@
 //!
 //! | transport | before open / head | opened, nothing yet | after a byte / event |
 //! |---|---|---|---|
-//! | `fetch-sse` | connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
+//! | `fetch-sse` | first byte: start + firstEvent, and connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
 //! | `eventsource` | connect: start + idle | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
 //!
@@ -25,7 +25,11 @@ use crate::time::{MonoMs, Now, WallMs};
 pub(crate) enum Expiry {
     /// No response head / `open` in time: an open that failed.
     Connect,
-    /// Opened, but no byte before the first-event deadline: buffered stream.
+    /// No byte before the first-event deadline: buffered stream. On
+    /// `fetch-sse` it runs from the head, or from the request while no head
+    /// came: Firefox resolves a streaming `fetch` only at the first body
+    /// byte, so a held body shows there as no head at all, and the verdict
+    /// must not depend on the head to be the same on every engine.
     FirstByte,
     /// Silent past the idle timeout: stalled.
     Idle,
@@ -49,6 +53,11 @@ pub(crate) fn deadline(
             nonzero(long_poll_timeout_ms).map(|t| (attempt.started.plus(t), Expiry::Hold))
         }
         (TransportKind::Poll, _) => idle.map(|t| (last.plus(t), Expiry::Request)),
+        // No head yet: the first-event deadline from the request, unless the
+        // connect deadline comes first (an idle of 0, `None`, never does).
+        (TransportKind::FetchSse, None) if first.is_some() && first <= idle.or(first) => {
+            first.map(|t| (attempt.started.plus(t), Expiry::FirstByte))
+        }
         (_, None) => idle.map(|t| (attempt.started.plus(t), Expiry::Connect)),
         (TransportKind::FetchSse, Some(opened)) if attempt.bytes == 0 => {
             let by_first = first.map(|t| (opened.plus(t), Expiry::FirstByte));
@@ -110,7 +119,20 @@ mod tests {
     #[test]
     fn fetch_sse_phases() {
         let mut a = attempt(TransportKind::FetchSse);
-        assert_eq!(deadline(&a, &W, 0), Some((MonoMs(46_000), Expiry::Connect)));
+        // No head yet (Firefox shows none before the first body byte): the
+        // first-event deadline runs from the request.
+        assert_eq!(
+            deadline(&a, &W, 0),
+            Some((MonoMs(16_000), Expiry::FirstByte))
+        );
+        let no_first = WatchdogConfig {
+            first_event_timeout_ms: 0,
+            ..W
+        };
+        assert_eq!(
+            deadline(&a, &no_first, 0),
+            Some((MonoMs(46_000), Expiry::Connect))
+        );
         a.opened_at = Some(MonoMs(2000));
         assert_eq!(
             deadline(&a, &W, 0),

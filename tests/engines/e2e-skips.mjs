@@ -1,0 +1,37 @@
+// The e2e tests (tests/e2e) that cannot run on an engine other than
+// Chromium, by exact test title, each with the reason `make test-engines`
+// prints. Only driver limits and features the engine does not have belong
+// here; a test that fails for a difference tidings can work around is a bug
+// to fix, not a skip.
+const CDP = "reads the page through a Chrome DevTools Protocol session (Playwright has CDP for Chromium only)";
+const GC = "needs a forced garbage collection (Chromium's --js-flags=--expose-gc); Firefox frees this memory only when its own GC runs";
+const BFCACHE = "Firefox never keeps a page with an open connection in the back-forward cache (docs/engines.md): there is no restore to test";
+const CONSOLE = "reads console lines through Playwright over WebDriver BiDi: their argument objects read as undefined and lines of one test arrive in the next";
+const LOCKS = "patches Web Locks in an init script, and over WebDriver BiDi that script runs where Firefox has no `LockManager` (ReferenceError)";
+const RTT = "sets or reads navigator.connection, which only Chromium has";
+
+export const SKIPS = {
+  firefox: {
+    "a headers promise that never settles: close() leaves nothing of it behind (the promise is collected), nothing sent": CDP,
+    "headers function whose promise never settles: each attempt that timed out is abandoned, so the send rejects gave-up after maxAttempts and then holds nothing of the app's (the function is collected), nothing sent": CDP,
+    "strict mode mount/unmount ×100 leaves no open connection, no live subscription, no window/document listener": CDP,
+    "a subscription the app does not hold keeps delivering after garbage collection": GC,
+    "close() frees the connection at once: wasm memory flat over 3,000 subscribe/close rounds; getters still read": GC,
+    "BC-20 back-forward cache (real): the leader page leaving hands over at once (pagehide) with the cursor; restored, it follows again (no request) and hears `reset` for what it missed": BFCACHE,
+    "back-forward cache (real): the page stays eligible, pageshow.persisted, exactly one reconnect with the cursor": BFCACHE,
+    "pagehide with persisted (back-forward cache): the keepalive copy is applied; back on the page the send goes on and settles with the server's replay": BFCACHE,
+    "debug: true logs each decision with its reason: open, 503 error with retryInMs, waiting (retry-after), wait, open again, deliver": CONSOLE,
+    "without debug nothing is logged": CONSOLE,
+    "a parse error (parse: \"json\", data not JSON) carries the dropped message's id, event and lastEventId, and debug logs it": CONSOLE,
+    "a listener for a type not in events: one console.warn per subscription and type saying how to fix it, one warn line with debug; the server's events of that type: one ignore line per type": CONSOLE,
+    "1,000 appends while responses are dropped after applying and the server restarts: each exactly once, in order":
+      "asserts an empty console, and Firefox writes \"CORS request did not succeed\" there for every response the server drops",
+    "BC-20 navigator.locks.request throws (a sandboxed frame, an opaque origin): crossTab runs an ordinary per-tab connection": LOCKS,
+    "BC-20 navigator.locks.request rejects (a sandboxed frame, an opaque origin): crossTab runs an ordinary per-tab connection": LOCKS,
+    "a token in the URL and a header value are in no storage entry, channel name, channel post or lock name (downgraded, persisted, crossTab)": LOCKS,
+    "same-origin: the interval follows the measured request times, not the browser's rtt 100 on loopback (×1, was ×3)": RTT,
+    "same-origin, rtt 100 (the ×3 tier): a fixed interval and a server's X-Poll-Interval are not stretched": RTT,
+    "rule 1: a quiet server whose first ping comes 16 s after the head is one stream (no buffered-stream, no error)":
+      "waits for `open` at the head, and Firefox's streaming fetch gives the page no fact before the first body byte (docs/engines.md)",
+  },
+};
