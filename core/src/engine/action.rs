@@ -152,6 +152,10 @@ pub struct OpenRequest {
     /// Call the app's `headers` function with `{ status: 401 }` for this
     /// request: it is the one retry after a 401 (only with custom headers).
     pub refresh_auth: bool,
+    /// Which request to send: a `GET`, the app's request, or the one its
+    /// `resume` function builds from the cursor (`engine::start`).
+    #[cfg(feature = "post-streams")]
+    pub start: super::start::Start,
 }
 
 /// A message for the app (JS `message` event and the named ones in `events`).

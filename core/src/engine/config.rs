@@ -315,6 +315,14 @@ pub struct Config {
     /// the transport downgraded to (`long-poll` or `poll`) and the wall time
     /// until which the preferred transports are skipped. Default `None`.
     pub downgrade: Option<(TransportKind, WallMs)>,
+    /// JS `method`, `body` and `resume`: the app's own request starts the
+    /// stream (`engine::start`). Default `None`: a `GET` of the URL.
+    #[cfg(feature = "post-streams")]
+    pub request: Option<super::start::RequestStart>,
+    /// JS `end`: the event that ends the stream cleanly (`engine::start`).
+    /// Default: none.
+    #[cfg(feature = "post-streams")]
+    pub end: super::start::EndRule,
 }
 
 impl Config {
@@ -342,6 +350,10 @@ impl Config {
             dedupe_capacity: DEFAULT_DEDUPE_CAPACITY,
             protocol: Protocol::Default,
             downgrade: None,
+            #[cfg(feature = "post-streams")]
+            request: None,
+            #[cfg(feature = "post-streams")]
+            end: super::start::EndRule::default(),
         }
     }
 

@@ -269,6 +269,11 @@ impl Engine {
         own_id: Option<String>,
         last_event_id: String,
     ) -> bool {
+        // After the end marker, the rest of its chunk is not delivered.
+        #[cfg(feature = "post-streams")]
+        if self.phase.attempt().is_none() || self.end_at_marker(&event, &data) {
+            return false;
+        }
         match self.audience(&event) {
             Audience::App => {}
             Audience::Reset => {

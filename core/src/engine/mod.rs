@@ -58,6 +58,8 @@ mod replay;
 mod request;
 mod retry;
 mod selector;
+#[cfg(feature = "post-streams")]
+pub mod start;
 mod state;
 mod stats;
 #[cfg(feature = "testing")]
@@ -1159,6 +1161,8 @@ impl Engine {
             url,
             headers,
             refresh_auth,
+            #[cfg(feature = "post-streams")]
+            start: start::start_of(&self.config, self.cursor()),
         }));
     }
 
