@@ -84,8 +84,8 @@ pub struct Options {
 #[cfg(feature = "post-streams")]
 #[derive(Clone, Default)]
 pub struct RequestValues {
-    /// `method` (`"GET"` when only `body` or `resume` is given).
-    pub method: String,
+    /// `method`; `undefined`: `fetch`'s default, `GET`.
+    pub method: JsValue,
     /// `body`, as `fetch` takes it; `undefined` or `null`: none.
     pub body: JsValue,
     /// `resume`: a function `(lastEventId) => ({ url, method?, body? })`,
@@ -316,34 +316,32 @@ fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Resul
 /// (`tidings_core::engine::start`).
 #[cfg(feature = "post-streams")]
 fn read_request(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
-    use tidings_core::engine::start::{EndRule, RequestStart, Resume};
+    use tidings_core::engine::start::{EndRule, RequestStart, Resume, StartRules};
     let method = text(v, "method")?;
     let body = get(v, "body");
     let resume = get(v, "resume");
-    if !resume.is_function() {
+    let by_function = resume.is_function();
+    if !by_function {
         one_of(&resume, "resume", &["replay"])?;
     }
-    if method.is_some() || !absent(&body) || !absent(&resume) {
-        let method = method.unwrap_or_else(|| String::from("GET"));
-        c.request = Some(RequestStart {
-            method: method.clone(),
-            body: !absent(&body),
-            resume: match resume.is_function() {
-                true => Resume::Request,
-                false => Resume::Replay,
-            },
-        });
-        // `resume` is called only when it is a function (`Resume::Request`).
-        o.request = RequestValues {
-            method,
-            body,
-            resume,
-        };
-    }
     let end = group(v, "end")?;
-    c.end = EndRule {
+    let end = EndRule {
         event: text(&end, "event")?,
         data: text(&end, "data")?,
+    };
+    let request = (method.is_some() || !absent(&body) || !absent(&resume)).then(|| RequestStart {
+        method: method.unwrap_or_else(|| String::from("GET")),
+        body: !absent(&body),
+        resume: [Resume::Replay, Resume::Request][usize::from(by_function)],
+    });
+    if request.is_some() || end.event.is_some() || end.data.is_some() {
+        c.start = Some(std::sync::Arc::new(StartRules { request, end }));
+    }
+    // As given: `fetch` reads them (`resume` is called only when a function).
+    o.request = RequestValues {
+        method: get(v, "method"),
+        body,
+        resume,
     };
     Ok(())
 }

@@ -152,7 +152,7 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
     }
     // The app's request (its body is the app's value): never shared.
     #[cfg(feature = "post-streams")]
-    if config.request.is_some() {
+    if crate::engine::start::request(config).is_some() {
         return None;
     }
     // Destructured in full: a new field of `Config` fails to compile here
@@ -180,9 +180,7 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         protocol,
         downgrade: _,
         #[cfg(feature = "post-streams")]
-            request: _,
-        #[cfg(feature = "post-streams")]
-        end,
+        start,
     } = config;
     let mut h = Fnv::new();
     (
@@ -206,8 +204,8 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
     (dedupe_capacity, protocol, page).hash(&mut h);
     // Only when set: every other key stays what it was.
     #[cfg(feature = "post-streams")]
-    if *end != crate::engine::start::EndRule::default() {
-        end.hash(&mut h);
+    if start.is_some() {
+        start.hash(&mut h);
     }
     Some(h.key(SHARE_PREFIX))
 }

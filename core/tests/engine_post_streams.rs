@@ -6,18 +6,32 @@
 #[path = "engine_support.rs"]
 mod support;
 
+use std::sync::Arc;
 use support::*;
-use tidings_core::engine::start::{check, EndRule, RequestStart, Resume, Start};
+
+use tidings_core::engine::start::{check, EndRule, RequestStart, Resume, Start, StartRules};
 use tidings_core::engine::{Action, Config, Reason, State, TransportError, TransportKind};
 use tidings_core::keys::{share_key, PageOptions};
 
 fn post(resume: Resume) -> Config {
-    let mut c = Config::new("/answer");
-    c.request = Some(RequestStart {
-        method: "POST".into(),
-        body: true,
+    with(
+        Config::new("/answer"),
+        request("POST", true, resume),
+        EndRule::default(),
+    )
+}
+
+fn request(method: &str, body: bool, resume: Resume) -> Option<RequestStart> {
+    Some(RequestStart {
+        method: method.into(),
+        body,
         resume,
-    });
+    })
+}
+
+/// `c` with these rules, sanitized.
+fn with(mut c: Config, request: Option<RequestStart>, end: EndRule) -> Config {
+    c.start = Some(Arc::new(StartRules { request, end }));
     c.sanitized()
 }
 
@@ -70,11 +84,7 @@ fn check_refuses_what_fetch_or_the_transports_cannot_send() {
         ("GET", false, None),
         ("QUERY", true, None),
     ] {
-        let r = c.request.as_mut().map(|r| {
-            r.method = method.into();
-            r.body = body;
-        });
-        assert!(r.is_some());
+        c = with(c, request(method, body, Resume::Replay), EndRule::default());
         assert_eq!(check(&c).err().map(|e| e.0), refused, "{method} {body}");
     }
     assert_eq!(check(&Config::new("/s").sanitized()), Ok(()));
@@ -119,7 +129,8 @@ fn a_resume_function_is_asked_once_there_is_a_cursor() {
     sim.stream(second.id, b"id: 600\ndata: t600\n\n");
     sim.end(second.id);
     let third = sim.must_open(60_000);
-    assert_eq!(third.start, Start::Resume("600".into()));
+    assert_eq!(third.start, Start::Resume);
+    assert_eq!(sim.engine.last_event_id(), "600");
     assert_eq!(header(&third, "Last-Event-ID"), Some("600"));
     // A plain subscription always sends a GET.
     let (_, plain) = Sim::started(fetch_sse_config(), 5);
@@ -131,8 +142,11 @@ fn a_resume_function_is_asked_once_there_is_a_cursor() {
 /// closes cleanly, with no request for ten minutes.
 #[test]
 fn the_end_marker_closes_with_no_further_request() {
-    let mut c = post(Resume::Replay);
-    c.end = done();
+    let c = with(
+        Config::new("/answer"),
+        request("POST", true, Resume::Replay),
+        done(),
+    );
     let (mut sim, first) = Sim::started(c, 7);
     let out = sim.stream(
         first.id,
@@ -160,11 +174,11 @@ fn the_end_marker_closes_with_no_further_request() {
 fn an_end_event_closes_a_long_poll_answer() {
     let mut c = Config::new("/s");
     c.transports = vec![TransportKind::LongPoll];
-    c.end = EndRule {
+    let end = EndRule {
         event: Some("done".into()),
         data: None,
     };
-    let (mut sim, first) = Sim::started(c.sanitized(), 9);
+    let (mut sim, first) = Sim::started(with(c, None, end), 9);
     assert_eq!(first.start, Start::Get);
     sim.head(first.id, json_head(200));
     let out = sim.messages(
@@ -205,8 +219,7 @@ fn a_request_start_is_never_shared_and_an_end_rule_splits_the_key() {
     let page = PageOptions::default();
     assert_eq!(share_key(&post(Resume::Replay), &page), None);
     let plain = Config::new("/s").sanitized();
-    let mut ended = plain.clone();
-    ended.end = done();
+    let ended = with(plain.clone(), None, done());
     let (a, b) = (share_key(&plain, &page), share_key(&ended, &page));
     assert!(a.is_some() && b.is_some() && a != b, "{a:?} {b:?}");
 }

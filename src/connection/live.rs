@@ -241,7 +241,7 @@ fn start_probe(
             with_credentials,
             app_headers: None,
             #[cfg(feature = "post-streams")]
-            method: "GET",
+            method: JsValue::UNDEFINED,
             #[cfg(feature = "post-streams")]
             body: JsValue::UNDEFINED,
         },
@@ -260,15 +260,18 @@ fn open_fetch(
         None => BodyRead::Chunks,
     });
     #[cfg(feature = "post-streams")]
-    let (url, method, body, app_headers) = match app_request(&conn.adapter.request, req) {
+    let (url, method, body, app_headers) = match app_request(conn, req) {
         Ok((url, method, body)) => (url, method, body, app_headers(&conn.adapter, req)),
         // The app's `resume` failed: reported as its `headers` failing is.
-        Err(e) => (
-            String::new(),
-            String::new(),
-            JsValue::UNDEFINED,
-            Some(js_sys::Promise::reject(&e)),
-        ),
+        Err(e) => {
+            let failed = Some(js_sys::Promise::reject(&e));
+            (
+                String::new(),
+                JsValue::UNDEFINED,
+                JsValue::UNDEFINED,
+                failed,
+            )
+        }
     };
     let f = Fetch::start(
         fetch::Request {
@@ -283,7 +286,7 @@ fn open_fetch(
             #[cfg(not(feature = "post-streams"))]
             app_headers: app_headers(&conn.adapter, req),
             #[cfg(feature = "post-streams")]
-            method: &method,
+            method,
             #[cfg(feature = "post-streams")]
             body,
         },
@@ -299,25 +302,22 @@ fn open_fetch(
 /// string `url`, is the error.
 #[cfg(feature = "post-streams")]
 fn app_request(
-    values: &crate::options::RequestValues,
+    conn: &Connection,
     req: &OpenRequest,
-) -> Result<(String, String, JsValue), JsValue> {
+) -> Result<(String, JsValue, JsValue), JsValue> {
     use tidings_core::engine::start::Start;
-    let get = || String::from("GET");
+    let values = &conn.adapter.request;
+    let undefined = JsValue::UNDEFINED;
     Ok(match &req.start {
-        Start::Get => (req.url.clone(), get(), JsValue::UNDEFINED),
+        Start::Get => (req.url.clone(), undefined.clone(), undefined),
         Start::Request => (req.url.clone(), values.method.clone(), values.body.clone()),
-        Start::Resume(cursor) => {
+        Start::Resume => {
             let f: &js_sys::Function = values.resume.unchecked_ref();
-            let r = f.call1(&JsValue::NULL, &JsValue::from_str(cursor))?;
-            let url = crate::options::get(&r, "url");
-            let url = url.as_string().ok_or(url)?;
-            let method = crate::options::get(&r, "method").as_string();
-            (
-                url,
-                method.unwrap_or_else(get),
-                crate::options::get(&r, "body"),
-            )
+            let cursor = JsValue::from(conn.last_event_id());
+            let r = f.call1(&JsValue::NULL, &cursor)?;
+            let get = |key| crate::options::get(&r, key);
+            let url = get("url");
+            (url.as_string().ok_or(url)?, get("method"), get("body"))
         }
     })
 }

@@ -71,9 +71,9 @@ pub struct Request<'a> {
     /// The app's own headers, resolved before the request goes out (the
     /// `headers` option: an object, or its function's result).
     pub app_headers: Option<js_sys::Promise>,
-    /// The method (`tidings_core::engine::start`).
+    /// The method (`tidings_core::engine::start`); `undefined`: `GET`.
     #[cfg(feature = "post-streams")]
-    pub method: &'a str,
+    pub method: JsValue,
     /// The body, as `fetch` takes it; `undefined`: none.
     #[cfg(feature = "post-streams")]
     pub body: JsValue,
@@ -91,7 +91,7 @@ impl Fetch {
         init.set_method("GET");
         #[cfg(feature = "post-streams")]
         {
-            init.set_method(req.method);
+            crate::js::set(&init, "method", &req.method);
             init.set_body(&req.body);
         }
         // Polls must see their own 304s: the HTTP cache must never answer for

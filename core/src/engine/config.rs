@@ -315,14 +315,12 @@ pub struct Config {
     /// the transport downgraded to (`long-poll` or `poll`) and the wall time
     /// until which the preferred transports are skipped. Default `None`.
     pub downgrade: Option<(TransportKind, WallMs)>,
-    /// JS `method`, `body` and `resume`: the app's own request starts the
-    /// stream (`engine::start`). Default `None`: a `GET` of the URL.
+    /// JS `method`, `body`, `resume` and `end`: the app's own request
+    /// starts the stream, an in-band marker ends it (`engine::start`).
+    /// Default `None`: a `GET` of the URL, no marker. Shared, not copied,
+    /// with every engine of the connection.
     #[cfg(feature = "post-streams")]
-    pub request: Option<super::start::RequestStart>,
-    /// JS `end`: the event that ends the stream cleanly (`engine::start`).
-    /// Default: none.
-    #[cfg(feature = "post-streams")]
-    pub end: super::start::EndRule,
+    pub start: Option<alloc::sync::Arc<super::start::StartRules>>,
 }
 
 impl Config {
@@ -351,9 +349,7 @@ impl Config {
             protocol: Protocol::Default,
             downgrade: None,
             #[cfg(feature = "post-streams")]
-            request: None,
-            #[cfg(feature = "post-streams")]
-            end: super::start::EndRule::default(),
+            start: None,
         }
     }
 

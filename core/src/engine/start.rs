@@ -72,36 +72,49 @@ impl EndRule {
     }
 }
 
+/// JS `method`, `body`, `resume` and `end` ([`Config::start`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StartRules {
+    /// The app's request; `None`: a `GET` of the URL.
+    pub request: Option<RequestStart>,
+    /// The in-band end.
+    pub end: EndRule,
+}
+
+/// The app's request under `config`, if any.
+pub fn request(config: &Config) -> Option<&RequestStart> {
+    config.start.as_ref()?.request.as_ref()
+}
+
 /// Which request one attempt sends ([`OpenRequest::start`](super::OpenRequest::start)).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Start {
     /// A `GET` of the URL (no `method`, `body` or `resume`).
     #[default]
     Get,
     /// The app's request: its method and body, with the cursor as usual.
     Request,
-    /// The request the app's `resume` function builds from this cursor.
-    Resume(String),
+    /// The request the app's `resume` function builds from the cursor (the
+    /// engine's `last_event_id` as this attempt starts).
+    Resume,
 }
 
 /// Which request an attempt with `cursor` sends under `config`.
 pub(crate) fn start_of(config: &Config, cursor: &str) -> Start {
-    match &config.request {
+    match request(config) {
         None => Start::Get,
-        Some(r) if r.resume == Resume::Request && !cursor.is_empty() => {
-            Start::Resume(String::from(cursor))
-        }
+        Some(r) if r.resume == Resume::Request && !cursor.is_empty() => Start::Resume,
         Some(_) => Start::Request,
     }
 }
 
 /// Whether `transport` can send the app's request under `config`.
 pub(crate) fn can_send(config: &Config, transport: TransportKind) -> bool {
-    config.request.is_none()
+    request(config).is_none()
         || matches!(transport, TransportKind::FetchSse | TransportKind::LongPoll)
 }
 
-/// The methods `fetch` refuses (WHATWG Fetch "forbidden method"), upper
+/// The methods `fetch` refuses (WHATWG Fetch "forbidden method"), in any
 /// case.
 const FORBIDDEN_METHODS: [&str; 3] = ["CONNECT", "TRACE", "TRACK"];
 
@@ -110,25 +123,22 @@ const FORBIDDEN_METHODS: [&str; 3] = ["CONNECT", "TRACE", "TRACK"];
 /// or `HEAD`, a transport list (after [`Config::sanitized`]) with neither
 /// `fetch-sse` nor `long-poll`. `Ok` without a request start.
 pub fn check(config: &Config) -> Result<(), (&'static str, &'static str)> {
-    let Some(r) = &config.request else {
+    let Some(r) = request(config) else {
         return Ok(());
     };
-    let upper = r.method.to_ascii_uppercase();
-    let token = !r.method.is_empty()
-        && r.method
-            .bytes()
+    let m = r.method.as_str();
+    let is = |name: &str| m.eq_ignore_ascii_case(name);
+    let token = !m.is_empty()
+        && m.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-    if !token || FORBIDDEN_METHODS.contains(&upper.as_str()) {
-        return Err(("method", "an HTTP method fetch sends"));
+    if !token || FORBIDDEN_METHODS.into_iter().any(is) {
+        return Err(("method", "a method fetch sends"));
     }
-    if r.body && (upper == "GET" || upper == "HEAD") {
+    if r.body && (is("GET") || is("HEAD")) {
         return Err(("body", "none with GET or HEAD"));
     }
     if !config.transports.iter().any(|&t| can_send(config, t)) {
-        return Err((
-            "transports",
-            "fetch-sse or long-poll with method, body or resume",
-        ));
+        return Err(("transports", "fetch-sse or long-poll"));
     }
     Ok(())
 }
@@ -139,7 +149,10 @@ impl Engine {
     /// reason `stream-closed`; every later input is ignored). Returns
     /// whether it did.
     pub(crate) fn end_at_marker(&mut self, event: &str, data: &str) -> bool {
-        if !self.config.end.matches(event, data) {
+        let Some(rules) = &self.config.start else {
+            return false;
+        };
+        if !rules.end.matches(event, data) {
             return false;
         }
         if let Some(a) = self.phase.close() {
