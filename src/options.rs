@@ -350,7 +350,8 @@ fn read_request(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsVa
 /// `resume` and `end` ([`not_built`]).
 #[cfg(not(feature = "post-streams"))]
 fn read_request(_: &mut Config, _: &mut Options, v: &JsValue) -> Result<(), JsValue> {
-    for key in ["method", "body", "resume", "end"] {
+    // A slice, not an array's `IntoIter`: no iterator of its own in the wasm.
+    for &key in &["method", "body", "resume", "end"] {
         let got = get(v, key);
         if !absent(&got) {
             return Err(not_built(key, "post-streams", &got));

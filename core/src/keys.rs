@@ -147,12 +147,7 @@ pub fn persist_tag(local: bool, persist_key: Option<&str>) -> u64 {
 /// to be compared, so such a connection is never shared; the same with
 /// `method`, `body` or `resume` (`engine::start`). The `end` rule is hashed.
 pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
-    if config.has_custom_headers {
-        return None;
-    }
-    // The app's request (its body is the app's value): never shared.
-    #[cfg(feature = "post-streams")]
-    if crate::engine::start::request(config).is_some() {
+    if config.has_custom_headers || has_request(config) {
         return None;
     }
     // Destructured in full: a new field of `Config` fails to compile here
@@ -208,6 +203,18 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         start.hash(&mut h);
     }
     Some(h.key(SHARE_PREFIX))
+}
+
+/// The stream starts with the app's own request (`engine::start`): its body
+/// is the app's value, so it is never shared.
+#[cfg(feature = "post-streams")]
+fn has_request(config: &Config) -> bool {
+    crate::engine::start::request(config).is_some()
+}
+
+#[cfg(not(feature = "post-streams"))]
+fn has_request(_: &Config) -> bool {
+    false
 }
 
 /// The remembered downgrade's `sessionStorage` key: [`DOWNGRADE_PREFIX`] and

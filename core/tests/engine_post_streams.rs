@@ -100,7 +100,7 @@ fn replay_sends_the_request_again_with_the_cursor() {
     sim.error(first.id, TransportError::NetworkOrCors);
     let second = sim.must_open(60_000);
     assert_eq!(
-        (second.start.clone(), header(&second, "Last-Event-ID")),
+        (second.start, header(&second, "Last-Event-ID")),
         (Start::Request, None)
     );
     sim.stream(
