@@ -402,6 +402,36 @@ export interface Options<M = {}> {
    * `invalid-option`. Default: none.
    */
   headers?: HeaderValues | ((ctx: HeadersContext) => HeaderValues | Promise<HeaderValues>);
+  /**
+   * The request method that starts the stream (an LLM answer after a POST), as `fetch` takes it.
+   * With `method`, `body` or `resume` the stream goes over `fetch-sse` or `long-poll` only (the
+   * others are skipped; a `transports` list with neither throws `invalid-option`, as does a method
+   * `fetch` refuses such as `CONNECT`), and the connection is never shared. Default `"GET"`.
+   * Not in "tidings/receive" (docs/post-streams.md).
+   */
+  method?: string;
+  /**
+   * The request body, as `fetch` takes it, sent once with every attempt (so a value `fetch` can
+   * send again: a string, `Blob`, `FormData`, `URLSearchParams`, `ArrayBuffer`; not a stream).
+   * With `GET` or `HEAD` it throws `invalid-option`. Default: none.
+   */
+  body?: BodyInit;
+  /**
+   * How a stream the app's request started resumes once it has a cursor: `"replay"` sends the
+   * same request again with `Last-Event-ID` (the query's `lastEventIdParam` cross-origin), for
+   * servers that replay after it; a function gets the cursor and returns the request to send
+   * instead (the "resumable stream" pattern: `(id) => ({ url: `/answer/${chat}`, method: "GET" })`),
+   * which carries the cursor as well. What it throws is an `error` with code `headers`, retried
+   * with backoff. Default `"replay"`.
+   */
+  resume?: "replay" | ((lastEventId: string) => { url: string; method?: string; body?: BodyInit });
+  /**
+   * An in-band end: the first event of this type and (or) with exactly this data is not delivered;
+   * the request is aborted and the subscription closes (`statechange` to `closed` with reason
+   * `stream-closed`, no error, no further request; a `for await` loop ends). Example:
+   * `{ data: "[DONE]" }`. Default: none.
+   */
+  end?: { event?: string; data?: string };
   /** Send cookies / credentials cross-origin. Default `false`. */
   withCredentials?: boolean;
   /**

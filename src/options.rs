@@ -73,6 +73,24 @@ pub struct Options {
     /// taken before a persisted cursor is restored into `config`, so that
     /// it names what the app asked for); `None`: never shared (`headers`).
     pub share_key: Option<String>,
+    /// `body` and `resume` (a function), kept as given
+    /// (`tidings_core::engine::start`).
+    #[cfg(feature = "post-streams")]
+    pub request: RequestValues,
+}
+
+/// The app's values of a stream it starts with its own request: what the
+/// engine's `RequestStart` only names.
+#[cfg(feature = "post-streams")]
+#[derive(Clone, Default)]
+pub struct RequestValues {
+    /// `method`; `undefined`: `fetch`'s default, `GET`.
+    pub method: JsValue,
+    /// `body`, as `fetch` takes it; `undefined` or `null`: none.
+    pub body: JsValue,
+    /// `resume`: a function `(lastEventId) => ({ url, method?, body? })`,
+    /// else `"replay"` or absent (never called then).
+    pub resume: JsValue,
 }
 
 impl Options {
@@ -93,6 +111,8 @@ impl Options {
             lost_after_ms: DEFAULT_LOST_AFTER_MS,
             cross_tab: false,
             share_key: None,
+            #[cfg(feature = "post-streams")]
+            request: RequestValues::default(),
         };
         THREW.with(Cell::take);
         let checked = object("options", v).and_then(|_| read_into(&mut c, &mut o, v));
@@ -103,6 +123,10 @@ impl Options {
         }
         checked?;
         o.config = c.sanitized();
+        // What neither `fetch` nor the transports can send (the core's rule).
+        #[cfg(feature = "post-streams")]
+        tidings_core::engine::start::check(&o.config)
+            .map_err(|(key, expected)| invalid(key, expected, &get(v, key)))?;
         let page = PageOptions {
             with_credentials: o.with_credentials,
             debug: o.debug.is_some(),
@@ -134,6 +158,7 @@ fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue
     read_transports(c, v)?;
     read_cursor(c, v)?;
     read_headers_and_pause(c, o, v)?;
+    read_request(c, o, v)?;
     read_retries(c, v)?;
     read_interval(c, v)?;
     read_deadlines(c, v)
@@ -283,6 +308,55 @@ fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Resul
         set_ms(&mut c.pause_when_hidden, &p, "afterMs", "pauseWhenHidden")?;
     }
 
+    Ok(())
+}
+
+/// `method`, `body`, `resume` (`"replay"` or a function) and `end`
+/// (`{ event?, data? }`): a stream started by the app's own request
+/// (`tidings_core::engine::start`).
+#[cfg(feature = "post-streams")]
+fn read_request(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
+    use tidings_core::engine::start::{EndRule, RequestStart, Resume, StartRules};
+    let method = text(v, "method")?;
+    let body = get(v, "body");
+    let resume = get(v, "resume");
+    let by_function = resume.is_function();
+    if !by_function {
+        one_of(&resume, "resume", &["replay"])?;
+    }
+    let end = group(v, "end")?;
+    let end = EndRule {
+        event: text(&end, "event")?,
+        data: text(&end, "data")?,
+    };
+    let request = (method.is_some() || !absent(&body) || !absent(&resume)).then(|| RequestStart {
+        method: method.unwrap_or_else(|| String::from("GET")),
+        body: !absent(&body),
+        resume: [Resume::Replay, Resume::Request][usize::from(by_function)],
+    });
+    if request.is_some() || end.event.is_some() || end.data.is_some() {
+        c.start = Some(std::sync::Arc::new(StartRules { request, end }));
+    }
+    // As given: `fetch` reads them (`resume` is called only when a function).
+    o.request = RequestValues {
+        method: get(v, "method"),
+        body,
+        resume,
+    };
+    Ok(())
+}
+
+/// A build without the `post-streams` feature refuses `method`, `body`,
+/// `resume` and `end` ([`not_built`]).
+#[cfg(not(feature = "post-streams"))]
+fn read_request(_: &mut Config, _: &mut Options, v: &JsValue) -> Result<(), JsValue> {
+    // A slice, not an array's `IntoIter`: no iterator of its own in the wasm.
+    for &key in &["method", "body", "resume", "end"] {
+        let got = get(v, key);
+        if !absent(&got) {
+            return Err(not_built(key, "post-streams", &got));
+        }
+    }
     Ok(())
 }
 

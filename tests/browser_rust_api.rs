@@ -645,3 +645,30 @@ async fn a_headers_fn_error_is_an_error_event_with_code_headers() {
     assert_eq!(code, Some("headers"));
     assert!(requests("/sse", &tag).await.is_empty());
 }
+
+/// A stream started by a POST (`method`, `body`) ends at its `end` marker:
+/// every token, the marker not among them, then the stream ends; a POST
+/// on `eventsource` alone is refused.
+#[wasm_bindgen_test]
+async fn a_post_stream_ends_at_its_end_marker() {
+    let url = format!("{}/answer?n=5&cuts=", server());
+    let options = Options::new()
+        .method("POST")
+        .body(r#"{"prompt":"hi"}"#)
+        .end_data("[DONE]");
+    let mut sub = tidings::subscribe(&url, options).unwrap();
+    let mut got = Vec::new();
+    while let Some(m) = within(&mut sub, 5000).await {
+        got.push(m.data);
+    }
+    assert_eq!(got, ["t1", "t2", "t3", "t4", "t5"]);
+    assert_eq!(sub.state(), State::Closed);
+    let refused = Options::new()
+        .method("POST")
+        .transports(&[tidings::TransportKind::EventSource]);
+    let e = tidings::subscribe(&url, refused).err();
+    assert!(
+        matches!(&e, Some(Error::InvalidOption { option, .. }) if option == "transports"),
+        "{e:?}"
+    );
+}

@@ -144,9 +144,10 @@ pub fn persist_tag(local: bool, persist_key: Option<&str>) -> u64 {
 /// subscriptions that differ only there read one connection. The options'
 /// key order cannot matter: the parsed fields are hashed, not their text.
 /// `None` with `headers` (an object or a function): their values would have
-/// to be compared, so such a connection is never shared.
+/// to be compared, so such a connection is never shared; the same with
+/// `method`, `body` or `resume` (`engine::start`). The `end` rule is hashed.
 pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
-    if config.has_custom_headers {
+    if config.has_custom_headers || has_request(config) {
         return None;
     }
     // Destructured in full: a new field of `Config` fails to compile here
@@ -173,6 +174,8 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         dedupe_capacity,
         protocol,
         downgrade: _,
+        #[cfg(feature = "post-streams")]
+        start,
     } = config;
     let mut h = Fnv::new();
     (
@@ -194,7 +197,24 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         .hash(&mut h);
     (watchdog, long_poll, fallback, pause_when_hidden, sse_limits).hash(&mut h);
     (dedupe_capacity, protocol, page).hash(&mut h);
+    // Only when set: every other key stays what it was.
+    #[cfg(feature = "post-streams")]
+    if start.is_some() {
+        start.hash(&mut h);
+    }
     Some(h.key(SHARE_PREFIX))
+}
+
+/// The stream starts with the app's own request (`engine::start`): its body
+/// is the app's value, so it is never shared.
+#[cfg(feature = "post-streams")]
+fn has_request(config: &Config) -> bool {
+    crate::engine::start::request(config).is_some()
+}
+
+#[cfg(not(feature = "post-streams"))]
+fn has_request(_: &Config) -> bool {
+    false
 }
 
 /// The remembered downgrade's `sessionStorage` key: [`DOWNGRADE_PREFIX`] and

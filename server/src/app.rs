@@ -21,7 +21,7 @@ use crate::faults::{self, Faults};
 use crate::hub::Hub;
 use crate::log::RequestLog;
 use crate::send::SendStore;
-use crate::{ack, cors, log, long_poll, poll, publish, send, sse};
+use crate::{ack, answer, cors, log, long_poll, poll, publish, send, sse};
 
 /// Everything the handlers share.
 #[derive(Debug)]
@@ -90,6 +90,7 @@ pub fn router(s: AppState) -> Router {
         .route("/long-poll", get(long_poll::long_poll))
         .route("/poll", get(poll::poll))
         .route("/resource", get(poll::resource))
+        .route("/answer", post(answer::answer).get(answer::answer))
         .route("/send", post(send::send))
         .route("/_send", get(send::get_applied))
         .route("/_send/clear", post(send::clear))

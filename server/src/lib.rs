@@ -1,11 +1,12 @@
 //! tidings-server: the reference server for tidings (demo and tests).
 //!
 //! Endpoints: `GET /sse`, `GET /long-poll`, `GET /poll`, `GET /resource`,
-//! `POST /publish`, `POST /send` (idempotency store), `GET /_send`, `GET /_log`, `POST /_log/clear`, `/_faults`,
+//! `POST /publish`, `POST /answer` (an LLM-like stream, `GET` to resume), `POST /send` (idempotency store), `GET /_send`, `GET /_log`, `POST /_log/clear`, `/_faults`,
 //! `POST /_restart`, static `www/` at `/` and the npm package at `/pkg/`. See the README of
 //! this crate for the request and response shapes.
 
 pub mod ack;
+pub mod answer;
 pub mod app;
 pub mod body;
 pub mod clock;

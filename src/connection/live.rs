@@ -32,6 +32,9 @@ pub struct AdapterOptions {
     pub debug: Option<JsValue>,
     /// `lostAfterMs` of the calm status (`calm.rs`).
     pub lost_after_ms: u64,
+    /// `method`, `body` and the `resume` function.
+    #[cfg(feature = "post-streams")]
+    pub request: crate::options::RequestValues,
 }
 
 /// The app's headers for `req` as a promise, calling its function if it gave
@@ -237,6 +240,10 @@ fn start_probe(
             headers: &accept,
             with_credentials,
             app_headers: None,
+            #[cfg(feature = "post-streams")]
+            method: JsValue::UNDEFINED,
+            #[cfg(feature = "post-streams")]
+            body: JsValue::UNDEFINED,
         },
         on_fact,
     )
@@ -252,16 +259,67 @@ fn open_fetch(
         Some(conn) => report_fetch_fact(&conn, id, fact),
         None => BodyRead::Chunks,
     });
+    #[cfg(feature = "post-streams")]
+    let (url, method, body, app_headers) = match app_request(conn, req) {
+        Ok((url, method, body)) => (url, method, body, app_headers(&conn.adapter, req)),
+        // The app's `resume` failed: reported as its `headers` failing is.
+        Err(e) => {
+            let failed = Some(js_sys::Promise::reject(&e));
+            (
+                String::new(),
+                JsValue::UNDEFINED,
+                JsValue::UNDEFINED,
+                failed,
+            )
+        }
+    };
     let f = Fetch::start(
         fetch::Request {
+            #[cfg(feature = "post-streams")]
+            url: &url,
+            #[cfg(not(feature = "post-streams"))]
             url: &req.url,
             headers: &req.headers,
             with_credentials: conn.adapter.with_credentials,
+            #[cfg(feature = "post-streams")]
+            app_headers,
+            #[cfg(not(feature = "post-streams"))]
             app_headers: app_headers(&conn.adapter, req),
+            #[cfg(feature = "post-streams")]
+            method,
+            #[cfg(feature = "post-streams")]
+            body,
         },
         on_fact,
     )?;
     Ok(Live::Fetch(id, f))
+}
+
+/// The URL, method and body of `req` (`tidings_core::engine::start`): a
+/// `GET` of its URL, the app's request, or what the app's `resume` function
+/// returns for the cursor (`{ url, method?, body? }`, the cursor also where
+/// it always goes). What that function throws, or an answer without a
+/// string `url`, is the error.
+#[cfg(feature = "post-streams")]
+fn app_request(
+    conn: &Connection,
+    req: &OpenRequest,
+) -> Result<(String, JsValue, JsValue), JsValue> {
+    use tidings_core::engine::start::Start;
+    let values = &conn.adapter.request;
+    let undefined = JsValue::UNDEFINED;
+    Ok(match &req.start {
+        Start::Get => (req.url.clone(), undefined.clone(), undefined),
+        Start::Request => (req.url.clone(), values.method.clone(), values.body.clone()),
+        Start::Resume => {
+            let f: &js_sys::Function = values.resume.unchecked_ref();
+            let cursor = JsValue::from(conn.last_event_id());
+            let r = f.call1(&JsValue::NULL, &cursor)?;
+            let get = |key| crate::options::get(&r, key);
+            let url = get("url");
+            (url.as_string().ok_or(url)?, get("method"), get("body"))
+        }
+    })
 }
 
 /// Report what a `fetch` of attempt `id` learned to the engine, as the fact

@@ -61,6 +61,8 @@ pub fn connect(options: Options) -> (String, Rc<Connection>) {
         headers: options.headers,
         debug: options.debug,
         lost_after_ms: options.lost_after_ms,
+        #[cfg(feature = "post-streams")]
+        request: options.request,
     };
     // `crossTab: true` (default `false`): one connection across the tabs of
     // the profile (`src/tabs/`), for options that can be shared at all; the

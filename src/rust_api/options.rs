@@ -110,6 +110,46 @@ impl Options {
         self.set("", "lastEventIdParam", Value::Text(name.into()))
     }
 
+    /// `method`: the method of the request that starts the stream (a POST
+    /// with a prompt; default `"GET"`). With `method`, `body` or `resume`
+    /// the stream goes over `fetch-sse` or `long-poll` only and is never
+    /// shared; a method `fetch` refuses is `Error::InvalidOption`
+    /// (docs/post-streams.md). Needs the `post-streams` feature.
+    #[must_use]
+    pub fn method(self, method: &str) -> Self {
+        self.set("", "method", Value::Text(method.into()))
+    }
+
+    /// `body`: the request body, sent once with every attempt (not with
+    /// `GET` or `HEAD`). Needs the `post-streams` feature.
+    #[must_use]
+    pub fn body(self, body: &str) -> Self {
+        self.set("", "body", Value::Text(body.into()))
+    }
+
+    /// `resume: "replay"` (the default): after a cut, the same request again
+    /// with the cursor. Needs the `post-streams` feature.
+    #[must_use]
+    pub fn resume_replay(self) -> Self {
+        self.set("", "resume", Value::Text("replay".into()))
+    }
+
+    /// `end.event`: an event of this type ends the stream: not delivered,
+    /// the subscription closes (`stream-closed`). Needs the `post-streams`
+    /// feature.
+    #[must_use]
+    pub fn end_event(self, event: &str) -> Self {
+        self.set("end", "event", Value::Text(event.into()))
+    }
+
+    /// `end.data`: an event with exactly this data (`"[DONE]"`) ends the
+    /// stream, as [`end_event`](Self::end_event); with both, it must match
+    /// both. Needs the `post-streams` feature.
+    #[must_use]
+    pub fn end_data(self, data: &str) -> Self {
+        self.set("end", "data", Value::Text(data.into()))
+    }
+
     /// `heartbeatEvent` (default `"heartbeat"`).
     #[must_use]
     pub fn heartbeat_event(self, name: &str) -> Self {

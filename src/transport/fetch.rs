@@ -71,6 +71,12 @@ pub struct Request<'a> {
     /// The app's own headers, resolved before the request goes out (the
     /// `headers` option: an object, or its function's result).
     pub app_headers: Option<js_sys::Promise>,
+    /// The method (`tidings_core::engine::start`); `undefined`: `GET`.
+    #[cfg(feature = "post-streams")]
+    pub method: JsValue,
+    /// The body, as `fetch` takes it; `undefined`: none.
+    #[cfg(feature = "post-streams")]
+    pub body: JsValue,
 }
 
 impl Fetch {
@@ -81,7 +87,13 @@ impl Fetch {
     pub fn start(req: Request<'_>, on_fact: OnFact) -> Result<Fetch, JsValue> {
         let controller = AbortController::new()?;
         let init = RequestInit::new();
+        #[cfg(not(feature = "post-streams"))]
         init.set_method("GET");
+        #[cfg(feature = "post-streams")]
+        {
+            crate::js::set(&init, "method", &req.method);
+            init.set_body(&req.body);
+        }
         // Polls must see their own 304s: the HTTP cache must never answer for
         // the server or turn a 304 into a 200 (WHATWG Fetch "no-store"). The
         // `Cache-Control` that comes with it is the engine's

@@ -160,6 +160,10 @@ test("receive-only entry as a drop-in <script type=module>: subscribe works, ack
         offset: refused({ offset: "-1" }),
         persist: refused({ persist: "session" }),
         debug: refused({ debug: true }),
+        method: refused({ method: "POST" }),
+        body: refused({ body: "x" }),
+        resume: refused({ resume: "replay" }),
+        end: refused({ end: { data: "[DONE]" } }),
       };
       const off = refused({ crossTab: false, protocol: "default", debug: false, persist: undefined });
       const sub = m.subscribe("/sse", { parse: "json" });
@@ -172,7 +176,8 @@ test("receive-only entry as a drop-in <script type=module>: subscribe works, ack
     assert.deepEqual(got.exports, ["ErrorCode", "default", "subscribe"]);
     assert.equal(got.ack?.code, "invalid-option", JSON.stringify(got.ack));
     assert.match(got.ack.message, /ack/);
-    const features = { crossTab: "cross-tab", protocol: "durable-streams", offset: "durable-streams", persist: "persist", debug: "debug" };
+    const features = { crossTab: "cross-tab", protocol: "durable-streams", offset: "durable-streams", persist: "persist", debug: "debug",
+      method: "post-streams", body: "post-streams", resume: "post-streams", end: "post-streams" };
     for (const [option, feature] of Object.entries(features)) {
       const e = got.lacks[option];
       assert.equal(e?.code, "invalid-option", `${option}: ${JSON.stringify(e)}`);

@@ -155,6 +155,10 @@ pub struct OpenRequest {
     /// Keep the request already out: this one runs beside it (the news
     /// probe of a silent stream, `long-poll`). Otherwise it replaces it.
     pub beside: bool,
+    /// Which request to send: a `GET`, the app's request, or the one its
+    /// `resume` function builds from the cursor (`engine::start`).
+    #[cfg(feature = "post-streams")]
+    pub start: super::start::Start,
 }
 
 /// A message for the app (JS `message` event and the named ones in `events`).

@@ -315,6 +315,12 @@ pub struct Config {
     /// the transport downgraded to (`long-poll` or `poll`) and the wall time
     /// until which the preferred transports are skipped. Default `None`.
     pub downgrade: Option<(TransportKind, WallMs)>,
+    /// JS `method`, `body`, `resume` and `end`: the app's own request
+    /// starts the stream, an in-band marker ends it (`engine::start`).
+    /// Default `None`: a `GET` of the URL, no marker. Shared, not copied,
+    /// with every engine of the connection.
+    #[cfg(feature = "post-streams")]
+    pub start: Option<alloc::sync::Arc<super::start::StartRules>>,
 }
 
 impl Config {
@@ -342,6 +348,8 @@ impl Config {
             dedupe_capacity: DEFAULT_DEDUPE_CAPACITY,
             protocol: Protocol::Default,
             downgrade: None,
+            #[cfg(feature = "post-streams")]
+            start: None,
         }
     }
 

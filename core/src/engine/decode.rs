@@ -261,7 +261,9 @@ impl Engine {
     /// same type and data: see `policy::dedupe`) applies; the rest is
     /// delivered. Returns whether it was delivered. An event not for the app
     /// goes through dedupe too ([`Engine::offer_unwanted`]): a repeat is
-    /// counted as a dropped duplicate, so the caller keeps the cursor.
+    /// counted as a dropped duplicate, so the caller keeps the cursor. An
+    /// event that matches the `end` rule closes the connection, and nothing
+    /// after it (the rest of its chunk) is delivered (`engine::start`).
     pub(crate) fn offer_event(
         &mut self,
         event: String,
@@ -269,6 +271,10 @@ impl Engine {
         own_id: Option<String>,
         last_event_id: String,
     ) -> bool {
+        #[cfg(feature = "post-streams")]
+        if self.phase.attempt().is_none() || self.end_at_marker(&event, &data) {
+            return false;
+        }
         match self.audience(&event) {
             Audience::App => {}
             Audience::Reset => {

@@ -59,6 +59,8 @@ mod replay;
 mod request;
 mod retry;
 mod selector;
+#[cfg(feature = "post-streams")]
+pub mod start;
 mod state;
 mod stats;
 #[cfg(feature = "testing")]
@@ -1186,6 +1188,8 @@ impl Engine {
             headers,
             refresh_auth,
             beside,
+            #[cfg(feature = "post-streams")]
+            start: start::start_of(&self.config, self.cursor()),
         };
         (attempt, open)
     }

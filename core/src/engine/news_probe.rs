@@ -31,7 +31,7 @@ use super::action::{Action, Reason};
 use super::decode::{classify, Verdict};
 use super::input::{AttemptId, IncomingMessage, ResponseHead};
 use super::state::{Attempt, BodyKind, Phase};
-use super::{Engine, Input, TransportKind};
+use super::{Config, Engine, Input, TransportKind};
 use crate::time::{MonoMs, Now};
 
 /// How long a stream may show nothing after its request went out before
@@ -103,6 +103,7 @@ impl Engine {
             && self.config.urls.long_poll.is_some()
             && self.profile().probes_news()
             && self.selector.requests_target() == Some(TransportKind::LongPoll)
+            && !app_request(&self.config)
     }
 
     /// Run what is due of the news probe at `now`; `true` when something
@@ -266,4 +267,18 @@ impl Engine {
 /// `eventsource` (it cannot show comments).
 fn silent(a: &Attempt) -> bool {
     a.bytes == 0 && !a.saw_event()
+}
+
+/// Whether the stream is started by the app's own request (`method`,
+/// `body`, `resume`): such a stream is never probed, since the probe would
+/// send that request (a `POST` that starts work) a second time.
+#[cfg(feature = "post-streams")]
+fn app_request(config: &Config) -> bool {
+    super::start::request(config).is_some()
+}
+
+/// Without the `post-streams` feature every stream is a `GET`.
+#[cfg(not(feature = "post-streams"))]
+fn app_request(_: &Config) -> bool {
+    false
 }

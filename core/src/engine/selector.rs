@@ -84,6 +84,8 @@ impl Selector {
         let mut len = 0u8;
         for &t in &config.transports {
             let by_options = !(t == TransportKind::EventSource && config.has_custom_headers);
+            #[cfg(feature = "post-streams")]
+            let by_options = by_options && super::start::can_send(config, t);
             if caps.allow(t) && by_options && usize::from(len) < allowed.len() {
                 allowed[usize::from(len)] = t;
                 len += 1;
