@@ -63,8 +63,8 @@ if [ -n "${FEATURES:-}" ]; then
 fi
 # The package: every call ("tidings": index.js over tidings.js) and the
 # receive-only flavour ("tidings/receive": receive.js over receive/), built
-# without send, append, report, cross-tab, durable-streams, persist and
-# debug (README "Pay only for what you import").
+# without send, append, report, cross-tab, durable-streams, persist,
+# post-streams and debug (README "Pay only for what you import").
 # The full flavour last: scripts/names-build.sh reads the build it leaves.
 wasm_flavour "js,talc" "$OUT/receive"
 # A size row with no entry of its own (scripts/size.py measures it with
