@@ -37,9 +37,7 @@ pub use notice::{Delivery, Notice, NoticeFn};
 /// One session, its live request, its one timer, and who listens.
 pub struct Connection {
     session: RefCell<Session>,
-    /// The live request, and the one the engine keeps beside it
-    /// (`OpenRequest::beside`).
-    live: RefCell<[Option<Live>; 2]>,
+    live: RefCell<Option<Live>>,
     /// The one JS timer and the deadline it fires at.
     timer: RefCell<Option<(MonoMs, Timer)>>,
     driving: Cell<bool>,
@@ -79,7 +77,7 @@ impl Connection {
             session: RefCell::new(
                 session.with_debug(cfg!(feature = "debug") && adapter.debug.is_some()),
             ),
-            live: RefCell::default(),
+            live: RefCell::new(None),
             timer: RefCell::new(None),
             driving: Cell::new(false),
             native_data: RefCell::new(None),
@@ -177,7 +175,7 @@ pub fn close(conn: &Rc<Connection>) {
         return;
     }
     handle(conn, Input::Close);
-    let live = std::mem::take(&mut *conn.live.borrow_mut());
+    let live = conn.live.borrow_mut().take();
     let timer = conn.timer.borrow_mut().take();
     let lifecycle = conn.lifecycle.borrow_mut().take();
     // The channel and lock requested before the session started are the

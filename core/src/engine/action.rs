@@ -152,9 +152,6 @@ pub struct OpenRequest {
     /// Call the app's `headers` function with `{ status: 401 }` for this
     /// request: it is the one retry after a 401 (only with custom headers).
     pub refresh_auth: bool,
-    /// Keep the request already out: this one runs beside it (the news
-    /// probe of a silent stream, `long-poll`). Otherwise it replaces it.
-    pub beside: bool,
     /// Which request to send: a `GET`, the app's request, or the one its
     /// `resume` function builds from the cursor (`engine::start`).
     #[cfg(feature = "post-streams")]

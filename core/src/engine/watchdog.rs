@@ -11,9 +11,6 @@
 //! | `fetch-sse` | first byte: start + firstEvent, and connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
 //! | `eventsource` | connect: start + idle | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
-//!
-//! A stream whose news probe found the server quiet (`news_probe`) has no
-//! first-event deadline.
 //! | `poll` | request: last activity + idle | same | same |
 
 use super::config::{TransportKind, WatchdogConfig};
@@ -46,7 +43,7 @@ pub(crate) fn deadline(
     long_poll_timeout_ms: u64,
 ) -> Option<(MonoMs, Expiry)> {
     let idle = nonzero(watchdog.idle_timeout_ms);
-    let first = nonzero(watchdog.first_event_timeout_ms).filter(|_| !attempt.quiet);
+    let first = nonzero(watchdog.first_event_timeout_ms);
     let last = attempt.last_activity.mono;
     match (attempt.transport, attempt.opened_at) {
         (TransportKind::LongPoll, _) => {
