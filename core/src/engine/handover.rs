@@ -18,7 +18,12 @@ impl Engine {
     /// is open to any same-origin script) is ignored: the engine starts from
     /// the configured start.
     pub fn resuming(config: Config, seed: u64, cursor: &str) -> Engine {
-        let mut e = Engine::new(config, seed);
+        Engine::new(config, seed).resume_from(cursor)
+    }
+
+    /// This fresh engine, resuming from `cursor` when its profile accepts it.
+    pub(crate) fn resume_from(self, cursor: &str) -> Engine {
+        let mut e = self;
         if !e.profile().accepts_resume_cursor(cursor) {
             return e;
         }

@@ -67,6 +67,7 @@ mod testing_hooks;
 mod watchdog;
 
 use alloc::collections::VecDeque;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::mem;
@@ -152,7 +153,9 @@ const MAX_ROUNDS: usize = 8;
 /// ```
 #[derive(Debug)]
 pub struct Engine {
-    config: Config,
+    /// Sanitized; shared with the session, which starts the next engine of
+    /// the connection from it (no copy).
+    config: Rc<Config>,
     rng: Rng,
     started: bool,
     selector: Selector,
@@ -225,7 +228,11 @@ impl Engine {
     /// `crypto.getRandomValues`, or takes the `seed` option). Nothing happens
     /// before [`Engine::handle_start`].
     pub fn new(config: Config, seed: u64) -> Engine {
-        let config = config.sanitized();
+        Engine::with_config(Rc::new(config.sanitized()), seed)
+    }
+
+    /// An engine of a config another engine sanitized ([`Engine::shared_config`]).
+    pub(crate) fn with_config(config: Rc<Config>, seed: u64) -> Engine {
         let mut parser = SseParser::with_limits(config.sse_limits);
         parser.set_last_event_id(&config.last_event_id);
         let interval = PollInterval::new(config.interval);
@@ -326,6 +333,11 @@ impl Engine {
     /// The sanitized configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The sanitized config, shared (the session's next engine starts from it).
+    pub(crate) fn shared_config(&self) -> Rc<Config> {
+        Rc::clone(&self.config)
     }
 
     /// The endpoint of `transport` without the cursor parameter.

@@ -67,7 +67,6 @@ struct Page {
 /// until [`SessionAction::Wait`]. No input sequence panics.
 #[derive(Debug)]
 pub struct Session {
-    config: Config,
     seed: u64,
     caps: Capabilities,
     /// `New` until [`Input::Start`], `Done` once closed (no closing step).
@@ -106,8 +105,7 @@ impl Session {
             _ => tabs,
         };
         Session {
-            engine: Engine::new(config.clone(), seed),
-            config,
+            engine: Engine::new(config, seed),
             seed,
             caps: Capabilities::default(),
             life: Lifecycle::New,
@@ -234,10 +232,10 @@ impl Session {
     /// A fresh engine, resuming from `cursor` (`None`: from the configured
     /// start, which also stays in the config for a Durable Streams 410).
     fn fresh_engine(&self, cursor: Option<&str>) -> Engine {
-        let config = self.config.clone();
+        let fresh = Engine::with_config(self.engine.shared_config(), self.seed);
         match cursor {
-            Some(c) => Engine::resuming(config, self.seed, c),
-            None => Engine::new(config, self.seed),
+            Some(c) => fresh.resume_from(c),
+            None => fresh,
         }
     }
 }
