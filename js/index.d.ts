@@ -407,7 +407,7 @@ export interface Options<M = {}> {
    * With `method`, `body` or `resume` the stream goes over `fetch-sse` or `long-poll` only (the
    * others are skipped; a `transports` list with neither throws `invalid-option`, as does a method
    * `fetch` refuses such as `CONNECT`), and the connection is never shared. Default `"GET"`.
-   * Not in "tidings/receive" (docs/post-streams.md).
+   * Not in "tidings/receive".
    */
   method?: string;
   /**
