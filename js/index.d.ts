@@ -896,7 +896,10 @@ export interface AppenderOptions {
   credentials?: boolean;
   /** Aborting fails the appender: pending appends reject with the signal's `reason`. */
   signal?: AbortSignal;
-  /** Attempts per batch before failing with `gave-up` (`Infinity`: no limit). Default: no limit. */
+  /**
+   * Attempts per batch, the close's too, before failing with `gave-up` (`Infinity`: no limit).
+   * Default: no limit for appends, `5` for the close (a close that cannot get through says so).
+   */
   maxAttempts?: number;
   /** Per request, as for {@link send}. Default `30000`. */
   timeoutMs?: number;
@@ -929,9 +932,12 @@ export interface Appender {
   append(value: unknown): Promise<void>;
   /**
    * Close the stream (`Stream-Closed: true`, with the producer headers) after every pending
-   * append; later appends reject with `stream-closed`, and a second `close()` settles as the first.
+   * append, with `last` (optional, a value as for `append`) as the final message in the same
+   * request: the message and the close are one atomic append. Later appends reject with
+   * `stream-closed`; a second `close()` settles as the first (its `last` is not sent). A close by
+   * another producer of a stream already closed rejects with `stream-closed`.
    */
-  close(): Promise<void>;
+  close(last?: unknown): Promise<void>;
   /** The `Producer-Id` sent. */
   readonly producerId: string;
   /** The current `Producer-Epoch` (moves on an auto-claim). */

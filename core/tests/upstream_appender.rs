@@ -10,7 +10,8 @@ use tidings_core::rng::Rng;
 use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{
     AppendAction, AppendError, AppendInput, AppendRequest, Appender, AppenderConfig,
-    IdempotencyKey, SendAction, Sender, DEFAULT_SEND_TIMEOUT_MS, MAX_AUTO_CLAIMS,
+    IdempotencyKey, SendAction, Sender, DEFAULT_MAX_ATTEMPTS, DEFAULT_SEND_TIMEOUT_MS,
+    MAX_AUTO_CLAIMS,
 };
 
 const WALL0: i64 = 1_700_000_000_000;
@@ -380,6 +381,100 @@ fn close_waits_for_pending_batches_then_posts_stream_closed_with_the_producer_he
     );
 }
 
+/// A close with a final message (PROTOCOL.md §5.2.1 "Close with final
+/// append"): after every pending batch, one request carries the message
+/// (a JSON stream's wrapped as a one-element array), the producer headers at
+/// the next seq and `Stream-Closed: true`, so the message and the close are
+/// one atomic, deduplicated append. A text stream posts the bytes as they are.
+#[test]
+fn close_with_a_final_message_posts_it_with_stream_closed_after_pending_batches() {
+    let mut s = Sim::json();
+    s.append("1");
+    let t = s.t();
+    s.a.handle_close_with(t, Some(br#"{"end":true}"#.to_vec()));
+    assert_eq!(s.drain(), vec![]);
+    let a = s.answer(1, ResponseHead::new(200));
+    assert_eq!(a[0], AppendAction::Durable { through: 1 });
+    let close = issue(&a);
+    assert_eq!(body(&close), r#"[{"end":true}]"#);
+    let mut want = hdrs("p1", 0, 1);
+    want.push(("Stream-Closed".into(), "true".into()));
+    assert_eq!(close.headers, want);
+    // A retry repeats the same tuple and body: the server's duplicate.
+    assert_eq!(s.answer(close.request, ResponseHead::new(503)), vec![]);
+    let again = issue(&s.fire());
+    assert_eq!((body(&again), again.headers.clone()), (body(&close), want));
+    let done = s.answer(
+        again.request,
+        ResponseHead::new(204).with_header("Stream-Closed", "true"),
+    );
+    assert_eq!(done, vec![AppendAction::Closed]);
+
+    let mut c = AppenderConfig::new("p2");
+    c.json = false;
+    let mut s = Sim::new(c);
+    let t = s.t();
+    s.a.handle_close_with(t, Some(b"final".to_vec()));
+    let close = issue(&s.drain());
+    assert_eq!(body(&close), "final");
+    assert_eq!(close.headers[2], ("Producer-Seq".into(), "0".into()));
+    assert_eq!(close.headers[3], ("Stream-Closed".into(), "true".into()));
+}
+
+/// The close's retries are bounded by `close_max_attempts` (default
+/// [`DEFAULT_MAX_ATTEMPTS`], 5) even when the appends' are not: a close that
+/// keeps failing settles `gave-up` with the last status after exactly five
+/// requests. `u32::MAX` retries it as long as it fails (30 requests here,
+/// still no settle).
+#[test]
+fn the_close_gives_up_after_its_bounded_attempts_unless_told_to_retry_forever() {
+    let forever = |close_attempts: Option<u32>| {
+        let mut c = AppenderConfig::new("p1");
+        c.send.max_attempts = u32::MAX;
+        if let Some(n) = close_attempts {
+            c.close_max_attempts = n;
+        }
+        c
+    };
+    let mut s = Sim::new(forever(None));
+    assert_eq!(
+        AppenderConfig::new("x").close_max_attempts,
+        DEFAULT_MAX_ATTEMPTS
+    );
+    let t = s.t();
+    s.a.handle_close(t);
+    let mut r = issue(&s.drain());
+    let mut requests = 1;
+    let end = loop {
+        let out = s.answer(r.request, ResponseHead::new(500));
+        if let [AppendAction::Failed { error, .. }] = out.as_slice() {
+            break *error;
+        }
+        assert!(out.is_empty(), "{out:?}");
+        r = issue(&s.fire());
+        requests += 1;
+        assert!(requests <= 10, "not bounded");
+    };
+    assert_eq!(requests, DEFAULT_MAX_ATTEMPTS);
+    assert_eq!(
+        end,
+        AppendError::Send {
+            code: ErrorCode::GaveUp,
+            status: Some(500)
+        }
+    );
+
+    let mut s = Sim::new(forever(Some(u32::MAX)));
+    let t = s.t();
+    s.a.handle_close(t);
+    let mut r = issue(&s.drain());
+    for _ in 0..30 {
+        assert_eq!(s.answer(r.request, ResponseHead::new(500)), vec![]);
+        r = issue(&s.fire());
+    }
+    assert!(!s.a.is_done());
+}
+
 #[test]
 fn abort_aborts_the_live_request_and_fails_every_pending_value() {
     let mut s = Sim::json();
@@ -524,7 +619,7 @@ fn a_time_going_backwards_is_taken_as_the_latest_seen() {
 #[test]
 fn every_fact_after_close_is_ignored() {
     let mut s = Sim::json();
-    s.a.handle(s.t(), AppendInput::Close);
+    s.a.handle(s.t(), AppendInput::Close(None));
     let close = issue(&s.drain());
     assert_eq!(s.a.next_index(), None, "closing: appends are refused");
     s.a.handle(
@@ -534,7 +629,7 @@ fn every_fact_after_close_is_ignored() {
     assert_eq!(s.drain(), [AppendAction::Closed]);
     for input in [
         AppendInput::Append(b"1".to_vec()),
-        AppendInput::Close,
+        AppendInput::Close(None),
         AppendInput::Response(close.request, ResponseHead::new(500)),
         AppendInput::Timer,
         AppendInput::Abort,

@@ -196,7 +196,11 @@ impl Appender {
     /// Close the stream (`Stream-Closed: true`) once every pending value is
     /// in it; resolves when the server confirmed.
     pub fn close(&self) -> impl Future<Output = Result<(), AppendFailure>> {
-        settled(Rc::clone(&self.inner), Ok(self.inner.js.close()))
+        let promise = self.inner.js.close(JsValue::UNDEFINED);
+        settled(
+            Rc::clone(&self.inner),
+            promise.map_err(|e| AppendFailure::from_js(&e)),
+        )
     }
 
     /// The `Producer-Id` sent.

@@ -120,8 +120,12 @@ fn config(
     };
     let mut c = AppenderConfig::new(&id);
     c.send = send;
+    // Appends retry as long as they fail unless told; the close is bounded
+    // unless told (`Infinity`: as long as it fails).
     if absent(&get(v, "maxAttempts")) {
         c.send.max_attempts = u32::MAX;
+    } else {
+        c.close_max_attempts = c.send.max_attempts;
     }
     let epoch = get(v, "epoch");
     if !absent(&epoch) {
@@ -171,20 +175,26 @@ impl AppenderJs {
     }
 
     /// Close the stream (`Stream-Closed: true`) once every pending value is
-    /// in it. Resolves when the server confirmed; rejects with the
-    /// appender's error. Called again, it settles as the first did.
-    pub fn close(&self) -> js_sys::Promise {
+    /// in it, with `last` (optional, a value as for `append`) as the final
+    /// message in the same request. Resolves when the server confirmed;
+    /// rejects with the appender's error. Called again, it settles as the
+    /// first did (its `last` is not sent).
+    pub fn close(&self, last: JsValue) -> Result<js_sys::Promise, JsValue> {
+        let last = match last.is_undefined() {
+            true => None,
+            false => Some(encode(&last, self.inner.json)?),
+        };
         let (promise, settle) = promise();
         if let Some(e) = self.inner.ended.borrow().clone() {
             let _ = match self.inner.closed.get() {
                 true => settle.0.call0(&JsValue::UNDEFINED),
                 false => settle.1.call1(&JsValue::UNDEFINED, &e),
             };
-            return promise;
+            return Ok(promise);
         }
         self.inner.closing.borrow_mut().push(settle);
-        feed(&self.inner, AppendInput::Close);
-        promise
+        feed(&self.inner, AppendInput::Close(last));
+        Ok(promise)
     }
 
     /// The `Producer-Id` sent.

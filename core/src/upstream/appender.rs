@@ -35,16 +35,21 @@
 //!   [`AppendError::Send`] with its code when it gives up or is permanent.
 //! - A failure is final: [`AppendAction::Failed`] once, every value not yet
 //!   durable is not appended, later appends are refused.
-//! - `close`: after every pending value is durable, one close-only request
-//!   as the producer's next batch (empty body, `Stream-Closed: true` and the
-//!   producer headers: a retry is the server's duplicate, and a close of a
-//!   stream another producer closed is its 409 `Stream-Closed`, so
-//!   [`AppendError::StreamClosed`]) → [`AppendAction::Closed`].
+//! - `close`: after every pending value is durable, one request as the
+//!   producer's next batch: `Stream-Closed: true` and the producer headers (a
+//!   retry is the server's duplicate, and a close of a stream another
+//!   producer closed is its 409 `Stream-Closed`, so
+//!   [`AppendError::StreamClosed`]) → [`AppendAction::Closed`]. Its body is
+//!   empty, or the final message ([`Appender::handle_close_with`]; a JSON
+//!   stream's wrapped as `[v]`), appended and closed atomically (§5.2.1
+//!   "Stream Closure with Idempotent Producers"). Its attempts are
+//!   [`AppenderConfig::close_max_attempts`] (bounded by default even when
+//!   the appends' are not: a close that cannot get through says so).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::config::SendConfig;
+use super::config::{SendConfig, DEFAULT_MAX_ATTEMPTS};
 use super::key::IdempotencyKey;
 use super::sender::{Outcome, SendAction, Sender};
 use crate::engine::{durable_body_kind, DurableBody, ErrorCode, ResponseHead, TransportError};
@@ -105,6 +110,9 @@ pub struct AppenderConfig {
     /// Retries of one batch: a send's options (its idempotency header is not
     /// sent; the producer headers take its place).
     pub send: SendConfig,
+    /// Attempts of the close request (`send.max_attempts` is the appends').
+    /// Default [`DEFAULT_MAX_ATTEMPTS`]; `u32::MAX` retries as long as it fails.
+    pub close_max_attempts: u32,
 }
 
 impl AppenderConfig {
@@ -118,6 +126,7 @@ impl AppenderConfig {
             max_batch_items: DEFAULT_MAX_BATCH_ITEMS,
             max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
             send: SendConfig::default(),
+            close_max_attempts: DEFAULT_MAX_ATTEMPTS,
         }
     }
 }
@@ -192,8 +201,8 @@ pub enum AppendInput {
     /// [`Appender::handle_append`]: one value (its index is
     /// [`Appender::next_index`] just before).
     Append(Vec<u8>),
-    /// [`Appender::handle_close`].
-    Close,
+    /// [`Appender::handle_close_with`]: the final message, if any.
+    Close(Option<Vec<u8>>),
     /// [`Appender::handle_response`] of a request.
     Response(u64, ResponseHead),
     /// [`Appender::handle_error`] of a request.
@@ -263,6 +272,8 @@ pub struct Appender {
     seq: u64,
     rng: Rng,
     queue: Vec<Vec<u8>>,
+    /// The close's body: empty, or the final message (as posted).
+    last: Vec<u8>,
     /// Index of the first queued value.
     queued_from: u64,
     batch: Option<Batch>,
@@ -285,6 +296,7 @@ impl Appender {
             seq: 0,
             rng: Rng::new(seed),
             queue: Vec::new(),
+            last: Vec::new(),
             queued_from: 0,
             batch: None,
             next_request: 1,
@@ -345,7 +357,7 @@ impl Appender {
         let now = self.clock.observe(now);
         match input {
             AppendInput::Append(v) => self.on_append(now, v),
-            AppendInput::Close => self.on_close(now),
+            AppendInput::Close(last) => self.on_close(now, last),
             AppendInput::Response(r, head) => self.on_response(now, r, &head),
             AppendInput::Error(r, e) => self.on_error(now, r, e),
             AppendInput::HeadersFailed(r) => {
@@ -377,7 +389,14 @@ impl Appender {
 
     /// Close the stream once every pending value is durable.
     pub fn handle_close(&mut self, now: Now) {
-        self.handle(now, AppendInput::Close);
+        self.handle(now, AppendInput::Close(None));
+    }
+
+    /// Close the stream once every pending value is durable, with `last`
+    /// (its JSON text for a JSON stream, else its bytes) as the final
+    /// message in the close's own request. Ignored unless appends are open.
+    pub fn handle_close_with(&mut self, now: Now, last: Option<Vec<u8>>) {
+        self.handle(now, AppendInput::Close(last));
     }
 
     /// The response head of request `request`.
@@ -420,9 +439,15 @@ impl Appender {
         }
     }
 
-    fn on_close(&mut self, now: Now) {
+    fn on_close(&mut self, now: Now, last: Option<Vec<u8>>) {
         if self.life == Lifecycle::Running {
             self.life = Lifecycle::Closing;
+            if let Some(v) = last {
+                self.last = match self.config.json {
+                    true => [&b"["[..], &v, b"]"].concat(),
+                    false => v,
+                };
+            }
             self.next_batch(now);
         }
     }
@@ -593,7 +618,8 @@ impl Appender {
         if self.queue.is_empty() {
             if self.life == Lifecycle::Closing {
                 let at = self.queued_from;
-                self.start(now, Vec::new(), true, (at, at));
+                let last = core::mem::take(&mut self.last);
+                self.start(now, last, true, (at, at));
             }
             return;
         }
@@ -633,7 +659,11 @@ impl Appender {
     fn start(&mut self, now: Now, body: Vec<u8>, close: bool, (from, through): (u64, u64)) {
         let key = IdempotencyKey::new("batch").ok();
         let Some(key) = key else { return };
-        let mut sender = Sender::new(self.config.send.clone(), &key, self.rng.next_u64());
+        let mut config = self.config.send.clone();
+        if close {
+            config.max_attempts = self.config.close_max_attempts;
+        }
+        let mut sender = Sender::new(config, &key, self.rng.next_u64());
         if !self.online {
             sender.handle_online(now, false);
         }
