@@ -80,6 +80,17 @@ pub fn to_string(value: &JsValue) -> Result<String, JsValue> {
     Ok(js_string(value)?.as_string().unwrap_or_default())
 }
 
+/// ` (<url>)`, after an error's message (nothing for an empty `url`): every
+/// error names the URL it concerns, so an app with several streams can tell
+/// which one failed.
+pub(crate) fn push_url(message: &mut String, url: &str) {
+    if !url.is_empty() {
+        message.push_str(" (");
+        message.push_str(url);
+        message.push(')');
+    }
+}
+
 /// A JS `Error` with a stable `code` property (the contract's error codes).
 pub(crate) fn error(code: &str, message: &str) -> JsValue {
     let e = js_sys::Error::new(message);

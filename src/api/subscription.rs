@@ -114,7 +114,7 @@ impl Subscription {
             crate::js::spawn(Box::pin(async move {
                 if let Some(inner) = weak.upgrade() {
                     let transport = inner.conn().map_or("", |c| c.transport_name());
-                    let (kind, e) = event::js::to_js(&Event::Open { transport }, None);
+                    let (kind, e) = event::js::to_js(&Event::Open { transport }, None, "");
                     dispatch(&inner, kind, &e);
                 }
             }));
@@ -363,7 +363,7 @@ fn render(inner: &Rc<Inner>, notice: &Notice) {
                 if let Some(p) = &inner.persist {
                     p.on_event(&e);
                 }
-                let (kind, e) = event::js::to_js(&e, cause);
+                let (kind, e) = conn.with_engine(|g| event::js::to_js(&e, cause, &g.config().url));
                 dispatch(inner, kind, &e);
             });
         }

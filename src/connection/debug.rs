@@ -114,7 +114,7 @@ pub fn log(to: &JsValue, action: &Action) {
             set(&o, "delayMs", &num(wait_ms(*t)));
             "wait"
         }
-        other => match crate::event::js::from_action(other) {
+        other => match crate::event::js::from_action(other, "") {
             Some((what, details)) => {
                 emit(to, what, &details);
                 return;

@@ -43,10 +43,11 @@ pub fn error(
 /// The JS event type and object of `e` (README "API": `open`,
 /// `statechange`, `transportchange`, `error`, `reset`, `uptodate`,
 /// `statuschange`). `cause`: what the app's `headers` threw, for an error
-/// with code `headers` (a JS value, not part of the [`Event`]).
-pub fn to_js(e: &Event, cause: Option<&JsValue>) -> (&'static str, JsValue) {
+/// with code `headers` (a JS value, not part of the [`Event`]). `url`: the
+/// URL an error concerns, named at the end of its message (none if empty).
+pub fn to_js(e: &Event, cause: Option<&JsValue>, url: &str) -> (&'static str, JsValue) {
     let (kind, o) = match e {
-        Event::Error(e) => return ("error", error_event(e, cause)),
+        Event::Error(e) => return ("error", error_event(e, cause, url)),
         Event::Open { transport } => {
             let o = object("open");
             set(&o, "transport", &name(transport));
@@ -100,14 +101,15 @@ pub fn to_js(e: &Event, cause: Option<&JsValue>) -> (&'static str, JsValue) {
 /// The JS event type and object for an engine action other than `Deliver`
 /// (`statechange`, `transportchange`, `error`, `reset`, `uptodate`); `None`
 /// for actions the app does not see (the debug log, the reporter's events).
-pub fn from_action(a: &tidings_core::engine::Action) -> Option<(&'static str, JsValue)> {
-    super::from_action(a).map(|e| to_js(&e, None))
+/// `url` as for [`to_js`].
+pub fn from_action(a: &tidings_core::engine::Action, url: &str) -> Option<(&'static str, JsValue)> {
+    super::from_action(a).map(|e| to_js(&e, None, url))
 }
 
 /// The `error` event of a connection error: an `Error` with `code`,
 /// `status?`, `retryInMs?`, `fatal`, `id?` (`too-large`) and `cause?`
 /// (`headers`). Only [`Error::Connection`] is an event.
-fn error_event(e: &Error, cause: Option<&JsValue>) -> JsValue {
+fn error_event(e: &Error, cause: Option<&JsValue>, url: &str) -> JsValue {
     let Error::Connection {
         code,
         status,
@@ -124,6 +126,7 @@ fn error_event(e: &Error, cause: Option<&JsValue>) -> JsValue {
         says.push(' ');
         tidings_core::wire::push_decimal(&mut says, u64::from(*s));
     }
+    crate::js::push_url(&mut says, url);
     let js = error(code.as_str(), &says, *status, *retry_in_ms, *fatal);
     let o: &js_sys::Object = js.unchecked_ref();
     if let Some(id) = id {

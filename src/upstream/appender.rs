@@ -354,7 +354,7 @@ fn tag(id: u64) -> Tag {
 fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
     let e = match error {
         Some(AppendError::Aborted) => abort_reason(inner.signal.as_ref()),
-        Some(err) => error_value(err),
+        Some(err) => error_value(err, &inner.url),
         None => closed_error(),
     };
     if let Some(cause) = inner.cause.borrow_mut().take() {
@@ -378,13 +378,13 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
     }
 }
 
-fn error_value(err: AppendError) -> JsValue {
+fn error_value(err: AppendError, url: &str) -> JsValue {
     let code = err.code();
     let status = match err {
         AppendError::Send { status, .. } => status,
         _ => None,
     };
-    let e = crate::js::error(code, &super::failed("append failed: ", code, status));
+    let e = crate::js::error(code, &super::failed("append failed: ", code, status, url));
     let o: &js_sys::Object = e.unchecked_ref();
     let num = |n: u64| JsValue::from_f64(n as f64);
     match err {

@@ -156,15 +156,17 @@ fn uuid_v4() -> Result<String, JsValue> {
 }
 
 /// The message of an upstream error: `what` (`send failed: `), the `code`,
-/// and the failing status (≥ 300) of the answer that caused it (`send
-/// failed: http-status 503`), so a log of `e.message` alone says what the
-/// server answered (`e.status` has it too, a 2xx of `too-large` included).
-fn failed(what: &str, code: &str, status: Option<u16>) -> String {
+/// the failing status (≥ 300) of the answer that caused it, and the URL
+/// (`send failed: http-status 503 (https://example.com/up)`), so a log of
+/// `e.message` alone says what the server answered and which one
+/// (`e.status` has the status too, a 2xx of `too-large` included).
+fn failed(what: &str, code: &str, status: Option<u16>, url: &str) -> String {
     let mut m = String::from(what);
     m.push_str(code);
     if let Some(s) = status.filter(|s| *s >= 300) {
         m.push(' ');
         tidings_core::wire::push_decimal(&mut m, u64::from(s));
     }
+    crate::js::push_url(&mut m, url);
     m
 }

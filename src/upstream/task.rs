@@ -165,9 +165,9 @@ fn settle(task: &Rc<Task>, outcome: Outcome) {
             code,
             status,
             attempts,
-        } => (false, error(code.as_str(), status, attempts)),
+        } => (false, error(task, code.as_str(), status, attempts)),
         Outcome::HeadersFailed { attempts } => {
-            let e = error("headers", None, attempts);
+            let e = error(task, "headers", None, attempts);
             if let Some(cause) = task.cause.borrow_mut().take() {
                 crate::js::set(e.unchecked_ref(), "cause", &cause);
             }
@@ -203,10 +203,11 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
 }
 
 /// The package's error: an `Error` with `code`, `status` (when an answer
-/// caused it) and `attempts`; its message `send failed: <code>[ <status>]`
-/// (`send failed: http-status 503`).
-fn error(code: &str, status: Option<u16>, attempts: u32) -> JsValue {
-    let e = crate::js::error(code, &super::failed("send failed: ", code, status));
+/// caused it) and `attempts`; its message `send failed: <code>[ <status>]
+/// (<url>)` (`send failed: http-status 503 (https://example.com/up)`).
+fn error(task: &Task, code: &str, status: Option<u16>, attempts: u32) -> JsValue {
+    let m = super::failed("send failed: ", code, status, &task.req.url);
+    let e = crate::js::error(code, &m);
     let o: &js_sys::Object = e.unchecked_ref();
     if let Some(s) = status {
         crate::js::set(o, "status", &JsValue::from_f64(f64::from(s)));

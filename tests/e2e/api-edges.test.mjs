@@ -601,13 +601,16 @@ test("undefined and null mean the default, valid values and unknown keys are acc
       const m = [];
       sub.addEventListener("error", (e) => { m.push([e.code, e.message]); if (e.fatal) resolve(m); });
     });
-    return { out, messages };
+    return { out, messages, url: new URL("/poll", location.href).href };
   });
   await h.clearFaults(server);
   assert.deepEqual(got.out, got.out.map(() => "ok"));
   assert.deepEqual(got.messages.map(([code]) => code), ["http-status", "gave-up"]);
-  assert.deepEqual(got.messages.map(([, m]) => m), ["unusable HTTP status 503", "gave up: maxAttempts, or no usable transport"]);
-  for (const [code, message] of got.messages) {
+  // Each names the URL it concerns, after the human line.
+  const suffix = ` (${got.url})`;
+  assert.deepEqual(got.messages.map(([, m]) => m), [`unusable HTTP status 503${suffix}`, `gave up: maxAttempts, or no usable transport${suffix}`]);
+  for (const [code, m] of got.messages) {
+    const message = m.slice(0, -suffix.length);
     assert.notEqual(message, code, `${code} has a human message`);
     assert.ok(message.length > 8 && message.length < 60, message);
   }

@@ -159,6 +159,38 @@ test("close() goes with the producer headers: a second close() resolves again; a
   }
 });
 
+test("close(last): the final message goes in the close's own request, after the pending appends (JSON and text streams); a second close(last) settles as the first and sends nothing", async () => {
+  const json = streamPath();
+  const text = streamPath();
+  await ds.create(json, "application/json");
+  await ds.create(text, "text/plain");
+  const page = await blankPage(browser, web.url);
+  try {
+    const posts = proxy.stats.posts;
+    const out = await page.evaluate(async ([j, t]) => {
+      const settle = (p) => p.then(() => "resolved", (e) => e.code);
+      const ap = window.tidings.appender(j, { producerId: "last" });
+      const a = [ap.append("x"), ap.append("y")];
+      const closes = [await settle(ap.close({ end: true })), await settle(ap.close("not sent"))];
+      await Promise.all(a);
+      const tp = window.tidings.appender(t, { contentType: "text/plain" });
+      await tp.append("a");
+      return { closes, text: await settle(tp.close("b")) };
+    }, [proxy.url + json, proxy.url + text]);
+    assert.deepEqual(out, { closes: ["resolved", "resolved"], text: "resolved" });
+    // [x], [y], [{end}] and a, b: one request per batch, the final message in the close's.
+    assert.equal(proxy.stats.posts - posts, 5);
+    const r = await fetch(`${ds.url}${json}?offset=-1`);
+    assert.equal(r.headers.get("stream-closed"), "true");
+    assert.deepEqual(await r.json(), ["x", "y", { end: true }]);
+    const rt = await fetch(`${ds.url}${text}?offset=-1`);
+    assert.equal(rt.headers.get("stream-closed"), "true");
+    assert.equal(await rt.text(), "ab");
+  } finally {
+    await page.closeAll();
+  }
+});
+
 test("a stale epoch is a typed error; autoClaim takes the producer over at the server's epoch + 1", async () => {
   const path = streamPath();
   await ds.create(path, "application/json");
@@ -197,7 +229,9 @@ test("409s are typed and not retried: a closed stream, a content-type mismatch; 
         missing,
       };
     }, [ds.url + closed, ds.url + text]);
-    assert.deepEqual(out, { closed: "stream-closed", mismatch: "conflict", missing: ["http-status", 404, "append failed: http-status 404"] });
+    // The message names the status and the stream's URL.
+    const missing = `${ds.url}${closed}-missing`;
+    assert.deepEqual(out, { closed: "stream-closed", mismatch: "conflict", missing: ["http-status", 404, `append failed: http-status 404 (${missing})`] });
   } finally {
     await page.closeAll();
   }

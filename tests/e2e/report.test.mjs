@@ -173,7 +173,7 @@ test("supersede (default): after a 503 the next report replaces the pending retr
   assert.equal(v.stats.retries, 0, "the retry of report 1 was never sent");
   assert.equal(v.errors.length, 1);
   assert.deepEqual([v.errors[0].code, v.errors[0].status, v.errors[0].fatal], ["http-status", 503, false]);
-  assert.equal(v.errors[0].message, "unusable HTTP status 503");
+  assert.equal(v.errors[0].message, `unusable HTTP status 503 (${new URL(url(t), p.url()).href})`);
   // One request per report: the 503, then one per applied report (a loop or
   // a retry storm would add more); the one in flight at stop() may be cut.
   const sent = (await requestsOf(t)).length;

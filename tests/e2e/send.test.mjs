@@ -129,7 +129,7 @@ test("a permanent 422 (the key reused with another body) rejects at once with co
   const b = await settled(p, "b");
   assert.deepEqual(
     { code: b.error.code, status: b.error.status, attempts: b.error.attempts, message: b.error.message },
-    { code: "http-status", status: 422, attempts: 1, message: "send failed: http-status 422" },
+    { code: "http-status", status: 422, attempts: 1, message: `send failed: http-status 422 (${server.url}/send?close=1)` },
   );
   const reqs = await requests(server, "/send");
   assert.equal(reqs.length, 2, "no retry of a 422");
@@ -217,7 +217,7 @@ test("idempotencyHeader: X-Idempotency-Key carries the given key; without it tha
   assert.equal(x.value.status, 201);
   assert.equal(JSON.parse(x.value.body).key, "order-1 \"a\\b\"");
   const d = await settled(p, "d");
-  assert.deepEqual([d.error.code, d.error.status, d.error.attempts, d.error.message], ["http-status", 400, 1, "send failed: http-status 400"]);
+  assert.deepEqual([d.error.code, d.error.status, d.error.attempts, d.error.message], ["http-status", 400, 1, `send failed: http-status 400 (${server.url}${path})`]);
   const reqs = await requests(server, "/send");
   const sent = reqs.map((r) => r.headers["x-idempotency-key"]).filter(Boolean);
   assert.deepEqual(sent, ['"order-1 \\"a\\\\b\\""']);
@@ -578,7 +578,7 @@ test("an answer body over the 1 MiB cap rejects too-large with its status and is
   const over = await settled(p, "over");
   assert.deepEqual(
     { code: over.error?.code, status: over.error?.status, attempts: over.error?.attempts, message: over.error?.message },
-    { code: "too-large", status: 200, attempts: 1, message: "send failed: too-large" },
+    { code: "too-large", status: 200, attempts: 1, message: `send failed: too-large (${server.url}/big)` },
     JSON.stringify(over),
   );
   assert.equal((await requests(server, "/big")).length, 2, "no retry");

@@ -229,7 +229,7 @@ impl driver::Drive for Drive {
 /// `statechange` / `error` with a subscription's shapes (the listeners are
 /// cleared once a batch closed the reporter, so nothing follows `closed`).
 fn event(d: &Rc<Drive>, a: &Action) {
-    if let Some((kind, e)) = crate::event::js::from_action(a) {
+    if let Some((kind, e)) = crate::event::js::from_action(a, &d.url) {
         d.listeners.dispatch(kind, &e, &|| true);
     }
 }
