@@ -327,10 +327,12 @@ fn a_permanent_status_fails_with_the_sends_code() {
     );
 }
 
-/// The close waits for every batch, then goes as the producer's next batch:
-/// an empty body, `Stream-Closed: true` and the producer headers at the next
-/// seq, so a retry of it is the server's duplicate and a close by another
-/// producer of a stream already closed is the server's 409 (`stream-closed`).
+/// The close waits for the batch in flight; the batch of the values still
+/// queued carries `Stream-Closed: true` (values and close one atomic append);
+/// with nothing queued it is a request of its own with an empty body. Either
+/// goes with the producer headers at the next seq, so a retry of it is the
+/// server's duplicate and a close by another producer of a stream already
+/// closed is the server's 409 (`stream-closed`).
 #[test]
 fn close_waits_for_pending_batches_then_posts_stream_closed_with_the_producer_headers() {
     let mut s = Sim::json();
@@ -342,9 +344,22 @@ fn close_waits_for_pending_batches_then_posts_stream_closed_with_the_producer_he
     assert_eq!(s.a.handle_append(t, b"3".to_vec()), None);
     let r2 = issue(&s.answer(1, ResponseHead::new(200)));
     assert_eq!(body(&r2), "[2]");
+    let mut want = hdrs("p1", 0, 1);
+    want.push(("Stream-Closed".into(), "true".into()));
+    assert_eq!(r2.headers, want);
     let a = s.answer(r2.request, ResponseHead::new(200));
-    assert_eq!(a[0], AppendAction::Durable { through: 2 });
-    let close = issue(&a);
+    assert_eq!(
+        a,
+        vec![AppendAction::Durable { through: 2 }, AppendAction::Closed]
+    );
+
+    let mut s = Sim::json();
+    s.append("1");
+    let a = s.answer(1, ResponseHead::new(200));
+    assert_eq!(a, vec![AppendAction::Durable { through: 1 }]);
+    let t = s.t();
+    s.a.handle_close(t);
+    let close = issue(&s.drain());
     assert_eq!(close.body, Vec::<u8>::new());
     let h = |n: &str, v: &str| (n.to_string(), v.to_string());
     assert_eq!(
@@ -352,7 +367,7 @@ fn close_waits_for_pending_batches_then_posts_stream_closed_with_the_producer_he
         vec![
             h("Producer-Id", "p1"),
             h("Producer-Epoch", "0"),
-            h("Producer-Seq", "2"),
+            h("Producer-Seq", "1"),
             h("Stream-Closed", "true"),
         ]
     );
@@ -382,10 +397,10 @@ fn close_waits_for_pending_batches_then_posts_stream_closed_with_the_producer_he
 }
 
 /// A close with a final message (PROTOCOL.md §5.2.1 "Close with final
-/// append"): after every pending batch, one request carries the message
-/// (a JSON stream's wrapped as a one-element array), the producer headers at
-/// the next seq and `Stream-Closed: true`, so the message and the close are
-/// one atomic, deduplicated append. A text stream posts the bytes as they are.
+/// append"): after the batch in flight, one request carries the message
+/// (in a JSON stream's array, as any batch), the producer headers at the next
+/// seq and `Stream-Closed: true`, so the message and the close are one
+/// atomic, deduplicated append. A text stream posts the bytes as they are.
 #[test]
 fn close_with_a_final_message_posts_it_with_stream_closed_after_pending_batches() {
     let mut s = Sim::json();
@@ -408,7 +423,10 @@ fn close_with_a_final_message_posts_it_with_stream_closed_after_pending_batches(
         again.request,
         ResponseHead::new(204).with_header("Stream-Closed", "true"),
     );
-    assert_eq!(done, vec![AppendAction::Closed]);
+    assert_eq!(
+        done,
+        vec![AppendAction::Durable { through: 2 }, AppendAction::Closed]
+    );
 
     let mut c = AppenderConfig::new("p2");
     c.json = false;

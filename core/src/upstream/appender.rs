@@ -35,14 +35,16 @@
 //!   [`AppendError::Send`] with its code when it gives up or is permanent.
 //! - A failure is final: [`AppendAction::Failed`] once, every value not yet
 //!   durable is not appended, later appends are refused.
-//! - `close`: after every pending value is durable, one request as the
-//!   producer's next batch: `Stream-Closed: true` and the producer headers (a
+//! - `close`: the batch that takes the last queued value (the final message
+//!   of [`Appender::handle_close_with`] among them) carries `Stream-Closed:
+//!   true`, so those values and the close are one atomic append (§5.2.1
+//!   "Stream Closure with Idempotent Producers"); with nothing queued, one
+//!   close-only request (empty body) once the batch in flight is durable.
+//!   Either goes as the producer's next batch with the producer headers (a
 //!   retry is the server's duplicate, and a close of a stream another
 //!   producer closed is its 409 `Stream-Closed`, so
-//!   [`AppendError::StreamClosed`]) → [`AppendAction::Closed`]. Its body is
-//!   empty, or the final message ([`Appender::handle_close_with`]; a JSON
-//!   stream's wrapped as `[v]`), appended and closed atomically (§5.2.1
-//!   "Stream Closure with Idempotent Producers"). Its attempts are
+//!   [`AppendError::StreamClosed`]) → [`AppendAction::Durable`] for its
+//!   values, then [`AppendAction::Closed`]. Its attempts are
 //!   [`AppenderConfig::close_max_attempts`] (bounded by default even when
 //!   the appends' are not: a close that cannot get through says so).
 
@@ -272,8 +274,6 @@ pub struct Appender {
     seq: u64,
     rng: Rng,
     queue: Vec<Vec<u8>>,
-    /// The close's body: empty, or the final message (as posted).
-    last: Vec<u8>,
     /// Index of the first queued value.
     queued_from: u64,
     batch: Option<Batch>,
@@ -296,7 +296,6 @@ impl Appender {
             seq: 0,
             rng: Rng::new(seed),
             queue: Vec::new(),
-            last: Vec::new(),
             queued_from: 0,
             batch: None,
             next_request: 1,
@@ -443,10 +442,7 @@ impl Appender {
         if self.life == Lifecycle::Running {
             self.life = Lifecycle::Closing;
             if let Some(v) = last {
-                self.last = match self.config.json {
-                    true => [&b"["[..], &v, b"]"].concat(),
-                    false => v,
-                };
+                self.queue.push(v);
             }
             self.next_batch(now);
         }
@@ -587,6 +583,10 @@ impl Appender {
         match outcome {
             Outcome::Ok { .. } if b.close => {
                 self.life.finish();
+                if b.through > b.from {
+                    self.actions
+                        .push(AppendAction::Durable { through: b.through });
+                }
                 self.actions.push(AppendAction::Closed);
                 false
             }
@@ -618,15 +618,15 @@ impl Appender {
         if self.queue.is_empty() {
             if self.life == Lifecycle::Closing {
                 let at = self.queued_from;
-                let last = core::mem::take(&mut self.last);
-                self.start(now, last, true, (at, at));
+                self.start(now, Vec::new(), true, (at, at));
             }
             return;
         }
         let from = self.queued_from;
         let (body, n) = self.take_batch();
         self.queued_from += n;
-        self.start(now, body, false, (from, self.queued_from));
+        let close = self.life == Lifecycle::Closing && self.queue.is_empty();
+        self.start(now, body, close, (from, self.queued_from));
     }
 
     /// Take the next batch's values from the queue and build its body (the
