@@ -856,7 +856,7 @@ export interface SendError extends Error {
   readonly code: ErrorCode;
   /**
    * The status of the last answer, when an answer caused it; a failing one (≥ 300) is in `message`
-   * too: `send failed: http-status 422`.
+   * too, before the URL: `send failed: http-status 422 (https://example.com/orders)`.
    */
   readonly status?: number;
   /** Attempts made (absent for `invalid-*` and `not-initialized`: nothing was sent). */
