@@ -143,11 +143,11 @@ pub fn persist_tag(local: bool, persist_key: Option<&str>) -> u64 {
 /// subscription keeps for itself (`parse`, `persist`, `signal`, `ack`): two
 /// subscriptions that differ only there read one connection. The options'
 /// key order cannot matter: the parsed fields are hashed, not their text.
-/// `None` with `headers` (an object or a function): their values would have
-/// to be compared, so such a connection is never shared; the same with
+/// `None` with `headers` (an object or a function) or a `url` function: their
+/// values would have to be compared, so such a connection is never shared; the same with
 /// `method`, `body` or `resume` (`engine::start`). The `end` rule is hashed.
 pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
-    if config.has_custom_headers || has_request(config) {
+    if config.has_custom_headers || config.url_function || has_request(config) {
         return None;
     }
     // Destructured in full: a new field of `Config` fails to compile here
@@ -160,6 +160,7 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         last_event_id,
         last_event_id_param,
         has_custom_headers: _,
+        url_function: _,
         cross_origin: _,
         backoff,
         max_retry_after_ms,
