@@ -56,6 +56,9 @@ pub struct Options {
     pub signal: Option<web_sys::AbortSignal>,
     /// `headers`: an object, or a function returning one (or a Promise of one).
     pub headers: Option<JsValue>,
+    /// `url`: a function asked for the URL of every attempt (or a Promise
+    /// of one); `None`: the subscribe URL (and `urls`).
+    pub url: Option<JsValue>,
     /// `debug`: log every decision of the engine with its reason: `true`
     /// on the console (`console.debug`), or to the app's function
     /// `(what, details) => void`. Default off (`None`).
@@ -106,6 +109,7 @@ impl Options {
             seed: None,
             signal: None,
             headers: None,
+            url: None,
             debug: None,
             persist: None,
             lost_after_ms: DEFAULT_LOST_AFTER_MS,
@@ -286,11 +290,19 @@ fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// `headers`, `heartbeatEvent`, `pauseWhenHidden`.
+/// `headers`, `url`, `heartbeatEvent`, `pauseWhenHidden`.
 fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     let headers = get(v, "headers");
     o.headers = checked_headers(headers)?;
     c.has_custom_headers = o.headers.is_some();
+    let url = get(v, "url");
+    if !absent(&url) {
+        if !url.is_function() {
+            return Err(invalid("url", "a function", &url));
+        }
+        c.url_function = true;
+        o.url = Some(url);
+    }
     if let Some(h) = text(v, "heartbeatEvent")? {
         if h == "message" || RESERVED.contains(&h.as_str()) || c.events.contains(&h) {
             let not = listed("a name not in events, other than \"message\", ", &RESERVED);

@@ -27,6 +27,9 @@ pub struct AdapterOptions {
     /// called before every fetch request with `{ transport, url, status? }`
     /// (`status: 401` on the one retry after a 401, to refresh a token).
     pub headers: Option<JsValue>,
+    /// The `url` option: `(ctx) => string | Promise<string>`, asked for the
+    /// URL of every attempt with `{ attempt, status, cursor, transport, url }`.
+    pub url: Option<JsValue>,
     /// `debug`: log every engine decision (`debug.rs`): `true` (on the
     /// console) or the app's function; `None`: off.
     pub debug: Option<JsValue>,
@@ -52,7 +55,7 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
             );
             crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
             if req.refresh_auth {
-                crate::js::set(&ctx, "status", &JsValue::from_f64(401.0));
+                crate::js::set(&ctx, "status", &status(req));
             }
             match f.call1(&JsValue::NULL, &ctx) {
                 Ok(v) => v,
@@ -62,6 +65,38 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
         None => h.clone(),
     };
     Some(js_sys::Promise::resolve(&value))
+}
+
+/// The previous answer's status of `req`, or `null`.
+fn status(req: &OpenRequest) -> JsValue {
+    req.status.map_or(JsValue::NULL, JsValue::from)
+}
+
+/// The app's `url` function asked for attempt `req`, as a promise of the
+/// URL: what it returns (or resolves to), checked as the subscribe URL is.
+/// What it throws or rejects with, or a bad URL, is the rejection.
+fn app_url(conn: &Connection, f: &JsValue, req: &OpenRequest) -> js_sys::Promise {
+    let ctx = js_sys::Object::new();
+    let cursor = conn.last_event_id();
+    let cursor = match cursor.is_empty() {
+        true => JsValue::NULL,
+        false => JsValue::from(cursor),
+    };
+    let pairs = [
+        ("attempt", JsValue::from(req.id.0 as f64)),
+        ("status", status(req)),
+        ("cursor", cursor),
+        ("transport", JsValue::from_str(req.transport.as_str())),
+        ("url", JsValue::from_str(&req.url)),
+    ];
+    for (k, v) in &pairs {
+        crate::js::set(&ctx, k, v);
+    }
+    let f: &js_sys::Function = f.unchecked_ref();
+    match f.call1(&JsValue::NULL, &ctx) {
+        Ok(v) => js_sys::Promise::resolve(&v),
+        Err(e) => js_sys::Promise::reject(&e),
+    }
 }
 
 /// The request of the live attempt; dropping it closes/aborts it (the guards
@@ -81,13 +116,15 @@ pub enum Live {
     Fetch(AttemptId, Fetch),
     /// The browser refused to start it; the failure was reported.
     Failed(AttemptId),
+    /// Waiting for the app's `url` function; replaced by the request.
+    Pending(AttemptId),
 }
 
 impl Live {
     /// The attempt this request belongs to.
     pub fn id(&self) -> AttemptId {
         match self {
-            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Failed(id) => *id,
+            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Failed(id) | Live::Pending(id) => *id,
         }
     }
 }
@@ -95,8 +132,48 @@ impl Live {
 /// Start `req`. A request the browser refuses at once (a URL the
 /// `EventSource` constructor rejects, no `AbortController`) is reported to the
 /// engine as a network failure on the next task, never synchronously.
-pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
+///
+/// With a `url` function the request waits for its URL ([`Live::Pending`]):
+/// it starts when the URL comes, if the attempt is still the live one; a
+/// failure is the engine's `HeadersFailed`, as the `headers` function's is.
+pub fn open(conn: &Rc<Connection>, mut req: OpenRequest) -> Live {
     persist_downgrade(conn);
+    let id = req.id;
+    let Some(f) = &conn.adapter.url else {
+        return start(conn, req);
+    };
+    let url = wasm_bindgen_futures::JsFuture::from(app_url(conn, f, &req));
+    let weak = Rc::downgrade(conn);
+    crate::js::spawn(Box::pin(async move {
+        let url = url
+            .await
+            .and_then(|u| match u.is_string() || u.is_object() {
+                true => crate::js::to_string(&u).and_then(|u| crate::options::resolve_url(&u)),
+                false => Err(crate::options::invalid_url()),
+            });
+        let Some(conn) = weak.upgrade() else { return };
+        if !matches!(*conn.live.borrow(), Some(Live::Pending(p)) if p == id) {
+            return;
+        }
+        match url {
+            Ok(url) => {
+                req.url = url;
+                let live = start(&conn, req);
+                *conn.live.borrow_mut() = Some(live);
+            }
+            Err(e) => {
+                *conn.headers_cause.borrow_mut() = Some(e);
+                feed(&conn, Fact::HeadersFailed(id));
+            }
+        }
+    }));
+    Live::Pending(id)
+}
+
+/// Start `req` now (its URL known). Out of line: both callers would
+/// otherwise carry a copy.
+#[inline(never)]
+fn start(conn: &Rc<Connection>, req: OpenRequest) -> Live {
     let id = req.id;
     let weak = Rc::downgrade(conn);
     let started = match req.transport {

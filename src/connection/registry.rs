@@ -59,6 +59,7 @@ pub fn connect(options: Options) -> (String, Rc<Connection>) {
         with_credentials: options.with_credentials,
         native_events,
         headers: options.headers,
+        url: options.url,
         debug: options.debug,
         lost_after_ms: options.lost_after_ms,
         #[cfg(feature = "post-streams")]
