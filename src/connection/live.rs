@@ -114,9 +114,8 @@ pub enum Live {
     ),
     /// A fetch (any of the other three transports).
     Fetch(AttemptId, Fetch),
-    /// The browser refused to start it; the failure was reported.
-    Failed(AttemptId),
-    /// Waiting for the app's `url` function; replaced by the request.
+    /// Waiting for its URL ([`open`]), or refused by the browser at once
+    /// (its failure reported).
     Pending(AttemptId),
 }
 
@@ -124,73 +123,63 @@ impl Live {
     /// The attempt this request belongs to.
     pub fn id(&self) -> AttemptId {
         match self {
-            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Failed(id) | Live::Pending(id) => *id,
+            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Pending(id) => *id,
         }
     }
 }
 
-/// Start `req`. A request the browser refuses at once (a URL the
-/// `EventSource` constructor rejects, no `AbortController`) is reported to the
-/// engine as a network failure on the next task, never synchronously.
-///
-/// With a `url` function the request waits for its URL ([`Live::Pending`]):
-/// it starts when the URL comes, if the attempt is still the live one; a
-/// failure is the engine's `HeadersFailed`, as the `headers` function's is.
+/// Start `req` once its URL is known: the subscribe URL, or what the app's
+/// `url` function returns for it. Until then the attempt is
+/// [`Live::Pending`]; the request starts if it is still the live one (a
+/// microtask later without a function). A URL that failed is the engine's
+/// `HeadersFailed`, as the `headers` function's failure is; a request the
+/// browser refuses at once (a URL the `EventSource` constructor rejects, no
+/// `AbortController`) a network failure: both reported from that task,
+/// never synchronously.
 pub fn open(conn: &Rc<Connection>, mut req: OpenRequest) -> Live {
     persist_downgrade(conn);
     let id = req.id;
-    let Some(f) = &conn.adapter.url else {
-        return start(conn, req);
+    let url = match &conn.adapter.url {
+        Some(f) => app_url(conn, f, &req),
+        None => js_sys::Promise::resolve(&JsValue::from_str(&req.url)),
     };
-    let url = wasm_bindgen_futures::JsFuture::from(app_url(conn, f, &req));
+    let url = wasm_bindgen_futures::JsFuture::from(url);
     let weak = Rc::downgrade(conn);
     crate::js::spawn(Box::pin(async move {
         let url = url
             .await
             .and_then(|u| match u.is_string() || u.is_object() {
-                true => crate::js::to_string(&u).and_then(|u| crate::options::resolve_url(&u)),
+                true => crate::options::resolve_url(&crate::js::to_string(&u)?),
                 false => Err(crate::options::invalid_url()),
             });
         let Some(conn) = weak.upgrade() else { return };
         if !matches!(*conn.live.borrow(), Some(Live::Pending(p)) if p == id) {
             return;
         }
-        match url {
+        let fact = match url {
             Ok(url) => {
                 req.url = url;
-                let live = start(&conn, req);
-                *conn.live.borrow_mut() = Some(live);
+                let weak = Rc::downgrade(&conn);
+                let started = match req.transport {
+                    TransportKind::EventSource => open_native(&conn, weak, &req),
+                    _ => open_fetch(&conn, weak, &req),
+                };
+                match started {
+                    Ok(live) => {
+                        *conn.live.borrow_mut() = Some(live);
+                        return;
+                    }
+                    Err(_) => Fact::TransportError(id, TransportError::NetworkOrCors),
+                }
             }
             Err(e) => {
                 *conn.headers_cause.borrow_mut() = Some(e);
-                feed(&conn, Fact::HeadersFailed(id));
+                Fact::HeadersFailed(id)
             }
-        }
+        };
+        feed(&conn, fact);
     }));
     Live::Pending(id)
-}
-
-/// Start `req` now (its URL known). Out of line: both callers would
-/// otherwise carry a copy.
-#[inline(never)]
-fn start(conn: &Rc<Connection>, req: OpenRequest) -> Live {
-    let id = req.id;
-    let weak = Rc::downgrade(conn);
-    let started = match req.transport {
-        TransportKind::EventSource => open_native(conn, weak.clone(), &req),
-        _ => open_fetch(conn, weak.clone(), &req),
-    };
-    started.unwrap_or_else(|_| {
-        crate::js::spawn(Box::pin(async move {
-            if let Some(conn) = weak.upgrade() {
-                feed(
-                    &conn,
-                    Fact::TransportError(id, TransportError::NetworkOrCors),
-                );
-            }
-        }));
-        Live::Failed(id)
-    })
 }
 
 /// A native EventSource; every fact it shows goes to the engine, which asks
