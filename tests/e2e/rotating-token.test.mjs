@@ -67,7 +67,7 @@ test(`rotating token every ${PERIOD_MS} ms for ${FOR_MS} ms on the four transpor
       } else {
         options.headers = async ({ status }) => ({ Authorization: `Bearer ${await fresh(status)}` });
       }
-      const sub = window.tidings.subscribe(`${path}?case=${transport}`, options);
+      const sub = window.t.subscribe(`${path}?case=${transport}`, options);
       sub.addEventListener("message", (e) => rec.ids.push(Number(e.id)));
       sub.addEventListener("error", (e) => rec.errors.push([e.code, e.status ?? null, e.fatal]));
       rec.sub = sub;
@@ -128,6 +128,7 @@ test(`rotating token every ${PERIOD_MS} ms for ${FOR_MS} ms on the four transpor
       assert.notEqual(tokenOf(next), token, `${transport}: after 401 ${e.req}\n${brief}`);
       assert.ok([200, 204, 304].includes(next.status), `${transport}: the refreshed request ${next.req} got ${next.status}\n${brief}`);
     });
+    console.log(`${transport}: ${ids.length} messages, ${attempts.length} requests, ${refusals.length} 401s`);
     // Every 401 was told to the function once, and only then did it refresh.
     const told = got[transport].asked.filter((s) => s === 401 || s === 403).length;
     assert.equal(told, refusals.length, `${transport}: refreshes`);
