@@ -72,31 +72,21 @@ fn status(req: &OpenRequest) -> JsValue {
     req.status.map_or(JsValue::NULL, JsValue::from)
 }
 
-/// The app's `url` function asked for attempt `req`, as a promise of the
-/// URL: what it returns (or resolves to), checked as the subscribe URL is.
-/// What it throws or rejects with, or a bad URL, is the rejection.
-fn app_url(conn: &Connection, f: &JsValue, req: &OpenRequest) -> js_sys::Promise {
-    let ctx = js_sys::Object::new();
-    let cursor = conn.last_event_id();
-    let cursor = match cursor.is_empty() {
-        true => JsValue::NULL,
-        false => JsValue::from(cursor),
-    };
-    let pairs = [
-        ("attempt", JsValue::from(req.id.0 as f64)),
-        ("status", status(req)),
-        ("cursor", cursor),
-        ("transport", JsValue::from_str(req.transport.as_str())),
-        ("url", JsValue::from_str(&req.url)),
-    ];
-    for (k, v) in &pairs {
-        crate::js::set(&ctx, k, v);
-    }
-    let f: &js_sys::Function = f.unchecked_ref();
-    match f.call1(&JsValue::NULL, &ctx) {
-        Ok(v) => js_sys::Promise::resolve(&v),
-        Err(e) => js_sys::Promise::reject(&e),
-    }
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// The URL of an attempt as a promise: the app's `url` function (`f`,
+    /// or `undefined`: `url` as given) asked with `{ attempt, status,
+    /// cursor, transport, url }` (`status` and `cursor` `null` when none),
+    /// a URL object taken as its string; what it throws is the rejection.
+    #[wasm_bindgen(js_name = attemptUrl)]
+    fn attempt_url(
+        f: &JsValue,
+        attempt: u32,
+        status: Option<u16>,
+        cursor: &str,
+        transport: &str,
+        url: &str,
+    ) -> js_sys::Promise;
 }
 
 /// The request of the live attempt; dropping it closes/aborts it (the guards
@@ -139,19 +129,21 @@ impl Live {
 pub fn open(conn: &Rc<Connection>, mut req: OpenRequest) -> Live {
     persist_downgrade(conn);
     let id = req.id;
-    let url = match &conn.adapter.url {
-        Some(f) => app_url(conn, f, &req),
-        None => js_sys::Promise::resolve(&JsValue::from_str(&req.url)),
-    };
+    let url = attempt_url(
+        conn.adapter.url.as_ref().unwrap_or(&JsValue::UNDEFINED),
+        id.0 as u32,
+        req.status,
+        &conn.last_event_id(),
+        req.transport.as_str(),
+        &req.url,
+    );
     let url = wasm_bindgen_futures::JsFuture::from(url);
     let weak = Rc::downgrade(conn);
     crate::js::spawn(Box::pin(async move {
-        let url = url
-            .await
-            .and_then(|u| match u.is_string() || u.is_object() {
-                true => crate::options::resolve_url(&crate::js::to_string(&u)?),
-                false => Err(crate::options::invalid_url()),
-            });
+        let url = url.await.and_then(|u| match u.as_string() {
+            Some(u) => crate::options::resolve_url(&u),
+            None => Err(crate::options::invalid_url()),
+        });
         let Some(conn) = weak.upgrade() else { return };
         if !matches!(*conn.live.borrow(), Some(Live::Pending(p)) if p == id) {
             return;

@@ -134,3 +134,51 @@ test(`rotating token every ${PERIOD_MS} ms for ${FOR_MS} ms on the four transpor
     assert.equal(told, refusals.length, `${transport}: refreshes`);
   }
 });
+
+test("url function: its context; a throw, a rejection or a bad URL is an `error` with code `headers` (cause), retried; not a function is invalid-option", async () => {
+  await h.clearFaults(server);
+  const got = await page.evaluate(async () => {
+    const waitErrors = (fn, n) => new Promise((resolve) => {
+      const codes = [];
+      const sub = window.t.subscribe("/sse?case=bad-url", {
+        transports: ["fetch-sse"], seed: 2, backoff: { floorMs: 20, baseMs: 20, maxMs: 40 }, url: fn,
+      });
+      sub.addEventListener("error", (e) => {
+        codes.push([e.code, e.fatal, e.cause?.code ?? String(e.cause)]);
+        if (codes.length === n) { sub.close(); resolve(codes); }
+      });
+    });
+    const out = {};
+    out.number = await waitErrors(() => 42, 2);
+    out.scheme = await waitErrors(async () => "javascript:alert(1)", 2);
+    out.throws = await waitErrors(() => { throw new Error("no token"); }, 2);
+    out.rejects = await waitErrors(() => Promise.reject(new Error("refresh failed")), 2);
+    try { window.t.subscribe("/sse", { url: "/sse?token=x" }); } catch (e) { out.option = e.code; }
+    // A working one: what it is asked, and a URL object as its string.
+    const ctxs = [];
+    out.messages = await new Promise((resolve) => {
+      const sub = window.t.subscribe("/sse?case=ctx", {
+        transports: ["eventsource"], seed: 2, backoff: { floorMs: 20, baseMs: 20, maxMs: 40 },
+        url: (ctx) => { ctxs.push({ ...ctx }); const u = new URL(ctx.url); u.searchParams.set("n", ctxs.length); return u; },
+      });
+      sub.addEventListener("open", () => { sub.close(); resolve(ctxs.length); });
+    });
+    out.ctx = ctxs[0];
+    return out;
+  });
+  const retried = (cause) => [["headers", false, cause], ["headers", false, cause]];
+  assert.deepEqual(got.number, retried("invalid-url"));
+  assert.deepEqual(got.scheme, retried("invalid-url"));
+  assert.deepEqual(got.throws, retried("Error: no token"));
+  assert.deepEqual(got.rejects, retried("Error: refresh failed"));
+  assert.equal(got.option, "invalid-option");
+  assert.equal(got.messages, 1);
+  assert.deepEqual(got.ctx, {
+    attempt: 1, status: null, cursor: null, transport: "eventsource",
+    url: `${server.url}/sse?case=ctx`,
+  });
+  const asked = (await h.requests(server, "/sse")).filter((e) => (e.query ?? "").startsWith("case=ctx"));
+  assert.equal(asked[0].query, "case=ctx&n=1");
+  // Nothing was sent for the bad ones.
+  assert.deepEqual((await h.requests(server, "/sse")).filter((e) => (e.query ?? "").includes("bad-url")), []);
+});

@@ -488,6 +488,7 @@ mod tests {
             );
         }
 
+        assert_eq!(classify(EventSource, 403, None), Verdict::Unauthorized);
         assert_eq!(classify(FetchSse, 401, None), Verdict::Unauthorized);
         let plain = Verdict::Retry {
             server_hint: false,
