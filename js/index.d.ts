@@ -437,7 +437,8 @@ export interface Options<M = {}> {
    * URL, checked as that one is. On 401 or 403 it is called once more with `status` and the
    * request retried at once; a second refusal in a row is a fatal `auth`. A function that throws
    * or rejects, or a value that is not an http(s) URL, is an `error` with code `headers` (`cause`),
-   * retried with backoff. With it the connection is never shared. Default: the subscribe URL.
+   * retried with backoff. Shared only with `crossTab` and the same credentials. Default: the
+   * subscribe URL.
    */
   url?: (ctx: UrlContext) => string | URL | Promise<string | URL>;
   /**
@@ -667,7 +668,10 @@ export interface Options<M = {}> {
    * with the same options: one tab (elected with Web Locks) runs the request and relays every
    * event to the others over a `BroadcastChannel`; when it closes, another tab resumes from the
    * last event id seen (no gap, no duplicate); a visible tab takes over from a hidden one.
-   * Never shared when `headers` or `url` is set (each tab's credentials stay its own). The lock and the
+   * With `headers` or a `url` function: shared only by tabs whose credentials are the same at
+   * `subscribe` (the functions are asked once then, with `{ attempt: 0, url }`, and what they return
+   * is compared by a hash; a promise or a throw: not shared); the leader's functions serve the
+   * shared connection. The lock and the
    * channel are named by a hash of the options (key order does not count): no URL or header value
    * is in a name, a post or storage. Without Web Locks or `BroadcastChannel`: one connection per
    * tab. In a follower tab `stats()` counts no requests. Default `false`. `true` is not in

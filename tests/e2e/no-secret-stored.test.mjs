@@ -123,3 +123,39 @@ test("a token in the URL and a header value are in no storage entry, channel nam
     for (const p of [a, b]) assert.deepEqual(p.errors, []);
   } finally { await context.close(); }
 });
+
+// Four tabs with a `headers` function share one connection (the hash of what
+// it returns is in the share key, never the value); a fifth with another
+// token gets its own. The token is in no storage entry, channel name, post or
+// lock name of any tab.
+test("four tabs with a headers function share one connection; a fifth with another token has its own; no token stored or posted", async () => {
+  const context = await browser.newContext();
+  const SECRET = "tok7-SHARED-SECRET";
+  const OTHER = "tok8-OTHER-SECRET";
+  try {
+    const pages = [];
+    for (let i = 0; i < 5; i++) pages.push(await h.blankPage(browser, server.url, { init: spy, context }));
+    for (const [i, p] of pages.entries()) {
+      await p.evaluate((token) => {
+        window.got = [];
+        window.sub = window.tidings.subscribe("/sse?case=shared-auth", {
+          transports: ["fetch-sse"], crossTab: true, seed: 3,
+          headers: () => ({ Authorization: `Bearer ${token}` }),
+        });
+        window.sub.addEventListener("message", (e) => window.got.push(e.data));
+      }, i < 4 ? SECRET : OTHER);
+      await h.waitPage(p, () => window.sub.state === "open", undefined, 8000, `tab ${i} open`);
+    }
+    await server.publish("to every tab");
+    for (const p of pages) await h.waitPage(p, () => window.got.includes("to every tab"), undefined, 8000, "the message");
+    const asked = (await h.requests(server, "/sse")).filter((e) => (e.query ?? "").includes("shared-auth"));
+    const brief = asked.map((e) => `${h.logBrief(e)} ${e.headers.authorization}`).join("\n");
+    assert.deepEqual(asked.map((e) => e.headers.authorization).sort(), [`Bearer ${SECRET}`, `Bearer ${OTHER}`], brief);
+    const all = [];
+    for (const p of pages) all.push(...(await kept(p)));
+    assert.ok(all.some(([w]) => w === "post"), "the leader relayed on the channel");
+    for (const [w, text] of all) {
+      for (const secret of [SECRET, OTHER, "SECRET"]) assert.ok(!String(text).includes(secret), `${w} holds ${secret}: ${text}`);
+    }
+  } finally { await context.close(); }
+});
