@@ -11,7 +11,9 @@
 // (and in its long-poll endpoint's), downgraded from `fetch-sse` to
 // `long-poll` by a buffering proxy (the server's `buffer` fault), `persist:
 // "local"`, `crossTab: true` across two pages of one context (the second
-// with its options in another key order); a second one sends a header.
+// with its options in another key order); a second one sends a header
+// (with `crossTab` it is shared by the hash of its value: a lock and a
+// channel of its own).
 // Every storage entry (key and value) of both pages, every channel name,
 // every post (as JSON of its structured clone) and every lock name are then
 // searched for the secrets.
@@ -86,7 +88,7 @@ test("a token in the URL and a header value are in no storage entry, channel nam
     await h.waitEvents(a, "s", (l) => l.some(switched), 8000, "the downgrade");
     const down = (await h.events(a, "s")).find(switched);
     assert.deepEqual([down.previous, down.transport], ["fetch-sse", "long-poll"]);
-    // A header: never shared, its cursor persisted all the same.
+    // A header: its cursor persisted all the same.
     await h.subscribe(a, "hd", `/long-poll?hold_ms=300&case=no-secret-h`,
       { transports: ["long-poll"], persist: "session", crossTab: true, lastEventId: start, headers: { "X-Token": HEADER } });
 
@@ -111,9 +113,14 @@ test("a token in the URL and a header value are in no storage entry, channel nam
     assert.ok(downgrade >= 0, "a remembered downgrade");
     assert.match(inA[downgrade + 1][1], /^long-poll \d+$/);
     const names = (list, w) => [...new Set(list.filter(([x]) => x === w).map(([, t]) => t))];
-    assert.deepEqual(names(inA, "channel"), names(inB, "channel"));
-    assert.equal(names(inA, "channel").length, 1);
-    assert.deepEqual(names(inB, "lock"), names(inA, "lock"));
+    // Tab A: the shared connection's channel and lock, and the header
+    // subscription's own (its key holds the hash of its header); tab B: the
+    // shared one.
+    assert.equal(names(inA, "channel").length, 2);
+    assert.deepEqual(names(inB, "channel").length, 1);
+    assert.ok(names(inA, "channel").includes(names(inB, "channel")[0]));
+    assert.equal(names(inA, "lock").length, 2);
+    assert.deepEqual(names(inB, "lock"), names(inB, "channel"));
     assert.ok(inA.some(([w]) => w === "post"), "tab A posted on the channel");
     for (const [w, text] of [...inA, ...inB]) {
       for (const secret of [TOKEN, HEADER]) {
