@@ -131,9 +131,8 @@ pub struct PageOptions {
     pub credentials: u64,
 }
 
-/// Every field but `credentials`, in order (the derived hash's bytes: the
-/// keys of options without credentials stay what they were);
-/// [`share_key`] hashes `credentials` only when set.
+/// Every field in order, as the derived hash would, but `credentials` only
+/// when set: the keys of options without credentials stay what they were.
 impl Hash for PageOptions {
     fn hash<H: Hasher>(&self, h: &mut H) {
         (
@@ -144,6 +143,9 @@ impl Hash for PageOptions {
         )
             .hash(h);
         (self.cross_tab, self.persist).hash(h);
+        if self.credentials != 0 {
+            self.credentials.hash(h);
+        }
     }
 }
 
@@ -232,9 +234,6 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
     (watchdog, long_poll, fallback, pause_when_hidden, sse_limits).hash(&mut h);
     (dedupe_capacity, protocol, page).hash(&mut h);
     // Only when set: every other key stays what it was.
-    if page.credentials != 0 {
-        page.credentials.hash(&mut h);
-    }
     #[cfg(feature = "post-streams")]
     if start.is_some() {
         start.hash(&mut h);

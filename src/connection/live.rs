@@ -25,7 +25,8 @@ pub struct AdapterOptions {
     pub native_events: Vec<String>,
     /// The `headers` option: an object, or `(ctx) => object | Promise<object>`
     /// called before every fetch request with `{ transport, url, status? }`
-    /// (`status: 401` on the one retry after a 401, to refresh a token).
+    /// (`status`: 401 or 403 on the one retry after a refusal, to refresh a
+    /// token).
     pub headers: Option<JsValue>,
     /// The `url` option: `(ctx) => string | Promise<string>`, asked for the
     /// URL of every attempt with `{ attempt, status, cursor, transport, url }`.
