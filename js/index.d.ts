@@ -111,7 +111,10 @@ export declare const ErrorCode: Readonly<{
   TooLarge: "too-large";
   /** `parse: "json"` and a message's data is not JSON (the message is dropped). */
   Parse: "parse";
-  /** 401 after the `headers` function was asked again, or 403 (fatal). */
+  /**
+   * 401 or 403 (fatal): at once without a `headers` or `url` function; with one, after it was asked
+   * again once and the retried request was refused too.
+   */
   Auth: "auth";
   /** `backoff.maxAttempts` reached, or no usable transport (fatal). */
   GaveUp: "gave-up";
@@ -125,7 +128,8 @@ export declare const ErrorCode: Readonly<{
   ResumeIgnored: "resume-ignored";
   /**
    * The `headers` function threw or its promise rejected, or it returned an invalid header name or
-   * value (`cause`: what was thrown). Nothing was sent; retried with backoff (counted toward
+   * value; or the `url` function threw, rejected, or returned what is not an http(s) URL (`cause`:
+   * what was thrown, or the `invalid-url` error). Nothing was sent; retried with backoff (counted toward
    * `backoff.maxAttempts`), and not counted against the transport (no fallback, no circuit breaker).
    * The `statechange` to `waiting` after it has reason `headers-failed`.
    */
@@ -180,7 +184,7 @@ export interface TidingsError extends Error {
   readonly retryInMs?: number;
   /** `true` when the subscription stopped (its state is then `closed`). */
   readonly fatal: boolean;
-  /** With code `headers`: what the `headers` function threw or rejected with. */
+  /** With code `headers`: what the `headers` or `url` function threw or rejected with. */
   readonly cause?: unknown;
   /** With codes `parse` and `too-large`: the dropped message's own id (`""` when it had none). */
   readonly id?: string;
@@ -339,15 +343,40 @@ export type AnyMessage<M, D> =
   | { [K in EventName<M>]: MessageOf<M, D, K> }[EventName<M>];
 
 /**
- * `headers` as a function: runs before every request. `status: 401` when the previous request
- * was refused (refresh the token); the request is then retried once.
+ * `headers` as a function: runs before every request. `status: 401` (or 403) when the previous
+ * request was refused (refresh the token); the request is then retried once, at once.
  */
 export interface HeadersContext {
   /** The transport the request is for. */
   transport: Transport;
-  /** The request URL (absolute). */
+  /** The request URL (absolute; what the `url` function returned, with one). */
   url: string;
+  /** 401 or 403 on the one retry after a refusal; absent otherwise. */
   status?: number;
+}
+
+/**
+ * `url` as a function: runs before every attempt, on every transport (native `EventSource`
+ * included, which can carry a token only in its URL).
+ */
+export interface UrlContext {
+  /** The attempt number: 1, 2, … */
+  attempt: number;
+  /**
+   * The status of the previous attempt's answer, `null` when it had none (the first attempt, a
+   * network error, a native stream). 401 or 403: the token was refused; this is the one retry
+   * asked at once, and a second refusal in a row is a fatal `auth` error.
+   */
+  status: number | null;
+  /** The cursor (last event id), `null` when there is none. */
+  cursor: string | null;
+  /** The transport the attempt is for. */
+  transport: Transport;
+  /**
+   * The URL the attempt would request (absolute, the cursor query parameter already in it): add
+   * the token to it and keep its origin and path.
+   */
+  url: string;
 }
 
 /**
@@ -396,12 +425,22 @@ export interface Options<M = {}> {
   parse?: "text" | "json";
   /**
    * Request headers, fetch transports only (e.g. `Authorization`; forces a CORS preflight
-   * cross-origin). A function runs before every request; on 401 it is called once more with
-   * `{ status: 401 }` and the request retried once. A function that throws or rejects is an `error`
+   * cross-origin). A function runs before every request; on 401 or 403 it is called once more
+   * with `{ status }` and the request retried once, at once (a second refusal: fatal `auth`). A function that throws or rejects is an `error`
    * event with code `headers`, retried with backoff; an object with an invalid header throws
    * `invalid-option`. Default: none.
    */
   headers?: HeaderValues | ((ctx: HeadersContext) => HeaderValues | Promise<HeaderValues>);
+  /**
+   * The URL of every attempt, on every transport: a rotating query token. Called with
+   * {@link UrlContext}; what it returns (or resolves to) is requested instead of the subscribe
+   * URL, checked as that one is. On 401 or 403 it is called once more with `status` and the
+   * request retried at once; a second refusal in a row is a fatal `auth`. A function that throws
+   * or rejects, or a value that is not an http(s) URL, is an `error` with code `headers` (`cause`),
+   * retried with backoff. Shared only with `crossTab` and the same credentials. Default: the
+   * subscribe URL.
+   */
+  url?: (ctx: UrlContext) => string | URL | Promise<string | URL>;
   /**
    * The request method that starts the stream (an LLM answer after a POST), as `fetch` takes it.
    * With `method`, `body` or `resume` the stream goes over `fetch-sse` or `long-poll` only (the
@@ -629,7 +668,10 @@ export interface Options<M = {}> {
    * with the same options: one tab (elected with Web Locks) runs the request and relays every
    * event to the others over a `BroadcastChannel`; when it closes, another tab resumes from the
    * last event id seen (no gap, no duplicate); a visible tab takes over from a hidden one.
-   * Never shared when `headers` is set (each tab's credentials stay its own). The lock and the
+   * With `headers` or a `url` function: shared only by tabs whose credentials are the same at
+   * `subscribe` (the functions are asked once then, with `{ attempt: 0, url }`, and what they return
+   * is compared by a hash; a promise or a throw: not shared); the leader's functions serve the
+   * shared connection. The lock and the
    * channel are named by a hash of the options (key order does not count): no URL or header value
    * is in a name, a post or storage. Without Web Locks or `BroadcastChannel`: one connection per
    * tab. In a follower tab `stats()` counts no requests. Default `false`. `true` is not in

@@ -56,6 +56,9 @@ pub struct Options {
     pub signal: Option<web_sys::AbortSignal>,
     /// `headers`: an object, or a function returning one (or a Promise of one).
     pub headers: Option<JsValue>,
+    /// `url`: a function asked for the URL of every attempt (or a Promise
+    /// of one); `None`: the subscribe URL (and `urls`).
+    pub url: Option<JsValue>,
     /// `debug`: log every decision of the engine with its reason: `true`
     /// on the console (`console.debug`), or to the app's function
     /// `(what, details) => void`. Default off (`None`).
@@ -71,7 +74,8 @@ pub struct Options {
     pub cross_tab: bool,
     /// The connection these options make (`tidings_core::keys::share_key`,
     /// taken before a persisted cursor is restored into `config`, so that
-    /// it names what the app asked for); `None`: never shared (`headers`).
+    /// it names what the app asked for); `None`: never shared (credentials
+    /// without `crossTab`, or unresolved; a `debug` function; the app's request).
     pub share_key: Option<String>,
     /// `body` and `resume` (a function), kept as given
     /// (`tidings_core::engine::start`).
@@ -96,7 +100,9 @@ pub struct RequestValues {
 impl Options {
     /// Read and check `v` for `url` (already resolved by [`resolve_url`]);
     /// `undefined`/`null` give the defaults. Runs no side effect, so a throw
-    /// leaves nothing behind.
+    /// leaves nothing behind; once every option is checked, with `crossTab`
+    /// it asks a `headers` or `url` function once (`{ attempt: 0, url }`):
+    /// the hash of their values is the credentials' part of the share key.
     pub fn from_js(url: &str, v: &JsValue) -> Result<Self, JsValue> {
         let mut c = Config::new(url);
         let mut o = Options {
@@ -106,6 +112,7 @@ impl Options {
             seed: None,
             signal: None,
             headers: None,
+            url: None,
             debug: None,
             persist: None,
             lost_after_ms: DEFAULT_LOST_AFTER_MS,
@@ -127,7 +134,8 @@ impl Options {
         #[cfg(feature = "post-streams")]
         tidings_core::engine::start::check(&o.config)
             .map_err(|(key, expected)| invalid(key, expected, &get(v, key)))?;
-        let page = PageOptions {
+        #[allow(unused_mut)]
+        let mut page = PageOptions {
             with_credentials: o.with_credentials,
             debug: o.debug.is_some(),
             lost_after_ms: o.lost_after_ms,
@@ -136,14 +144,45 @@ impl Options {
             persist: o.persist.as_ref().map_or(0, |(scope, key)| {
                 keys::persist_tag(*scope == Scope::Local, key.as_deref())
             }),
+            credentials: 0,
         };
+        // Credentials share a connection only with the same credentials:
+        // the hash of what they resolve to now goes into the share key.
+        #[cfg(feature = "cross-tab")]
+        if o.cross_tab {
+            page.credentials =
+                resolved_credentials(&o, url).map_or(0, |t| keys::credentials_tag(&t));
+        }
         // A `debug` function is the app's own: its connection is never
-        // shared, as with `headers`.
+        // shared.
         if !(cfg!(feature = "debug") && o.debug.as_ref().is_some_and(JsValue::is_function)) {
             o.share_key = keys::share_key(&o.config, &page);
         }
         Ok(o)
     }
+}
+
+/// What `headers` and `url` resolve to now, as one text (JSON of each value;
+/// a function asked once with `{ attempt: 0, url }`); `None` when neither is
+/// set, or one throws or gives a promise: such a connection is not shared.
+#[cfg(feature = "cross-tab")]
+fn resolved_credentials(o: &Options, url: &str) -> Option<String> {
+    let ctx = js_sys::Object::new();
+    crate::js::set(&ctx, "attempt", &JsValue::from(0));
+    crate::js::set(&ctx, "url", &JsValue::from_str(url));
+    let mut text = String::new();
+    for given in [&o.headers, &o.url].into_iter().flatten() {
+        let v = match given.dyn_ref::<js_sys::Function>() {
+            Some(f) => f.call1(&JsValue::NULL, &ctx).ok()?,
+            None => given.clone(),
+        };
+        if get(&v, "then").is_function() {
+            return None;
+        }
+        text += &js_sys::JSON::stringify(&v).ok()?.as_string()?;
+        text.push('\n');
+    }
+    (!text.is_empty()).then_some(text)
 }
 
 /// The subscription's own event types: a message event (`events`) or the
@@ -286,11 +325,19 @@ fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     Ok(())
 }
 
-/// `headers`, `heartbeatEvent`, `pauseWhenHidden`.
+/// `headers`, `url`, `heartbeatEvent`, `pauseWhenHidden`.
 fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
     let headers = get(v, "headers");
     o.headers = checked_headers(headers)?;
     c.has_custom_headers = o.headers.is_some();
+    let url = get(v, "url");
+    if !absent(&url) {
+        if !url.is_function() {
+            return Err(invalid("url", "a function", &url));
+        }
+        c.url_function = true;
+        o.url = Some(url);
+    }
     if let Some(h) = text(v, "heartbeatEvent")? {
         if h == "message" || RESERVED.contains(&h.as_str()) || c.events.contains(&h) {
             let not = listed("a name not in events, other than \"message\", ", &RESERVED);

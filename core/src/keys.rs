@@ -107,7 +107,7 @@ impl Hasher for Fnv {
 
 /// What besides the engine's [`Config`] makes a connection: the options the
 /// browser side reads (JS names).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageOptions {
     /// `withCredentials`.
     pub with_credentials: bool,
@@ -124,6 +124,38 @@ pub struct PageOptions {
     /// restores a stored cursor reads from there, so it must not join a
     /// connection that started from another place (and the reverse).
     pub persist: u64,
+    /// What the app's `headers` and `url` resolved to at subscribe, as
+    /// [`credentials_tag`] gives it; `0`: nothing resolved. With `headers`
+    /// or a `url` function a connection is shared only when this is set:
+    /// tabs and subscriptions share when their credentials are the same.
+    pub credentials: u64,
+}
+
+/// Every field in order, as the derived hash would, but `credentials` only
+/// when set: the keys of options without credentials stay what they were.
+impl Hash for PageOptions {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (
+            self.with_credentials,
+            self.debug,
+            self.lost_after_ms,
+            self.seed,
+        )
+            .hash(h);
+        (self.cross_tab, self.persist).hash(h);
+        if self.credentials != 0 {
+            self.credentials.hash(h);
+        }
+    }
+}
+
+/// The [`PageOptions::credentials`] of what the app's `headers` and `url`
+/// resolved to (`resolved`: their values as one text): a hash, never `0`.
+/// Only the hash is kept (in the share key): never the values.
+pub fn credentials_tag(resolved: &str) -> u64 {
+    let mut h = Fnv::new();
+    resolved.hash(&mut h);
+    h.finish().max(1)
 }
 
 /// The [`PageOptions::persist`] of a subscription that keeps its cursor in
@@ -143,11 +175,14 @@ pub fn persist_tag(local: bool, persist_key: Option<&str>) -> u64 {
 /// subscription keeps for itself (`parse`, `persist`, `signal`, `ack`): two
 /// subscriptions that differ only there read one connection. The options'
 /// key order cannot matter: the parsed fields are hashed, not their text.
-/// `None` with `headers` (an object or a function): their values would have
-/// to be compared, so such a connection is never shared; the same with
+/// With `headers` (an object or a function) or a `url` function: `None`
+/// unless `page` has the hash of the credentials they resolved to
+/// ([`PageOptions::credentials`], hashed with the rest of `page`), so only
+/// the same credentials share; the same with
 /// `method`, `body` or `resume` (`engine::start`). The `end` rule is hashed.
 pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
-    if config.has_custom_headers || has_request(config) {
+    let credentials = config.has_custom_headers || config.url_function;
+    if (credentials && page.credentials == 0) || has_request(config) {
         return None;
     }
     // Destructured in full: a new field of `Config` fails to compile here
@@ -160,6 +195,7 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         last_event_id,
         last_event_id_param,
         has_custom_headers: _,
+        url_function: _,
         cross_origin: _,
         backoff,
         max_retry_after_ms,

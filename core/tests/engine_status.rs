@@ -255,7 +255,7 @@ fn bc11_c_401_is_fatal() {
 
 /// With custom headers: a 401 is retried once, at once, asking the adapter to
 /// refresh its headers; a second 401 in a row is fatal. After a success, a new
-/// 401 may refresh again. A 403 is fatal at once.
+/// 401 may refresh again. A 403 is taken as a 401 is.
 #[test]
 fn auth_refresh_once() {
     let mut config = tidings_core::engine::Config::new("/stream");
@@ -301,8 +301,69 @@ fn auth_refresh_once() {
     config.has_custom_headers = true;
     let mut sim = Sim::new(config, 1);
     let o = the_open(&sim.start());
-    let acts = sim.head(o.id, ResponseHead::new(403));
-    assert_eq!(errors(&acts), [fatal_error(ErrorCode::Auth, Some(403))]);
+    let o2 = the_open(&sim.head(o.id, ResponseHead::new(403)));
+    assert!(o2.refresh_auth);
+    assert_eq!(o2.status, Some(403));
+    let acts = sim.head(o2.id, ResponseHead::new(401));
+    assert_eq!(errors(&acts), [fatal_error(ErrorCode::Auth, Some(401))]);
+    assert!(opens(&sim.run_for(600_000)).is_empty());
+}
+
+/// A `url` function on every transport: a 401 or 403 asks it again once, at
+/// once (0 ms, no backoff step), before any backoff; a second refusal in a
+/// row is fatal `auth`, never a loop. Each `Open` names the previous
+/// answer's status (`None` when there was none).
+#[test]
+fn url_function_refreshes_once_on_every_transport() {
+    for t in TransportKind::ALL {
+        for status in [401, 403] {
+            let mut config = Config::new("/stream");
+            config.transports = vec![t];
+            config.url_function = true;
+            let mut sim = Sim::new(config, 7);
+            let o1 = the_open(&sim.start());
+            assert_eq!((o1.refresh_auth, o1.status), (false, None), "{t:?}");
+            let acts = if t == TransportKind::EventSource {
+                // Learned from the status probe of the failed EventSource.
+                let acts = sim.error(o1.id, TransportError::NativeFailed);
+                assert!(acts.contains(&Action::Probe(o1.id)), "{t:?}");
+                sim.probe(o1.id, Some(ResponseHead::new(status)))
+            } else {
+                sim.head(o1.id, ResponseHead::new(status))
+            };
+            let o2 = the_open(&acts);
+            assert_eq!((o2.refresh_auth, o2.status), (true, Some(status)), "{t:?}");
+            // At once: no time passed since the first request.
+            assert_eq!(sim.opens()[1].0, 0, "{t:?}");
+            let acts = if t == TransportKind::EventSource {
+                sim.error(o2.id, TransportError::NativeFailed);
+                sim.probe(o2.id, Some(ResponseHead::new(status)))
+            } else {
+                sim.head(o2.id, ResponseHead::new(status))
+            };
+            assert_eq!(
+                errors(&acts),
+                [fatal_error(ErrorCode::Auth, Some(status))],
+                "{t:?}"
+            );
+            assert!(opens(&sim.run_for(600_000)).is_empty(), "{t:?}");
+            assert_eq!(sim.opens().len(), 2, "{t:?}");
+        }
+    }
+}
+
+/// Without a `url` or `headers` function there is nothing to ask again: a
+/// 401 or 403 is fatal at once, on the native probe too.
+#[test]
+fn refusal_without_functions_is_fatal_at_once() {
+    for status in [401, 403] {
+        let mut sim = Sim::new(Config::new("/stream"), 7);
+        let o = the_open(&sim.start());
+        sim.error(o.id, TransportError::NativeFailed);
+        let acts = sim.probe(o.id, Some(ResponseHead::new(status)));
+        assert_eq!(errors(&acts), [fatal_error(ErrorCode::Auth, Some(status))]);
+        assert!(opens(&sim.run_for(600_000)).is_empty());
+    }
 }
 
 /// An adapter that reports `handle_opened` for a fetch stream and then the

@@ -6,8 +6,8 @@
 
 use tidings_core::engine::{Config, CrossOrigin, TransportKind};
 use tidings_core::keys::{
-    downgrade_key, downgrade_record, parse_downgrade, persist_tag, share_key, PageOptions,
-    DOWNGRADE_PREFIX, SHARE_PREFIX,
+    credentials_tag, downgrade_key, downgrade_record, parse_downgrade, persist_tag, share_key,
+    PageOptions, DOWNGRADE_PREFIX, SHARE_PREFIX,
 };
 use tidings_core::time::WallMs;
 
@@ -160,6 +160,35 @@ fn share_key_hashes_every_chosen_field_and_nothing_derived() {
     for p in pages {
         assert_ne!(share_key(&base, &p), Some(k.clone()), "{p:?}");
     }
+}
+
+/// `headers` or a `url` function: shared only with the hash of what they
+/// resolved to; the same credentials give the same key, others another;
+/// the key holds no part of them.
+#[test]
+fn credentials_share_by_their_hash() {
+    let cross = PageOptions {
+        cross_tab: true,
+        ..PageOptions::default()
+    };
+    let with = |tag: &str| PageOptions {
+        credentials: credentials_tag(tag),
+        ..cross
+    };
+    for (headers, url_function) in [(true, false), (false, true), (true, true)] {
+        let mut c = config(URL);
+        c.has_custom_headers = headers;
+        c.url_function = url_function;
+        assert_eq!(share_key(&c, &cross), None);
+        let a = share_key(&c, &with("Bearer tok1-s3cr3t")).unwrap_or_default();
+        assert!(a.starts_with(SHARE_PREFIX), "shared: {a}");
+        assert_eq!(share_key(&c, &with("Bearer tok1-s3cr3t")), Some(a.clone()));
+        assert_ne!(share_key(&c, &with("Bearer tok2-s3cr3t")), Some(a.clone()));
+        assert!(!a.contains("tok1") && !a.contains("s3cr3t"), "{a}");
+        // Not the key of the same options without credentials.
+        assert_ne!(share_key(&config(URL), &cross), Some(a));
+    }
+    assert_ne!(credentials_tag(""), 0);
 }
 
 #[test]

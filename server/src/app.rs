@@ -98,6 +98,7 @@ pub fn router(s: AppState) -> Router {
         .route("/_ack", get(ack::get_acks))
         .route("/_ack/clear", post(ack::clear))
         .route("/_log", get(log::get_log))
+        .route("/_token", get(faults::get_token))
         .route("/_log/clear", post(log::clear_log))
         .route(
             "/_faults",

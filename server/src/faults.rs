@@ -121,6 +121,12 @@ pub enum Fault {
     /// 401 (with `WWW-Authenticate: Bearer`) unless the request carries
     /// `Authorization: Bearer <token>`; with it, the endpoint answers.
     Auth { token: String },
+    /// A token that rotates every `period_ms` (`rotating_token`): 401 (as
+    /// `auth`) unless the request carries the current or the next one, as
+    /// `Authorization: Bearer <token>` or the query parameter `token`. A
+    /// stream it lets through ends when its token expires (the client must
+    /// come back with a fresh one). `GET /_token?period_ms=` hands tokens out.
+    RotatingToken { period_ms: u64 },
     /// End the response body after N events, N ms or N bytes (whichever
     /// first; none given = at once). `abort: true` breaks the connection
     /// instead of ending the body cleanly.
@@ -641,6 +647,62 @@ pub async fn post_restart(
 // ---------------------------------------------------------------------------
 // The middleware
 
+/// 401 with `WWW-Authenticate: Bearer`.
+fn unauthorized() -> Response {
+    let mut resp = (
+        StatusCode::UNAUTHORIZED,
+        Json(json!({ "error": "unauthorized" })),
+    )
+        .into_response();
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"tidings\""),
+    );
+    resp
+}
+
+/// The `rotating-token` fault's token number `i`.
+pub fn rotating_token(i: u64) -> String {
+    format!("tok{i}-s3cr3t")
+}
+
+/// The token a request presents: `Authorization: Bearer <token>`, else the
+/// query parameter `token`; empty when neither.
+fn presented_token(req: &Request, query: &HashMap<String, String>) -> String {
+    let bearer = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    bearer
+        .or(query.get("token").map(String::as_str))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `GET /_token?period_ms=N`: `{ token, expires_in_ms }` for the
+/// `rotating-token` fault of that period: the current token, or the next one
+/// when the current has under a quarter of its period left (so a request
+/// made with it at once is not refused by the rotation).
+pub async fn get_token(
+    State(s): State<AppState>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Json<Value> {
+    let period_ms = q
+        .get("period_ms")
+        .and_then(|p| p.parse::<u64>().ok())
+        .unwrap_or(2000)
+        .max(1);
+    let now = s.clock.ms();
+    let mut i = now / period_ms;
+    if (i + 1) * period_ms - now < period_ms / 4 {
+        i += 1;
+    }
+    let expires_in_ms = (i + 1) * period_ms - now;
+    Json(json!({ "token": rotating_token(i), "expires_in_ms": expires_in_ms }))
+}
+
 fn note(req: &Request, v: Value) {
     if let Some(n) = req.extensions().get::<FaultNote>() {
         n.set(v);
@@ -754,16 +816,43 @@ pub async fn middleware(State(s): State<AppState>, req: Request, next: Next) -> 
             if ok {
                 return next.run(req).await;
             }
-            let mut resp = (
-                StatusCode::UNAUTHORIZED,
-                Json(json!({ "error": "unauthorized" })),
-            )
-                .into_response();
-            resp.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"tidings\""),
-            );
-            resp
+            unauthorized()
+        }
+        Fault::RotatingToken { period_ms } => {
+            let period_ms = period_ms.max(1);
+            let now = s.clock.ms();
+            let presented = presented_token(&req, &query);
+            let k = now / period_ms;
+            let valid = [k, k + 1]
+                .into_iter()
+                .find(|&i| presented == rotating_token(i));
+            if let Value::Object(m) = &mut applied {
+                m.insert("token".into(), json!(presented));
+                m.insert(
+                    "result".into(),
+                    json!(if valid.is_some() {
+                        "passed"
+                    } else {
+                        "rejected"
+                    }),
+                );
+            }
+            note(&req, applied);
+            let Some(i) = valid else {
+                return unauthorized();
+            };
+            let left = ((i + 1) * period_ms).saturating_sub(now);
+            let resp = next.run(req).await;
+            map_body(resp, |body| {
+                cut_body(
+                    body,
+                    None,
+                    Some(left),
+                    None,
+                    Cut::Close { abort: false },
+                    shutdown,
+                )
+            })
         }
         Fault::Delay { ms } => {
             note(&req, applied);

@@ -25,8 +25,12 @@ pub struct AdapterOptions {
     pub native_events: Vec<String>,
     /// The `headers` option: an object, or `(ctx) => object | Promise<object>`
     /// called before every fetch request with `{ transport, url, status? }`
-    /// (`status: 401` on the one retry after a 401, to refresh a token).
+    /// (`status`: 401 or 403 on the one retry after a refusal, to refresh a
+    /// token).
     pub headers: Option<JsValue>,
+    /// The `url` option: `(ctx) => string | Promise<string>`, asked for the
+    /// URL of every attempt with `{ attempt, status, cursor, transport, url }`.
+    pub url: Option<JsValue>,
     /// `debug`: log every engine decision (`debug.rs`): `true` (on the
     /// console) or the app's function; `None`: off.
     pub debug: Option<JsValue>,
@@ -52,7 +56,7 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
             );
             crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
             if req.refresh_auth {
-                crate::js::set(&ctx, "status", &JsValue::from_f64(401.0));
+                crate::js::set(&ctx, "status", &status(req));
             }
             match f.call1(&JsValue::NULL, &ctx) {
                 Ok(v) => v,
@@ -62,6 +66,28 @@ fn app_headers(adapter: &AdapterOptions, req: &OpenRequest) -> Option<js_sys::Pr
         None => h.clone(),
     };
     Some(js_sys::Promise::resolve(&value))
+}
+
+/// The previous answer's status of `req`, or `null`.
+fn status(req: &OpenRequest) -> JsValue {
+    req.status.map_or(JsValue::NULL, JsValue::from)
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// The URL of an attempt as a promise: the app's `url` function (`f`,
+    /// or `undefined`: `url` as given) asked with `{ attempt, status,
+    /// cursor, transport, url }` (`status` and `cursor` `null` when none),
+    /// a URL object taken as its string; what it throws is the rejection.
+    #[wasm_bindgen(js_name = attemptUrl)]
+    fn attempt_url(
+        f: &JsValue,
+        attempt: u32,
+        status: Option<u16>,
+        cursor: &str,
+        transport: &str,
+        url: &str,
+    ) -> js_sys::Promise;
 }
 
 /// The request of the live attempt; dropping it closes/aborts it (the guards
@@ -79,41 +105,74 @@ pub enum Live {
     ),
     /// A fetch (any of the other three transports).
     Fetch(AttemptId, Fetch),
-    /// The browser refused to start it; the failure was reported.
-    Failed(AttemptId),
+    /// Waiting for its URL ([`open`]), or refused by the browser at once
+    /// (its failure reported).
+    Pending(AttemptId),
 }
 
 impl Live {
     /// The attempt this request belongs to.
     pub fn id(&self) -> AttemptId {
         match self {
-            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Failed(id) => *id,
+            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Pending(id) => *id,
         }
     }
 }
 
-/// Start `req`. A request the browser refuses at once (a URL the
-/// `EventSource` constructor rejects, no `AbortController`) is reported to the
-/// engine as a network failure on the next task, never synchronously.
-pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
+/// Start `req` once its URL is known: the subscribe URL, or what the app's
+/// `url` function returns for it. Until then the attempt is
+/// [`Live::Pending`]; the request starts if it is still the live one (a
+/// microtask later without a function). A URL that failed is the engine's
+/// `HeadersFailed`, as the `headers` function's failure is; a request the
+/// browser refuses at once (a URL the `EventSource` constructor rejects, no
+/// `AbortController`) a network failure: both reported from that task,
+/// never synchronously.
+pub fn open(conn: &Rc<Connection>, mut req: OpenRequest) -> Live {
     persist_downgrade(conn);
     let id = req.id;
+    let url = attempt_url(
+        conn.adapter.url.as_ref().unwrap_or(&JsValue::UNDEFINED),
+        id.0 as u32,
+        req.status,
+        &conn.last_event_id(),
+        req.transport.as_str(),
+        &req.url,
+    );
+    let url = wasm_bindgen_futures::JsFuture::from(url);
     let weak = Rc::downgrade(conn);
-    let started = match req.transport {
-        TransportKind::EventSource => open_native(conn, weak.clone(), &req),
-        _ => open_fetch(conn, weak.clone(), &req),
-    };
-    started.unwrap_or_else(|_| {
-        crate::js::spawn(Box::pin(async move {
-            if let Some(conn) = weak.upgrade() {
-                feed(
-                    &conn,
-                    Fact::TransportError(id, TransportError::NetworkOrCors),
-                );
+    crate::js::spawn(Box::pin(async move {
+        let url = url.await.and_then(|u| match u.as_string() {
+            Some(u) => crate::options::resolve_url(&u),
+            None => Err(crate::options::invalid_url()),
+        });
+        let Some(conn) = weak.upgrade() else { return };
+        if !matches!(*conn.live.borrow(), Some(Live::Pending(p)) if p == id) {
+            return;
+        }
+        let fact = match url {
+            Ok(url) => {
+                req.url = url;
+                let weak = Rc::downgrade(&conn);
+                let started = match req.transport {
+                    TransportKind::EventSource => open_native(&conn, weak, &req),
+                    _ => open_fetch(&conn, weak, &req),
+                };
+                match started {
+                    Ok(live) => {
+                        *conn.live.borrow_mut() = Some(live);
+                        return;
+                    }
+                    Err(_) => Fact::TransportError(id, TransportError::NetworkOrCors),
+                }
             }
-        }));
-        Live::Failed(id)
-    })
+            Err(e) => {
+                *conn.headers_cause.borrow_mut() = Some(e);
+                Fact::HeadersFailed(id)
+            }
+        };
+        feed(&conn, fact);
+    }));
+    Live::Pending(id)
 }
 
 /// A native EventSource; every fact it shows goes to the engine, which asks

@@ -4,8 +4,9 @@
 //! [`Options::share_key`]): a hash of the parsed options, the same whatever
 //! order the app wrote them in, and never a URL or a header value, since with
 //! `crossTab` it also names the Web Lock and the `BroadcastChannel`, which
-//! every script of the origin can see. Options with `headers` are never
-//! shared.
+//! every script of the origin can see. Options with `headers` or a `url`
+//! function are shared only with `crossTab`, by the hash of what they
+//! resolved to at subscribe (`PageOptions::credentials`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -59,6 +60,7 @@ pub fn connect(options: Options) -> (String, Rc<Connection>) {
         with_credentials: options.with_credentials,
         native_events,
         headers: options.headers,
+        url: options.url,
         debug: options.debug,
         lost_after_ms: options.lost_after_ms,
         #[cfg(feature = "post-streams")]

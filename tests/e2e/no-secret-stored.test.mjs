@@ -11,7 +11,9 @@
 // (and in its long-poll endpoint's), downgraded from `fetch-sse` to
 // `long-poll` by a buffering proxy (the server's `buffer` fault), `persist:
 // "local"`, `crossTab: true` across two pages of one context (the second
-// with its options in another key order); a second one sends a header.
+// with its options in another key order); a second one sends a header
+// (with `crossTab` it is shared by the hash of its value: a lock and a
+// channel of its own).
 // Every storage entry (key and value) of both pages, every channel name,
 // every post (as JSON of its structured clone) and every lock name are then
 // searched for the secrets.
@@ -86,7 +88,7 @@ test("a token in the URL and a header value are in no storage entry, channel nam
     await h.waitEvents(a, "s", (l) => l.some(switched), 8000, "the downgrade");
     const down = (await h.events(a, "s")).find(switched);
     assert.deepEqual([down.previous, down.transport], ["fetch-sse", "long-poll"]);
-    // A header: never shared, its cursor persisted all the same.
+    // A header: its cursor persisted all the same.
     await h.subscribe(a, "hd", `/long-poll?hold_ms=300&case=no-secret-h`,
       { transports: ["long-poll"], persist: "session", crossTab: true, lastEventId: start, headers: { "X-Token": HEADER } });
 
@@ -111,9 +113,14 @@ test("a token in the URL and a header value are in no storage entry, channel nam
     assert.ok(downgrade >= 0, "a remembered downgrade");
     assert.match(inA[downgrade + 1][1], /^long-poll \d+$/);
     const names = (list, w) => [...new Set(list.filter(([x]) => x === w).map(([, t]) => t))];
-    assert.deepEqual(names(inA, "channel"), names(inB, "channel"));
-    assert.equal(names(inA, "channel").length, 1);
-    assert.deepEqual(names(inB, "lock"), names(inA, "lock"));
+    // Tab A: the shared connection's channel and lock, and the header
+    // subscription's own (its key holds the hash of its header); tab B: the
+    // shared one.
+    assert.equal(names(inA, "channel").length, 2);
+    assert.deepEqual(names(inB, "channel").length, 1);
+    assert.ok(names(inA, "channel").includes(names(inB, "channel")[0]));
+    assert.equal(names(inA, "lock").length, 2);
+    assert.deepEqual(names(inB, "lock"), names(inB, "channel"));
     assert.ok(inA.some(([w]) => w === "post"), "tab A posted on the channel");
     for (const [w, text] of [...inA, ...inB]) {
       for (const secret of [TOKEN, HEADER]) {
@@ -121,5 +128,41 @@ test("a token in the URL and a header value are in no storage entry, channel nam
       }
     }
     for (const p of [a, b]) assert.deepEqual(p.errors, []);
+  } finally { await context.close(); }
+});
+
+// Four tabs with a `headers` function share one connection (the hash of what
+// it returns is in the share key, never the value); a fifth with another
+// token gets its own. The token is in no storage entry, channel name, post or
+// lock name of any tab.
+test("four tabs with a headers function share one connection; a fifth with another token has its own; no token stored or posted", async () => {
+  const context = await browser.newContext();
+  const SECRET = "tok7-SHARED-SECRET";
+  const OTHER = "tok8-OTHER-SECRET";
+  try {
+    const pages = [];
+    for (let i = 0; i < 5; i++) pages.push(await h.blankPage(browser, server.url, { init: spy, context }));
+    for (const [i, p] of pages.entries()) {
+      await p.evaluate((token) => {
+        window.got = [];
+        window.sub = window.tidings.subscribe("/sse?case=shared-auth", {
+          transports: ["fetch-sse"], crossTab: true, seed: 3,
+          headers: () => ({ Authorization: `Bearer ${token}` }),
+        });
+        window.sub.addEventListener("message", (e) => window.got.push(e.data));
+      }, i < 4 ? SECRET : OTHER);
+      await h.waitPage(p, () => window.sub.state === "open", undefined, 8000, `tab ${i} open`);
+    }
+    await server.publish("to every tab");
+    for (const p of pages) await h.waitPage(p, () => window.got.includes("to every tab"), undefined, 8000, "the message");
+    const asked = (await h.requests(server, "/sse")).filter((e) => (e.query ?? "").includes("shared-auth"));
+    const brief = asked.map((e) => `${h.logBrief(e)} ${e.headers.authorization}`).join("\n");
+    assert.deepEqual(asked.map((e) => e.headers.authorization).sort(), [`Bearer ${SECRET}`, `Bearer ${OTHER}`], brief);
+    const all = [];
+    for (const p of pages) all.push(...(await kept(p)));
+    assert.ok(all.some(([w]) => w === "post"), "the leader relayed on the channel");
+    for (const [w, text] of all) {
+      for (const secret of [SECRET, OTHER, "SECRET"]) assert.ok(!String(text).includes(secret), `${w} holds ${secret}: ${text}`);
+    }
   } finally { await context.close(); }
 });

@@ -149,9 +149,14 @@ pub struct OpenRequest {
     /// `If-Modified-Since`, and with either of those `Cache-Control:
     /// max-age=0` (see [`REVALIDATE`](super::REVALIDATE)). Empty for `eventsource`.
     pub headers: Vec<(String, String)>,
-    /// Call the app's `headers` function with `{ status: 401 }` for this
-    /// request: it is the one retry after a 401 (only with custom headers).
+    /// Ask the app's `headers` / `url` functions again with `status` for
+    /// this request: it is the one retry after a 401 or 403 (only with
+    /// custom headers or a `url` function).
     pub refresh_auth: bool,
+    /// The status of the previous attempt's answer (its response head, or
+    /// its status probe's); `None` when it had none (a network error, a
+    /// native stream, the first attempt).
+    pub status: Option<u16>,
     /// Which request to send: a `GET`, the app's request, or the one its
     /// `resume` function builds from the cursor (`engine::start`).
     #[cfg(feature = "post-streams")]

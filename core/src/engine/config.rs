@@ -261,8 +261,12 @@ pub struct Config {
     /// `last_event_id`); empty means the default.
     pub last_event_id_param: String,
     /// The app set JS `headers`: rules out `eventsource` (it cannot send them),
-    /// and enables the one retry with refreshed headers after a 401.
+    /// and enables the one retry with refreshed headers after a 401 or 403.
     pub has_custom_headers: bool,
+    /// The app's JS `url` option is a function, asked for the URL of every
+    /// attempt: enables the one retry after a 401 or 403 (a rotated query
+    /// token), on every transport. Default `false`.
+    pub url_function: bool,
     /// Which endpoints are cross-origin (computed by the adapter per
     /// transport URL). A cross-origin `fetch` transport carries the cursor in
     /// the query instead of the `Last-Event-ID` header, which would force a
@@ -334,6 +338,7 @@ impl Config {
             last_event_id: String::new(),
             last_event_id_param: String::from(DEFAULT_LAST_EVENT_ID_PARAM),
             has_custom_headers: false,
+            url_function: false,
             cross_origin: CrossOrigin::NONE,
             backoff: BackoffConfig::default(),
             max_retry_after_ms: DEFAULT_MAX_RETRY_AFTER_MS,

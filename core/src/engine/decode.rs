@@ -84,7 +84,7 @@ pub(crate) enum Verdict {
         server_hint: bool,
         step_multiplier: u32,
     },
-    /// 401.
+    /// 401 or 403: the credentials were refused.
     Unauthorized,
     /// Stop.
     Fatal(ErrorCode),
@@ -98,8 +98,7 @@ pub(crate) fn classify(
 ) -> Verdict {
     let request = matches!(transport, TransportKind::LongPoll | TransportKind::Poll);
     match status {
-        401 => Verdict::Unauthorized,
-        403 => Verdict::Fatal(ErrorCode::Auth),
+        401 | 403 => Verdict::Unauthorized,
         408 if transport == TransportKind::LongPoll => Verdict::NoNews,
         429 => Verdict::Retry {
             server_hint: true,
@@ -488,10 +487,8 @@ mod tests {
                 "{s}"
             );
         }
-        assert_eq!(
-            classify(EventSource, 403, None),
-            Verdict::Fatal(ErrorCode::Auth)
-        );
+
+        assert_eq!(classify(EventSource, 403, None), Verdict::Unauthorized);
         assert_eq!(classify(FetchSse, 401, None), Verdict::Unauthorized);
         let plain = Verdict::Retry {
             server_hint: false,

@@ -50,6 +50,7 @@ impl Engine {
         a.last_activity = now;
         let transport = a.transport;
         let held_ms = now.mono.since(a.started);
+        self.last_status = Some(head.status);
         self.on_request_time(transport, held_ms);
         if transport == TransportKind::LongPoll {
             self.long_poll_timeouts = 0;
@@ -141,11 +142,13 @@ impl Engine {
         }
     }
 
-    /// 401: once, with custom headers, the request is retried at once with
-    /// refreshed headers (`refresh_auth`); otherwise, and after that one
-    /// retry, a fatal `auth` error.
+    /// 401 or 403: once, with custom headers or a `url` function, the
+    /// request is retried at once asking them again (`refresh_auth`), before
+    /// any backoff; otherwise, and after that one retry, a fatal `auth`
+    /// error (never a loop).
     fn head_unauthorized(&mut self, now: Now, status: u16) {
-        if !self.config.has_custom_headers || self.auth_retry != AuthRetry::Unused {
+        let refreshable = self.config.has_custom_headers || self.config.url_function;
+        if !refreshable || self.auth_retry != AuthRetry::Unused {
             return self.fatal(ErrorCode::Auth, Some(status), Reason::PermanentError);
         }
         if let Some(a) = self.phase.take_attempt() {

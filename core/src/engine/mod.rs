@@ -194,6 +194,8 @@ pub struct Engine {
     server_answered: bool,
     /// Where the one 401 refresh retry stands since the last success.
     auth_retry: AuthRetry,
+    /// The status of the last response head, until the next `Open` names it.
+    last_status: Option<u16>,
     /// A stream delivered messages but left no cursor: raise
     /// `Reset { Unresumable }` before the next attempt.
     unresumable: bool,
@@ -262,6 +264,7 @@ impl Engine {
             long_poll_timeouts: 0,
             server_answered: false,
             auth_retry: AuthRetry::Unused,
+            last_status: None,
             unresumable: false,
             cursor_reset_pending: false,
             items: Vec::new(),
@@ -1173,6 +1176,7 @@ impl Engine {
             url,
             headers,
             refresh_auth,
+            status: self.last_status.take(),
             #[cfg(feature = "post-streams")]
             start: start::start_of(&self.config, self.cursor()),
         }));
