@@ -87,7 +87,7 @@ pub fn format_imf_fixdate(epoch_ms: i64) -> Option<String> {
 /// `dyn`: one copy of the grammars for both callers, not one each).
 fn parse(s: &str, two_digit: &dyn Fn(i64) -> i64) -> Option<i64> {
     let mut c = Cursor {
-        b: s.trim_matches([' ', '\t']).as_bytes(),
+        b: crate::wire::trim_ows(s).as_bytes(),
         i: 0,
     };
     let (y, m, d, t) = if c.b.get(3) == Some(&b',') {
