@@ -16,7 +16,8 @@ thread_local! {
 }
 
 /// Call `f` with the JS string for the constant `s`, decoded once per program.
-pub fn with_name<R>(s: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
+/// `f` is a `dyn`: one copy of the lookup for its callers, not one each.
+fn with_name(s: &'static str, f: &mut dyn FnMut(&JsValue)) {
     let key = (s.as_ptr() as usize, s.len());
     NAMES.with(|names| {
         let mut names = names.borrow_mut();
@@ -36,13 +37,15 @@ pub fn with_name<R>(s: &'static str, f: impl FnOnce(&JsValue) -> R) -> R {
 
 /// The JS string for the constant `s` (a cached handle).
 pub fn name(s: &'static str) -> JsValue {
-    with_name(s, JsValue::clone)
+    let mut out = JsValue::UNDEFINED;
+    with_name(s, &mut |v| out = v.clone());
+    out
 }
 
 /// `o[key] = value` for a constant `key` (decoded once, see [`with_name`]);
 /// a failure is impossible on a fresh plain object.
 pub fn set(o: &js_sys::Object, key: &'static str, value: &JsValue) {
-    with_name(key, |k| {
+    with_name(key, &mut |k| {
         let _ = js_sys::Reflect::set(o, k, value);
     });
 }

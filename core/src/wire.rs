@@ -62,6 +62,18 @@ pub fn percent_encode_into(out: &mut String, s: &str) {
     }
 }
 
+/// `s` without leading and trailing spaces and tabs (HTTP's optional
+/// whitespace around a header value). Byte by byte: both are ASCII, so the
+/// ends are character boundaries, and `str::trim_matches` with a `char`
+/// pattern decodes UTF-8 from both ends (twice the code in the wasm).
+pub fn trim_ows(s: &str) -> &str {
+    let ows = |b: &u8| *b != b' ' && *b != b'\t';
+    let b = s.as_bytes();
+    let start = b.iter().position(ows).unwrap_or(b.len());
+    let end = b.iter().rposition(ows).map_or(start, |i| i + 1);
+    s.get(start..end).unwrap_or("")
+}
+
 /// Append `n` in decimal (no `core::fmt` in the bundle; the adapter uses it
 /// too).
 pub fn push_decimal(out: &mut String, n: u64) {
@@ -97,6 +109,22 @@ pub fn parse_decimal(s: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trim_ows_drops_only_spaces_and_tabs_at_the_ends() {
+        for (given, kept) in [
+            ("", ""),
+            (" \t ", ""),
+            ("\t 5 \t", "5"),
+            (" a b ", "a b"),
+            ("\u{a0}x\u{a0}", "\u{a0}x\u{a0}"),
+            ("\r\n7\n", "\r\n7\n"),
+            (" é ", "é"),
+        ] {
+            assert_eq!(trim_ows(given), kept, "{given:?}");
+            assert_eq!(trim_ows(given), given.trim_matches([' ', '\t']));
+        }
+    }
 
     #[test]
     fn query_param_added_replaced_removed() {

@@ -26,7 +26,7 @@
 //!   ([`Note::CursorInQueryOnly`]); what the engine can see of an ignored
 //!   resume is reported (`engine::replay`, `engine::gap`).
 
-use super::action::{Action, Note, Reason};
+use super::action::{Note, Reason};
 use super::request::{by_header, cursor_in_query};
 use super::Engine;
 
@@ -59,8 +59,7 @@ impl Engine {
             return;
         }
         if self.selector.all_allowed(|t| self.query_only(t)) {
-            self.actions
-                .push_back(Action::Note(Note::CursorInQueryOnly));
+            self.note(Note::CursorInQueryOnly);
         }
     }
 }

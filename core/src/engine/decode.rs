@@ -384,13 +384,17 @@ impl Engine {
             if let Some(a) = self.phase.attempt_mut() {
                 a.filtered = a.filtered.saturating_add(1);
             }
+            // The rest is the debug log's only.
+            if !cfg!(feature = "debug") {
+                return;
+            }
             let told = &mut self.filtered_told;
             if told.len() >= MAX_FILTERED_TOLD || told.iter().any(|t| t == event) {
                 return;
             }
             told.push(String::from(event));
         }
-        if filtered || who == Audience::Reserved {
+        if cfg!(feature = "debug") && (filtered || who == Audience::Reserved) {
             self.actions.push_back(Action::Ignored {
                 event: String::from(event),
                 id: String::from(id),

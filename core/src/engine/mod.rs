@@ -338,6 +338,14 @@ impl Engine {
         &self.config
     }
 
+    /// Queue `note` for the debug log (`Action::Note`); without the
+    /// crate's `debug` feature nobody reads one, so none is made.
+    fn note(&mut self, note: Note) {
+        if cfg!(feature = "debug") {
+            self.actions.push_back(Action::Note(note));
+        }
+    }
+
     /// The sanitized config, shared (the session's next engine starts from it).
     pub(crate) fn shared_config(&self) -> Rc<Config> {
         Rc::clone(&self.config)

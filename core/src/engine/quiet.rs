@@ -17,7 +17,7 @@
 //! asked of it), and counting each close as a failure would grow the backoff
 //! step and give up after `backoff.maxAttempts` hour-long streams.
 
-use super::action::{Action, Note};
+use super::action::Note;
 use super::state::Attempt;
 use super::Engine;
 use crate::time::MonoMs;
@@ -37,7 +37,7 @@ impl Engine {
         n.silence_kept = true;
         if !self.silence_noted {
             self.silence_noted = true;
-            self.actions.push_back(Action::Note(Note::SilentStreamKept));
+            self.note(Note::SilentStreamKept);
         }
         true
     }

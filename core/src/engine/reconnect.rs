@@ -31,7 +31,7 @@
 //!   floor; a call within the floor moves the next attempt to the floor's
 //!   end when that is sooner (`too-soon`).
 
-use super::action::{Action, Note, Reason, State};
+use super::action::{Note, Reason, State};
 use super::Engine;
 use crate::policy::breaker::BreakerState;
 use crate::policy::retry_after::WaitSource;
@@ -139,8 +139,7 @@ impl Engine {
                 (true, false) => ReconnectAnswer::Offline,
                 (true, true) => ReconnectAnswer::Hidden,
             };
-            self.actions
-                .push_back(Action::Note(Note::Reconnect(answer)));
+            self.note(Note::Reconnect(answer));
             answer
         })
     }
@@ -172,8 +171,7 @@ impl Engine {
     pub(crate) fn on_reconnect(&mut self, now: Now, online: bool) {
         let answer = self.reconnect_answer(now, online);
         self.user.answer = Some(answer);
-        self.actions
-            .push_back(Action::Note(Note::Reconnect(answer)));
+        self.note(Note::Reconnect(answer));
     }
 
     /// The module rules: what `reconnect()` does now, and why.

@@ -16,7 +16,7 @@ impl<N: AsRef<str>, V: AsRef<str>> HeaderLookup for [(N, V)] {
     fn header(&self, name: &str) -> Option<&str> {
         self.iter()
             .find(|(n, _)| n.as_ref().eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_ref().trim_matches([' ', '\t']))
+            .map(|(_, v)| crate::wire::trim_ows(v.as_ref()))
     }
 }
 

@@ -41,7 +41,7 @@ const MONTHS: [&str; 12] = [
 /// Returns `None` for anything that is not one of the three formats, or an
 /// impossible date or time (30 Feb, 24:00:00).
 pub fn parse_http_date(s: &str) -> Option<i64> {
-    parse(s, |yy| if yy >= 70 { 1900 + yy } else { 2000 + yy })
+    parse(s, &|yy| if yy >= 70 { 1900 + yy } else { 2000 + yy })
 }
 
 /// Like [`parse_http_date`], but a two-digit rfc850 year is resolved as RFC 9110
@@ -50,7 +50,7 @@ pub fn parse_http_date(s: &str) -> Option<i64> {
 /// in `(Y − 50, Y + 50]`, `Y` being the year of `now`.
 pub fn parse_http_date_near(s: &str, now: WallMs) -> Option<i64> {
     let (year_now, _, _) = civil_from_days(now.0.div_euclid(86_400_000));
-    parse(s, |yy| {
+    parse(s, &|yy| {
         let mut year = year_now - year_now.rem_euclid(100) + yy;
         if year > year_now + 50 {
             year -= 100;
@@ -83,10 +83,11 @@ pub fn format_imf_fixdate(epoch_ms: i64) -> Option<String> {
     ))
 }
 
-/// The three grammars. `two_digit` maps an rfc850 `yy` to a full year.
-fn parse(s: &str, two_digit: impl Fn(i64) -> i64) -> Option<i64> {
+/// The three grammars. `two_digit` maps an rfc850 `yy` to a full year (a
+/// `dyn`: one copy of the grammars for both callers, not one each).
+fn parse(s: &str, two_digit: &dyn Fn(i64) -> i64) -> Option<i64> {
     let mut c = Cursor {
-        b: s.trim_matches([' ', '\t']).as_bytes(),
+        b: crate::wire::trim_ows(s).as_bytes(),
         i: 0,
     };
     let (y, m, d, t) = if c.b.get(3) == Some(&b',') {

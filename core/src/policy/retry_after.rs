@@ -84,7 +84,7 @@ pub fn server_clock<H: HeaderLookup + ?Sized>(headers: &H, now: WallMs) -> WallM
 /// saturating) or an HTTP-date measured against `reference` (0 if past).
 /// `None` for anything else (fractions, signs, junk).
 pub fn retry_after_ms(value: &str, reference: WallMs) -> Option<u64> {
-    let value = value.trim_matches([' ', '\t']);
+    let value = crate::wire::trim_ows(value);
     match delta_seconds(value) {
         Some(s) => Some(s.saturating_mul(1000)),
         None => parse_http_date_near(value, reference).map(|at| ms_until(at, reference)),
@@ -95,7 +95,7 @@ pub fn retry_after_ms(value: &str, reference: WallMs) -> Option<u64> {
 /// only; `>= 1_000_000_000` is epoch seconds measured against `reference` (0 if
 /// past), smaller is delta-seconds. `None` for anything else.
 pub fn rate_limit_reset_ms(value: &str, reference: WallMs) -> Option<u64> {
-    let secs = delta_seconds(value.trim_matches([' ', '\t']))?;
+    let secs = delta_seconds(crate::wire::trim_ows(value))?;
     if secs >= EPOCH_SECONDS_THRESHOLD {
         let at = i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX);
         Some(ms_until(at, reference))
@@ -109,7 +109,7 @@ pub fn rate_limit_reset_ms(value: &str, reference: WallMs) -> Option<u64> {
 /// `None` for anything else (signs, exponents, `".5"`, `"5."`). Unclamped: the
 /// interval policy clamps every hint into `[min_ms, max_ms]`.
 pub fn poll_interval_hint_ms(value: &str) -> Option<u64> {
-    let value = value.trim_matches([' ', '\t']);
+    let value = crate::wire::trim_ows(value);
     let (whole, frac) = match value.split_once('.') {
         Some((w, f)) => (w, Some(f)),
         None => (value, None),

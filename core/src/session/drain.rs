@@ -16,7 +16,7 @@ impl Session {
     pub(super) fn drain_engine(&mut self, now: Now) {
         loop {
             let action = self.engine.poll();
-            if self.debug && !matches!(action, Action::Wait { .. }) {
+            if cfg!(feature = "debug") && self.debug && !matches!(action, Action::Wait { .. }) {
                 self.work.push_back(SessionAction::Debug(action.clone()));
             }
             match action {

@@ -128,7 +128,9 @@ impl Session {
     }
 
     /// This session with `debug: true`: every engine action is also
-    /// given out as [`SessionAction::Debug`] as it is drained.
+    /// given out as [`SessionAction::Debug`] as it is drained. Without the
+    /// crate's `debug` feature none is (the flag is kept, the copy is not
+    /// built).
     pub fn with_debug(mut self, debug: bool) -> Self {
         self.debug = debug;
         self
