@@ -48,7 +48,7 @@ export async function startServer(args = []) {
   };
 }
 
-/** The engine `launchBrowser` starts: `chromium` (default) or `firefox`. */
+/** The engine `launchBrowser` starts: `chromium` (default), `firefox` or `webkit`. */
 export const ENGINE = process.env.TIDINGS_E2E_ENGINE ?? "chromium";
 
 const FIREFOX_SHIM = new URL("../engines/firefox-bidi-shim.mjs", import.meta.url).pathname;
@@ -68,10 +68,15 @@ export function launchFirefox() {
 /**
  * Launch /usr/bin/chromium headless with the flags this machine needs
  * (`options` are Chromium's launch options); with `ENGINE` `firefox`, Firefox
- * ESR instead, without them.
+ * ESR instead, and with `webkit`, WebKitGTK's MiniBrowser, without them.
  */
-export function launchBrowser(options = {}) {
+export async function launchBrowser(options = {}) {
   if (ENGINE === "firefox") return launchFirefox();
+  if (ENGINE === "webkit") {
+    // WebKitGTK over WebDriver classic (tests/engines/webkit-playwright.mjs: what it maps, what it lacks).
+    const { launchWebKitBrowser } = await import("../engines/webkit-playwright.mjs");
+    return launchWebKitBrowser();
+  }
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
