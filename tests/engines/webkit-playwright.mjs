@@ -7,9 +7,11 @@
 //   process, and a session is one profile: storage, Web Locks and
 //   BroadcastChannel are shared within a context and not across, as in
 //   Playwright); each page is one window of that session;
-// - `evaluate(fn, arg)` and `waitForFunction` run through `execute/async`,
-//   one command at a time per session (WebDriver classic runs every command
-//   in the current window, so a page switches to its own first);
+// - `evaluate(fn, arg)` and `waitForFunction` run through `execute/async`:
+//   the page keeps the evaluate's promise and commands of at most 40 ms wait
+//   for it, so a long one does not hold the session (WebDriver classic runs
+//   one command at a time, each in the current window: a page switches to its
+//   own first);
 // - init scripts, `pageerror` and `console` are emulated: after every
 //   navigation (goto, reload, goBack) the page is instrumented and the init
 //   scripts run, so they run after the document's own scripts (the pages the
@@ -53,18 +55,43 @@ function instrument() {
   }
 }
 
-/** execute/async around `fn(arg)`: its value (`u`: it was undefined) or its error, and what the page logged. */
-const WRAPPER = `const done = arguments[arguments.length - 1];
+// An evaluate is a promise the page keeps (`window.__wkp[id]`): `START`
+// begins it, `AWAIT` waits for it at most `wait` ms and answers its value
+// (`u`: it was undefined), its error, `pending` or `gone` (the document
+// changed), with what the page logged meanwhile. So one page's long evaluate
+// does not hold the session: WebDriver classic runs one command at a time,
+// and other pages' (or this page's) commands run between the waits.
+const AWAIT = `const drain = () => window.__wk ? { e: window.__wk.e.splice(0), c: window.__wk.c.splice(0) } : { e: [], c: [] };
+const p = window.__wkp && window.__wkp[id];
+if (!p) done({ gone: true, d: drain() });
+else {
+  let fired = false;
+  const t = setTimeout(() => { fired = true; done({ pending: true, d: drain() }); }, wait);
+  p.then((r) => {
+    if (fired) return;
+    clearTimeout(t);
+    delete window.__wkp[id];
+    done(Object.assign(r, { d: drain() }));
+  });
+}`;
+const START = `const done = arguments[arguments.length - 1];
+const [arg, id, wait] = [arguments[0], arguments[1], arguments[2]];
 const fn = FN;
-const drain = () => window.__wk ? { e: window.__wk.e.splice(0), c: window.__wk.c.splice(0) } : { e: [], c: [] };
-Promise.resolve().then(() => fn(arguments[0])).then(
-  (v) => done({ ok: v === undefined ? null : v, u: v === undefined, d: drain() }),
-  (e) => done({ err: String(e && e.message !== undefined ? e.message : e), d: drain() }));`;
+(window.__wkp ||= {})[id] = Promise.resolve().then(() => fn(arg)).then(
+  (v) => ({ ok: v === undefined ? null : v, u: v === undefined }),
+  (e) => ({ err: String(e && e.message !== undefined ? e.message : e) }));
+${AWAIT}`;
+const POLL = `const done = arguments[arguments.length - 1];
+const [id, wait] = [arguments[0], arguments[1]];
+${AWAIT}`;
+// How long one command waits for an evaluate before it lets others run, ms.
+const WAIT_MS = 40;
+let nextId = 0;
 
-const source = (fn, arg) => {
-  if (typeof fn === "string") return `() => (${fn})`;
-  return fn.toString();
-};
+/** An evaluate's function source (a string is an expression, as in Playwright's evaluate). */
+const source = (fn) => (typeof fn === "string" ? `() => (${fn})` : fn.toString());
+/** An init script's function source (a string is a script's text, as in addInitScript). */
+const initSource = (fn) => (typeof fn === "string" ? `() => { ${fn} }` : fn.toString());
 
 /** Launch: one Xvfb display; contexts start their own driver on it. */
 export async function launchWebKitBrowser() {
@@ -148,7 +175,13 @@ async function newContext(display, forget) {
       return p;
     },
     pages: () => [...pages],
-    async addInitScript(fn, arg) { inits.push([source(fn), arg]); },
+    async addInitScript(fn, arg) { inits.push([initSource(fn), arg]); },
+    /** Cookies for the current document's host (WebDriver classic sets them through a page of it). */
+    async addCookies(cookies) {
+      await serial(async () => {
+        for (const { name, value, domain, path = "/" } of cookies) await call("POST", "/cookie", { cookie: { name, value, domain, path } });
+      });
+    },
     setOffline: lacks("no network emulation (setOffline)"),
     newCDPSession: lacks("no Chrome DevTools Protocol session"),
     route: lacks("no request interception (route)"),
@@ -197,20 +230,37 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
       for (const f of listeners.console) f(m);
     }
   };
-  // `fn`: a function, or the source of an expression or of a function (`src`).
+  // `fn`: a function, or the source of an expression or of a function
+  // (`src`). Each command switches to this page's window first; the waits
+  // are separate commands, so other pages run between them.
   const run = async (fn, arg, src = source(fn)) => {
-    const script = WRAPPER.replace("FN", () => src);
-    const r = await call("POST", "/execute/async", { script, args: [arg ?? null] });
-    deliver(r?.d);
+    const id = `e${++nextId}`;
+    const script = START.replace("FN", () => src);
+    let r = await serial(async () => {
+      await focus();
+      return call("POST", "/execute/async", { script, args: [arg ?? null, id, WAIT_MS] });
+    });
+    for (;;) {
+      deliver(r?.d);
+      if (!r?.pending) break;
+      r = await serial(async () => {
+        await focus();
+        return call("POST", "/execute/async", { script: POLL, args: [id, WAIT_MS] });
+      });
+    }
+    if (r?.gone) throw new Error("page.evaluate: the page navigated while it ran");
     if (r && "err" in r) throw new Error(`page.evaluate: ${r.err}`);
     return r?.u ? undefined : r?.ok;
   };
   // After a navigation: the recorders, then the context's and the page's init scripts.
   const prepare = async () => {
     await run(instrument);
-    for (const [fn, arg] of [...inits, ...own]) await run(fn, arg);
+    for (const [src, arg] of [...inits, ...own]) await run(null, arg, src);
   };
-  const navigate = (f) => serial(async () => { await focus(); await f(); await prepare(); });
+  const navigate = async (f) => {
+    await serial(async () => { await focus(); await f(); });
+    await prepare();
+  };
   const page = {
     context: () => context,
     isClosed: () => closed,
@@ -220,11 +270,11 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
       return page;
     },
     off(type, f) { listeners[type]?.delete(f); return page; },
-    async addInitScript(fn, arg) { own.push([source(fn), arg]); },
+    async addInitScript(fn, arg) { own.push([initSource(fn), arg]); },
     goto: (url) => navigate(() => call("POST", "/url", { url })),
     reload: () => navigate(() => call("POST", "/refresh", {})),
     goBack: () => navigate(() => call("POST", "/back", {})),
-    evaluate: (fn, arg) => serial(async () => { await focus(); return run(fn, arg); }),
+    evaluate: (fn, arg) => run(fn, arg),
     async waitForFunction(fn, arg, { timeout = 30_000, polling } = {}) {
       const until = Date.now() + timeout;
       const every = typeof polling === "number" ? polling : 50;
@@ -240,14 +290,8 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
       await page.waitForFunction(([css, text]) => [...document.querySelectorAll(css)]
         .some((e) => text === null || e.textContent.includes(text)), [css, text], { timeout });
     },
-    $eval: (sel, fn, arg) => serial(async () => {
-      await focus();
-      return run(null, [sel, arg], `(a) => (${source(fn)})(document.querySelector(a[0]), a[1])`);
-    }),
-    $$eval: (sel, fn, arg) => serial(async () => {
-      await focus();
-      return run(null, [sel, arg], `(a) => (${source(fn)})([...document.querySelectorAll(a[0])], a[1])`);
-    }),
+    $eval: (sel, fn, arg) => run(null, [sel, arg], `(a) => (${source(fn)})(document.querySelector(a[0]), a[1])`),
+    $$eval: (sel, fn, arg) => run(null, [sel, arg], `(a) => (${source(fn)})([...document.querySelectorAll(a[0])], a[1])`),
     textContent: (sel) => page.evaluate((sel) => document.querySelector(sel)?.textContent ?? null, sel),
     fill: (sel, value) => page.evaluate(([sel, value]) => {
       const e = document.querySelector(sel);
