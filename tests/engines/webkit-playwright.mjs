@@ -37,6 +37,17 @@ const lacks = (what) => () => {
 function instrument() {
   if (window.__wk) return;
   const wk = (window.__wk = { e: [], c: [] });
+  window.__wkFind = ([css, text]) => {
+    const all = [...document.querySelectorAll(css ?? "body *")];
+    const hits = all.filter((e) => text === null || e.textContent.includes(text));
+    if (css !== null) return hits[0] ?? null;
+    return hits.find((e) => ![...e.children].some((c) => c.textContent.includes(text))) ?? null;
+  };
+  window.__wkSet = (e, value) => {
+    e.value = value;
+    e.dispatchEvent(new Event("input", { bubbles: true }));
+    e.dispatchEvent(new Event("change", { bubbles: true }));
+  };
   addEventListener("error", (ev) => wk.e.push(ev.error?.message ?? String(ev.message)));
   addEventListener("unhandledrejection", (ev) => wk.e.push(ev.reason?.message ?? String(ev.reason)));
   const copy = (a) => {
@@ -233,7 +244,25 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
   // `fn`: a function, or the source of an expression or of a function
   // (`src`). Each command switches to this page's window first; the waits
   // are separate commands, so other pages run between them.
+  let busy = 0;
   const run = async (fn, arg, src = source(fn)) => {
+    busy++;
+    try {
+      return await runOnce(src, arg);
+    } finally {
+      busy--;
+    }
+  };
+  // While the test listens for console lines or page errors, an idle page is
+  // asked for them every 100 ms (they come only with a command's answer).
+  let pump = null;
+  const listen = () => {
+    pump ??= setInterval(() => {
+      if (!closed && busy === 0) run(null, null, "() => null").catch(() => {});
+    }, 100);
+    pump.unref();
+  };
+  const runOnce = async (src, arg) => {
     const id = `e${++nextId}`;
     const script = START.replace("FN", () => src);
     let r = await serial(async () => {
@@ -255,7 +284,10 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
   // After a navigation: the recorders, then the context's and the page's init scripts.
   const prepare = async () => {
     await run(instrument);
-    for (const [src, arg] of [...inits, ...own]) await run(null, arg, src);
+    // An init script that throws is the page's uncaught error, as in a browser.
+    for (const [src, arg] of [...inits, ...own]) {
+      await run(null, arg, src).catch((e) => deliver({ e: [e.message.replace(/^page\.evaluate: /, "")] }));
+    }
   };
   const navigate = async (f) => {
     await serial(async () => { await focus(); await f(); });
@@ -267,6 +299,7 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
     on(type, f) {
       if (!listeners[type]) lacks(`no '${type}' events`)();
       listeners[type].add(f);
+      listen();
       return page;
     },
     off(type, f) { listeners[type]?.delete(f); return page; },
@@ -286,32 +319,23 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
       }
     },
     async waitForSelector(selector, { timeout = 30_000 } = {}) {
-      const [css, text] = hasText(selector);
-      await page.waitForFunction(([css, text]) => [...document.querySelectorAll(css)]
-        .some((e) => text === null || e.textContent.includes(text)), [css, text], { timeout });
+      await page.waitForFunction((q) => window.__wkFind(q) !== null, hasText(selector), { timeout });
     },
     $eval: (sel, fn, arg) => run(null, [sel, arg], `(a) => (${source(fn)})(document.querySelector(a[0]), a[1])`),
     $$eval: (sel, fn, arg) => run(null, [sel, arg], `(a) => (${source(fn)})([...document.querySelectorAll(a[0])], a[1])`),
-    textContent: (sel) => page.evaluate((sel) => document.querySelector(sel)?.textContent ?? null, sel),
-    fill: (sel, value) => page.evaluate(([sel, value]) => {
-      const e = document.querySelector(sel);
-      e.value = value;
-      e.dispatchEvent(new Event("input", { bubbles: true }));
-      e.dispatchEvent(new Event("change", { bubbles: true }));
-    }, [sel, value]),
-    selectOption: (sel, value) => page.evaluate(([sel, value]) => {
-      const e = document.querySelector(sel);
-      e.value = value;
-      e.dispatchEvent(new Event("input", { bubbles: true }));
-      e.dispatchEvent(new Event("change", { bubbles: true }));
+    textContent: (sel) => page.evaluate((q) => window.__wkFind(q)?.textContent ?? null, hasText(sel)),
+    fill: (sel, value) => page.evaluate(([q, value]) => window.__wkSet(window.__wkFind(q), value), [hasText(sel), value]),
+    selectOption: (sel, value) => page.evaluate(([q, value]) => {
+      window.__wkSet(window.__wkFind(q), value);
       return [value];
-    }, [sel, value]),
-    click: (sel) => page.evaluate((sel) => document.querySelector(sel).click(), sel),
+    }, [hasText(sel), value]),
+    click: (sel) => page.evaluate((q) => window.__wkFind(q).click(), hasText(sel)),
     locator: lacks("no element screenshots (locator)"),
     route: lacks("no request interception (route)"),
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(pump);
       if (page.ownsContext) return context.close();
       await serial(() => release(page, handle));
     },
@@ -319,8 +343,14 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
   return page;
 }
 
-/** `css:has-text("t")` → [css, t]; a plain selector → [selector, null]. */
+/**
+ * Playwright's selectors as the suite writes them: `css:has-text("t")` →
+ * [css, t]; `text=t` → [null, t] (the innermost element holding t); a plain
+ * selector → [selector, null]. `__wkFind` (instrument) reads the pair.
+ */
 function hasText(selector) {
+  const text = selector.match(/^text=(.*)$/);
+  if (text) return [null, text[1]];
   const m = selector.match(/^(.*):has-text\("(.*)"\)$/);
   return m ? [m[1], m[2]] : [selector, null];
 }
