@@ -88,8 +88,9 @@ else {
 const START = `const done = arguments[arguments.length - 1];
 const [arg, id, wait] = [arguments[0], arguments[1], arguments[2]];
 const fn = FN;
+const keep = (v) => JSON.parse(JSON.stringify(v, (k, x) => (x === undefined ? "\\u0000undefined" : x)) ?? "null");
 (window.__wkp ||= {})[id] = Promise.resolve().then(() => fn(arg)).then(
-  (v) => ({ ok: v === undefined ? null : v, u: v === undefined }),
+  (v) => ({ ok: keep(v), u: v === undefined }),
   (e) => ({ err: String(e && e.message !== undefined ? e.message : e) }));
 ${AWAIT}`;
 const POLL = `const done = arguments[arguments.length - 1];
@@ -98,6 +99,16 @@ ${AWAIT}`;
 // How long one command waits for an evaluate before it lets others run, ms.
 const WAIT_MS = 40;
 let nextId = 0;
+
+/**
+ * A value as Playwright hands it over: `undefined` inside objects and arrays
+ * kept (WebDriver's JSON would make it null; the page marks it).
+ */
+function restore(v) {
+  if (v === "\u0000undefined") return undefined;
+  if (v && typeof v === "object") for (const k of Object.keys(v)) v[k] = restore(v[k]);
+  return v;
+}
 
 /** An evaluate's function source (a string is an expression, as in Playwright's evaluate). */
 const source = (fn) => (typeof fn === "string" ? `() => (${fn})` : fn.toString());
@@ -279,7 +290,7 @@ function webkitPage({ context, serial, call, handle, inits, on, current, release
     }
     if (r?.gone) throw new Error("page.evaluate: the page navigated while it ran");
     if (r && "err" in r) throw new Error(`page.evaluate: ${r.err}`);
-    return r?.u ? undefined : r?.ok;
+    return r?.u ? undefined : restore(r?.ok);
   };
   // After a navigation: the recorders, then the context's and the page's init scripts.
   const prepare = async () => {
