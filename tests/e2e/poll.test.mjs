@@ -10,7 +10,7 @@
 import { test, before, after, beforeEach } from "node:test";
 import {
   assert, setup, openPage, subscribe, events, stats, statsWhen, close, waitForEvents, waitForLog, sleep,
-  fault, reset, restart, gets, preflights, queryParam, cursorOf, gapAfter, assertDelay, lateness, brief, freeze, intervals,
+  fault, reset, restart, gets, preflights, PREFLIGHT_CACHE, queryParam, cursorOf, gapAfter, assertDelay, lateness, brief, freeze, intervals,
   bc07Rules, bc07NulFirstRules, bc08Rules, BC07_MESSAGES, BC07_REQUESTS, BC08_MESSAGES, BC08_CURSORS,
   BC08_IF_NONE_MATCH,
 } from "./polling.mjs";
@@ -75,7 +75,8 @@ for (const name of ORIGINS) {
     // the preflight cache for any request that is not cache mode "default"
     // without validators (Access-Control-Max-Age does not help here).
     const pre = await preflights(api, "/poll");
-    assert.equal(pre.length, o.cross ? reqs.length - 1 : 0);
+    if (PREFLIGHT_CACHE && o.cross) assert.ok(pre.length >= 1 && pre.length <= reqs.length - 1, `${pre.length} preflights`);
+    else assert.equal(pre.length, o.cross ? reqs.length - 1 : 0);
     assert.deepEqual(page.errors, []);
   });
 

@@ -259,6 +259,14 @@ export async function gets(server, path) {
   return entries.filter((e) => e.method === "GET" && e.path === path).sort((a, b) => a.req - b.req);
 }
 
+/**
+ * Whether the engine keeps a CORS preflight (Access-Control-Max-Age) for the
+ * conditional `cache: "no-store"` requests of a poll: WebKit does, so one
+ * preflight can serve several requests; Chromium and Firefox send one before
+ * each (docs/engines.md).
+ */
+export const PREFLIGHT_CACHE = ENGINE === "webkit";
+
 /** The OPTIONS (preflight) entries of `path`. */
 export async function preflights(server, path) {
   const { entries } = await readLog(server);
