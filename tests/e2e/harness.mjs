@@ -1,7 +1,8 @@
 // Shared helpers for the Playwright browser tests: start the reference server
 // on a free loopback port, launch Debian's headless Chromium (or Firefox ESR
-// with `TIDINGS_E2E_ENGINE=firefox`: `make test-engines` runs the whole suite
-// so), read the server's request log. Nothing here downloads a browser.
+// with `TIDINGS_E2E_ENGINE=firefox`, WebKitGTK with `webkit`: `make
+// test-engines` runs the whole suite so), read the server's request log.
+// Nothing here downloads a browser.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
