@@ -59,15 +59,16 @@ cross-engine:
 
 ## make test-engines: the cross-engine suite (tests/engines/cases.mjs) on Chromium, Firefox ESR and
 ## WebKitGTK (`make test` runs it as its cross-engine phase), then the whole e2e suite (tests/e2e) on
-## Firefox ESR (tests/engines/e2e.mjs; not in `make test`); each prints pass / fail / skipped and the
-## version per engine, and the reason of every skip. ENGINES="firefox webkit" runs a subset of the first.
+## Firefox ESR and on WebKitGTK (tests/engines/e2e.mjs; not in `make test`); each prints pass / fail /
+## skipped and the version per engine, and the reason of every skip. ENGINES="firefox webkit" runs a
+## subset of the first.
 test-engines:
 	@scripts/bootstrap.sh engines
 	@scripts/build-pkg.sh
 	@cargo build -q --release -p tidings-server
 	@$(MAKE) --no-print-directory cross-engine
 	@scripts/build-example.sh
-	node tests/engines/e2e.mjs firefox
+	node tests/engines/e2e.mjs firefox webkit
 
 ## make size: per package entry (row), bytes of its wasm and its bundled JS, raw/gzip/brotli, each row against its ceiling, and where the wasm goes;
 ## then what a Rust app pays for tidings (scripts/size-rust-app.sh; its recommended-profile row against RUST_APP_CEILING).

@@ -625,9 +625,10 @@ export interface Options<M = {}> {
      */
     idleTimeoutMs?: number;
     /**
-     * A stream that opened and delivered nothing this long (milliseconds; `fetch-sse`: no byte,
-     * comments count; `eventsource`: no message or `heartbeatEvent` event) is evidence of a
-     * buffering proxy. Default `45000`: three 15 s pings (axum `KeepAlive`, sse-starlette), so a
+     * A stream that delivered nothing this long after it opened, or after its request while it
+     * has not (milliseconds; `fetch-sse`: no byte, comments count; `eventsource`: no message or
+     * `heartbeatEvent` event), is evidence of a buffering proxy (Firefox opens a held stream
+     * only at its first byte, so the verdict cannot wait for the open). Default `45000`: three 15 s pings (axum `KeepAlive`, sse-starlette), so a
      * quiet healthy server is never taken for a proxy. On `eventsource` with no other usable
      * transport (by `transports` and capability), it is no evidence: the stream is kept open
      * (debug `note` `silent-stream-kept`).

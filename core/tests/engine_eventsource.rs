@@ -316,6 +316,45 @@ fn a_cursor_not_visible_ascii_stays_on_eventsource() {
     assert_eq!(changes(&sim)[1].2, Reason::ResumeByHeader);
 }
 
+/// A replay recognised while the cursor is not visible ASCII: that cursor
+/// travels in the query on every transport (`request::by_header`), so a move
+/// to `fetch-sse` would meet the same server reading the same query. The
+/// error has no `retryInMs`, the stream stays on `eventsource` (no abort, no
+/// switch), and the replayed ids are dropped.
+#[test]
+fn a_replay_of_a_cursor_not_visible_ascii_stays_on_eventsource() {
+    let mut c = Config::new("/stream");
+    c.watchdog.first_event_timeout_ms = 1000;
+    let mut sim = Sim::new(c, 9);
+    let o = the_open(&sim.start());
+    sim.opened(o.id);
+    for (d, i) in [("a", "x 1"), ("b", "x 2"), ("c", "x 3")] {
+        sim.native(o.id, "message", d, i);
+    }
+    sim.error(o.id, TransportError::NativeReconnecting);
+    let o = sim.must_open(10_000);
+    assert_eq!(
+        (o.transport, o.url.as_str()),
+        (TransportKind::EventSource, "/stream?lastEventId=x%203")
+    );
+    sim.opened(o.id);
+    sim.native(o.id, "message", "a", "x 1");
+    sim.native(o.id, "message", "b", "x 2");
+    let t = sim.now.mono.0;
+    sim.native(o.id, "message", "c", "x 3");
+    assert_eq!(error_codes(&sim), [(t, ErrorCode::ResumeIgnored, None)]);
+    assert_eq!((aborts(&sim), changes(&sim).len()), (vec![], 1));
+    sim.native(o.id, "message", "d", "x 4");
+    assert_eq!(sim.engine.last_event_id(), "x 4");
+    assert_eq!(
+        sim.delivered()
+            .iter()
+            .map(|m| m.data.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "c", "d"]
+    );
+}
+
 /// A server that resumes from a cursor it rounds down (replays the newest
 /// ids, 4 and 5, then 6) is not flagged; the cursor stays 5 during the
 /// overlap. A replay out of the remembered order is not flagged either.

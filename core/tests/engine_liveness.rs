@@ -548,6 +548,87 @@ fn native_buffered_then_fetch_sse_buffered_then_long_poll() {
     assert_eq!((sim.opens().len(), aborts(&sim).len()), (1, 0));
 }
 
+/// BC-15 NATIVE on every engine: Firefox gives a native `EventSource` behind
+/// a proxy that holds the body no `open` either, so the first-event deadline
+/// runs from the request while no `open` came, and the verdict is the same
+/// with or without it: `buffered-stream` at `firstEventTimeoutMs`, twice, then
+/// `fetch-sse`. Alone (no other transport usable) the stream is kept at that
+/// deadline, and the connect deadline (`idleTimeoutMs` from the request)
+/// still ends a stream that never opens.
+#[test]
+fn a_held_native_stream_is_buffered_with_or_without_its_open() {
+    let mut config = Config::new("/stream");
+    config.watchdog.first_event_timeout_ms = 1500;
+    config.watchdog.idle_timeout_ms = 5000;
+    let mut seen = vec![];
+    for with_open in [true, false] {
+        let mut sim = Sim::new(config.clone(), 1);
+        let mut o = the_open(&sim.start());
+        let mut aborted_after = vec![];
+        for i in 0..2 {
+            assert_eq!(o.transport, TransportKind::EventSource);
+            let started = sim.now.mono.0;
+            sim.run_for(20);
+            if with_open {
+                sim.opened(o.id);
+            }
+            sim.run_for(1500);
+            aborted_after.push(aborts(&sim).get(i).map(|t| t - started));
+            o = sim.must_open(60_000);
+        }
+        let verdicts: Vec<Reason> = sim
+            .find(|a| match a {
+                Action::State {
+                    state: State::Waiting,
+                    reason,
+                    ..
+                } => Some(*reason),
+                _ => None,
+            })
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        let moved: Vec<_> = transport_changes(&sim)
+            .into_iter()
+            .map(|(_, to, from, r)| (to, from, r))
+            .collect();
+        seen.push((aborted_after, verdicts, moved, o.transport));
+    }
+    let buffered = vec![Reason::BufferedStream, Reason::BufferedStream];
+    let moved = vec![(
+        TransportKind::FetchSse,
+        TransportKind::EventSource,
+        Reason::BufferedStream,
+    )];
+    assert_eq!(
+        seen,
+        [
+            (
+                vec![Some(1520), Some(1520)],
+                buffered.clone(),
+                moved.clone(),
+                TransportKind::FetchSse
+            ),
+            (
+                vec![Some(1500), Some(1500)],
+                buffered,
+                moved,
+                TransportKind::FetchSse
+            ),
+        ]
+    );
+
+    // Alone: kept at the first-event deadline, ended by the connect deadline.
+    let mut alone = config;
+    alone.transports = vec![TransportKind::EventSource];
+    let mut sim = Sim::new(alone, 1);
+    sim.start();
+    sim.run_for(6000);
+    let verdicts = waiting(&sim.log.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>());
+    assert_eq!(aborts(&sim), [5000]);
+    assert_eq!(verdicts.first().map(|v| v.0), Some(Reason::Stalled));
+}
+
 /// BC-15 NATIVE-SAFARI: Safari fires `open` only with the first byte (20 s
 /// after the headers); the first message counts as connected and no timeout
 /// fires before its configured value (idle 45 s before open).

@@ -1,7 +1,8 @@
 // Shared helpers for the Playwright browser tests: start the reference server
 // on a free loopback port, launch Debian's headless Chromium (or Firefox ESR
-// with `TIDINGS_E2E_ENGINE=firefox`: `make test-engines` runs the whole suite
-// so), read the server's request log. Nothing here downloads a browser.
+// with `TIDINGS_E2E_ENGINE=firefox`, WebKitGTK with `webkit`: `make
+// test-engines` runs the whole suite so), read the server's request log.
+// Nothing here downloads a browser.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -48,7 +49,7 @@ export async function startServer(args = []) {
   };
 }
 
-/** The engine `launchBrowser` starts: `chromium` (default) or `firefox`. */
+/** The engine `launchBrowser` starts: `chromium` (default), `firefox` or `webkit`. */
 export const ENGINE = process.env.TIDINGS_E2E_ENGINE ?? "chromium";
 
 const FIREFOX_SHIM = new URL("../engines/firefox-bidi-shim.mjs", import.meta.url).pathname;
@@ -68,10 +69,15 @@ export function launchFirefox() {
 /**
  * Launch /usr/bin/chromium headless with the flags this machine needs
  * (`options` are Chromium's launch options); with `ENGINE` `firefox`, Firefox
- * ESR instead, without them.
+ * ESR instead, and with `webkit`, WebKitGTK's MiniBrowser, without them.
  */
-export function launchBrowser(options = {}) {
+export async function launchBrowser(options = {}) {
   if (ENGINE === "firefox") return launchFirefox();
+  if (ENGINE === "webkit") {
+    // WebKitGTK over WebDriver classic (tests/engines/webkit-playwright.mjs: what it maps, what it lacks).
+    const { launchWebKitBrowser } = await import("../engines/webkit-playwright.mjs");
+    return launchWebKitBrowser();
+  }
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,

@@ -25,8 +25,10 @@ async function page({ init = true } = {}) {
   p.warnings = [];
   p.on("pageerror", (e) => p.errors.push(e.message));
   p.on("console", (m) => { if (m.type() === "warning" || m.type() === "error") p.warnings.push(m.text()); });
-  await p.route(`${server.url}/__blank`, (r) => r.fulfill({ contentType: "text/html", body: "<!doctype html><title>t</title>" }));
-  await p.goto(`${server.url}/__blank`);
+  // A document of the server's origin (its `GET /_faults` JSON, as
+  // tidings-page.mjs's blankPage): no request interception, which WebKitGTK's
+  // driver does not have.
+  await p.goto(`${server.url}/_faults`);
   await p.evaluate(async (init) => {
     window.t = await import("/pkg/index.js");
     if (init) await window.t.default();

@@ -10,7 +10,7 @@
 import { test, before, after, beforeEach } from "node:test";
 import {
   assert, setup, openPage, subscribe, events, stats, statsWhen, close, waitForEvents, waitForLog, sleep,
-  fault, reset, restart, gets, preflights, queryParam, cursorOf, gapAfter, assertDelay, lateness, brief, freeze, intervals,
+  fault, reset, restart, gets, preflights, PREFLIGHT_CACHE, queryParam, cursorOf, gapAfter, assertDelay, lateness, brief, freeze, intervals,
   bc07Rules, bc07NulFirstRules, bc08Rules, BC07_MESSAGES, BC07_REQUESTS, BC08_MESSAGES, BC08_CURSORS,
   BC08_IF_NONE_MATCH,
 } from "./polling.mjs";
@@ -75,7 +75,8 @@ for (const name of ORIGINS) {
     // the preflight cache for any request that is not cache mode "default"
     // without validators (Access-Control-Max-Age does not help here).
     const pre = await preflights(api, "/poll");
-    assert.equal(pre.length, o.cross ? reqs.length - 1 : 0);
+    if (PREFLIGHT_CACHE && o.cross) assert.ok(pre.length >= 1 && pre.length <= reqs.length - 1, `${pre.length} preflights`);
+    else assert.equal(pre.length, o.cross ? reqs.length - 1 : 0);
     assert.deepEqual(page.errors, []);
   });
 
@@ -193,7 +194,13 @@ for (const name of ORIGINS) {
     const reqs = await waitForLog(api, "/poll", (es) => es.length >= 6);
     assert.deepEqual(reqs.slice(0, 5).map((r) => r.status), [200, 304, 200, 200, 200]);
     const slack = await lateness(page, "p");
-    [300, 400, 100, 250, 400].forEach((d, i) => assertDelay(gapAfter(reqs[i], reqs[i + 1]), d, `after hint ${i + 1}`, { slack }));
+    // The hints' values are the exact `intervals` below; the gaps the server
+    // saw show each was waited, never less (a loop fails the lower bound).
+    // Above, +250 ms: the gap also holds the page's reading of the answer,
+    // which the timer probe does not see (267 ms for a 100 ms hint in
+    // Firefox, three e2e files at a time on 2 cores).
+    [300, 400, 100, 250, 400].forEach((d, i) =>
+      assertDelay(gapAfter(reqs[i], reqs[i + 1]), d, `after hint ${i + 1}`, { slack, over: 250 }));
     assert.deepEqual(await intervals(page, "p"), [200, 300, 400, 100, 250, 400]);
     const s = await stats(page, "p");
     assert.equal(s.notModified >= 1, true);

@@ -18,9 +18,10 @@
 // (the native one and the probe) and the counts include the probe.
 import { test, describe, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser } from "./harness.mjs";
+import { ENGINE, startServer, launchBrowser } from "./harness.mjs";
 import { Model } from "./engine-model.mjs";
 import * as h from "./tidings-page.mjs";
+import { SKIPS } from "../engines/e2e-skips.mjs";
 
 const BACKOFF = { floorMs: 100, baseMs: 500, maxMs: 60000 };
 
@@ -42,9 +43,11 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         b = cross ? await startServer(["--quiet"]) : a;
         page = await h.blankPage(browser, a.url);
         page.clock = await h.clockOffset(page, srv());
-        // The Retry-After each case's responses carried, as the browser saw it.
+        // The Retry-After each case's responses carried, as the browser saw it
+        // (WebKitGTK's driver shows no responses: the one test that reads it
+        // is skipped there, tests/engines/e2e-skips.mjs).
         page.retryAfter = new Map();
-        page.on("response", (r) => {
+        if (ENGINE !== "webkit") page.on("response", (r) => {
           const m = r.url().match(/[?&]case=(\w+)/);
           const ra = r.headers()["retry-after"];
           if (m && ra) page.retryAfter.set(m[1], ra);
@@ -172,7 +175,8 @@ for (const transport of ["eventsource", "fetch-sse"]) {
         });
       });
 
-      test("503 with an HTTP-date Retry-After and no Date: measured against the client clock", async () => {
+      const NO_DATE = "503 with an HTTP-date Retry-After and no Date: measured against the client clock";
+      test(NO_DATE, { skip: SKIPS[ENGINE]?.[NO_DATE] ?? false }, async () => {
         await retryCase({
           fault: { kind: "status", status: 503, retry_after_date_s: 2, date: false },
           seed: 14, reason: "retry-after",

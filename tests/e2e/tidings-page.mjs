@@ -124,6 +124,22 @@ export async function messages(page, name) {
   return log.filter((e) => !["open", "error", "statechange", "transportchange", "reset"].includes(e.type));
 }
 
+/**
+ * Each attempt's start in a recorded `log`: its `statechange` to `connecting`,
+ * given the `transport` of the `transportchange` before it (the same objects).
+ * For engines that give a held stream no `open` (Firefox), where a deadline
+ * runs from the request.
+ */
+export function attemptStarts(log) {
+  let transport;
+  const starts = [];
+  for (const e of log) {
+    if (e.type === "transportchange") transport = e.transport;
+    if (e.type === "statechange" && e.state === "connecting") starts.push(Object.assign(e, { transport }));
+  }
+  return starts;
+}
+
 /** Wait until `fn(log)` is truthy for the events of `name`; returns the log. */
 export function waitEvents(page, name, fn, timeoutMs = 5000, what = "condition") {
   return pollUntil(() => events(page, name), fn, timeoutMs, what, (log) => `events: ${JSON.stringify(log.map(brief))}`);

@@ -18,8 +18,8 @@ import { createServer } from "node:net";
 import { launchBrowser, launchFirefox as launchFirefoxBrowser } from "../e2e/harness.mjs";
 
 const FIREFOX = process.env.FIREFOX ?? "/usr/bin/firefox-esr";
-const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER ?? "/usr/bin/WebKitWebDriver";
-const MINIBROWSER = process.env.MINIBROWSER ?? "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
+export const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER ?? "/usr/bin/WebKitWebDriver";
+export const MINIBROWSER = process.env.MINIBROWSER ?? "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
 // How long one evaluate may run in WebKit (the script timeout).
 const SCRIPT_TIMEOUT_MS = 30_000;
 
@@ -67,7 +67,7 @@ async function launchFirefox() {
 // ----- WebKitGTK over WebDriver classic ---------------------------------------
 
 /** A free loopback TCP port (listen on 0, close, reuse the number). */
-async function freePort() {
+export async function freePort() {
   const srv = createServer();
   srv.listen(0, "127.0.0.1");
   await once(srv, "listening");
@@ -78,7 +78,7 @@ async function freePort() {
 }
 
 /** Start Xvfb on a display it picks itself (`-displayfd`); resolves to { display, child }. */
-async function startXvfb() {
+export async function startXvfb() {
   const child = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", "1280x1024x24", "-nolisten", "tcp"], {
     stdio: ["ignore", "ignore", "ignore", "pipe"],
   });
@@ -95,7 +95,7 @@ async function startXvfb() {
 }
 
 /** One W3C WebDriver call; resolves to `value`, rejects on a WebDriver error. */
-async function wd(base, method, path, body) {
+export async function wd(base, method, path, body) {
   const r = await fetch(base + path, {
     method,
     headers: body === undefined ? {} : { "content-type": "application/json" },
@@ -109,7 +109,7 @@ async function wd(base, method, path, body) {
 }
 
 /** Poll WebKitWebDriver's /status until it is ready (it starts in well under a second). */
-async function waitReady(base, child) {
+export async function waitReady(base, child) {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`WebKitWebDriver exited with ${child.exitCode}`);

@@ -17,7 +17,8 @@
 //!
 //! Then, once per connection, an `error` with code `resume-ignored`, and a
 //! move to a transport that sends the header, where one is usable (the
-//! selector keeps only those: `fetch-sse` same-origin by default), at once
+//! selector keeps only those: `fetch-sse` same-origin by default) and the
+//! cursor may travel there (visible ASCII, `request::by_header`), at once
 //! (`U[0, 100]` ms jitter, no failure counted); where none is, the error has
 //! no `retryInMs` and the connection stays (replays are dropped as
 //! duplicates, and the cursor never moves back to a replayed id).
@@ -26,7 +27,7 @@ use alloc::string::String;
 use core::mem;
 
 use super::action::{Action, ErrorCode, Reason};
-use super::request::cursor_in_query;
+use super::request::{by_header, cursor_in_query};
 use super::retry::LONG_POLL_JITTER_MS;
 use super::Engine;
 use crate::time::Now;
@@ -114,8 +115,13 @@ impl Engine {
         if !mem::take(&mut self.resume.pending) {
             return;
         }
+        // A cursor that is not visible ASCII travels in the query on every
+        // transport (`request::by_header`): no move would change what the
+        // server reads.
         let cross = self.config.cross_origin;
-        let change = self.selector.resume_by_header(cross, Reason::ResumeIgnored);
+        let change = by_header(self.cursor())
+            .then(|| self.selector.resume_by_header(cross, Reason::ResumeIgnored))
+            .flatten();
         let Some(change) = change else {
             self.actions.push_back(resume_error(None));
             return;

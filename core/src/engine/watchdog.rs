@@ -9,7 +9,7 @@
 //! | transport | before open / head | opened, nothing yet | after a byte / event |
 //! |---|---|---|---|
 //! | `fetch-sse` | first byte: start + firstEvent, and connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
-//! | `eventsource` | connect: start + idle | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
+//! | `eventsource` | first event: start + firstEvent, and connect: start + idle (Firefox gives a held stream no `open`) | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
 //! | `poll` | request: last activity + idle | same | same |
 
@@ -22,11 +22,13 @@ use crate::time::{MonoMs, Now, WallMs};
 pub(crate) enum Expiry {
     /// No response head / `open` in time: an open that failed.
     Connect,
-    /// No byte before the first-event deadline: buffered stream. On
-    /// `fetch-sse` it runs from the head, or from the request while no head
-    /// came: Firefox resolves a streaming `fetch` only at the first body
-    /// byte, so a held body shows there as no head at all, and the verdict
-    /// must not depend on the head to be the same on every engine.
+    /// No byte (or native event) before the first-event deadline: buffered
+    /// stream. On `fetch-sse` it runs from the head, or from the request
+    /// while no head came: Firefox resolves a streaming `fetch` only at the
+    /// first body byte, so a held body shows there as no head at all, and the
+    /// verdict must not depend on the head to be the same on every engine.
+    /// On `eventsource` likewise from `open`, or from the request while no
+    /// `open` came (Firefox fires none behind a held body either).
     FirstByte,
     /// Silent past the idle timeout: stalled.
     Idle,
@@ -45,14 +47,18 @@ pub(crate) fn deadline(
     let idle = nonzero(watchdog.idle_timeout_ms);
     let first = nonzero(watchdog.first_event_timeout_ms);
     let last = attempt.last_activity.mono;
+    let kept = attempt.native().is_some_and(|n| n.silence_kept);
     match (attempt.transport, attempt.opened_at) {
         (TransportKind::LongPoll, _) => {
             nonzero(long_poll_timeout_ms).map(|t| (attempt.started.plus(t), Expiry::Hold))
         }
         (TransportKind::Poll, _) => idle.map(|t| (last.plus(t), Expiry::Request)),
-        // No head yet: the first-event deadline from the request, unless the
-        // connect deadline comes first (an idle of 0, `None`, never does).
-        (TransportKind::FetchSse, None) if first.is_some() && first <= idle.or(first) => {
+        // No head / `open` yet: the first-event deadline from the request,
+        // unless the connect deadline comes first (an idle of 0, `None`,
+        // never does) or a native stream was kept at it (`engine::quiet`).
+        (TransportKind::FetchSse | TransportKind::EventSource, None)
+            if first.is_some() && first <= idle.or(first) && !kept =>
+        {
             first.map(|t| (attempt.started.plus(t), Expiry::FirstByte))
         }
         (_, None) => idle.map(|t| (attempt.started.plus(t), Expiry::Connect)),
@@ -64,12 +70,9 @@ pub(crate) fn deadline(
                 (a, b) => a.or(b),
             }
         }
-        (TransportKind::EventSource, Some(opened)) if !attempt.saw_event() => {
-            let kept = attempt.native().is_some_and(|n| n.silence_kept);
-            first
-                .filter(|_| !kept)
-                .map(|t| (opened.plus(t), Expiry::FirstByte))
-        }
+        (TransportKind::EventSource, Some(opened)) if !attempt.saw_event() => first
+            .filter(|_| !kept)
+            .map(|t| (opened.plus(t), Expiry::FirstByte)),
         (_, Some(_)) => idle.map(|t| (last.plus(t), Expiry::Idle)),
     }
 }
@@ -158,6 +161,11 @@ mod tests {
     #[test]
     fn eventsource_waits_for_an_event() {
         let mut a = attempt(TransportKind::EventSource);
+        // No `open` yet (Firefox behind a held body): from the request.
+        assert_eq!(
+            deadline(&a, &W, 0),
+            Some((MonoMs(16_000), Expiry::FirstByte))
+        );
         a.opened_at = Some(MonoMs(1500));
         assert_eq!(
             deadline(&a, &W, 0),
