@@ -153,7 +153,9 @@ impl Subscription {
         listener: JsValue,
         options: JsValue,
     ) -> Result<(), JsValue> {
-        self.add_event_listener(&crate::js::to_string(&kind)?, listener, options)
+        let kind = self.inner.listeners.add_js(&kind, listener, &options)?;
+        warn_if_never(&self.inner, &kind);
+        Ok(())
     }
 
     /// Remove a listener added with `addEventListener`; a dispatch under way
@@ -164,8 +166,7 @@ impl Subscription {
         kind: JsValue,
         listener: JsValue,
     ) -> Result<(), JsValue> {
-        self.remove_event_listener(&crate::js::to_string(&kind)?, listener);
-        Ok(())
+        self.inner.listeners.remove_js(&kind, &listener)
     }
 }
 

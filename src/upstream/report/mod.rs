@@ -151,15 +151,13 @@ impl Reporter {
         if self.drive.is_closed() {
             return Ok(());
         }
-        let kind = crate::js::to_string(&kind)?;
-        self.drive.listeners.add(&kind, listener, &options)
+        self.drive.listeners.add_js(&kind, listener, &options)?;
+        Ok(())
     }
 
     /// As `EventTarget.removeEventListener`.
     #[wasm_bindgen(js_name = removeEventListener)]
     pub fn remove_event_listener(&self, kind: JsValue, listener: JsValue) -> Result<(), JsValue> {
-        let kind = crate::js::to_string(&kind)?;
-        self.drive.listeners.remove(&kind, &listener);
-        Ok(())
+        self.drive.listeners.remove_js(&kind, &listener)
     }
 }
