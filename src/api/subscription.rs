@@ -199,25 +199,19 @@ impl Subscription {
     }
 
     /// The cursor: the last event id seen (or the initial `lastEventId`).
+    /// A JS string (no string return through the glue: smaller).
     #[wasm_bindgen(getter, js_name = lastEventId)]
-    pub fn last_event_id(&self) -> String {
-        match self.inner.conn() {
-            Some(c) => c.last_event_id(),
-            None => self.inner.closed.borrow().last_event_id.clone(),
-        }
+    pub fn last_event_id_js(&self) -> JsValue {
+        JsValue::from_str(&self.last_event_id())
     }
 
     /// The transport in use or about to be tried (`"eventsource"`,
     /// `"fetch-sse"`, `"long-poll"`, `"poll"`): the one the engine chose
     /// last. `""` until it chose one, which is a microtask after `subscribe`,
     /// and for good when it stopped before choosing (no usable transport).
-    #[wasm_bindgen(getter)]
-    pub fn transport(&self) -> String {
-        // The engine's (the leader's with `crossTab`): the one source.
-        match self.inner.conn() {
-            Some(c) => c.transport_name().into(),
-            None => self.inner.closed.borrow().transport.into(),
-        }
+    #[wasm_bindgen(getter, js_name = transport)]
+    pub fn transport_js(&self) -> JsValue {
+        crate::js::name(self.transport())
     }
 
     /// The calm status: `connecting`, `connected`, `reconnecting`,
@@ -259,10 +253,9 @@ impl Subscription {
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
-    #[wasm_bindgen(getter)]
-    pub fn state(&self) -> String {
-        let connection = self.inner.conn().map(|c| c.state());
-        self.inner.seat.get().state(connection).as_str().into()
+    #[wasm_bindgen(getter, js_name = state)]
+    pub fn state_js(&self) -> JsValue {
+        crate::js::name(self.state_name())
     }
 
     /// Counters: `{ requests, bytes, reconnects, notModified,
@@ -273,6 +266,35 @@ impl Subscription {
             None => self.inner.closed.borrow().stats,
         };
         events::stats(&s)
+    }
+}
+
+impl Subscription {
+    /// [`Subscription::last_event_id_js`] for Rust callers.
+    pub fn last_event_id(&self) -> String {
+        match self.inner.conn() {
+            Some(c) => c.last_event_id(),
+            None => self.inner.closed.borrow().last_event_id.clone(),
+        }
+    }
+
+    /// [`Subscription::transport_js`] for Rust callers.
+    pub fn transport(&self) -> &'static str {
+        // The engine's (the leader's with `crossTab`): the one source.
+        match self.inner.conn() {
+            Some(c) => c.transport_name(),
+            None => self.inner.closed.borrow().transport,
+        }
+    }
+
+    /// [`Subscription::state_js`] for Rust callers.
+    pub fn state(&self) -> String {
+        self.state_name().into()
+    }
+
+    fn state_name(&self) -> &'static str {
+        let connection = self.inner.conn().map(|c| c.state());
+        self.inner.seat.get().state(connection).as_str()
     }
 }
 

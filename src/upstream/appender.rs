@@ -196,14 +196,21 @@ impl AppenderJs {
 
     /// The `Producer-Id` sent.
     #[wasm_bindgen(getter, js_name = producerId)]
-    pub fn producer_id(&self) -> String {
-        self.inner.producer_id.clone()
+    pub fn producer_id_js(&self) -> JsValue {
+        JsValue::from_str(&self.inner.producer_id)
     }
 
     /// The current `Producer-Epoch` (it moves on an auto-claim).
     #[wasm_bindgen(getter)]
     pub fn epoch(&self) -> f64 {
         self.inner.machine.borrow().producer().0 as f64
+    }
+}
+
+impl AppenderJs {
+    /// [`AppenderJs::producer_id_js`] for Rust callers.
+    pub fn producer_id(&self) -> String {
+        self.inner.producer_id.clone()
     }
 }
 

@@ -117,8 +117,8 @@ impl Reporter {
     /// failure, or before the first report), `paused` (hidden or offline) or
     /// `closed`.
     #[wasm_bindgen(getter)]
-    pub fn state(&self) -> String {
-        self.drive.state().as_str().into()
+    pub fn state(&self) -> JsValue {
+        crate::js::name(self.drive.state().as_str())
     }
 
     /// Counters: `{ reports, skipped, requests, retries, delivered,
