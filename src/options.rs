@@ -513,14 +513,28 @@ thread_local! {
 /// first as `invalid-option` `(a getter threw)` with the `cause`, then the
 /// first refusal; else what `read` made.
 pub(crate) fn checked<T>(read: impl FnOnce() -> T) -> Result<T, JsValue> {
-    THREW.with(Cell::take);
-    FAILED.with(Cell::take);
-    let result = read();
-    let failed = FAILED.with(Cell::take);
-    if let Some(cause) = THREW.with(Cell::take) {
-        return Err(threw(&cause));
+    // Emptied first; with one caller (no upstream calls) as two takes, with
+    // several as one more call of the out-of-line `refused` (smaller each).
+    #[cfg(feature = "send")]
+    refused();
+    #[cfg(not(feature = "send"))]
+    {
+        THREW.with(Cell::take);
+        FAILED.with(Cell::take);
     }
-    failed.map_or(Ok(result), Err)
+    let result = read();
+    refused().map_or(Ok(result), Err)
+}
+
+/// What the reading refused (see [`checked`]), both records emptied. Out of
+/// line with the upstream calls: once for their readers and `subscribe()`'s.
+#[cfg_attr(feature = "send", inline(never))]
+fn refused() -> Option<JsValue> {
+    let failed = FAILED.with(Cell::take);
+    match THREW.with(Cell::take) {
+        Some(cause) => Some(threw(&cause)),
+        None => failed,
+    }
 }
 
 /// Refuse the options being read with `e` (an `invalid-option` or
@@ -595,7 +609,6 @@ pub(crate) fn not_built(key: &str, feature: &str, got: &JsValue) -> JsValue {
 
 /// `invalid-option` `(a getter threw)`, with what it threw as `got` and
 /// `cause`.
-#[inline(never)]
 fn threw(cause: &JsValue) -> JsValue {
     let e = invalid("(a getter threw)", "getters that return", cause);
     with_cause(e, cause)

@@ -125,18 +125,17 @@ impl Reporter {
     /// superseded, failed, transientFailures, intervalMs }`.
     pub fn stats(&self) -> JsValue {
         let s = self.drive.stats();
-        let o = js_sys::Object::new();
-        let n = |k: &'static str, v: u64| crate::js::set(&o, k, &JsValue::from_f64(v as f64));
-        n("reports", s.reports);
-        n("skipped", s.skipped);
-        n("requests", s.requests);
-        n("retries", s.retries);
-        n("delivered", s.delivered);
-        n("superseded", s.superseded);
-        n("failed", s.failed);
-        n("transientFailures", s.transient_failures);
-        n("intervalMs", s.interval_ms);
-        o.into()
+        crate::js::counters(&[
+            ("reports", s.reports),
+            ("skipped", s.skipped),
+            ("requests", s.requests),
+            ("retries", s.retries),
+            ("delivered", s.delivered),
+            ("superseded", s.superseded),
+            ("failed", s.failed),
+            ("transientFailures", s.transient_failures),
+            ("intervalMs", s.interval_ms),
+        ])
     }
 
     /// As `EventTarget.addEventListener` (see `Subscription`); `type` is
