@@ -238,14 +238,16 @@ impl Subscription {
     /// For the package's async iterator: `cursor` is that of the message the
     /// consumer handled (it pulled the next one); without it, an iterator
     /// started, and from now on only its pulls say what was handled.
+    /// `cursor` is a string or `undefined` (a `JsValue`: no optional string
+    /// through the glue).
     #[wasm_bindgen(js_name = _handled)]
-    pub fn handled(&self, cursor: Option<String>) {
+    pub fn handled(&self, cursor: JsValue) {
         if let (Some(p), Some(_), Some(c)) = (
             &self.inner.persist,
             self.inner.handle.get(),
             self.inner.conn(),
         ) {
-            match cursor {
+            match cursor.as_string() {
                 Some(cursor) => p.pulled(&c, &cursor),
                 None => p.iterate(),
             }
