@@ -19,6 +19,7 @@ use wasm_bindgen::prelude::*;
 
 use super::driver::{self, Drive, Live, Slots, Tag};
 use super::options::SendOptions;
+use super::promise;
 use super::request::{Reply, Request};
 use crate::guard::Listener;
 use crate::options::{absent, checked, count, fail, flag, get, invalid, text};
@@ -231,13 +232,6 @@ fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
         return Ok(js_sys::Uint8Array::new(&b.value).to_vec());
     }
     Err(invalid("value", "a string, an ArrayBuffer or a view", v))
-}
-
-fn promise() -> (js_sys::Promise, Settle) {
-    let mut settle = None;
-    let p = js_sys::Promise::new(&mut |res, rej| settle = Some((res, rej)));
-    let noop = js_sys::Function::new_no_args("");
-    (p, settle.unwrap_or_else(|| (noop.clone(), noop)))
 }
 
 /// Watch the `signal` and `online`/`offline`.
