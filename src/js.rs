@@ -42,9 +42,9 @@ pub fn name(s: &'static str) -> JsValue {
 /// `o[key] = value` for a constant `key` (decoded once, see [`with_name`]);
 /// a failure is impossible on a fresh plain object.
 pub fn set(o: &js_sys::Object, key: &'static str, value: &JsValue) {
-    with_name(key, |k| {
-        let _ = js_sys::Reflect::set(o, k, value);
-    });
+    // Through `name` (a handle of its own, dropped after): one copy of the
+    // cache's code instead of a `with_name` per caller kind.
+    let _ = js_sys::Reflect::set(o, &name(key), value);
 }
 
 /// A plain object of counters: `{ name: number }` for each of `fields`, in
