@@ -15,9 +15,9 @@ thread_local! {
     static NAMES: RefCell<Vec<((usize, usize), JsValue)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Call `f` with the JS string for the constant `s`, decoded once per program.
-/// `f` is a `dyn`: one copy of the lookup for its callers, not one each.
-fn with_name(s: &'static str, f: &mut dyn FnMut(&JsValue)) {
+/// The JS string for the constant `s` (a cached handle), decoded once per
+/// program.
+pub fn name(s: &'static str) -> JsValue {
     let key = (s.as_ptr() as usize, s.len());
     NAMES.with(|names| {
         let mut names = names.borrow_mut();
@@ -27,27 +27,33 @@ fn with_name(s: &'static str, f: &mut dyn FnMut(&JsValue)) {
             Some(i) => names.swap(0, i),
             None => names.insert(0, (key, JsValue::from_str(s))),
         }
-        // `f` only builds objects (no user code runs), so the borrow is safe.
         match names.first() {
-            Some((_, v)) => f(v),
-            None => f(&JsValue::from_str(s)),
+            Some((_, v)) => v.clone(),
+            None => JsValue::from_str(s),
         }
     })
 }
 
-/// The JS string for the constant `s` (a cached handle).
-pub fn name(s: &'static str) -> JsValue {
-    let mut out = JsValue::UNDEFINED;
-    with_name(s, &mut |v| out = v.clone());
-    out
-}
-
-/// `o[key] = value` for a constant `key` (decoded once, see [`with_name`]);
+/// `o[key] = value` for a constant `key` (decoded once, see [`name`]);
 /// a failure is impossible on a fresh plain object.
 pub fn set(o: &js_sys::Object, key: &'static str, value: &JsValue) {
-    with_name(key, &mut |k| {
-        let _ = js_sys::Reflect::set(o, k, value);
-    });
+    // Through `name` (a handle of its own, dropped after): one copy of the
+    // cache's code for every caller.
+    let _ = js_sys::Reflect::set(o, &name(key), value);
+}
+
+/// A plain object of counters: `{ name: number }` for each of `fields`, in
+/// order (a table the one loop reads: no code per field). `report()`'s
+/// counters; the subscription's (`api::events::stats`) measured smaller
+/// field by field.
+#[cfg(feature = "report")]
+#[inline(never)]
+pub fn counters(fields: &[(&'static str, u64)]) -> JsValue {
+    let o = js_sys::Object::new();
+    for &(key, n) in fields {
+        set(&o, key, &JsValue::from_f64(n as f64));
+    }
+    o.into()
 }
 
 /// `o[key] = value` for a key only known at run time (decoded each call).

@@ -121,14 +121,10 @@ impl Options {
             #[cfg(feature = "post-streams")]
             request: RequestValues::default(),
         };
-        THREW.with(Cell::take);
-        let checked = object("options", v).and_then(|_| read_into(&mut c, &mut o, v));
-        // A getter that threw comes first: the check that failed after it
-        // may only have seen its `undefined`.
-        if let Some(cause) = THREW.with(Cell::take) {
-            return Err(threw(&cause));
-        }
-        checked?;
+        checked(|| {
+            object("options", v);
+            read_into(&mut c, &mut o, v)
+        })?;
         o.config = c.sanitized();
         // What neither `fetch` nor the transports can send (the core's rule).
         #[cfg(feature = "post-streams")]
@@ -191,88 +187,84 @@ fn resolved_credentials(o: &Options, url: &str) -> Option<String> {
 const RESERVED: [&str; 7] = tidings_core::engine::RESERVED_EVENTS;
 
 /// Every option of `v` into `c` and `o`, in this order (the first invalid
-/// one is the one reported).
-fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
-    read_page_side(o, v)?;
-    read_transports(c, v)?;
-    read_cursor(c, v)?;
-    read_headers_and_pause(c, o, v)?;
-    read_request(c, o, v)?;
-    read_retries(c, v)?;
-    read_interval(c, v)?;
+/// one is the one reported: [`fail`]).
+fn read_into(c: &mut Config, o: &mut Options, v: &JsValue) {
+    read_page_side(o, v);
+    read_transports(c, v);
+    read_cursor(c, v);
+    read_headers_and_pause(c, o, v);
+    read_request(c, o, v);
+    read_retries(c, v);
+    interval(&mut c.interval, v);
     read_deadlines(c, v)
 }
 
 /// `parse`, `withCredentials`, `debug`, `crossTab`, `seed`, `signal`, then
 /// the persisted cursor and the calm status.
-fn read_page_side(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
-    if let Some(i) = one_of(&get(v, "parse"), "parse", &["text", "json"])? {
+fn read_page_side(o: &mut Options, v: &JsValue) {
+    if let Some(i) = one_of(&get(v, "parse"), "parse", &["text", "json"]) {
         o.parse = [Parse::Text, Parse::Json][i];
     }
-    o.with_credentials = flag(v, "withCredentials")?.unwrap_or(false);
+    o.with_credentials = flag(v, "withCredentials").unwrap_or(false);
     // `true` or the app's function, kept as given; a build without the
     // debug log refuses both rather than silently ignoring them.
     let debug = get(v, "debug");
-    if debug.is_function() || flag(v, "debug")? == Some(true) {
+    if debug.is_function() || flag(v, "debug") == Some(true) {
         if !cfg!(feature = "debug") {
-            return Err(not_built("debug", "debug", &debug));
+            fail(not_built("debug", "debug", &debug));
         }
         o.debug = Some(debug);
     }
-    o.cross_tab = flag(v, "crossTab")?.unwrap_or(false);
+    o.cross_tab = flag(v, "crossTab").unwrap_or(false);
     // A build without the part refuses it rather than silently ignoring it.
     if o.cross_tab && !cfg!(feature = "cross-tab") {
-        return Err(not_built("crossTab", "cross-tab", &JsValue::TRUE));
+        fail(not_built("crossTab", "cross-tab", &JsValue::TRUE));
     }
     let seed = get(v, "seed");
     if !absent(&seed) {
-        o.seed = Some(
-            seed.as_f64()
-                .filter(|s| s.is_finite())
-                .ok_or_else(|| invalid("seed", "a finite number", &seed))? as u64,
-        );
+        match seed.as_f64().filter(|s| s.is_finite()) {
+            Some(s) => o.seed = Some(s as u64),
+            None => fail(invalid("seed", "a finite number", &seed)),
+        }
     }
-    o.signal = signal(&get(v, "signal"))?;
+    o.signal = signal(&get(v, "signal"));
     read_persist_and_status(o, v)
 }
 
 /// `persist`, `persistKey` (a non-empty string, only with `persist`),
 /// `lostAfterMs`.
-fn read_persist_and_status(o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
-    let scope = one_of(&get(v, "persist"), "persist", &["session", "local"])?
+fn read_persist_and_status(o: &mut Options, v: &JsValue) {
+    let scope = one_of(&get(v, "persist"), "persist", &["session", "local"])
         .map(|i| [Scope::Session, Scope::Local][i]);
-    let key = text(v, "persistKey")?;
+    let key = text(v, "persistKey");
     if key
         .as_ref()
         .is_some_and(|k| k.is_empty() || scope.is_none())
     {
         let got = get(v, "persistKey");
-        return Err(invalid(
+        fail(invalid(
             "persistKey",
             "a non-empty string, with persist",
             &got,
         ));
     }
     if scope.is_some() && !cfg!(feature = "persist") {
-        return Err(not_built("persist", "persist", &get(v, "persist")));
+        fail(not_built("persist", "persist", &get(v, "persist")));
     }
     #[cfg(feature = "persist")]
     {
         o.persist = scope.map(|s| (s, key));
     }
-    if let Some(ms) = ms(v, "lostAfterMs")? {
-        o.lost_after_ms = ms;
-    }
-    Ok(())
+    set_ms(&mut o.lost_after_ms, v, "lostAfterMs", "");
 }
 
 /// `urls` and `transports`.
-fn read_transports(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
-    let urls = group(v, "urls")?;
-    c.urls.eventsource = transport_url(&get(&urls, "eventsource"))?;
-    c.urls.fetch_sse = transport_url(&get(&urls, "fetch-sse"))?;
-    c.urls.long_poll = transport_url(&get(&urls, "long-poll"))?;
-    c.urls.poll = transport_url(&get(&urls, "poll"))?;
+fn read_transports(c: &mut Config, v: &JsValue) {
+    let urls = group(v, "urls");
+    c.urls.eventsource = transport_url(&get(&urls, "eventsource"));
+    c.urls.fetch_sse = transport_url(&get(&urls, "fetch-sse"));
+    c.urls.long_poll = transport_url(&get(&urls, "long-poll"));
+    c.urls.poll = transport_url(&get(&urls, "poll"));
     let t = get(v, "transports");
     if !absent(&t) {
         let list = match js_sys::Array::is_array(&t) {
@@ -283,23 +275,29 @@ fn read_transports(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
             .iter()
             .map(|x| x.as_string().and_then(|n| TransportKind::from_name(&n)))
             .collect();
-        c.transports = kinds.filter(|k| !k.is_empty()).ok_or_else(|| {
-            let names = TransportKind::ALL.map(|k| k.as_str());
-            invalid("transports", &listed("a non-empty array of ", &names), &t)
-        })?;
+        match kinds.filter(|k| !k.is_empty()) {
+            Some(k) => c.transports = k,
+            None => {
+                let names = TransportKind::ALL.map(|k| k.as_str());
+                fail(invalid(
+                    "transports",
+                    &listed("a non-empty array of ", &names),
+                    &t,
+                ));
+            }
+        }
     }
-    Ok(())
 }
 
 /// `events`, `lastEventId`, the Durable Streams options, `lastEventIdParam`,
 /// `maxMessageBytes`.
-fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
-    c.events = events(&get(v, "events"))?;
-    if let Some(id) = text(v, "lastEventId")? {
+fn read_cursor(c: &mut Config, v: &JsValue) {
+    c.events = events(&get(v, "events"));
+    if let Some(id) = text(v, "lastEventId") {
         // The core's rule for a cursor (no U+0000, CR or LF).
         if !tidings_core::engine::is_usable_event_id(&id) {
             let got = JsValue::from_str(&id);
-            return Err(invalid(
+            fail(invalid(
                 "lastEventId",
                 "a string without U+0000, CR or LF",
                 &got,
@@ -307,41 +305,44 @@ fn read_cursor(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
         }
         c.last_event_id = id;
     }
-    durable_streams(c, v)?;
-    if let Some(p) = text(v, "lastEventIdParam")? {
+    durable_streams(c, v);
+    if let Some(p) = text(v, "lastEventIdParam") {
         // `""` would name no parameter: a cursor never sent.
         if p.is_empty() {
-            return Err(invalid("lastEventIdParam", "a non-empty string", &p.into()));
+            fail(invalid(
+                "lastEventIdParam",
+                "a non-empty string",
+                &JsValue::from_str(&p),
+            ));
         }
         c.last_event_id_param = p;
     }
-    if let Some(n) = number(v, "maxMessageBytes", "", "a non-negative number of bytes")? {
+    if let Some(n) = number(v, "maxMessageBytes", "", "a non-negative number of bytes") {
         let n = n.min(u32::MAX as u64) as usize;
         c.sse_limits = SseLimits {
             max_line_bytes: n,
             max_event_data_bytes: n,
         };
     }
-    Ok(())
 }
 
 /// `headers`, `url`, `heartbeatEvent`, `pauseWhenHidden`.
-fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
+fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) {
     let headers = get(v, "headers");
-    o.headers = checked_headers(headers)?;
+    o.headers = checked_headers(headers);
     c.has_custom_headers = o.headers.is_some();
     let url = get(v, "url");
     if !absent(&url) {
         if !url.is_function() {
-            return Err(invalid("url", "a function", &url));
+            return fail(invalid("url", "a function", &url));
         }
         c.url_function = true;
         o.url = Some(url);
     }
-    if let Some(h) = text(v, "heartbeatEvent")? {
+    if let Some(h) = text(v, "heartbeatEvent") {
         if h == "message" || RESERVED.contains(&h.as_str()) || c.events.contains(&h) {
             let not = listed("a name not in events, other than \"message\", ", &RESERVED);
-            return Err(invalid("heartbeatEvent", &not, &JsValue::from_str(&h)));
+            fail(invalid("heartbeatEvent", &not, &JsValue::from_str(&h)));
         }
         c.heartbeat_event = h;
     }
@@ -350,31 +351,29 @@ fn read_headers_and_pause(c: &mut Config, o: &mut Options, v: &JsValue) -> Resul
         c.pause_when_hidden = b.then_some(0);
     } else if !absent(&p) {
         if !p.is_object() {
-            return Err(invalid("pauseWhenHidden", "a boolean or an object", &p));
+            fail(invalid("pauseWhenHidden", "a boolean or an object", &p));
         }
-        set_ms(&mut c.pause_when_hidden, &p, "afterMs", "pauseWhenHidden")?;
+        set_ms(&mut c.pause_when_hidden, &p, "afterMs", "pauseWhenHidden");
     }
-
-    Ok(())
 }
 
 /// `method`, `body`, `resume` (`"replay"` or a function) and `end`
 /// (`{ event?, data? }`): a stream started by the app's own request
 /// (`tidings_core::engine::start`).
 #[cfg(feature = "post-streams")]
-fn read_request(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsValue> {
+fn read_request(c: &mut Config, o: &mut Options, v: &JsValue) {
     use tidings_core::engine::start::{EndRule, RequestStart, Resume, StartRules};
-    let method = text(v, "method")?;
+    let method = text(v, "method");
     let body = get(v, "body");
     let resume = get(v, "resume");
     let by_function = resume.is_function();
     if !by_function {
-        one_of(&resume, "resume", &["replay"])?;
+        one_of(&resume, "resume", &["replay"]);
     }
-    let end = group(v, "end")?;
+    let end = group(v, "end");
     let end = EndRule {
-        event: text(&end, "event")?,
-        data: text(&end, "data")?,
+        event: text(&end, "event"),
+        data: text(&end, "data"),
     };
     let request = (method.is_some() || !absent(&body) || !absent(&resume)).then(|| RequestStart {
         method: method.unwrap_or_else(|| String::from("GET")),
@@ -390,88 +389,80 @@ fn read_request(c: &mut Config, o: &mut Options, v: &JsValue) -> Result<(), JsVa
         body,
         resume,
     };
-    Ok(())
 }
 
 /// A build without the `post-streams` feature refuses `method`, `body`,
 /// `resume` and `end` ([`not_built`]).
 #[cfg(not(feature = "post-streams"))]
-fn read_request(_: &mut Config, _: &mut Options, v: &JsValue) -> Result<(), JsValue> {
+fn read_request(_: &mut Config, _: &mut Options, v: &JsValue) {
     // A slice, not an array's `IntoIter`: no iterator of its own in the wasm.
     for &key in &["method", "body", "resume", "end"] {
         let got = get(v, key);
         if !absent(&got) {
-            return Err(not_built(key, "post-streams", &got));
+            fail(not_built(key, "post-streams", &got));
         }
     }
-    Ok(())
 }
 
 /// `backoff`, `maxRetryAfterMs`, `breaker`.
-fn read_retries(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
-    let b = backoff(&mut c.backoff, v)?;
+fn read_retries(c: &mut Config, v: &JsValue) {
+    let b = backoff(&mut c.backoff, v);
     set_ms(
         &mut c.backoff.healthy_after_ms,
         &b,
         "healthyAfterMs",
         "backoff",
-    )?;
-    if let Some(n) = count(&b, "maxAttempts", "backoff.maxAttempts")? {
+    );
+    if let Some(n) = count(&b, "maxAttempts", "backoff.maxAttempts") {
         c.backoff.max_attempts = n;
     }
-    set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "")?;
+    set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "");
     breaker(&mut c.breaker, v)
 }
 
 /// `breaker.failureThreshold` (`Infinity`: never opens) and
 /// `breaker.cooldownMs` over `c` (`subscribe()` and `report()`).
-pub(crate) fn breaker(c: &mut BreakerConfig, v: &JsValue) -> Result<(), JsValue> {
-    let br = group(v, "breaker")?;
-    if let Some(n) = count(&br, "failureThreshold", "breaker.failureThreshold")? {
+pub(crate) fn breaker(c: &mut BreakerConfig, v: &JsValue) {
+    let br = group(v, "breaker");
+    if let Some(n) = count(&br, "failureThreshold", "breaker.failureThreshold") {
         c.failure_threshold = n.unwrap_or(u32::MAX);
     }
     set_ms(&mut c.cooldown_ms, &br, "cooldownMs", "breaker")
 }
 
-/// `interval`.
-fn read_interval(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
-    interval(&mut c.interval, v)
-}
-
 /// `watchdog`, `longPoll`, `fallback`.
-fn read_deadlines(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
-    let w = group(v, "watchdog")?;
+fn read_deadlines(c: &mut Config, v: &JsValue) {
+    let w = group(v, "watchdog");
     set_ms(
         &mut c.watchdog.idle_timeout_ms,
         &w,
         "idleTimeoutMs",
         "watchdog",
-    )?;
+    );
     set_ms(
         &mut c.watchdog.first_event_timeout_ms,
         &w,
         "firstEventTimeoutMs",
         "watchdog",
-    )?;
-    let lp = group(v, "longPoll")?;
-    set_ms(&mut c.long_poll.timeout_ms, &lp, "timeoutMs", "longPoll")?;
-    let f = group(v, "fallback")?;
-    if let Some(n) = count(&f, "afterFailures", "fallback.afterFailures")? {
+    );
+    let lp = group(v, "longPoll");
+    set_ms(&mut c.long_poll.timeout_ms, &lp, "timeoutMs", "longPoll");
+    let f = group(v, "fallback");
+    if let Some(n) = count(&f, "afterFailures", "fallback.afterFailures") {
         c.fallback.after_failures = n.unwrap_or(u32::MAX);
     }
-    set_ms(&mut c.fallback.remember_ms, &f, "rememberMs", "fallback")?;
-    Ok(())
+    set_ms(&mut c.fallback.remember_ms, &f, "rememberMs", "fallback");
 }
 
 /// `interval`: `mode`, `initialMs`, `minMs`, `maxMs` into `into` (shared by
 /// `subscribe` and `report`).
-pub(crate) fn interval(into: &mut IntervalConfig, v: &JsValue) -> Result<(), JsValue> {
-    let i = group(v, "interval")?;
+pub(crate) fn interval(into: &mut IntervalConfig, v: &JsValue) {
+    let i = group(v, "interval");
     if let Some(m) = one_of(
         &get(&i, "mode"),
         "interval.mode",
         &["exponential", "aimd", "rate-window", "fixed"],
-    )? {
+    ) {
         into.mode = [
             IntervalMode::Exponential,
             IntervalMode::Aimd,
@@ -479,21 +470,20 @@ pub(crate) fn interval(into: &mut IntervalConfig, v: &JsValue) -> Result<(), JsV
             IntervalMode::Fixed,
         ][m];
     }
-    set_ms(&mut into.initial_ms, &i, "initialMs", "interval")?;
-    set_ms(&mut into.min_ms, &i, "minMs", "interval")?;
-    set_ms(&mut into.max_ms, &i, "maxMs", "interval")?;
-    Ok(())
+    set_ms(&mut into.initial_ms, &i, "initialMs", "interval");
+    set_ms(&mut into.min_ms, &i, "minMs", "interval");
+    set_ms(&mut into.max_ms, &i, "maxMs", "interval");
 }
 
 /// `backoff`: `strategy`, `baseMs`, `maxMs`, `floorMs` into `into` (shared
 /// by `subscribe` and `send`); returns the group for the caller's own keys.
-pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> Result<JsValue, JsValue> {
-    let b = group(v, "backoff")?;
+pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> JsValue {
+    let b = group(v, "backoff");
     if let Some(i) = one_of(
         &get(&b, "strategy"),
         "backoff.strategy",
         &["full-jitter", "equal-jitter", "decorrelated", "none"],
-    )? {
+    ) {
         into.strategy = [
             Strategy::FullJitter,
             Strategy::EqualJitter,
@@ -501,10 +491,10 @@ pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> Result<JsValue, 
             Strategy::None,
         ][i];
     }
-    set_ms(&mut into.base_ms, &b, "baseMs", "backoff")?;
-    set_ms(&mut into.max_ms, &b, "maxMs", "backoff")?;
-    set_ms(&mut into.floor_ms, &b, "floorMs", "backoff")?;
-    Ok(b)
+    set_ms(&mut into.base_ms, &b, "baseMs", "backoff");
+    set_ms(&mut into.max_ms, &b, "maxMs", "backoff");
+    set_ms(&mut into.floor_ms, &b, "floorMs", "backoff");
+    b
 }
 
 /// `protocol` and `offset`: the Durable Streams profile starts from `offset`
@@ -512,7 +502,7 @@ pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> Result<JsValue, 
 /// as the offset too). An offset the engine would refuse from a server (see
 /// `tidings_core::engine::is_valid_offset`), or `offset` without
 /// `protocol: "durable-streams"`, is `invalid-option` (`offset`).
-fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
+fn durable_streams(c: &mut Config, v: &JsValue) {
     if !cfg!(feature = "durable-streams") {
         return no_durable_streams(v);
     }
@@ -520,14 +510,14 @@ fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
         &get(v, "protocol"),
         "protocol",
         &["default", "durable-streams"],
-    )? {
+    ) {
         c.protocol = [Protocol::Default, Protocol::DurableStreams][i];
     }
     let durable = c.protocol == Protocol::DurableStreams;
-    if let Some(offset) = text(v, "offset")? {
+    if let Some(offset) = text(v, "offset") {
         if !durable {
             let got = JsValue::from_str(&offset);
-            return Err(invalid(
+            fail(invalid(
                 "offset",
                 "none without protocol \"durable-streams\"",
                 &got,
@@ -537,22 +527,21 @@ fn durable_streams(c: &mut Config, v: &JsValue) -> Result<(), JsValue> {
     }
     if durable && !c.last_event_id.is_empty() && !is_valid_offset(&c.last_event_id, true) {
         let got = JsValue::from_str(&c.last_event_id);
-        return Err(invalid("offset", "\"-1\", \"now\" or a valid offset", &got));
+        fail(invalid("offset", "\"-1\", \"now\" or a valid offset", &got));
     }
-    Ok(())
 }
 
 /// A build without the `durable-streams` feature: `protocol:
 /// "durable-streams"` and any `offset` are refused ([`not_built`]),
 /// `protocol: "default"` is the default.
-fn no_durable_streams(v: &JsValue) -> Result<(), JsValue> {
+fn no_durable_streams(v: &JsValue) {
     let protocol = get(v, "protocol");
-    let durable = one_of(&protocol, "protocol", &["default", "durable-streams"])? == Some(1);
+    let durable = one_of(&protocol, "protocol", &["default", "durable-streams"]) == Some(1);
     let offset = get(v, "offset");
     match (durable, absent(&offset)) {
-        (true, _) => Err(not_built("protocol", "durable-streams", &protocol)),
-        (false, false) => Err(not_built("offset", "durable-streams", &offset)),
-        (false, true) => Ok(()),
+        (true, _) => fail(not_built("protocol", "durable-streams", &protocol)),
+        (false, false) => fail(not_built("offset", "durable-streams", &offset)),
+        (false, true) => {}
     }
 }
 
@@ -561,25 +550,65 @@ thread_local! {
     /// check after reading instead of an error branch per option keeps the
     /// reader small (it is inlined into `subscribe`; see docs/size.md).
     static THREW: Cell<Option<JsValue>> = const { Cell::new(None) };
+    /// The reading's first refusal ([`fail`]).
+    static FAILED: Cell<Option<JsValue>> = const { Cell::new(None) };
 }
 
-/// Run `read` (reads of app options with [`get`]); a getter that threw
-/// during it comes first as `invalid-option` `(a getter threw)` with the
-/// `cause`, as in [`Options::from_js`] (used by `send`).
-#[cfg(feature = "send")]
-pub(crate) fn checked<T>(read: impl FnOnce() -> Result<T, JsValue>) -> Result<T, JsValue> {
-    THREW.with(Cell::take);
-    let result = read();
-    if let Some(cause) = THREW.with(Cell::take) {
-        return Err(threw(&cause));
+/// Run `read` (reads of app options with [`get`] and the checks of this
+/// module, which [`fail`] rather than return an error: no error branch at
+/// each option, see docs/size.md). A getter that threw during it comes
+/// first as `invalid-option` `(a getter threw)` with the `cause`, then the
+/// first refusal; else what `read` made.
+pub(crate) fn checked<T>(read: impl FnOnce() -> T) -> Result<T, JsValue> {
+    // Emptied first; with one caller (no upstream calls) as two takes, with
+    // several as one more call of the out-of-line `refused` (smaller each).
+    #[cfg(feature = "send")]
+    refused();
+    #[cfg(not(feature = "send"))]
+    {
+        THREW.with(Cell::take);
+        FAILED.with(Cell::take);
     }
-    result
+    let result = read();
+    refused().map_or(Ok(result), Err)
 }
 
-/// `o[key]`; `undefined` when `o` is not an object or the getter throws
-/// (what it threw is kept in [`THREW`] for `from_js` to report).
+/// What the reading refused (see [`checked`]), both records emptied. Out of
+/// line with the upstream calls: once for their readers and `subscribe()`'s.
+#[cfg_attr(feature = "send", inline(never))]
+fn refused() -> Option<JsValue> {
+    let failed = FAILED.with(Cell::take);
+    match THREW.with(Cell::take) {
+        Some(cause) => Some(threw(&cause)),
+        None => failed,
+    }
+}
+
+/// Refuse the options being read with `e` (an `invalid-option` or
+/// `invalid-url` error) unless a refusal came first: the reading goes on
+/// with the defaults, but [`get`] reads nothing more (no getter of the app
+/// runs after the first refusal, as if the reading had stopped there).
+/// Only inside [`checked`].
+#[inline(never)]
+pub(crate) fn fail(e: JsValue) {
+    FAILED.with(|f| {
+        let first = f.take().unwrap_or(e);
+        f.set(Some(first));
+    });
+}
+
+/// `o[key]`; `undefined` when `o` is not an object, the getter throws
+/// (what it threw is kept in [`THREW`] for [`checked`] to report), or a
+/// reading was refused ([`fail`]).
 pub(crate) fn get(o: &JsValue, key: &str) -> JsValue {
-    if !o.is_object() {
+    if !o.is_object()
+        || FAILED.with(|f| {
+            let e = f.take();
+            let failed = e.is_some();
+            f.set(e);
+            failed
+        })
+    {
         return JsValue::UNDEFINED;
     }
     js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or_else(|cause| {
@@ -664,195 +693,188 @@ pub(crate) fn absent(v: &JsValue) -> bool {
 /// `signal`: absent, or an `AbortSignal`. Checked by shape (`aborted` and
 /// `addEventListener`) rather than `instanceof`, so a signal from another
 /// realm (an iframe) works as it does with `fetch`.
-pub(crate) fn signal(s: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
+pub(crate) fn signal(s: &JsValue) -> Option<web_sys::AbortSignal> {
     if absent(s) {
-        return Ok(None);
+        return None;
     }
     let shaped = s.is_object()
         && get(s, "aborted").as_bool().is_some()
         && get(s, "addEventListener").is_function();
     if !shaped {
-        return Err(invalid("signal", "an AbortSignal", s));
+        fail(invalid("signal", "an AbortSignal", s));
+        return None;
     }
-    Ok(Some(s.clone().unchecked_into()))
+    Some(s.clone().unchecked_into())
 }
 
 /// A `urls` entry: absent, or a string resolved like the subscribe URL.
-fn transport_url(v: &JsValue) -> Result<Option<String>, JsValue> {
+fn transport_url(v: &JsValue) -> Option<String> {
     if absent(v) {
-        return Ok(None);
+        return None;
     }
-    match v.as_string() {
-        Some(u) => resolve_url(&u).map(Some),
+    let url = match v.as_string() {
+        Some(u) => resolve_url(&u),
         None => Err(invalid("urls", STRING, v)),
-    }
+    };
+    url.map_err(fail).ok()
 }
 
 /// `events`: absent, or an array of non-empty strings that are not the
 /// subscription's own event types. `message` is always delivered, so it is
 /// dropped here (listed twice, a native `EventSource` would deliver each
 /// message twice); so are repeats.
-fn events(v: &JsValue) -> Result<Vec<String>, JsValue> {
+fn events(v: &JsValue) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
     if absent(v) {
-        return Ok(Vec::new());
+        return out;
     }
     let bad = || {
-        invalid(
+        fail(invalid(
             "events",
             &listed("an array of non-empty names other than ", &RESERVED),
             v,
-        )
+        ))
     };
     if !js_sys::Array::is_array(v) {
-        return Err(bad());
+        bad();
+        return out;
     }
-    let mut out: Vec<String> = Vec::new();
     for x in js_sys::Array::from(v).iter() {
-        let Some(name) = x.as_string().filter(|n| !n.is_empty()) else {
-            return Err(bad());
-        };
-        if RESERVED.contains(&name.as_str()) {
-            return Err(bad());
+        let name = x.as_string().unwrap_or_default();
+        if name.is_empty() || RESERVED.contains(&name.as_str()) {
+            bad();
+            break;
         }
         if name != "message" && !out.contains(&name) {
             out.push(name);
         }
     }
-    Ok(out)
+    out
 }
 
 /// `headers`: absent, a function (called before each request), or an object
 /// whose every entry is a valid header (checked now, with the browser's own
 /// `Headers`, so a bad static value throws here instead of failing every
 /// request).
-pub(crate) fn checked_headers(h: JsValue) -> Result<Option<JsValue>, JsValue> {
+pub(crate) fn checked_headers(h: JsValue) -> Option<JsValue> {
     if absent(&h) {
-        return Ok(None);
+        return None;
     }
     if h.is_function() {
-        return Ok(Some(h));
+        return Some(h);
     }
     let expected = "valid headers (an object) or a function";
     if !h.is_object() {
-        return Err(invalid("headers", expected, &h));
+        fail(invalid("headers", expected, &h));
+        return None;
     }
     let check = web_sys::Headers::new()
         .and_then(|headers| crate::transport::fetch::add_object(&headers, &h));
     if let Err(cause) = check {
         // What the browser's `Headers` said names the bad entry.
-        return Err(with_cause(invalid("headers", expected, &cause), &cause));
+        fail(with_cause(invalid("headers", expected, &cause), &cause));
+        return None;
     }
-    Ok(Some(h))
+    Some(h)
 }
 
 /// `o[key]` when it is absent (`undefined`/`null`: the default) or an
 /// object; anything else is `invalid-option` for `key`.
-pub(crate) fn group(o: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+pub(crate) fn group(o: &JsValue, key: &str) -> JsValue {
     let g = get(o, key);
-    object(key, &g)?;
-    Ok(g)
+    object(key, &g);
+    g
 }
 
 /// `v` (the value of `name`) is absent (the defaults) or an object;
 /// anything else (a number, a string, `true`) is `invalid-option`, never
 /// quietly "no options".
-pub(crate) fn object(name: &str, v: &JsValue) -> Result<(), JsValue> {
-    if absent(v) || v.is_object() {
-        Ok(())
-    } else {
-        Err(invalid(name, "an object", v))
+pub(crate) fn object(name: &str, v: &JsValue) {
+    if !(absent(v) || v.is_object()) {
+        fail(invalid(name, "an object", v));
     }
 }
 
 /// `o[key]`: absent (`None`), a boolean, or `invalid-option`.
-pub(crate) fn flag(o: &JsValue, key: &str) -> Result<Option<bool>, JsValue> {
+pub(crate) fn flag(o: &JsValue, key: &str) -> Option<bool> {
     let v = get(o, key);
-    if absent(&v) {
-        return Ok(None);
+    if !absent(&v) && v.as_bool().is_none() {
+        fail(invalid(key, "a boolean", &v));
     }
     v.as_bool()
-        .map(Some)
-        .ok_or_else(|| invalid(key, "a boolean", &v))
 }
 
 /// `o[key]`: absent (`None`), a string, or `invalid-option`.
-pub(crate) fn text(o: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+pub(crate) fn text(o: &JsValue, key: &str) -> Option<String> {
     let v = get(o, key);
-    if absent(&v) {
-        return Ok(None);
+    let s = v.as_string();
+    if !absent(&v) && s.is_none() {
+        fail(invalid(key, STRING, &v));
     }
-    v.as_string()
-        .map(Some)
-        .ok_or_else(|| invalid(key, STRING, &v))
+    s
 }
 
 /// `v`: absent (`None`), the index of one of `names`, or `invalid-option`
 /// (`name`): a typo in a mode must not quietly pick the default.
-pub(crate) fn one_of(v: &JsValue, name: &str, names: &[&str]) -> Result<Option<usize>, JsValue> {
+pub(crate) fn one_of(v: &JsValue, name: &str, names: &[&str]) -> Option<usize> {
     if absent(v) {
-        return Ok(None);
+        return None;
     }
     let s = v.as_string().unwrap_or_default();
-    match names.iter().position(|n| *n == s) {
-        Some(i) => Ok(Some(i)),
-        None => Err(invalid(name, &listed("one of ", names), v)),
+    let i = names.iter().position(|n| *n == s);
+    if i.is_none() {
+        fail(invalid(name, &listed("one of ", names), v));
     }
+    i
 }
 
 /// `o[key]`: absent (`None`), a finite number ≥ 0 (truncated), or
-/// `invalid-option` (`group.key`, or `key` for a top-level option).
-fn ms(o: &JsValue, key: &str) -> Result<Option<u64>, JsValue> {
-    ms_in(o, key, "")
-}
-
-/// `o[key]` as [`ms`], in `group` (`""`: a top-level option).
-pub(crate) fn ms_in(o: &JsValue, key: &str, group: &str) -> Result<Option<u64>, JsValue> {
+/// `invalid-option` (`group.key`, or `key` for a top-level option: `group`
+/// `""`).
+pub(crate) fn ms_in(o: &JsValue, key: &str, group: &str) -> Option<u64> {
     number(o, key, group, MS)
 }
 
 /// `o[key]`: absent (`None`), a finite number ≥ 0 (truncated), or
 /// `invalid-option` (`group.key`) saying `expected`.
-fn number(o: &JsValue, key: &str, group: &str, expected: &str) -> Result<Option<u64>, JsValue> {
+fn number(o: &JsValue, key: &str, group: &str, expected: &str) -> Option<u64> {
     let v = get(o, key);
     if absent(&v) {
-        return Ok(None);
+        return None;
     }
-    match v.as_f64().filter(|n| n.is_finite() && *n >= 0.0) {
-        Some(n) => Ok(Some(n as u64)),
-        None => {
-            let mut name = String::from(group);
-            if !group.is_empty() {
-                name.push('.');
-            }
-            name.push_str(key);
-            Err(invalid(&name, expected, &v))
+    let n = v.as_f64().filter(|n| n.is_finite() && *n >= 0.0);
+    if n.is_none() {
+        let mut name = String::from(group);
+        if !group.is_empty() {
+            name.push('.');
         }
+        name.push_str(key);
+        fail(invalid(&name, expected, &v));
     }
+    n.map(|n| n as u64)
 }
 
-pub(crate) fn set_ms<T: From<u64>>(
-    field: &mut T,
-    o: &JsValue,
-    key: &str,
-    group: &str,
-) -> Result<(), JsValue> {
-    if let Some(n) = ms_in(o, key, group)? {
+/// `*field` = `o[key]` as [`ms_in`] when given.
+pub(crate) fn set_ms<T: From<u64>>(field: &mut T, o: &JsValue, key: &str, group: &str) {
+    if let Some(n) = ms_in(o, key, group) {
         *field = n.into();
     }
-    Ok(())
 }
 
 /// `o[key]`: absent (`None`), a number ≥ 0 (truncated; `Infinity`:
 /// `Some(None)`, no limit), or `invalid-option` (`name`).
-pub(crate) fn count(o: &JsValue, key: &str, name: &str) -> Result<Option<Option<u32>>, JsValue> {
+pub(crate) fn count(o: &JsValue, key: &str, name: &str) -> Option<Option<u32>> {
     let v = get(o, key);
     if absent(&v) {
-        return Ok(None);
+        return None;
     }
     match v.as_f64().filter(|n| *n >= 0.0) {
-        Some(n) if n.is_finite() => Ok(Some(Some(n.min(u32::MAX as f64) as u32))),
-        Some(_) => Ok(Some(None)),
-        None => Err(invalid(name, COUNT, &v)),
+        Some(n) if n.is_finite() => Some(Some(n.min(u32::MAX as f64) as u32)),
+        Some(_) => Some(None),
+        None => {
+            fail(invalid(name, COUNT, &v));
+            None
+        }
     }
 }
 

@@ -51,6 +51,29 @@ impl Listeners {
         Ok(())
     }
 
+    /// [`Listeners::add`] from JS: `kind` converted with `String(kind)`
+    /// first ([`crate::js::to_string`]); returns it. Out of line where a
+    /// reporter has listeners too: one copy for both objects.
+    #[cfg_attr(feature = "report", inline(never))]
+    pub fn add_js(
+        &self,
+        kind: &JsValue,
+        listener: JsValue,
+        options: &JsValue,
+    ) -> Result<String, JsValue> {
+        let kind = crate::js::to_string(kind)?;
+        self.add(&kind, listener, options)?;
+        Ok(kind)
+    }
+
+    /// [`Listeners::remove`] from JS, `kind` converted as by
+    /// [`Listeners::add_js`].
+    #[cfg_attr(feature = "report", inline(never))]
+    pub fn remove_js(&self, kind: &JsValue, listener: &JsValue) -> Result<(), JsValue> {
+        self.remove(&crate::js::to_string(kind)?, listener);
+        Ok(())
+    }
+
     /// `removeEventListener(kind, listener)`: a dispatch under way does not
     /// call it any more.
     pub fn remove(&self, kind: &str, listener: &JsValue) {

@@ -63,10 +63,10 @@ pub fn subscribe(url: &str, options: JsValue) -> Result<Subscription, JsValue> {
     let url = resolve_url(url)?;
     let parsed = options::Options::from_js(&url, &options)?;
     #[cfg(feature = "send")]
-    let ack = options::checked(|| {
+    let ack = options::checked(|| crate::upstream::ack::read(&options))?.map(|a| {
         let headers = parsed.headers.clone();
-        crate::upstream::ack::from_options(&options, headers, parsed.with_credentials)
-    })?;
+        crate::upstream::ack::start(a, headers, parsed.with_credentials)
+    });
     // Durable Streams messages carry no id (exactly once comes from the
     // offset): `ack` could never acknowledge one, so it is refused rather
     // than silently doing nothing.

@@ -153,7 +153,9 @@ impl Subscription {
         listener: JsValue,
         options: JsValue,
     ) -> Result<(), JsValue> {
-        self.add_event_listener(&crate::js::to_string(&kind)?, listener, options)
+        let kind = self.inner.listeners.add_js(&kind, listener, &options)?;
+        warn_if_never(&self.inner, &kind);
+        Ok(())
     }
 
     /// Remove a listener added with `addEventListener`; a dispatch under way
@@ -164,8 +166,7 @@ impl Subscription {
         kind: JsValue,
         listener: JsValue,
     ) -> Result<(), JsValue> {
-        self.remove_event_listener(&crate::js::to_string(&kind)?, listener);
-        Ok(())
+        self.inner.listeners.remove_js(&kind, &listener)
     }
 }
 
@@ -198,25 +199,19 @@ impl Subscription {
     }
 
     /// The cursor: the last event id seen (or the initial `lastEventId`).
+    /// A JS string (no string return through the glue: smaller).
     #[wasm_bindgen(getter, js_name = lastEventId)]
-    pub fn last_event_id(&self) -> String {
-        match self.inner.conn() {
-            Some(c) => c.last_event_id(),
-            None => self.inner.closed.borrow().last_event_id.clone(),
-        }
+    pub fn last_event_id_js(&self) -> JsValue {
+        JsValue::from_str(&self.last_event_id())
     }
 
     /// The transport in use or about to be tried (`"eventsource"`,
     /// `"fetch-sse"`, `"long-poll"`, `"poll"`): the one the engine chose
     /// last. `""` until it chose one, which is a microtask after `subscribe`,
     /// and for good when it stopped before choosing (no usable transport).
-    #[wasm_bindgen(getter)]
-    pub fn transport(&self) -> String {
-        // The engine's (the leader's with `crossTab`): the one source.
-        match self.inner.conn() {
-            Some(c) => c.transport_name().into(),
-            None => self.inner.closed.borrow().transport.into(),
-        }
+    #[wasm_bindgen(getter, js_name = transport)]
+    pub fn transport_js(&self) -> JsValue {
+        crate::js::name(self.transport())
     }
 
     /// The calm status: `connecting`, `connected`, `reconnecting`,
@@ -243,14 +238,16 @@ impl Subscription {
     /// For the package's async iterator: `cursor` is that of the message the
     /// consumer handled (it pulled the next one); without it, an iterator
     /// started, and from now on only its pulls say what was handled.
+    /// `cursor` is a string or `undefined` (a `JsValue`: no optional string
+    /// through the glue).
     #[wasm_bindgen(js_name = _handled)]
-    pub fn handled(&self, cursor: Option<String>) {
+    pub fn handled(&self, cursor: JsValue) {
         if let (Some(p), Some(_), Some(c)) = (
             &self.inner.persist,
             self.inner.handle.get(),
             self.inner.conn(),
         ) {
-            match cursor {
+            match cursor.as_string() {
                 Some(cursor) => p.pulled(&c, &cursor),
                 None => p.iterate(),
             }
@@ -258,10 +255,9 @@ impl Subscription {
     }
 
     /// The state: `connecting`, `open`, `waiting`, `paused` or `closed`.
-    #[wasm_bindgen(getter)]
-    pub fn state(&self) -> String {
-        let connection = self.inner.conn().map(|c| c.state());
-        self.inner.seat.get().state(connection).as_str().into()
+    #[wasm_bindgen(getter, js_name = state)]
+    pub fn state_js(&self) -> JsValue {
+        crate::js::name(self.state_name())
     }
 
     /// Counters: `{ requests, bytes, reconnects, notModified,
@@ -272,6 +268,35 @@ impl Subscription {
             None => self.inner.closed.borrow().stats,
         };
         events::stats(&s)
+    }
+}
+
+impl Subscription {
+    /// [`Subscription::last_event_id_js`] for Rust callers.
+    pub fn last_event_id(&self) -> String {
+        match self.inner.conn() {
+            Some(c) => c.last_event_id(),
+            None => self.inner.closed.borrow().last_event_id.clone(),
+        }
+    }
+
+    /// [`Subscription::transport_js`] for Rust callers.
+    pub fn transport(&self) -> &'static str {
+        // The engine's (the leader's with `crossTab`): the one source.
+        match self.inner.conn() {
+            Some(c) => c.transport_name(),
+            None => self.inner.closed.borrow().transport,
+        }
+    }
+
+    /// [`Subscription::state_js`] for Rust callers.
+    pub fn state(&self) -> String {
+        self.state_name().into()
+    }
+
+    fn state_name(&self) -> &'static str {
+        let connection = self.inner.conn().map(|c| c.state());
+        self.inner.seat.get().state(connection).as_str()
     }
 }
 

@@ -24,7 +24,9 @@ use wasm_bindgen::prelude::*;
 use super::driver::{self, Drive, Live, Tag};
 use super::request::Reply;
 use crate::guard::Listener;
-use crate::options::{absent, count, get, group, invalid, set_ms, text, AT_LEAST_ONE, STRING};
+use crate::options::{
+    absent, count, fail, get, group, invalid, set_ms, text, AT_LEAST_ONE, STRING,
+};
 
 /// One subscription's ACKs.
 pub struct Acker {
@@ -42,30 +44,45 @@ pub struct Acker {
     pagehide: RefCell<Option<Listener>>,
 }
 
-/// Read `ack` (`undefined`/`null`: none). `url` is required and resolved
-/// against the page; `batchMs` (default 1000) and `maxBatch` (≥ 1, default
-/// 100). `headers` and `credentials` are the subscription's (`headers`,
-/// `withCredentials`): every batch goes with them. Errors: `invalid-url` /
-/// `invalid-option` (`ack.*`).
-pub fn from_options(
-    v: &JsValue,
-    headers: Option<JsValue>,
-    credentials: bool,
-) -> Result<Option<Rc<Acker>>, JsValue> {
+/// Read `ack` (`undefined`/`null`: none) inside [`crate::options::checked`]:
+/// `url` is required and resolved against the page; `batchMs` (default
+/// 1000) and `maxBatch` (≥ 1, default 100). Refusals (`invalid-url` /
+/// `invalid-option` `ack.*`) are [`fail`]ed. Then [`start`].
+pub fn read(v: &JsValue) -> Option<AckOptions> {
     if absent(&get(v, "ack")) {
-        return Ok(None);
+        return None;
     }
-    let a = group(v, "ack")?;
-    let url = text(&a, "url")?.ok_or_else(|| invalid("ack.url", STRING, &get(&a, "url")))?;
-    let url = crate::options::resolve_url(&url)?;
+    let a = group(v, "ack");
+    let url = text(&a, "url").unwrap_or_else(|| {
+        fail(invalid("ack.url", STRING, &get(&a, "url")));
+        String::new()
+    });
+    let url = crate::options::resolve_url(&url).map_err(fail).ok()?;
     let mut batch_ms = DEFAULT_ACK_BATCH_MS;
-    set_ms(&mut batch_ms, &a, "batchMs", "ack")?;
-    let max = match count(&a, "maxBatch", "ack.maxBatch")? {
-        Some(Some(0)) => return Err(invalid("ack.maxBatch", AT_LEAST_ONE, &get(&a, "maxBatch"))),
+    set_ms(&mut batch_ms, &a, "batchMs", "ack");
+    let max = match count(&a, "maxBatch", "ack.maxBatch") {
+        Some(Some(0)) => {
+            fail(invalid("ack.maxBatch", AT_LEAST_ONE, &get(&a, "maxBatch")));
+            1
+        }
         Some(Some(n)) => n as usize,
         Some(None) => usize::MAX,
         None => DEFAULT_ACK_MAX_BATCH,
     };
+    Some(AckOptions { url, batch_ms, max })
+}
+
+/// `ack`'s options, read and checked ([`read`]).
+pub struct AckOptions {
+    url: String,
+    batch_ms: u64,
+    max: usize,
+}
+
+/// The ACKs of `options` ([`read`]). `headers` and `credentials` are the
+/// subscription's (`headers`, `withCredentials`): every batch goes with them.
+pub fn start(options: AckOptions, headers: Option<JsValue>, credentials: bool) -> Rc<Acker> {
+    let AckOptions { url, batch_ms, max } = options;
     let acker = Rc::new(Acker {
         machine: RefCell::new(AckBatcher::new(batch_ms, max)),
         url,
@@ -84,7 +101,7 @@ pub fn from_options(
         });
         *acker.pagehide.borrow_mut() = Some(listener);
     }
-    Ok(Some(acker))
+    acker
 }
 
 /// The app received message `id`; `leader`: this tab holds the connection.

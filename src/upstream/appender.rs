@@ -19,9 +19,10 @@ use wasm_bindgen::prelude::*;
 
 use super::driver::{self, Drive, Live, Slots, Tag};
 use super::options::SendOptions;
+use super::promise;
 use super::request::{Reply, Request};
 use crate::guard::Listener;
-use crate::options::{absent, count, flag, get, invalid, text};
+use crate::options::{absent, checked, count, fail, flag, get, invalid, text};
 
 /// The response headers the appender reads besides the send's.
 const PRODUCER_HEADERS: [&str; 4] = [
@@ -77,8 +78,11 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
     let url = crate::js::to_string(&url).unwrap_or_default();
     let url = crate::options::resolve_url(&url)?;
     let send = SendOptions::from_js(&options, true)?;
-    let c = config(&options, send.config)?;
-    let content_type = text(&options, "contentType")?.unwrap_or_else(|| "application/json".into());
+    let (c, content_type) = checked(|| {
+        let c = config(&options, send.config);
+        (c, text(&options, "contentType"))
+    })?;
+    let content_type = content_type.unwrap_or_else(|| "application/json".into());
     let json = tidings_core::upstream::is_json_stream(&content_type);
     let c = AppenderConfig { json, ..c };
     let producer_id = c.producer_id.clone();
@@ -106,17 +110,18 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
 }
 
 /// The appender's own options over the send's.
-fn config(
-    v: &JsValue,
-    send: tidings_core::upstream::SendConfig,
-) -> Result<AppenderConfig, JsValue> {
-    let id = match text(v, "producerId")? {
-        Some(id) if !tidings_core::upstream::is_valid_producer_id(&id) => {
-            let got = JsValue::from_str(&id);
-            return Err(invalid("producerId", "1 to 256 bytes", &got));
+fn config(v: &JsValue, send: tidings_core::upstream::SendConfig) -> AppenderConfig {
+    let id = match text(v, "producerId") {
+        Some(id) => {
+            if !tidings_core::upstream::is_valid_producer_id(&id) {
+                let got = JsValue::from_str(&id);
+                fail(invalid("producerId", "1 to 256 bytes", &got));
+            }
+            id
         }
-        Some(id) => id,
-        None => String::from(super::new_key()?.as_str()),
+        None => super::new_key()
+            .map_err(fail)
+            .map_or_else(|_| String::new(), |k| String::from(k.as_str())),
     };
     let mut c = AppenderConfig::new(&id);
     c.send = send;
@@ -132,16 +137,19 @@ fn config(
         let e = epoch
             .as_f64()
             .and_then(tidings_core::upstream::producer_epoch);
-        c.epoch = e.ok_or_else(|| invalid("epoch", "an integer ≥ 0", &epoch))?;
+        match e {
+            Some(e) => c.epoch = e,
+            None => fail(invalid("epoch", "an integer ≥ 0", &epoch)),
+        }
     }
-    c.auto_claim = flag(v, "autoClaim")?.unwrap_or(false);
-    if let Some(n) = count(v, "maxBatch", "maxBatch")? {
+    c.auto_claim = flag(v, "autoClaim").unwrap_or(false);
+    if let Some(n) = count(v, "maxBatch", "maxBatch") {
         c.max_batch_items = n.map_or(usize::MAX, |n| n.max(1) as usize);
     }
-    if let Some(n) = count(v, "maxBatchBytes", "maxBatchBytes")? {
+    if let Some(n) = count(v, "maxBatchBytes", "maxBatchBytes") {
         c.max_batch_bytes = n.map_or(usize::MAX, |n| n as usize);
     }
-    Ok(c)
+    c
 }
 
 #[wasm_bindgen(js_class = Appender)]
@@ -199,14 +207,21 @@ impl AppenderJs {
 
     /// The `Producer-Id` sent.
     #[wasm_bindgen(getter, js_name = producerId)]
-    pub fn producer_id(&self) -> String {
-        self.inner.producer_id.clone()
+    pub fn producer_id_js(&self) -> JsValue {
+        JsValue::from_str(&self.inner.producer_id)
     }
 
     /// The current `Producer-Epoch` (it moves on an auto-claim).
     #[wasm_bindgen(getter)]
     pub fn epoch(&self) -> f64 {
         self.inner.machine.borrow().producer().0 as f64
+    }
+}
+
+impl AppenderJs {
+    /// [`AppenderJs::producer_id_js`] for Rust callers.
+    pub fn producer_id(&self) -> String {
+        self.inner.producer_id.clone()
     }
 }
 
@@ -227,13 +242,6 @@ fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
         return Ok(js_sys::Uint8Array::new(&b.value).to_vec());
     }
     Err(invalid("value", "a string, an ArrayBuffer or a view", v))
-}
-
-fn promise() -> (js_sys::Promise, Settle) {
-    let mut settle = None;
-    let p = js_sys::Promise::new(&mut |res, rej| settle = Some((res, rej)));
-    let noop = js_sys::Function::new_no_args("");
-    (p, settle.unwrap_or_else(|| (noop.clone(), noop)))
 }
 
 /// Watch the `signal` and `online`/`offline`.

@@ -80,11 +80,7 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
     };
     let sender = Sender::new(o.config, &key, crate::clock::random_seed());
     let (signal, ordered) = (o.signal, o.ordered);
-    let mut settle = None;
-    let promise = js_sys::Promise::new(&mut |resolve, reject| settle = Some((resolve, reject)));
-    let Some(settle) = settle else {
-        return Err(JsValue::UNDEFINED);
-    };
+    let (promise, settle) = promise();
     let t = task::Task::new(sender, req, ordered, signal, settle);
     let now = page::add(&t);
     task::watch(&t, page::is_online());
@@ -98,6 +94,20 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
         },
     );
     Ok(promise)
+}
+
+/// A new pending `Promise` and its `(resolve, reject)`. Out of line: one
+/// copy for `send()` and the appender's `append()` and `close()`.
+#[inline(never)]
+pub(crate) fn promise() -> (js_sys::Promise, (js_sys::Function, js_sys::Function)) {
+    let mut settle = None;
+    let p = js_sys::Promise::new(&mut |res, rej| settle = Some((res, rej)));
+    // The executor runs before `new Promise` returns: never taken.
+    let settle = settle.unwrap_or_else(|| {
+        let noop = js_sys::Function::new_no_args("");
+        (noop.clone(), noop)
+    });
+    (p, settle)
 }
 
 /// The URL argument of `send()` and `report()`, resolved: a string or an

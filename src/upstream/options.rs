@@ -10,8 +10,8 @@ use tidings_core::upstream::{is_forbidden_request_header, IdempotencyKey, SendCo
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::options::{
-    absent, backoff, checked, checked_headers, count, flag, get, invalid, ms_in, object, set_ms,
-    signal, text, AT_LEAST_ONE,
+    absent, backoff, checked, checked_headers, count, fail, flag, get, invalid, ms_in, object,
+    set_ms, signal, text, AT_LEAST_ONE,
 };
 
 /// What the adapter keeps besides the core's [`SendConfig`].
@@ -50,17 +50,18 @@ impl SendOptions {
 }
 
 /// The send keys of `v` over `c` (also `report()`'s shared keys, read over
-/// its own defaults; the caller runs it inside [`checked`]).
-pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> Result<SendOptions, JsValue> {
-    object("options", v)?;
-    if let Some(m) = text(v, "method")? {
-        c.method = method(&m, has_body)?;
+/// its own defaults; the caller runs it inside [`checked`], where a refusal
+/// is [`fail`]ed).
+pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> SendOptions {
+    object("options", v);
+    if let Some(m) = text(v, "method") {
+        c.method = method(&m, has_body);
     }
-    if let Some(h) = text(v, "idempotencyHeader")? {
+    if let Some(h) = text(v, "idempotencyHeader") {
         // A forbidden name would be dropped by `fetch`: the key lost.
         if !is_token(&h) || is_forbidden_request_header(&h) {
             let got = JsValue::from_str(&h);
-            return Err(invalid(
+            fail(invalid(
                 "idempotencyHeader",
                 "a header name fetch sends",
                 &got,
@@ -68,58 +69,63 @@ pub fn read(v: &JsValue, has_body: bool, mut c: SendConfig) -> Result<SendOption
         }
         c.idempotency_header = h;
     }
-    if let Some(n) = count(v, "maxAttempts", "maxAttempts")? {
+    if let Some(n) = count(v, "maxAttempts", "maxAttempts") {
         c.max_attempts = match n {
-            Some(0) => return Err(invalid("maxAttempts", AT_LEAST_ONE, &get(v, "maxAttempts"))),
+            Some(0) => {
+                fail(invalid("maxAttempts", AT_LEAST_ONE, &get(v, "maxAttempts")));
+                1
+            }
             Some(n) => n,
             None => u32::MAX,
         };
     }
-    set_ms(&mut c.timeout_ms, v, "timeoutMs", "")?;
-    c.deadline_ms = ms_in(v, "deadlineMs", "")?;
-    set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "")?;
-    backoff(&mut c.backoff, v)?;
-    let key = match text(v, "idempotencyKey")? {
-        Some(k) => {
-            let bad = |_| {
-                invalid(
-                    "idempotencyKey",
-                    "non-empty printable ASCII, at most 255 characters",
-                    &JsValue::from_str(&k),
-                )
-            };
-            Some(IdempotencyKey::new(&k).map_err(bad)?)
+    set_ms(&mut c.timeout_ms, v, "timeoutMs", "");
+    c.deadline_ms = ms_in(v, "deadlineMs", "");
+    set_ms(&mut c.max_retry_after_ms, v, "maxRetryAfterMs", "");
+    backoff(&mut c.backoff, v);
+    let key = text(v, "idempotencyKey").and_then(|k| {
+        let key = IdempotencyKey::new(&k).ok();
+        if key.is_none() {
+            fail(invalid(
+                "idempotencyKey",
+                "non-empty printable ASCII, at most 255 characters",
+                &JsValue::from_str(&k),
+            ));
         }
-        None => None,
-    };
-    Ok(SendOptions {
+        key
+    });
+    SendOptions {
         config: c,
         key,
-        headers: checked_headers(get(v, "headers"))?,
-        credentials: flag(v, "credentials")?.unwrap_or(false),
-        signal: signal(&get(v, "signal"))?,
-        ordered: flag(v, "ordered")?.unwrap_or(false),
-    })
+        headers: checked_headers(get(v, "headers")),
+        credentials: flag(v, "credentials").unwrap_or(false),
+        signal: signal(&get(v, "signal")),
+        ordered: flag(v, "ordered").unwrap_or(false),
+    }
 }
 
 /// `method`: an HTTP token (RFC 9110 §9.1), not one `fetch` forbids
 /// (`CONNECT`, `TRACE`, `TRACK`), and not `GET`/`HEAD` with a body (`fetch`
 /// throws a `TypeError` for each). The standard methods are upper-cased as
 /// `fetch` normalizes them.
-fn method(m: &str, has_body: bool) -> Result<String, JsValue> {
+fn method(m: &str, has_body: bool) -> String {
     let upper = m.to_ascii_uppercase();
     let forbidden = ["CONNECT", "TRACE", "TRACK"].contains(&upper.as_str());
     let bodiless = has_body && (upper == "GET" || upper == "HEAD");
     if !is_token(m) || forbidden || bodiless {
         let got = JsValue::from_str(m);
-        return Err(invalid(
+        fail(invalid(
             "method",
             "a method fetch sends (no GET/HEAD with a body)",
             &got,
         ));
     }
     let standard = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"].contains(&upper.as_str());
-    Ok(if standard { upper } else { m.into() })
+    if standard {
+        upper
+    } else {
+        m.into()
+    }
 }
 
 /// An RFC 9110 token (§5.6.2): a header name or a method.

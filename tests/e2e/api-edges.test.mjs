@@ -162,6 +162,36 @@ test("subscribe() that throws has started nothing: options are all read and chec
   await p.close();
 });
 
+test("options: the first refusal is the one reported and no getter after it runs; a getter that threw before it comes first", { timeout: T }, async () => {
+  const p = await page();
+  const got = await p.evaluate(() => {
+    const run = (f) => {
+      try {
+        f();
+        return "accepted";
+      } catch (e) {
+        return [e.code, e.message.split(": ")[1], e.cause?.message ?? null];
+      }
+    };
+    const read = [];
+    const spy = (o) => new Proxy(o, { get: (t, k) => (read.push(String(k)), t[k]) });
+    return {
+      refused: run(() => window.t.subscribe("/sse?t=first", spy({ parse: "xml", seed: "x", backoff: { baseMs: -1 } }))),
+      read,
+      threwFirst: run(() => window.t.subscribe("/sse?t=first", { get withCredentials() { throw new Error("no"); }, crossTab: "yes" })),
+      appenderGetter: run(() => window.t.appender("/stream/first", { get producerId() { throw new Error("no id"); } })),
+    };
+  });
+  assert.deepEqual(got, {
+    refused: ["invalid-option", "parse", null],
+    read: ["parse"],
+    threwFirst: ["invalid-option", "(a getter threw)", "no"],
+    appenderGetter: ["invalid-option", "(a getter threw)", "no id"],
+  });
+  assert.deepEqual(p.errors, []);
+  await p.close();
+});
+
 // ----- 3. URLs ------------------------------------------------------------------
 
 test("URLs are resolved with the browser's URL parser at subscribe(); `urls` entries too; transport is honest", { timeout: T }, async () => {

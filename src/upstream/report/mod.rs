@@ -117,26 +117,25 @@ impl Reporter {
     /// failure, or before the first report), `paused` (hidden or offline) or
     /// `closed`.
     #[wasm_bindgen(getter)]
-    pub fn state(&self) -> String {
-        self.drive.state().as_str().into()
+    pub fn state(&self) -> JsValue {
+        crate::js::name(self.drive.state().as_str())
     }
 
     /// Counters: `{ reports, skipped, requests, retries, delivered,
     /// superseded, failed, transientFailures, intervalMs }`.
     pub fn stats(&self) -> JsValue {
         let s = self.drive.stats();
-        let o = js_sys::Object::new();
-        let n = |k: &'static str, v: u64| crate::js::set(&o, k, &JsValue::from_f64(v as f64));
-        n("reports", s.reports);
-        n("skipped", s.skipped);
-        n("requests", s.requests);
-        n("retries", s.retries);
-        n("delivered", s.delivered);
-        n("superseded", s.superseded);
-        n("failed", s.failed);
-        n("transientFailures", s.transient_failures);
-        n("intervalMs", s.interval_ms);
-        o.into()
+        crate::js::counters(&[
+            ("reports", s.reports),
+            ("skipped", s.skipped),
+            ("requests", s.requests),
+            ("retries", s.retries),
+            ("delivered", s.delivered),
+            ("superseded", s.superseded),
+            ("failed", s.failed),
+            ("transientFailures", s.transient_failures),
+            ("intervalMs", s.interval_ms),
+        ])
     }
 
     /// As `EventTarget.addEventListener` (see `Subscription`); `type` is
@@ -151,15 +150,13 @@ impl Reporter {
         if self.drive.is_closed() {
             return Ok(());
         }
-        let kind = crate::js::to_string(&kind)?;
-        self.drive.listeners.add(&kind, listener, &options)
+        self.drive.listeners.add_js(&kind, listener, &options)?;
+        Ok(())
     }
 
     /// As `EventTarget.removeEventListener`.
     #[wasm_bindgen(js_name = removeEventListener)]
     pub fn remove_event_listener(&self, kind: JsValue, listener: JsValue) -> Result<(), JsValue> {
-        let kind = crate::js::to_string(&kind)?;
-        self.drive.listeners.remove(&kind, &listener);
-        Ok(())
+        self.drive.listeners.remove_js(&kind, &listener)
     }
 }

@@ -12,7 +12,7 @@ use tidings_core::upstream::{HiddenPolicy, ReportConfig};
 use wasm_bindgen::JsValue;
 
 use crate::options::{
-    absent, breaker, checked, count, flag, get, interval, invalid, ms_in, AT_LEAST_ONE,
+    absent, breaker, checked, count, fail, flag, get, interval, invalid, ms_in, AT_LEAST_ONE,
 };
 
 /// What the adapter keeps besides the core's [`ReportConfig`].
@@ -34,56 +34,63 @@ impl ReportOptions {
     }
 }
 
-fn read(v: &JsValue) -> Result<ReportOptions, JsValue> {
+fn read(v: &JsValue) -> ReportOptions {
     let mut c = ReportConfig::default();
     for key in ["idempotencyKey", "ordered"] {
         if !absent(&get(v, key)) {
-            return Err(invalid(key, "none (not a report() option)", &get(v, key)));
+            fail(invalid(key, "none (not a report() option)", &get(v, key)));
         }
     }
-    let send = super::super::options::read(v, true, c.send.clone())?;
+    let send = super::super::options::read(v, true, c.send.clone());
     c.send = send.config;
-    interval(&mut c.interval, v)?;
-    breaker(&mut c.breaker, v)?;
-    c.startup_jitter_ms = ms_in(v, "startupJitterMs", "")?;
-    c.hidden = hidden(&get(v, "whenHidden"))?;
-    c.keep_all = flag(v, "keepAll")?.unwrap_or(false);
-    if let Some(n) = count(v, "maxQueued", "maxQueued")? {
+    interval(&mut c.interval, v);
+    breaker(&mut c.breaker, v);
+    c.startup_jitter_ms = ms_in(v, "startupJitterMs", "");
+    c.hidden = hidden(&get(v, "whenHidden"));
+    c.keep_all = flag(v, "keepAll").unwrap_or(false);
+    if let Some(n) = count(v, "maxQueued", "maxQueued") {
         c.max_queued = match n {
-            Some(0) => return Err(invalid("maxQueued", AT_LEAST_ONE, &get(v, "maxQueued"))),
+            Some(0) => {
+                fail(invalid("maxQueued", AT_LEAST_ONE, &get(v, "maxQueued")));
+                1
+            }
             Some(n) => n as usize,
             None => usize::MAX,
         };
     }
-    Ok(ReportOptions {
+    ReportOptions {
         config: c,
         headers: send.headers,
         credentials: send.credentials,
         signal: send.signal,
-    })
+    }
 }
 
 /// `whenHidden`: `"stop"` (default), `"continue"`, or `{ intervalMs }` (the
 /// slowest pace while hidden).
-fn hidden(h: &JsValue) -> Result<HiddenPolicy, JsValue> {
+fn hidden(h: &JsValue) -> HiddenPolicy {
     if h.is_object() {
-        return match ms_in(h, "intervalMs", "whenHidden")? {
-            Some(interval_ms) => Ok(HiddenPolicy::Every { interval_ms }),
-            None => Err(invalid(
-                "whenHidden.intervalMs",
-                "a number of milliseconds",
-                h,
-            )),
-        };
+        if let Some(interval_ms) = ms_in(h, "intervalMs", "whenHidden") {
+            return HiddenPolicy::Every { interval_ms };
+        }
+        fail(invalid(
+            "whenHidden.intervalMs",
+            "a number of milliseconds",
+            h,
+        ));
+        return HiddenPolicy::Stop;
     }
     match h.as_string().as_deref() {
-        _ if absent(h) => Ok(HiddenPolicy::Stop),
-        Some("stop") => Ok(HiddenPolicy::Stop),
-        Some("continue") => Ok(HiddenPolicy::Continue),
-        _ => Err(invalid(
-            "whenHidden",
-            "\"stop\", \"continue\" or { intervalMs }",
-            h,
-        )),
+        _ if absent(h) => HiddenPolicy::Stop,
+        Some("stop") => HiddenPolicy::Stop,
+        Some("continue") => HiddenPolicy::Continue,
+        _ => {
+            fail(invalid(
+                "whenHidden",
+                "\"stop\", \"continue\" or { intervalMs }",
+                h,
+            ));
+            HiddenPolicy::Stop
+        }
     }
 }
