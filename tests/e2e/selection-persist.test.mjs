@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { startServer, launchBrowser } from "./harness.mjs";
 import * as h from "./tidings-page.mjs";
 
-const REMEMBER_MS = 3000;
+const REMEMBER_MS = 6000;
 const OPTIONS = {
   seed: 5, transports: ["fetch-sse", "long-poll", "poll"],
   urls: { "long-poll": "/long-poll?hold_ms=300", poll: "/poll" },
