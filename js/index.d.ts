@@ -344,7 +344,9 @@ export type AnyMessage<M, D> =
 
 /**
  * `headers` as a function: runs before every request. `status: 401` (or 403) when the previous
- * request was refused (refresh the token); the request is then retried once, at once.
+ * request was refused (refresh the token); the request is then retried once, at once. With
+ * `crossTab` it is also asked once at `subscribe` with `{ attempt: 0, url }` and no other field, to
+ * compare credentials between tabs: answer it as for a first request.
  */
 export interface HeadersContext {
   /** The transport the request is for. */
@@ -357,7 +359,9 @@ export interface HeadersContext {
 
 /**
  * `url` as a function: runs before every attempt, on every transport (native `EventSource`
- * included, which can carry a token only in its URL).
+ * included, which can carry a token only in its URL). With `crossTab` it is also asked once at
+ * `subscribe` with `{ attempt: 0, url }` and no other field, to compare credentials between tabs:
+ * answer it as for the first attempt.
  */
 export interface UrlContext {
   /** The attempt number: 1, 2, … */

@@ -75,10 +75,11 @@ export function debugLog(to, what, details) {
 }
 
 // The URL of one attempt, as a promise: what the app's `url` function
-// returns or resolves to (a URL object as its string; what it throws is the
-// rejection), else `url` as given. Wasm checks it as the subscribe URL.
+// returns or resolves to (a URL object as its href; any other value as given,
+// so wasm refuses a non-string; what it throws is the rejection), else `url`
+// as given. Wasm checks it as the subscribe URL.
 export function attemptUrl(f, attempt, status, cursor, transport, url) {
   return Promise.resolve()
     .then(() => (f ? f({ attempt, status: status ?? null, cursor: cursor || null, transport, url }) : url))
-    .then((u) => (u && typeof u == "object" ? String(u) : u));
+    .then((u) => (u instanceof URL ? u.href : u));
 }

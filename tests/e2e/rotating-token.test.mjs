@@ -150,6 +150,7 @@ test("url function: its context; a throw, a rejection or a bad URL is an `error`
     });
     const out = {};
     out.number = await waitErrors(() => 42, 2);
+    out.object = await waitErrors(() => ({ href: "/sse?case=bad-url-object" }), 2);
     out.scheme = await waitErrors(async () => "javascript:alert(1)", 2);
     out.throws = await waitErrors(() => { throw new Error("no token"); }, 2);
     out.rejects = await waitErrors(() => Promise.reject(new Error("refresh failed")), 2);
@@ -168,6 +169,8 @@ test("url function: its context; a throw, a rejection or a bad URL is an `error`
   });
   const retried = (cause) => [["headers", false, cause], ["headers", false, cause]];
   assert.deepEqual(got.number, retried("invalid-url"));
+  // A plain object is not a URL (only a URL object is taken for its href): never "/[object Object]".
+  assert.deepEqual(got.object, retried("invalid-url"));
   assert.deepEqual(got.scheme, retried("invalid-url"));
   assert.deepEqual(got.throws, retried("Error: no token"));
   assert.deepEqual(got.rejects, retried("Error: refresh failed"));
@@ -181,4 +184,5 @@ test("url function: its context; a throw, a rejection or a bad URL is an `error`
   assert.equal(asked[0].query, "case=ctx&n=1");
   // Nothing was sent for the bad ones.
   assert.deepEqual((await h.requests(server, "/sse")).filter((e) => (e.query ?? "").includes("bad-url")), []);
+  assert.deepEqual((await h.requests(server)).filter((e) => e.path.includes("object")), []);
 });
