@@ -22,6 +22,8 @@ echo "browser-tests: reference server at $url"
 # `--features rust`: the Rust API's tests (tests/browser_rust_api.rs) too.
 TIDINGS_TEST_SERVER="$url" wasm-pack --log-level warn test --headless --chrome --features rust
 # The spec reporter prints every test with its duration; e2e-durations.mjs adds
-# the 10 slowest files at the end.
-node --test --test-reporter=spec --test-reporter-destination=stdout \
+# the 10 slowest files at the end. A test still running after 4 minutes (the
+# slowest passes in about 35 s) fails, and a file whose test left a loop
+# running exits when its tests end, so a hang costs minutes, not the CI run.
+node --test --test-timeout=240000 --test-force-exit --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=./scripts/e2e-durations.mjs --test-reporter-destination=stdout tests/e2e/

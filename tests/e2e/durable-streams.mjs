@@ -31,12 +31,14 @@ export async function startDurableStreams({ dataDir, longPollTimeoutMs = 30_000,
   const log = [];
   let port = 0;
   let server;
+  let stopping = false;
   const boot = async () => {
     server = new DurableStreamTestServer({ port, host: "127.0.0.1", dataDir: dir, longPollTimeout: longPollTimeoutMs });
     const handle = server.handleRequest.bind(server);
     server.handleRequest = (req, res) => {
       const u = new URL(req.url, "http://x");
       log.push({ method: req.method, path: u.pathname, query: Object.fromEntries(u.searchParams), search: u.search, t: Date.now() });
+      if (stopping) res.setHeader("connection", "close");
       return handle(req, res);
     };
     if (maxChunkMessages) {
@@ -54,6 +56,17 @@ export async function startDurableStreams({ dataDir, longPollTimeoutMs = 30_000,
     return url;
   };
   const url = await boot();
+  // Node's `server.close()` waits for every open connection, and a client
+  // that sends its next request on a keep-alive connection before the old
+  // one goes idle (a long poll, a publisher retrying every 20 ms) keeps it
+  // open forever. While stopping, each response closes its connection, so
+  // the requests in flight finish (a graceful restart: dropping them
+  // mid-append makes the store's file and index disagree) and no new one
+  // holds the server open.
+  const stopNow = () => {
+    stopping = true;
+    return server.stop().finally(() => { stopping = false; });
+  };
   const req = async (method, path, body, headers = {}) => {
     const r = await fetch(url + path, { method, body, headers });
     if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
@@ -88,12 +101,12 @@ export async function startDurableStreams({ dataDir, longPollTimeoutMs = 30_000,
       JSON.stringify({ path, status, count, method: "GET" }), { "content-type": "application/json" }),
     /** Stop, stay down `downMs`, start again on the same port and data directory. */
     async restart({ downMs = 0 } = {}) {
-      await server.stop();
+      await stopNow();
       if (downMs) await new Promise((r) => setTimeout(r, downMs));
       await boot();
     },
     async stop() {
-      await server.stop();
+      await stopNow();
       if (dataDir === true) rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -148,9 +148,12 @@ test("1,000 appends published while the server restarts (file-backed): every mes
     // applied once, whatever the publisher saw. The restart comes after 300.
     let sent = 0;
     let restarted;
+    // A server that never comes back fails the test instead of stalling it.
+    const deadline = Date.now() + 60_000;
     const producer = async (p) => {
       for (let seq = 0; seq < 100; seq++) {
         for (;;) {
+          if (Date.now() > deadline) throw new Error(`append ${p * 100 + seq} not accepted within 60 s (${sent} sent)`);
           try {
             const r = await fetch(ds.url + path, {
               method: "POST",
