@@ -79,7 +79,7 @@ SIZE_CEILING ?= 107050
 RECEIVE_CEILING ?= 62350
 RECEIVE_TABS_DURABLE_CEILING ?= 72400
 # RUST_APP_CEILING: what the example Rust app pays for tidings, built with the profile docs/rust.md recommends.
-RUST_APP_CEILING ?= 104400
+RUST_APP_CEILING ?= 97550
 size:
 	@scripts/bootstrap.sh build
 	@scripts/build-pkg.sh
