@@ -384,10 +384,11 @@ export interface UrlContext {
 }
 
 /**
- * Header values as `fetch`'s `Headers` takes them: converted with `String(value)` (a Symbol, or
- * an invalid name or value, is an error).
+ * Header values as `fetch`'s `Headers` takes them: an object of values, converted with
+ * `String(value)` (a Symbol, or an invalid name or value, is an error), or a `Headers`. An array
+ * of pairs is refused (`invalid-option` for a static `headers`, a `headers` error from a function).
  */
-export type HeaderValues = Record<string, string | number | boolean>;
+export type HeaderValues = Record<string, string | number | boolean> | Headers;
 
 /**
  * A listener: a function, or an object with a `handleEvent` method (called with `this` the

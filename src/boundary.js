@@ -55,6 +55,15 @@ export function neverDispatched(type) {
   return { event: type, message };
 }
 
+// The [name, value] pairs of the app's headers as `fetch` takes them: a
+// Headers' own (it has no own properties, so it would send nothing and hash
+// as "{}"), an object's entries; an array is refused (read as an object it
+// would send `0: name,value`).
+export function headerEntries(h) {
+  if (Array.isArray(h)) throw TypeError("headers must give an object of header values");
+  return h instanceof Headers ? [...h] : Object.entries(h);
+}
+
 // The app's `headers` value (perhaps a promise that never settles) as a
 // promise that also rejects when `signal` aborts: an attempt that timed out
 // ends instead of waiting on the app's promise for ever, holding the send's

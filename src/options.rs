@@ -167,7 +167,8 @@ fn resolved_credentials(o: &Options, url: &str) -> Option<String> {
     crate::js::set(&ctx, "attempt", &JsValue::from(0));
     crate::js::set(&ctx, "url", &JsValue::from_str(url));
     let mut text = String::new();
-    for given in [&o.headers, &o.url].into_iter().flatten() {
+    for (is_headers, given) in [(true, &o.headers), (false, &o.url)] {
+        let Some(given) = given else { continue };
         let v = match given.dyn_ref::<js_sys::Function>() {
             Some(f) => f.call1(&JsValue::NULL, &ctx).ok()?,
             None => given.clone(),
@@ -175,6 +176,11 @@ fn resolved_credentials(o: &Options, url: &str) -> Option<String> {
         if get(&v, "then").is_function() {
             return None;
         }
+        // A `Headers` stringifies as `{}` whatever it holds: its pairs.
+        let v = match is_headers && v.is_object() {
+            true => crate::transport::fetch::header_entries(&v).ok()?.into(),
+            false => v,
+        };
         text += &js_sys::JSON::stringify(&v).ok()?.as_string()?;
         text.push('\n');
     }
@@ -752,10 +758,10 @@ fn events(v: &JsValue) -> Vec<String> {
     out
 }
 
-/// `headers`: absent, a function (called before each request), or an object
-/// whose every entry is a valid header (checked now, with the browser's own
-/// `Headers`, so a bad static value throws here instead of failing every
-/// request).
+/// `headers`: absent, a function (called before each request), a `Headers`,
+/// or an object whose every entry is a valid header (checked now, with the
+/// browser's own `Headers`, so a bad static value throws here instead of
+/// failing every request; an array is refused).
 pub(crate) fn checked_headers(h: JsValue) -> Option<JsValue> {
     if absent(&h) {
         return None;

@@ -145,17 +145,18 @@ impl Fetch {
     }
 }
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    /// `Object.entries(o)`, its exceptions caught: a getter of the app's
-    /// headers object may throw (js-sys's binding would let the exception
+    /// `boundary.js`: the `[name, value]` pairs of the app's headers (an
+    /// object or a `Headers`; an array is a `TypeError`), its exceptions
+    /// caught: a getter of the app's object may throw (an uncaught one would
     /// unwind through the wasm frames of the task queue).
-    #[wasm_bindgen(js_namespace = Object, js_name = entries, catch)]
-    fn object_entries(o: &JsValue) -> Result<js_sys::Array, JsValue>;
+    #[wasm_bindgen(js_name = headerEntries, catch)]
+    pub(crate) fn header_entries(o: &JsValue) -> Result<js_sys::Array, JsValue>;
 }
 
-/// Set every own enumerable `name: value` of `o` on `headers`, as `fetch`'s
-/// own `Headers` would take them: values converted with JS `String(value)`
+/// Set every own enumerable `name: value` of `o` (or every pair of a
+/// `Headers`) on `headers`, as `fetch`'s own `Headers` would take them: values converted with JS `String(value)`
 /// (a number, boolean or object is fine), a Symbol value, a getter or a
 /// `toString` that throws is an error, and so is an invalid name or value
 /// (`Headers.set` throws a `TypeError`). `undefined`/`null` add nothing.
@@ -164,7 +165,7 @@ pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> 
     if !o.is_object() {
         return Ok(());
     }
-    for pair in object_entries(o)?.iter() {
+    for pair in header_entries(o)?.iter() {
         let pair: js_sys::Array = pair.unchecked_into();
         let name = pair.get(0).as_string().unwrap_or_default();
         let value = crate::js::to_string(&pair.get(1))?;

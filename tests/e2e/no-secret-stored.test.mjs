@@ -135,7 +135,10 @@ test("a token in the URL and a header value are in no storage entry, channel nam
 // it returns is in the share key, never the value); a fifth with another
 // token gets its own. The token is in no storage entry, channel name, post or
 // lock name of any tab.
-test("four tabs with a headers function share one connection; a fifth with another token has its own; no token stored or posted", async () => {
+// The function returns a plain object, then a `Headers` (which has no own
+// properties: read as an object it would send no header and hash as `{}`,
+// so the fifth tab would share the first four's connection).
+for (const kind of ["object", "Headers"]) test(`four tabs with a headers function (${kind}) share one connection; a fifth with another token has its own; no token stored or posted`, async () => {
   const context = await browser.newContext();
   const SECRET = "tok7-SHARED-SECRET";
   const OTHER = "tok8-OTHER-SECRET";
@@ -143,19 +146,20 @@ test("four tabs with a headers function share one connection; a fifth with anoth
     const pages = [];
     for (let i = 0; i < 5; i++) pages.push(await h.blankPage(browser, server.url, { init: spy, context }));
     for (const [i, p] of pages.entries()) {
-      await p.evaluate((token) => {
+      await p.evaluate(([token, kind]) => {
         window.got = [];
-        window.sub = window.tidings.subscribe("/sse?case=shared-auth", {
+        const given = { Authorization: `Bearer ${token}` };
+        window.sub = window.tidings.subscribe(`/sse?case=shared-auth-${kind}`, {
           transports: ["fetch-sse"], crossTab: true, seed: 3,
-          headers: () => ({ Authorization: `Bearer ${token}` }),
+          headers: () => (kind === "Headers" ? new Headers(given) : given),
         });
         window.sub.addEventListener("message", (e) => window.got.push(e.data));
-      }, i < 4 ? SECRET : OTHER);
+      }, [i < 4 ? SECRET : OTHER, kind]);
       await h.waitPage(p, () => window.sub.state === "open", undefined, 8000, `tab ${i} open`);
     }
     await server.publish("to every tab");
     for (const p of pages) await h.waitPage(p, () => window.got.includes("to every tab"), undefined, 8000, "the message");
-    const asked = (await h.requests(server, "/sse")).filter((e) => (e.query ?? "").includes("shared-auth"));
+    const asked = (await h.requests(server, "/sse")).filter((e) => (e.query ?? "").includes(`shared-auth-${kind}`));
     const brief = asked.map((e) => `${h.logBrief(e)} ${e.headers.authorization}`).join("\n");
     assert.deepEqual(asked.map((e) => e.headers.authorization).sort(), [`Bearer ${SECRET}`, `Bearer ${OTHER}`], brief);
     const all = [];
@@ -165,4 +169,26 @@ test("four tabs with a headers function share one connection; a fifth with anoth
       for (const secret of [SECRET, OTHER, "SECRET"]) assert.ok(!String(text).includes(secret), `${w} holds ${secret}: ${text}`);
     }
   } finally { await context.close(); }
+});
+
+test("a static Headers is sent as given; an array of pairs is refused at subscribe (invalid-option headers)", async () => {
+  const page = await h.blankPage(browser, server.url);
+  try {
+    const refused = await page.evaluate(() => {
+      window.got = [];
+      window.sub = window.tidings.subscribe("/sse?case=static-headers", {
+        transports: ["fetch-sse"], headers: new Headers({ Authorization: "Bearer static-1" }),
+      });
+      window.sub.addEventListener("message", (e) => window.got.push(e.data));
+      try {
+        window.tidings.subscribe("/sse?case=array-headers", { headers: [["X-Token", "a"]] });
+        return "not refused";
+      } catch (e) { return `${e.code}: ${e.message}`; }
+    });
+    assert.match(refused, /^invalid-option: .*headers/);
+    await h.waitPage(page, () => window.sub.state === "open", undefined, 8000, "open");
+    const asked = (await h.requests(server, "/sse")).filter((e) => (e.query ?? "").includes("static-headers"));
+    assert.deepEqual(asked.map((e) => e.headers.authorization), ["Bearer static-1"]);
+    assert.equal((await h.requests(server, "/sse")).filter((e) => (e.query ?? "").includes("array-headers")).length, 0);
+  } finally { await page.closeAll(); }
 });

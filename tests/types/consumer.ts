@@ -112,6 +112,9 @@ export async function main(signal: AbortSignal) {
   sub.addEventListener("open", { handle() {} });
   // Header values: anything `String()` turns into a header value.
   subscribe("/sse", { headers: { "X-N": 1, "X-B": true } });
+  subscribe("/sse", { headers: () => new Headers({ Authorization: "Bearer x" }) });
+  // @ts-expect-error: an array of pairs is refused
+  subscribe("/sse", { headers: [["Authorization", "Bearer x"]] });
   subscribe(new URL("/sse", "https://example.com/"));
   // @ts-expect-error: a URL is a string or a URL object
   subscribe(5);
