@@ -83,3 +83,32 @@ export function attemptUrl(f, attempt, status, cursor, transport, url) {
     .then(() => (f ? f({ attempt, status: status ?? null, cursor: cursor || null, transport, url }) : url))
     .then((u) => (u instanceof URL ? u.href : u));
 }
+
+// The page lifecycle facts of one watcher (src/lifecycle.rs), as codes:
+// 0/1 visible/hidden, 2/3 resumed/frozen, 4/5 offline/online, 6/7 pageshow
+// (persisted false/true), 8 pagehide, and navigator.connection itself for
+// its network hint. The listeners first (document visibilitychange, freeze,
+// resume; the global offline, online; in a window pagehide, pageshow;
+// navigator.connection change), then the page as it is now: 1 when hidden,
+// 4 when offline, navigator.connection when there is one. Returns the guard's handle: its abort()
+// removes every listener. One crossing and one wasm closure instead of one
+// per event type; a target that refuses a listener is skipped, as the wasm
+// did.
+export function watchPage(report) {
+  const g = globalThis, nav = g.navigator, conn = nav?.connection, off = [];
+  let win = false;
+  try { win = g instanceof Window; } catch {}
+  const doc = win && g.document, hint = conn && typeof conn == "object";
+  const on = (t, type, code) => {
+    const f = (e) => report(code < 0 ? 6 + (e.persisted === true) : code || +doc.hidden);
+    try { t.addEventListener(type, f), off.push(() => t.removeEventListener(type, f)); } catch {}
+  };
+  if (doc) on(doc, "visibilitychange", 0), on(doc, "freeze", 3), on(doc, "resume", 2);
+  on(g, "offline", 4), on(g, "online", 5);
+  if (win) on(g, "pagehide", 8), on(g, "pageshow", -1);
+  if (hint) on(conn, "change", conn);
+  if (doc?.hidden) report(1);
+  if (nav?.onLine === false) report(4);
+  if (hint) report(conn);
+  return { abort: () => off.map((f) => f()) };
+}
