@@ -112,3 +112,39 @@ export function watchPage(report) {
   if (hint) report(conn);
   return { abort: () => off.map((f) => f()) };
 }
+
+// The asynchronous part of one fetch of the receive path
+// (src/transport/fetch.rs): the request, its head, its body, each reported
+// to wasm as an array: [0, response] the head (wasm reads what it wants and
+// sets [0] to whether the body is read chunk by chunk, else it is read whole
+// as text), [1, chunk] a Uint8Array of the body, [2, text] the whole body,
+// [3] the end, [4] a failure (network, CORS, a body that broke off). Nothing
+// is reported once init.signal is aborted: the guard that aborts it drops
+// `report` with it (its attempt is over for the engine).
+export async function fetchBody(url, init, report) {
+  const live = () => !init.signal.aborted;
+  try {
+    if (!live()) return;
+    const r = await fetch(url, init), head = [0, r];
+    if (!live()) return;
+    report(head);
+    if (!head[0]) {
+      const text = await r.text();
+      live() && report([2, text]);
+    } else if (!r.body) {
+      // No body (204, 304), or no streaming body in this browser: the whole
+      // body at once as one chunk, so a long-poll's events are not lost.
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      live() && bytes.length && report([1, bytes]);
+    } else {
+      for (const reader = r.body.getReader(); ; ) {
+        const { done, value } = await reader.read();
+        if (done || !live()) break;
+        report([1, value]);
+      }
+    }
+    live() && report([3]);
+  } catch {
+    live() && report([4]);
+  }
+}
