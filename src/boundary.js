@@ -148,3 +148,19 @@ export async function fetchBody(url, init, report) {
     live() && report([4]);
   }
 }
+
+// A send's answer (src/upstream/request.rs): [response, body] once the body
+// is read, the body as text() decodes it (a leading BOM dropped, invalid
+// UTF-8 as U+FFFD), or [response] once the body passes `cap` bytes: the
+// read is cancelled there. A response without a readable body (a null body,
+// or a browser without streaming bodies) is read with text().
+export async function readAnswer(promise, cap) {
+  const r = await promise, reader = r.body?.getReader(), parts = [];
+  if (!reader) return [r, await r.text()];
+  for (let n = 0; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return [r, await new Blob(parts).text()];
+    if ((n += value.length) > cap) return reader.cancel(), [r];
+    parts.push(value);
+  }
+}
