@@ -114,17 +114,28 @@ export function watchPage(report) {
 }
 
 // The asynchronous part of one fetch of the receive path
-// (src/transport/fetch.rs): the request, its head, its body, each reported
-// to wasm as an array: [0, response] the head (wasm reads what it wants and
-// sets [0] to whether the body is read chunk by chunk, else it is read whole
-// as text), [1, chunk] a Uint8Array of the body, [2, text] the whole body,
-// [3] the end, [4] a failure (network, CORS, a body that broke off). Nothing
-// is reported once init.signal is aborted: the guard that aborts it drops
+// (src/transport/fetch.rs), a microtask after it was asked for: the app's
+// headers awaited (`app`: a promise, or undefined for none), the request,
+// its head, its body, each reported to wasm as an array: [5, value] the
+// app's headers (wasm adds them and sets [0] to true when they are valid,
+// else reports their failure itself), [6, error] what their promise rejected
+// with, [0, response] the head (wasm reads what it wants and sets [0] to
+// whether the body is read chunk by chunk, else it is read whole as text),
+// [1, chunk] a Uint8Array of the body, [2, text] the whole body, [3] the
+// end, [4] a failure (network, CORS, a body that broke off). Nothing is
+// reported once init.signal is aborted: the guard that aborts it drops
 // `report` with it (its attempt is over for the engine).
-export async function fetchBody(url, init, report) {
+export async function fetchBody(url, init, app, report) {
   const live = () => !init.signal.aborted;
+  let h;
   try {
-    if (!live()) return;
+    h = [5, await app];
+  } catch (e) {
+    h = [6, e];
+  }
+  if (!live()) return;
+  if (app && (report(h), h[0] !== true)) return;
+  try {
     const r = await fetch(url, init), head = [0, r];
     if (!live()) return;
     report(head);

@@ -9,7 +9,6 @@ use tidings_core::engine::BodyRead;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, RequestInit, Response};
 
 /// The response headers the engine reads (the core's list).
@@ -113,29 +112,12 @@ impl Fetch {
         for (name, value) in req.headers {
             headers.set(name, &latin1_bytes(value))?;
         }
-        let url = req.url.to_string();
-        let app_headers = req.app_headers;
-        let report = Closure::wrap(reporter(on_fact.clone()));
-        let report_js = report.as_ref().clone();
-        crate::js::spawn(Box::pin(async move {
-            // The app's headers (an object, or what its function resolved
-            // to) are added last, so they may override ours. Their failure
-            // is the app's, not the network's: reported as such.
-            if let Some(p) = app_headers {
-                let added = match JsFuture::from(p).await {
-                    Ok(extra) => add_object(&headers, &extra),
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = added {
-                    if !signal.aborted() {
-                        on_fact(Fact::HeadersFailed(e));
-                    }
-                    return;
-                }
-            }
-            init.set_headers(&headers);
-            fetch_body(&url, &init, &report_js);
-        }));
+        // The app's headers (an object, or what its function resolved to)
+        // are added last (`fetchBody`), so they may override ours.
+        init.set_headers(&headers);
+        let report = Closure::wrap(reporter(on_fact, headers));
+        let app = req.app_headers.map_or(JsValue::UNDEFINED, JsValue::from);
+        fetch_body(req.url, &init, &app, report.as_ref());
         Ok(Fetch {
             controller,
             _report: report,
@@ -144,8 +126,10 @@ impl Fetch {
 }
 
 /// `fetchBody`'s reports as [`Fact`]s to `on_fact` (the head's answer, how
-/// to read the body, written back into its report).
-fn reporter(on_fact: OnFact) -> Box<dyn FnMut(web_sys::Event)> {
+/// to read the body, written back into its report). The app's headers are
+/// added to `headers`; their failure is the app's, not the network's:
+/// reported as such.
+fn reporter(on_fact: OnFact, headers: Headers) -> Box<dyn FnMut(web_sys::Event)> {
     // The listener closure's type (`guard::Listener`'s): one copy of its glue.
     let mut read = BodyRead::Chunks;
     Box::new(move |fact| {
@@ -160,6 +144,11 @@ fn reporter(on_fact: OnFact) -> Box<dyn FnMut(web_sys::Event)> {
             1 => Fact::Chunk(js_sys::Uint8Array::new(&value).to_vec()),
             2 => Fact::Text(value.as_string().unwrap_or_default(), read),
             3 => Fact::End,
+            5 => match add_object(&headers, &value) {
+                Ok(()) => return fact.set(0, JsValue::TRUE),
+                Err(e) => Fact::HeadersFailed(e),
+            },
+            6 => Fact::HeadersFailed(value),
             _ => Fact::Failed { aborted: false },
         };
         on_fact(fact_of);
@@ -185,10 +174,12 @@ fn head(response: &Response) -> Fact {
 
 #[wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    /// Fetch `url` with `init` and read the response, reporting each fact
-    /// to `report` (see `boundary.js`); nothing once `init`'s signal aborts.
+    /// A microtask later: await `app` (the app's headers, `undefined` for
+    /// none), fetch `url` with `init` and read the response, reporting each
+    /// fact to `report` (see `boundary.js`); nothing once `init`'s signal
+    /// aborts.
     #[wasm_bindgen(js_name = fetchBody)]
-    fn fetch_body(url: &str, init: &RequestInit, report: &JsValue);
+    fn fetch_body(url: &str, init: &RequestInit, app: &JsValue, report: &JsValue);
 }
 
 #[wasm_bindgen]
