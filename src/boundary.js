@@ -175,3 +175,27 @@ export async function readAnswer(promise, cap) {
     parts.push(value);
   }
 }
+
+// A native EventSource of `url` (src/transport/eventsource.rs) with its
+// listeners, reporting to wasm as an array: [0] opened, [1, failed] an error
+// (the source closed first, so the browser never reconnects on its own
+// clock; failed: readyState was CLOSED, the browser failed it, else it was
+// about to reconnect), [2, type, data, lastEventId] an event of `message`,
+// of each of `types`, or the server's own `open`/`error` (a MessageEvent;
+// the browser's own are a plain Event). Returns the guard's handle: its
+// close() closes the source and removes the listeners. Throws as the
+// constructor does.
+export function openSource(url, withCredentials, types, report) {
+  const es = new EventSource(url, { withCredentials }), off = [];
+  const on = (type, f) => (es.addEventListener(type, f), off.push(() => es.removeEventListener(type, f)));
+  const message = (e) => e instanceof MessageEvent && (report([2, e.type, e.data, e.lastEventId]), 1);
+  on("open", (e) => message(e) || report([0]));
+  on("error", (e) => {
+    if (message(e)) return;
+    const failed = es.readyState == EventSource.CLOSED;
+    es.close();
+    report([1, failed]);
+  });
+  for (const type of ["message", ...types]) on(type, message);
+  return { close: () => (es.close(), off.map((f) => f())) };
+}

@@ -183,7 +183,7 @@ fn open_native(
     req: &OpenRequest,
 ) -> Result<Live, JsValue> {
     let id = req.id;
-    let on_fact: Rc<dyn Fn(eventsource::Fact)> = Rc::new(move |fact| {
+    let on_fact = move |fact| {
         let Some(conn) = weak.upgrade() else { return };
         match fact {
             eventsource::Fact::Open => feed(&conn, Fact::Opened(id)),
@@ -207,7 +207,7 @@ fn open_native(
                 feed(&conn, Fact::TransportError(id, native_error(failed)))
             }
         }
-    });
+    };
     let source = NativeEventSource::open(
         &req.url,
         conn.adapter.with_credentials,
