@@ -199,3 +199,24 @@ export function openSource(url, withCredentials, types, report) {
   for (const type of ["message", ...types]) on(type, message);
   return { close: () => (es.close(), off.map((f) => f())) };
 }
+
+// One Web Locks request (src/tabs/leader.rs) of `locks` for `name` (`steal`:
+// taken from its holder at once; else queued, and withdrawn by the abort),
+// reporting to wasm on a later microtask, never inside the browser's
+// callback: 0 granted (held until the abort), 1 stolen by another tab, 2
+// failed before it was ever granted. Returns the guard's handle: its
+// abort() releases or withdraws the lock, and nothing is reported after it.
+// Throws as request() does.
+export function requestLock(locks, name, steal, report) {
+  let alive = true, holding = false, release;
+  const c = steal ? null : new AbortController(), held = new Promise((r) => (release = r));
+  const tell = (what) => alive && report(what);
+  // A stealing request is granted at once, and the spec forbids a signal
+  // with steal; a queued one can be withdrawn. Rejected: withdrawn (our own
+  // abort: not alive by then), stolen, or failed.
+  locks.request(name, steal ? { steal } : { signal: c.signal }, () => {
+    if (alive) (holding = true), queueMicrotask(() => tell(0));
+    return held;
+  }).catch(() => tell(holding ? 1 : 2));
+  return { abort: () => ((alive = false), release(), c?.abort()) };
+}
