@@ -74,14 +74,19 @@ export function debugLog(to, what, details) {
   try { to(what, details); } catch (e) { globalThis.reportError?.(e); }
 }
 
-// The URL of one attempt, as a promise: what the app's `url` function
-// returns or resolves to (a URL object as its href; any other value as given,
-// so wasm refuses a non-string; what it throws is the rejection), else `url`
-// as given. Wasm checks it as the subscribe URL.
-export function attemptUrl(f, attempt, status, cursor, transport, url) {
-  return Promise.resolve()
+// The URL of one attempt, told to wasm's `report` a microtask later at the
+// earliest: [url] what the app's `url` function returns or resolves to (a
+// URL object as its href; any other value as given, so wasm refuses a
+// non-string), else `url` as given; [, error] what it throws or rejects
+// with. Wasm checks it as the subscribe URL. Returns the guard's handle:
+// nothing is reported after its abort().
+export function attemptUrl(f, attempt, status, cursor, transport, url, report) {
+  let alive = true;
+  Promise.resolve()
     .then(() => (f ? f({ attempt, status: status ?? null, cursor: cursor || null, transport, url }) : url))
-    .then((u) => (u instanceof URL ? u.href : u));
+    .then((u) => (u instanceof URL ? u.href : u))
+    .then((u) => alive && report([u]), (e) => alive && report([, e]));
+  return { abort: () => (alive = false) };
 }
 
 // The page lifecycle facts of one watcher (src/lifecycle.rs), as codes:
@@ -158,6 +163,12 @@ export async function fetchBody(url, init, app, report) {
   } catch {
     live() && report([4]);
   }
+}
+
+// A promise whose outcome nobody reads (a keepalive request's), its
+// rejection handled.
+export function settled(promise) {
+  promise.catch(() => {});
 }
 
 // A send's answer (src/upstream/request.rs): [response, body] once the body

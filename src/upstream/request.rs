@@ -72,6 +72,9 @@ extern "C" {
     /// when its body passes `cap` bytes (`boundary.js`).
     #[wasm_bindgen(js_name = readAnswer)]
     fn read_answer(promise: &js_sys::Promise, cap: f64) -> js_sys::Promise;
+
+    /// `promise` with its rejection handled (nothing done either way).
+    fn settled(promise: &js_sys::Promise);
 }
 
 /// A live attempt; dropping it aborts the request.
@@ -162,10 +165,7 @@ pub fn keepalive(req: &Request, method: &str, headers: &Headers) {
         init.set_body(&req.body);
     }
     // Over the budget or offline, the promise rejects: nothing to do.
-    let p = fetch(&req.url, &init);
-    crate::js::spawn(Box::pin(async move {
-        let _ = JsFuture::from(p).await;
-    }));
+    settled(&fetch(&req.url, &init));
 }
 
 fn credentials(include: bool) -> web_sys::RequestCredentials {
