@@ -173,17 +173,18 @@ export function settled(promise) {
 
 // A send's answer (src/upstream/request.rs): [response, body] once the body
 // is read, the body as text() decodes it (a leading BOM dropped, invalid
-// UTF-8 as U+FFFD), or [response] once the body passes `cap` bytes: the
-// read is cancelled there. A response without a readable body (a null body,
-// or a browser without streaming bodies) is read with text().
+// UTF-8 as U+FFFD; decoded as it arrives, so the answer is there as soon as
+// its last chunk), or [response] once the body passes `cap` bytes: the read
+// is cancelled there. A response without a readable body (a null body, or
+// a browser without streaming bodies) is read with text().
 export async function readAnswer(promise, cap) {
-  const r = await promise, reader = r.body?.getReader(), parts = [];
+  const r = await promise, reader = r.body?.getReader(), utf8 = new TextDecoder();
   if (!reader) return [r, await r.text()];
-  for (let n = 0; ; ) {
+  for (let n = 0, text = ""; ; ) {
     const { done, value } = await reader.read();
-    if (done) return [r, await new Blob(parts).text()];
+    if (done) return [r, text + utf8.decode()];
     if ((n += value.length) > cap) return reader.cancel(), [r];
-    parts.push(value);
+    text += utf8.decode(value, { stream: true });
   }
 }
 
