@@ -83,12 +83,161 @@ export function debugLog(to, what, details) {
   try { to(what, details); } catch (e) { globalThis.reportError?.(e); }
 }
 
-// The URL of one attempt, as a promise: what the app's `url` function
-// returns or resolves to (a URL object as its href; any other value as given,
-// so wasm refuses a non-string; what it throws is the rejection), else `url`
-// as given. Wasm checks it as the subscribe URL.
-export function attemptUrl(f, attempt, status, cursor, transport, url) {
-  return Promise.resolve()
+// The URL of one attempt, told to wasm's `report` a microtask later at the
+// earliest: [url] what the app's `url` function returns or resolves to (a
+// URL object as its href; any other value as given, so wasm refuses a
+// non-string), else `url` as given; [, error] what it throws or rejects
+// with. Wasm checks it as the subscribe URL. Returns the guard's handle:
+// nothing is reported after its abort().
+export function attemptUrl(f, attempt, status, cursor, transport, url, report) {
+  let alive = true;
+  Promise.resolve()
     .then(() => (f ? f({ attempt, status: status ?? null, cursor: cursor || null, transport, url }) : url))
-    .then((u) => (u instanceof URL ? u.href : u));
+    .then((u) => (u instanceof URL ? u.href : u))
+    .then((u) => alive && report([u]), (e) => alive && report([, e]));
+  return { abort: () => (alive = false) };
+}
+
+// The page lifecycle facts of one watcher (src/lifecycle.rs), as codes:
+// 0/1 visible/hidden, 2/3 resumed/frozen, 4/5 offline/online, 6/7 pageshow
+// (persisted false/true), 8 pagehide, and navigator.connection itself for
+// its network hint. The listeners first (document visibilitychange, freeze,
+// resume; the global offline, online; in a window pagehide, pageshow;
+// navigator.connection change), then the page as it is now: 1 when hidden,
+// 4 when offline, navigator.connection when there is one. Returns the guard's handle: its abort()
+// removes every listener. One crossing and one wasm closure instead of one
+// per event type; a target that refuses a listener is skipped, as the wasm
+// did.
+export function watchPage(report) {
+  const g = globalThis, nav = g.navigator, conn = nav?.connection, off = [];
+  let win = false;
+  try { win = g instanceof Window; } catch {}
+  const doc = win && g.document, hint = conn && typeof conn == "object";
+  const on = (t, type, code) => {
+    const f = (e) => report(code < 0 ? 6 + (e.persisted === true) : code || +doc.hidden);
+    try { t.addEventListener(type, f), off.push(() => t.removeEventListener(type, f)); } catch {}
+  };
+  if (doc) on(doc, "visibilitychange", 0), on(doc, "freeze", 3), on(doc, "resume", 2);
+  on(g, "offline", 4), on(g, "online", 5);
+  if (win) on(g, "pagehide", 8), on(g, "pageshow", -1);
+  if (hint) on(conn, "change", conn);
+  if (doc?.hidden) report(1);
+  if (nav?.onLine === false) report(4);
+  if (hint) report(conn);
+  return { abort: () => off.map((f) => f()) };
+}
+
+// The asynchronous part of one fetch of the receive path
+// (src/transport/fetch.rs), a microtask after it was asked for: the app's
+// headers awaited (`app`: a promise, or undefined for none), the request,
+// its head, its body, each reported to wasm as an array: [5, value] the
+// app's headers (wasm adds them and sets [0] to true when they are valid,
+// else reports their failure itself), [6, error] what their promise rejected
+// with, [0, response] the head (wasm reads what it wants and sets [0] to
+// whether the body is read chunk by chunk, else it is read whole as text),
+// [1, chunk] a Uint8Array of the body, [2, text] the whole body, [3] the
+// end, [4] a failure (network, CORS, a body that broke off). Nothing is
+// reported once init.signal is aborted: the guard that aborts it drops
+// `report` with it (its attempt is over for the engine).
+export async function fetchBody(url, init, app, report) {
+  const live = () => !init.signal.aborted;
+  let h;
+  try {
+    h = [5, await app];
+  } catch (e) {
+    h = [6, e];
+  }
+  if (!live()) return;
+  if (app && (report(h), h[0] !== true)) return;
+  try {
+    const r = await fetch(url, init), head = [0, r];
+    if (!live()) return;
+    report(head);
+    if (!head[0]) {
+      const text = await r.text();
+      live() && report([2, text]);
+    } else if (!r.body) {
+      // No body (204, 304), or no streaming body in this browser: the whole
+      // body at once as one chunk, so a long-poll's events are not lost.
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      live() && bytes.length && report([1, bytes]);
+    } else {
+      for (const reader = r.body.getReader(); ; ) {
+        const { done, value } = await reader.read();
+        if (done || !live()) break;
+        report([1, value]);
+      }
+    }
+    live() && report([3]);
+  } catch {
+    live() && report([4]);
+  }
+}
+
+// A promise whose outcome nobody reads (a keepalive request's), its
+// rejection handled.
+export function settled(promise) {
+  promise.catch(() => {});
+}
+
+// A send's answer (src/upstream/request.rs): [response, body] once the body
+// is read, the body as text() decodes it (a leading BOM dropped, invalid
+// UTF-8 as U+FFFD; decoded as it arrives, so the answer is there as soon as
+// its last chunk), or [response] once the body passes `cap` bytes: the read
+// is cancelled there. A response without a readable body (a null body, or
+// a browser without streaming bodies) is read with text().
+export async function readAnswer(promise, cap) {
+  const r = await promise, reader = r.body?.getReader(), utf8 = new TextDecoder();
+  if (!reader) return [r, await r.text()];
+  for (let n = 0, text = ""; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return [r, text + utf8.decode()];
+    if ((n += value.length) > cap) return reader.cancel(), [r];
+    text += utf8.decode(value, { stream: true });
+  }
+}
+
+// A native EventSource of `url` (src/transport/eventsource.rs) with its
+// listeners, reporting to wasm as an array: [0] opened, [1, failed] an error
+// (the source closed first, so the browser never reconnects on its own
+// clock; failed: readyState was CLOSED, the browser failed it, else it was
+// about to reconnect), [2, type, data, lastEventId] an event of `message`,
+// of each of `types`, or the server's own `open`/`error` (a MessageEvent;
+// the browser's own are a plain Event). Returns the guard's handle: its
+// close() closes the source and removes the listeners. Throws as the
+// constructor does.
+export function openSource(url, withCredentials, types, report) {
+  const es = new EventSource(url, { withCredentials }), off = [];
+  const on = (type, f) => (es.addEventListener(type, f), off.push(() => es.removeEventListener(type, f)));
+  const message = (e) => e instanceof MessageEvent && (report([2, e.type, e.data, e.lastEventId]), 1);
+  on("open", (e) => message(e) || report([0]));
+  on("error", (e) => {
+    if (message(e)) return;
+    const failed = es.readyState == EventSource.CLOSED;
+    es.close();
+    report([1, failed]);
+  });
+  for (const type of ["message", ...types]) on(type, message);
+  return { close: () => (es.close(), off.map((f) => f())) };
+}
+
+// One Web Locks request (src/tabs/leader.rs) of `locks` for `name` (`steal`:
+// taken from its holder at once; else queued, and withdrawn by the abort),
+// reporting to wasm on a later microtask, never inside the browser's
+// callback: 0 granted (held until the abort), 1 stolen by another tab, 2
+// failed before it was ever granted. Returns the guard's handle: its
+// abort() releases or withdraws the lock, and nothing is reported after it.
+// Throws as request() does.
+export function requestLock(locks, name, steal, report) {
+  let alive = true, holding = false, release;
+  const c = steal ? null : new AbortController(), held = new Promise((r) => (release = r));
+  const tell = (what) => alive && report(what);
+  // A stealing request is granted at once, and the spec forbids a signal
+  // with steal; a queued one can be withdrawn. Rejected: withdrawn (our own
+  // abort: not alive by then), stolen, or failed.
+  locks.request(name, steal ? { steal } : { signal: c.signal }, () => {
+    if (alive) (holding = true), queueMicrotask(() => tell(0));
+    return held;
+  }).catch(() => tell(holding ? 1 : 2));
+  return { abort: () => ((alive = false), release(), c?.abort()) };
 }

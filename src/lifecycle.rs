@@ -4,7 +4,9 @@
 //! engine and to the cross-tab coordinator, which decide (pause, resume at
 //! once, stretch intervals, steal, hand over).
 //!
-//! Listeners (each owned by a [`Listener`] guard, removed on drop):
+//! The listeners (`watchPage` in `src/boundary.js`: one crossing and one
+//! wasm closure for all of them, the browser calls on the JS side; removed
+//! when the [`Lifecycle`] guard drops):
 //! - `document` `visibilitychange` → hidden / visible (HTML §6.2 page visibility);
 //! - `window` `offline` / `online` (HTML §8.10 `navigator.onLine`);
 //! - `document` `freeze` / `resume` (Page Lifecycle API);
@@ -18,112 +20,94 @@
 use std::rc::Rc;
 
 use tidings_core::engine::{EffectiveType, NetworkHint};
-use wasm_bindgen::{JsCast, JsValue};
-
-use crate::guard::Listener;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 pub use tidings_core::session::PageFact;
 
 /// Where page facts go.
 pub type Report = Rc<dyn Fn(PageFact)>;
 
-/// The lifecycle listeners of one connection.
+/// The lifecycle listeners of one connection (or reporter).
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Lifecycle {
-    _listeners: Vec<Listener>,
+    /// `watchPage`'s handle: its `abort()` removes the listeners (typed as
+    /// an `AbortController` to share that import; it is a plain object).
+    listeners: web_sys::AbortController,
+    /// Called by the listeners; dropped after them.
+    _report: Closure<dyn FnMut(web_sys::Event)>,
 }
 
-/// Report the page's current state: hidden, offline (each only when so),
-/// and the network hint where the browser has one.
-pub fn current(report: &dyn Fn(PageFact)) {
-    if page_hidden() {
-        report(PageFact::Hidden(true));
+impl Drop for Lifecycle {
+    fn drop(&mut self) {
+        self.listeners.abort();
     }
-    if !is_online() {
-        report(PageFact::Online(false));
-    }
-    if navigator_get(&["connection"]).is_object() {
-        report(PageFact::Network(network_hint()));
-    }
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// Add the lifecycle listeners calling `report` with a fact's code, then
+    /// report the page as it is now; returns what removes them.
+    #[wasm_bindgen(js_name = watchPage)]
+    fn watch_page(report: &JsValue) -> web_sys::AbortController;
 }
 
 /// `navigator.onLine` now (`true` when unknown).
 pub fn is_online() -> bool {
-    navigator_get(&["onLine"]).as_bool().unwrap_or(true)
-}
-
-/// `document.hidden` (`false` outside a window).
-fn page_hidden() -> bool {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .is_some_and(|d| d.hidden())
+    let nav = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or_default();
+    field(&nav, "onLine").as_bool().unwrap_or(true)
 }
 
 impl Lifecycle {
-    /// Listen for changes. Outside a window (a worker) only the network hint
-    /// and `online`/`offline` on the global scope are watched.
+    /// Report the page's current state (hidden, offline: each only when so,
+    /// and the network hint where the browser has one), then every change.
+    /// Outside a window (a worker) only the network hint and
+    /// `online`/`offline` on the global scope are watched.
     pub fn watch(report: Report) -> Lifecycle {
-        let mut listeners = Vec::new();
-        let window = web_sys::window();
-        let on =
-            |target: &web_sys::EventTarget, kind: &str, fact: fn(&web_sys::Event) -> PageFact| {
-                let r = report.clone();
-                Listener::new(target, kind, move |e| r(fact(&e)))
+        // The listener closure's type (`guard::Listener`'s): one copy of its
+        // glue. The event is the fact's code, or `navigator.connection`
+        // (`watchPage`).
+        let on: Box<dyn FnMut(web_sys::Event)> = Box::new(move |code| {
+            let Some(code) = code.unchecked_ref::<JsValue>().as_f64() else {
+                return report(PageFact::Network(network_hint(&code)));
             };
-        if let Some(doc) = window.as_ref().and_then(|w| w.document()) {
-            listeners.push(on(doc.as_ref(), "visibilitychange", |_| {
-                PageFact::Hidden(page_hidden())
-            }));
-            listeners.push(on(doc.as_ref(), "freeze", |_| PageFact::Frozen(true)));
-            listeners.push(on(doc.as_ref(), "resume", |_| PageFact::Frozen(false)));
-        }
-        let global: web_sys::EventTarget = js_sys::global().unchecked_into();
-        listeners.push(on(&global, "offline", |_| PageFact::Online(false)));
-        listeners.push(on(&global, "online", |_| PageFact::Online(true)));
-        if window.is_some() {
-            listeners.push(on(&global, "pagehide", |_| PageFact::PageHide));
-            listeners.push(on(&global, "pageshow", |e| PageFact::PageShow {
-                persisted: js_sys::Reflect::get(e, &"persisted".into())
-                    .ok()
-                    .and_then(|p| p.as_bool())
-                    .unwrap_or(false),
-            }));
-        }
-        let connection = navigator_get(&["connection"]);
-        if connection.is_object() {
-            let target: web_sys::EventTarget = connection.unchecked_into();
-            listeners.push(on(&target, "change", |_| PageFact::Network(network_hint())));
-        }
+            let code = code as u32;
+            let on = code & 1 == 1;
+            report(match code >> 1 {
+                0 => PageFact::Hidden(on),
+                1 => PageFact::Frozen(on),
+                2 => PageFact::Online(on),
+                3 => PageFact::PageShow { persisted: on },
+                _ => PageFact::PageHide,
+            })
+        });
+        let report = Closure::wrap(on);
         Lifecycle {
-            _listeners: listeners,
+            listeners: watch_page(report.as_ref()),
+            _report: report,
         }
     }
 }
 
-/// `navigator.a.b…`, `undefined` when any step is missing.
-fn navigator_get(path: &[&str]) -> JsValue {
-    let mut v = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or_default();
-    for key in path {
-        if !v.is_object() {
-            return JsValue::UNDEFINED;
-        }
-        v = js_sys::Reflect::get(&v, &JsValue::from_str(key)).unwrap_or_default();
+/// `o[key]`; `undefined` when `o` is not an object or the getter throws.
+fn field(o: &JsValue, key: &str) -> JsValue {
+    if !o.is_object() {
+        return JsValue::UNDEFINED;
     }
-    v
+    js_sys::Reflect::get(o, &JsValue::from_str(key)).unwrap_or_default()
 }
 
-/// `navigator.connection` as an engine hint: `rtt` (ms), `saveData`,
+/// `navigator.connection` (`c`) as an engine hint: `rtt` (ms), `saveData`,
 /// `effectiveType`.
-fn network_hint() -> NetworkHint {
+fn network_hint(c: &JsValue) -> NetworkHint {
     NetworkHint {
-        rtt_ms: navigator_get(&["connection", "rtt"])
+        rtt_ms: field(c, "rtt")
             .as_f64()
             .filter(|r| r.is_finite() && *r >= 0.0)
             .map(|r| r as u64),
-        save_data: navigator_get(&["connection", "saveData"])
-            .as_bool()
-            .unwrap_or(false),
-        effective_type: navigator_get(&["connection", "effectiveType"])
+        save_data: field(c, "saveData").as_bool().unwrap_or(false),
+        effective_type: field(c, "effectiveType")
             .as_string()
             .and_then(|t| EffectiveType::from_name(&t)),
     }

@@ -61,7 +61,7 @@ fn delivered(actions: &[Action]) -> Vec<Message> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Deliver(m) => Some(m.clone()),
+            Action::Deliver(m) => Some((**m).clone()),
             _ => None,
         })
         .collect()

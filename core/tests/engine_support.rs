@@ -228,7 +228,7 @@ impl Sim {
         self.log
             .iter()
             .filter_map(|(_, a)| match a {
-                Action::Deliver(m) => Some(m.clone()),
+                Action::Deliver(m) => Some((**m).clone()),
                 _ => None,
             })
             .collect()

@@ -35,13 +35,13 @@ fn skipped(id: &str, last: &str) -> Action {
 }
 
 fn deliver(id: &str, last: &str, data: &str) -> Action {
-    Action::Deliver(Message {
+    Action::Deliver(Box::new(Message {
         id: id.into(),
         last_event_id: last.into(),
         event: "message".into(),
         data: data.into(),
         binary: false,
-    })
+    }))
 }
 
 /// Feed `body` in 64 KiB writes; every action.

@@ -141,7 +141,7 @@ fn leader() -> (Session, engine::AttemptId) {
     assert_eq!(
         a,
         vec![
-            SessionAction::Post(Wire::Hello),
+            SessionAction::Post(Box::new(Wire::Hello)),
             SessionAction::RequestLock { steal: false }
         ]
     );
@@ -206,7 +206,7 @@ fn a_leaders_own_delivery_is_relayed_and_told_once() {
     );
     let posts: Vec<_> = a
         .iter()
-        .filter(|a| matches!(a, SessionAction::Post(Wire::Notice { .. })))
+        .filter(|a| matches!(a, SessionAction::Post(w) if matches!(**w, Wire::Notice { .. })))
         .collect();
     assert_eq!(posts.len(), 1);
     assert_eq!(batches(&a), vec![vec!["4".to_string()]]);
@@ -257,7 +257,7 @@ fn page_hide_reaches_the_coordinator_before_the_engine() {
     assert_eq!(
         a[..4],
         [
-            SessionAction::Post(Wire::Bye),
+            SessionAction::Post(Box::new(Wire::Bye)),
             SessionAction::Abort(id),
             SessionAction::DropLock,
             SessionAction::CloseChannel,
@@ -266,7 +266,7 @@ fn page_hide_reaches_the_coordinator_before_the_engine() {
     );
     assert!(!a
         .iter()
-        .any(|a| matches!(a, SessionAction::Post(Wire::Notice { .. }))));
+        .any(|a| matches!(a, SessionAction::Post(w) if matches!(**w, Wire::Notice { .. }))));
     assert_eq!(until, None);
 }
 
@@ -356,7 +356,7 @@ fn close_tells_the_coordinator_first_then_the_engine_then_ignores_everything() {
     assert_eq!(
         a,
         vec![
-            SessionAction::Post(Wire::Bye),
+            SessionAction::Post(Box::new(Wire::Bye)),
             SessionAction::DropLock,
             SessionAction::CloseChannel,
             SessionAction::Abort(id),
@@ -386,7 +386,7 @@ fn reconnect_is_the_leaders_in_a_follower_the_engines_otherwise() {
         },
     );
     let (a, _) = feed(&mut s, 10, Input::Reconnect { online: true });
-    assert_eq!(a, vec![SessionAction::Post(Wire::Reconnect)]);
+    assert_eq!(a, vec![SessionAction::Post(Box::new(Wire::Reconnect))]);
     assert_eq!(s.reconnected(), ReconnectAnswer::Leader);
     let mut s = open_alone(5000);
     let _ = feed(&mut s, 40, Input::Reconnect { online: true });
@@ -442,10 +442,13 @@ fn the_apps_headers_failure_is_told_here_and_never_relayed() {
     let relayed_errors = a.iter().filter(|a| {
         matches!(
             a,
-            SessionAction::Post(Wire::Notice {
-                notice: Relay::Action(Action::Error { .. }),
-                ..
-            })
+            SessionAction::Post(w) if matches!(
+                **w,
+                Wire::Notice {
+                    notice: Relay::Action(Action::Error { .. }),
+                    ..
+                }
+            )
         )
     });
     assert_eq!(relayed_errors.count(), 0, "{a:?}");

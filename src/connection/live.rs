@@ -10,6 +10,7 @@ use tidings_core::engine::{
 };
 use tidings_core::keys;
 use tidings_core::time::WallMs;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{feed, Connection};
@@ -75,10 +76,12 @@ fn status(req: &OpenRequest) -> JsValue {
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    /// The URL of an attempt as a promise: the app's `url` function (`f`,
-    /// or `undefined`: `url` as given) asked with `{ attempt, status,
-    /// cursor, transport, url }` (`status` and `cursor` `null` when none),
-    /// a URL object taken as its string; what it throws is the rejection.
+    /// The URL of an attempt, told to `report` (`[url]`, or `[, error]`
+    /// for what it threw) a microtask later at the earliest: the app's `url`
+    /// function (`f`, or `undefined`: `url` as given) asked with `{ attempt,
+    /// status, cursor, transport, url }` (`status` and `cursor` `null` when
+    /// none), a URL object taken as its string. The handle's `abort()`
+    /// silences `report`.
     #[wasm_bindgen(js_name = attemptUrl)]
     fn attempt_url(
         f: &JsValue,
@@ -87,7 +90,25 @@ extern "C" {
         cursor: &str,
         transport: &str,
         url: &str,
-    ) -> js_sys::Promise;
+        report: &JsValue,
+    ) -> web_sys::AbortController;
+}
+
+/// An attempt's URL being asked for ([`open`]): its answer starts the
+/// request, unless this was dropped first.
+#[must_use = "a guard: dropping it undoes what it holds at once"]
+pub struct Asking {
+    /// `attemptUrl`'s handle (typed as an `AbortController` to share that
+    /// import; a plain object): its `abort()` silences the answer.
+    handle: web_sys::AbortController,
+    /// Called with the answer; dropped after it is silenced.
+    _report: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
 }
 
 /// The request of the live attempt; dropping it closes/aborts it (the guards
@@ -107,14 +128,14 @@ pub enum Live {
     Fetch(AttemptId, Fetch),
     /// Waiting for its URL ([`open`]), or refused by the browser at once
     /// (its failure reported).
-    Pending(AttemptId),
+    Pending(AttemptId, Asking),
 }
 
 impl Live {
     /// The attempt this request belongs to.
     pub fn id(&self) -> AttemptId {
         match self {
-            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Pending(id) => *id,
+            Live::Native(id, ..) | Live::Fetch(id, _) | Live::Pending(id, _) => *id,
         }
     }
 }
@@ -127,52 +148,75 @@ impl Live {
 /// browser refuses at once (a URL the `EventSource` constructor rejects, no
 /// `AbortController`) a network failure: both reported from that task,
 /// never synchronously.
-pub fn open(conn: &Rc<Connection>, mut req: OpenRequest) -> Live {
+pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
     persist_downgrade(conn);
     let id = req.id;
-    let url = attempt_url(
+    let (status, transport, subscribe_url) = (req.status, req.transport, req.url.clone());
+    let weak = Rc::downgrade(conn);
+    let mut req = Some(req);
+    // The listener closure's type (`guard::Listener`'s): one copy of its glue.
+    let report: Box<dyn FnMut(web_sys::Event)> = Box::new(move |answer| {
+        let answer: js_sys::Array = answer.unchecked_into();
+        let url = match answer.length() {
+            1 => match answer.get(0).as_string() {
+                Some(u) => crate::options::resolve_url(&u),
+                None => Err(crate::options::invalid_url()),
+            },
+            _ => Err(answer.get(1)),
+        };
+        if let (Some(conn), Some(req)) = (weak.upgrade(), req.take()) {
+            start(&conn, req, url);
+        }
+    });
+    let report = Closure::wrap(report);
+    let handle = attempt_url(
         conn.adapter.url.as_ref().unwrap_or(&JsValue::UNDEFINED),
         id.0 as u32,
-        req.status,
+        status,
         &conn.last_event_id(),
-        req.transport.as_str(),
-        &req.url,
+        transport.as_str(),
+        &subscribe_url,
+        report.as_ref(),
     );
-    let url = wasm_bindgen_futures::JsFuture::from(url);
-    let weak = Rc::downgrade(conn);
-    crate::js::spawn(Box::pin(async move {
-        let url = url.await.and_then(|u| match u.as_string() {
-            Some(u) => crate::options::resolve_url(&u),
-            None => Err(crate::options::invalid_url()),
-        });
-        let Some(conn) = weak.upgrade() else { return };
-        if !matches!(*conn.live.borrow(), Some(Live::Pending(p)) if p == id) {
-            return;
-        }
-        let fact = match url {
-            Ok(url) => {
-                req.url = url;
-                let weak = Rc::downgrade(&conn);
-                let started = match req.transport {
-                    TransportKind::EventSource => open_native(&conn, weak, &req),
-                    _ => open_fetch(&conn, weak, &req),
-                };
-                match started {
-                    Ok(live) => {
-                        *conn.live.borrow_mut() = Some(live);
-                        return;
-                    }
-                    Err(_) => Fact::TransportError(id, TransportError::NetworkOrCors),
+    Live::Pending(
+        id,
+        Asking {
+            handle,
+            _report: report,
+        },
+    )
+}
+
+/// Start `req` at its `url` if it is still the live attempt; a URL that
+/// failed is the engine's `HeadersFailed`, a request the browser refuses
+/// at once a network failure.
+fn start(conn: &Rc<Connection>, mut req: OpenRequest, url: Result<String, JsValue>) {
+    let id = req.id;
+    if !matches!(*conn.live.borrow(), Some(Live::Pending(p, _)) if p == id) {
+        return;
+    }
+    let fact = match url {
+        Ok(url) => {
+            req.url = url;
+            let weak = Rc::downgrade(conn);
+            let started = match req.transport {
+                TransportKind::EventSource => open_native(conn, weak, &req),
+                _ => open_fetch(conn, weak, &req),
+            };
+            match started {
+                Ok(live) => {
+                    *conn.live.borrow_mut() = Some(live);
+                    return;
                 }
+                Err(_) => Fact::TransportError(id, TransportError::NetworkOrCors),
             }
-            Err(e) => {
-                *conn.headers_cause.borrow_mut() = Some(e);
-                Fact::HeadersFailed(id)
-            }
-        };
-        feed(&conn, fact);
-    }));
-    Live::Pending(id)
+        }
+        Err(e) => {
+            *conn.headers_cause.borrow_mut() = Some(e);
+            Fact::HeadersFailed(id)
+        }
+    };
+    feed(conn, fact);
 }
 
 /// A native EventSource; every fact it shows goes to the engine, which asks
@@ -183,7 +227,7 @@ fn open_native(
     req: &OpenRequest,
 ) -> Result<Live, JsValue> {
     let id = req.id;
-    let on_fact: Rc<dyn Fn(eventsource::Fact)> = Rc::new(move |fact| {
+    let on_fact = move |fact| {
         let Some(conn) = weak.upgrade() else { return };
         match fact {
             eventsource::Fact::Open => feed(&conn, Fact::Opened(id)),
@@ -207,7 +251,7 @@ fn open_native(
                 feed(&conn, Fact::TransportError(id, native_error(failed)))
             }
         }
-    });
+    };
     let source = NativeEventSource::open(
         &req.url,
         conn.adapter.with_credentials,

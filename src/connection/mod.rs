@@ -96,7 +96,6 @@ impl Connection {
             }
         }));
         *conn.lifecycle.borrow_mut() = Some(watch);
-        lifecycle::current(&|f| handle(&conn, Input::Page(f)));
         #[cfg(feature = "cross-tab")]
         let support = crosstab::support(&conn);
         #[cfg(not(feature = "cross-tab"))]

@@ -9,23 +9,21 @@
 //! A [`Lock`] owns everything: dropping it releases a held lock (resolves the
 //! callback's promise) and withdraws a queued request (its `AbortSignal`).
 
-use std::cell::Cell;
-use std::rc::Rc;
-
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    /// `navigator.locks` (web-sys has it only behind `web_sys_unstable_apis`).
-    type LockManager;
-    #[wasm_bindgen(method, catch)]
-    fn request(
-        this: &LockManager,
+    /// One request of `locks` (`navigator.locks`) for `name`, reporting to
+    /// `report` (see `boundary.js`); throws as `request` does. Its handle's
+    /// `abort()` releases or withdraws it.
+    #[wasm_bindgen(js_name = requestLock, catch)]
+    fn request_lock(
+        locks: &JsValue,
         name: &str,
-        options: &JsValue,
-        callback: &js_sys::Function,
-    ) -> Result<js_sys::Promise, JsValue>;
+        steal: bool,
+        report: &JsValue,
+    ) -> Result<web_sys::AbortController, JsValue>;
 }
 
 /// What happens to a lock request.
@@ -42,10 +40,12 @@ pub enum LockEvent {
 /// A lock request, queued or granted. Dropping it releases or withdraws it.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Lock {
-    _callback: Closure<dyn FnMut(JsValue) -> JsValue>,
-    alive: Rc<Cell<bool>>,
-    release: Option<js_sys::Function>,
-    abort: Option<web_sys::AbortController>,
+    /// `requestLock`'s handle (typed as an `AbortController` to share that
+    /// import; a plain object): its `abort()` releases a held lock,
+    /// withdraws a queued request, and silences `report`.
+    handle: web_sys::AbortController,
+    /// Called by the request's callbacks; dropped after they are silenced.
+    _report: Closure<dyn FnMut(web_sys::Event)>,
 }
 
 /// `navigator.locks`, when this browser has Web Locks.
@@ -61,71 +61,26 @@ impl Lock {
     /// microtask (never inside the browser's callback), and never after the
     /// `Lock` is dropped. `None` without Web Locks, or when `request` throws.
     pub fn request(name: &str, steal: bool, on: impl Fn(LockEvent) + 'static) -> Option<Lock> {
-        let locks: LockManager = manager()?.unchecked_into();
-        let options = js_sys::Object::new();
-        // A stealing request is granted at once, and the spec forbids a
-        // `signal` with `steal`; a queued one can be withdrawn.
-        let abort = if steal {
-            crate::js::set(&options, "steal", &JsValue::TRUE);
-            None
-        } else {
-            let c = web_sys::AbortController::new().ok()?;
-            crate::js::set(&options, "signal", &c.signal());
-            Some(c)
-        };
-        let mut release = None;
-        let held = js_sys::Promise::new(&mut |resolve, _| release = Some(resolve));
-        // `alive` turns false when the `Lock` is dropped, so a callback or a
-        // rejection arriving afterwards does nothing.
-        let alive = Rc::new(Cell::new(true));
-        let holding = Rc::new(Cell::new(false));
-        let on = Rc::new(on);
-        let (a, h, g) = (alive.clone(), holding.clone(), on.clone());
-        let callback = Closure::<dyn FnMut(JsValue) -> JsValue>::new(move |_lock| {
-            if a.get() {
-                h.set(true);
-                let (a, g) = (a.clone(), g.clone());
-                crate::js::spawn(Box::pin(async move {
-                    if a.get() {
-                        g(LockEvent::Granted);
-                    }
-                }));
-            }
-            held.clone().into()
+        let locks = manager()?;
+        // The listener closure's type (`guard::Listener`'s): one copy of its glue.
+        let report: Box<dyn FnMut(web_sys::Event)> = Box::new(move |what| {
+            on(match what.unchecked_ref::<JsValue>().as_f64() {
+                Some(0.0) => LockEvent::Granted,
+                Some(1.0) => LockEvent::Stolen,
+                _ => LockEvent::Failed,
+            })
         });
-        let promise = locks
-            .request(name, &options, callback.as_ref().unchecked_ref())
-            .ok()?;
-        let a = alive.clone();
-        crate::js::spawn(Box::pin(async move {
-            // Rejected: withdrawn (our own abort: `alive` is false by then),
-            // stolen, or failed.
-            let rejected = wasm_bindgen_futures::JsFuture::from(promise).await.is_err();
-            if rejected && a.get() {
-                on(if holding.get() {
-                    LockEvent::Stolen
-                } else {
-                    LockEvent::Failed
-                });
-            }
-        }));
+        let report = Closure::wrap(report);
+        let handle = request_lock(&locks, name, steal, report.as_ref()).ok()?;
         Some(Lock {
-            _callback: callback,
-            alive,
-            release,
-            abort,
+            handle,
+            _report: report,
         })
     }
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
-        self.alive.set(false);
-        if let Some(resolve) = self.release.take() {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        }
-        if let Some(c) = self.abort.take() {
-            c.abort();
-        }
+        self.handle.abort();
     }
 }

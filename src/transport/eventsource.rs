@@ -19,12 +19,10 @@
 //! `MessageEvent` and are reported as events (the engine drops them), the
 //! browser's a plain `Event`.
 
-use std::rc::Rc;
-
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{EventSource, EventSourceInit, MessageEvent};
-
-use crate::guard::Listener;
+use web_sys::EventSource;
 
 /// What a native EventSource reported.
 pub enum Fact {
@@ -59,79 +57,65 @@ pub enum Fact {
 /// An open native EventSource and its listeners; closed and unhooked on drop.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct NativeEventSource {
+    /// `openSource`'s handle (typed as the source to share its `close`
+    /// import): its `close()` closes the source and removes the listeners.
     source: EventSource,
-    _listeners: Vec<Listener>,
+    /// Called by the listeners; dropped after them.
+    _report: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// A native `EventSource` of `url` with its listeners, reporting to
+    /// `report` (see `boundary.js`); throws as its constructor does.
+    #[wasm_bindgen(js_name = openSource, catch)]
+    fn open_source(
+        url: &str,
+        with_credentials: bool,
+        types: &js_sys::Array,
+        report: &JsValue,
+    ) -> Result<EventSource, JsValue>;
 }
 
 impl NativeEventSource {
-    /// Open `url` and listen for `open`, `error`, `message` and each of `events`.
+    /// Open `url` and listen for `open`, `error`, `message` and each of `events`
+    /// (`openSource` in `boundary.js`: the listeners and the `readyState`
+    /// read on the JS side, one wasm closure for their reports).
     /// Errors: the constructor throws for a URL it cannot parse (`invalid-url`).
     pub fn open(
         url: &str,
         with_credentials: bool,
         events: &[String],
-        on_fact: Rc<dyn Fn(Fact)>,
-    ) -> Result<Self, wasm_bindgen::JsValue> {
-        let init = EventSourceInit::new();
-        init.set_with_credentials(with_credentials);
-        let source = EventSource::new_with_event_source_init_dict(url, &init)?;
-        let target: &web_sys::EventTarget = source.as_ref();
-        let mut listeners = Vec::with_capacity(events.len() + 3);
-
-        // The server's `event: open` / `event: error` reach these listeners
-        // too, as a `MessageEvent`; the browser's own are a plain `Event`.
-        // The server's are events like any other (the engine drops them).
-        let f = on_fact.clone();
-        listeners.push(Listener::new(target, "open", move |e| {
-            match message(&e, "open") {
-                Some(fact) => f(fact),
-                None => f(Fact::Open),
-            }
-        }));
-        let f = on_fact.clone();
-        let es = source.clone();
-        listeners.push(Listener::new(target, "error", move |e| {
-            if let Some(fact) = message(&e, "error") {
-                return f(fact);
-            }
-            let failed = es.ready_state() == EventSource::CLOSED;
-            es.close();
-            f(Fact::Error { failed })
-        }));
-        let names = core::iter::once("message").chain(events.iter().map(String::as_str));
-        for name in names {
-            let f = on_fact.clone();
-            let kind = String::from(name);
-            listeners.push(Listener::new(target, name, move |e| {
-                if let Some(fact) = message(&e, &kind) {
-                    f(fact)
-                }
-            }));
+        on_fact: impl Fn(Fact) + 'static,
+    ) -> Result<Self, JsValue> {
+        let types = js_sys::Array::new();
+        for name in events {
+            types.push(&JsValue::from_str(name));
         }
+        // The listener closure's type (`guard::Listener`'s): one copy of its glue.
+        let report: Box<dyn FnMut(web_sys::Event)> = Box::new(move |fact| {
+            let fact: js_sys::Array = fact.unchecked_into();
+            let text = |i| fact.get(i).as_string().unwrap_or_default();
+            on_fact(match fact.get(0).as_f64() {
+                Some(0.0) => Fact::Open,
+                Some(1.0) => Fact::Error {
+                    failed: fact.get(1).is_truthy(),
+                },
+                _ => Fact::Event {
+                    event: text(1),
+                    data: text(2),
+                    raw: fact.get(2),
+                    last_event_id: text(3),
+                },
+            })
+        });
+        let report = Closure::wrap(report);
+        let source = open_source(url, with_credentials, &types, report.as_ref())?;
         Ok(NativeEventSource {
             source,
-            _listeners: listeners,
+            _report: report,
         })
     }
-}
-
-/// The fact for a server event (a `MessageEvent`) of type `kind` (the
-/// listener's own: the event's `type` need not cross); `None` for anything
-/// else. Only `open` and `error` also reach a listener as the browser's plain
-/// `Event`; every other type is only ever a `MessageEvent` (WHATWG HTML
-/// §9.2.6), so its type check (one crossing per event) is skipped.
-fn message(e: &web_sys::Event, kind: &str) -> Option<Fact> {
-    let m: &MessageEvent = match kind {
-        "open" | "error" => e.dyn_ref()?,
-        _ => e.unchecked_ref(),
-    };
-    let raw = m.data();
-    Some(Fact::Event {
-        event: String::from(kind),
-        data: raw.as_string().unwrap_or_default(),
-        raw,
-        last_event_id: m.last_event_id(),
-    })
 }
 
 impl Drop for NativeEventSource {

@@ -6,10 +6,10 @@
 use std::rc::Rc;
 
 use tidings_core::engine::BodyRead;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, Response};
+use web_sys::{AbortController, Headers, RequestInit, Response};
 
 /// The response headers the engine reads (the core's list).
 use tidings_core::policy::headers::ENGINE_RESPONSE_HEADERS as WANTED;
@@ -52,6 +52,8 @@ pub type OnFact = Rc<dyn Fn(Fact) -> BodyRead>;
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Fetch {
     controller: AbortController,
+    /// Where `fetchBody` reports; dropped after the abort, which stops it.
+    _report: Closure<dyn FnMut(web_sys::Event)>,
 }
 
 impl Drop for Fetch {
@@ -110,39 +112,74 @@ impl Fetch {
         for (name, value) in req.headers {
             headers.set(name, &latin1_bytes(value))?;
         }
-        let url = req.url.to_string();
-        let app_headers = req.app_headers;
-        crate::js::spawn(Box::pin(async move {
-            // The app's headers (an object, or what its function resolved
-            // to) are added last, so they may override ours. Their failure
-            // is the app's, not the network's: reported as such.
-            if let Some(p) = app_headers {
-                let added = match JsFuture::from(p).await {
-                    Ok(extra) => add_object(&headers, &extra),
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = added {
-                    if !signal.aborted() {
-                        on_fact(Fact::HeadersFailed(e));
-                    }
-                    return;
-                }
-            }
-            let outcome = async {
-                if signal.aborted() {
-                    return Err(JsValue::UNDEFINED);
-                }
-                init.set_headers(&headers);
-                run(fetch(&url, &init), &on_fact).await
-            };
-            if outcome.await.is_err() {
-                on_fact(Fact::Failed {
-                    aborted: signal.aborted(),
-                });
-            }
-        }));
-        Ok(Fetch { controller })
+        // The app's headers (an object, or what its function resolved to)
+        // are added last (`fetchBody`), so they may override ours.
+        init.set_headers(&headers);
+        let report = Closure::wrap(reporter(on_fact, headers));
+        let app = req.app_headers.map_or(JsValue::UNDEFINED, JsValue::from);
+        fetch_body(req.url, &init, &app, report.as_ref());
+        Ok(Fetch {
+            controller,
+            _report: report,
+        })
     }
+}
+
+/// `fetchBody`'s reports as [`Fact`]s to `on_fact` (the head's answer, how
+/// to read the body, written back into its report). The app's headers are
+/// added to `headers`; their failure is the app's, not the network's:
+/// reported as such.
+fn reporter(on_fact: OnFact, headers: Headers) -> Box<dyn FnMut(web_sys::Event)> {
+    // The listener closure's type (`guard::Listener`'s): one copy of its glue.
+    let mut read = BodyRead::Chunks;
+    Box::new(move |fact| {
+        let fact: js_sys::Array = fact.unchecked_into();
+        let value = fact.get(1);
+        let fact_of = match fact.get(0).as_f64().unwrap_or(4.0) as u8 {
+            0 => {
+                read = on_fact(head(value.unchecked_ref()));
+                fact.set(0, JsValue::from_bool(read == BodyRead::Chunks));
+                return;
+            }
+            1 => Fact::Chunk(js_sys::Uint8Array::new(&value).to_vec()),
+            2 => Fact::Text(value.as_string().unwrap_or_default(), read),
+            3 => Fact::End,
+            5 => match add_object(&headers, &value) {
+                Ok(()) => return fact.set(0, JsValue::TRUE),
+                Err(e) => Fact::HeadersFailed(e),
+            },
+            6 => Fact::HeadersFailed(value),
+            _ => Fact::Failed { aborted: false },
+        };
+        on_fact(fact_of);
+    })
+}
+
+/// The head of `response`: its status, content type and the headers of
+/// [`WANTED`].
+fn head(response: &Response) -> Fact {
+    let h = response.headers();
+    let mut headers = Vec::new();
+    for name in WANTED {
+        if let Ok(Some(v)) = h.get(name) {
+            headers.push((name.to_string(), v));
+        }
+    }
+    Fact::Head {
+        status: response.status(),
+        content_type: h.get("content-type").ok().flatten(),
+        headers,
+    }
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// A microtask later: await `app` (the app's headers, `undefined` for
+    /// none), fetch `url` with `init` and read the response, reporting each
+    /// fact to `report` (see `boundary.js`); nothing once `init`'s signal
+    /// aborts.
+    #[wasm_bindgen(js_name = fetchBody)]
+    fn fetch_body(url: &str, init: &RequestInit, app: &JsValue, report: &JsValue);
 }
 
 #[wasm_bindgen(module = "/src/boundary.js")]
@@ -174,7 +211,9 @@ pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> 
     Ok(())
 }
 
-/// `fetch(url, init)` on the global scope (window or worker).
+/// `fetch(url, init)` on the global scope (window or worker), for the
+/// upstream calls (the receive path's is `fetchBody`).
+#[cfg(feature = "send")]
 pub(crate) fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
     // `fetch` on the global scope, so it also works in workers.
     let global = js_sys::global();
@@ -183,60 +222,6 @@ pub(crate) fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
         None => global
             .unchecked_ref::<web_sys::WorkerGlobalScope>()
             .fetch_with_str_and_init(url, init),
-    }
-}
-
-async fn run(promise: js_sys::Promise, on_fact: &OnFact) -> Result<(), JsValue> {
-    let response: Response = JsFuture::from(promise).await?.dyn_into()?;
-    let h = response.headers();
-    let mut headers = Vec::new();
-    for name in WANTED {
-        if let Ok(Some(v)) = h.get(name) {
-            headers.push((name.to_string(), v));
-        }
-    }
-    let read = on_fact(Fact::Head {
-        status: response.status(),
-        content_type: h.get("content-type").ok().flatten(),
-        headers,
-    });
-    match read {
-        BodyRead::Chunks => read_chunks(&response, on_fact).await?,
-        read => read_text(&response, read, on_fact).await?,
-    }
-    on_fact(Fact::End);
-    Ok(())
-}
-
-/// The whole body as text.
-async fn read_text(response: &Response, read: BodyRead, on_fact: &OnFact) -> Result<(), JsValue> {
-    let text = JsFuture::from(response.text()?).await?;
-    on_fact(Fact::Text(text.as_string().unwrap_or_default(), read));
-    Ok(())
-}
-
-/// The body chunk by chunk as it arrives.
-async fn read_chunks(response: &Response, on_fact: &OnFact) -> Result<(), JsValue> {
-    let Some(body) = response.body() else {
-        // No body (204, 304), or no streaming body in this browser
-        // (`Response.prototype.body` missing): the whole body at once as
-        // one chunk, so a long-poll's events are not lost.
-        let buf = JsFuture::from(response.array_buffer()?).await?;
-        let bytes = js_sys::Uint8Array::new(&buf).to_vec();
-        if !bytes.is_empty() {
-            on_fact(Fact::Chunk(bytes));
-        }
-        return Ok(());
-    };
-    let reader: ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
-    loop {
-        let chunk = JsFuture::from(reader.read()).await?;
-        if js_sys::Reflect::get(&chunk, &"done".into())?.is_truthy() {
-            return Ok(());
-        }
-        let value = js_sys::Reflect::get(&chunk, &"value".into())?;
-        let bytes = js_sys::Uint8Array::new(&value).to_vec();
-        on_fact(Fact::Chunk(bytes));
     }
 }
 

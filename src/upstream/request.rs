@@ -67,6 +67,14 @@ extern "C" {
     /// (`boundary.js`).
     #[wasm_bindgen(js_name = untilAbort)]
     fn until_abort(value: &JsValue, signal: &AbortSignal) -> js_sys::Promise;
+
+    /// `[response, body text]` of `promise`'s response, or `[response]`
+    /// when its body passes `cap` bytes (`boundary.js`).
+    #[wasm_bindgen(js_name = readAnswer)]
+    fn read_answer(promise: &js_sys::Promise, cap: f64) -> js_sys::Promise;
+
+    /// `promise` with its rejection handled (nothing done either way).
+    fn settled(promise: &js_sys::Promise);
 }
 
 /// A live attempt; dropping it aborts the request.
@@ -157,10 +165,7 @@ pub fn keepalive(req: &Request, method: &str, headers: &Headers) {
         init.set_body(&req.body);
     }
     // Over the budget or offline, the promise rejects: nothing to do.
-    let p = fetch(&req.url, &init);
-    crate::js::spawn(Box::pin(async move {
-        let _ = JsFuture::from(p).await;
-    }));
+    settled(&fetch(&req.url, &init));
 }
 
 fn credentials(include: bool) -> web_sys::RequestCredentials {
@@ -242,9 +247,12 @@ fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
     add_object(headers, value)
 }
 
-/// Await the response and its whole body, up to `cap` bytes.
+/// Await the response and its whole body, up to `cap` bytes (`readAnswer`).
 async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
-    let response: Response = JsFuture::from(promise).await?.dyn_into()?;
+    let read: js_sys::Array = JsFuture::from(read_answer(&promise, cap as f64))
+        .await?
+        .unchecked_into();
+    let response: Response = read.get(0).unchecked_into();
     let headers = response.headers();
     let mut head = ResponseHead::new(response.status());
     for name in WANTED {
@@ -252,42 +260,14 @@ async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
             head.headers.push((name.to_string(), v));
         }
     }
-    let body = capped_text(&response, cap).await?;
+    let body = read.get(1);
     Ok(Answer {
         head,
         headers,
-        too_large: body.is_none(),
-        body: body.unwrap_or_else(|| JsValue::from_str("")),
+        too_large: body.is_undefined(),
+        body: match body.is_undefined() {
+            true => JsValue::from_str(""),
+            false => body,
+        },
     })
-}
-
-/// The body as UTF-8 text (invalid bytes as U+FFFD and a leading BOM
-/// dropped, as `text()` decodes),
-/// or `None` once it passes `cap` bytes: the read is cancelled there. A
-/// response without a readable body (a null body, or a browser without
-/// streaming bodies) is read with `text()`.
-async fn capped_text(response: &Response, cap: u64) -> Result<Option<JsValue>, JsValue> {
-    let Some(body) = response.body() else {
-        return Ok(Some(JsFuture::from(response.text()?).await?));
-    };
-    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
-    let mut bytes = Vec::new();
-    loop {
-        let chunk = JsFuture::from(reader.read()).await?;
-        if crate::options::get(&chunk, "done").is_truthy() {
-            break;
-        }
-        let value = js_sys::Uint8Array::new(&crate::options::get(&chunk, "value"));
-        if bytes.len() as u64 + u64::from(value.length()) > cap {
-            let _ = reader.cancel();
-            return Ok(None);
-        }
-        bytes.extend(value.to_vec());
-    }
-    // As `text()` decodes (WHATWG "UTF-8 decode"): a leading BOM is not
-    // text (an app's `JSON.parse(answer.body)` would throw on it).
-    let text = String::from_utf8_lossy(&bytes);
-    Ok(Some(JsValue::from_str(
-        text.strip_prefix('\u{feff}').unwrap_or(&text),
-    )))
 }

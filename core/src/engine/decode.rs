@@ -311,13 +311,14 @@ impl Engine {
         }
         let id = own_id.unwrap_or_default();
         let proves_gap = self.gap_in(&id);
-        self.actions.push_back(Action::Deliver(Message {
-            id,
-            last_event_id,
-            event,
-            data,
-            binary: false,
-        }));
+        self.actions
+            .push_back(Action::Deliver(alloc::boxed::Box::new(Message {
+                id,
+                last_event_id,
+                event,
+                data,
+                binary: false,
+            })));
         if proves_gap {
             self.raise_gap();
         }

@@ -433,13 +433,14 @@ impl Engine {
             } else {
                 String::from(self.cursor())
             };
-            self.actions.push_back(Action::Deliver(Message {
-                id: String::new(),
-                last_event_id,
-                event: String::from("message"),
-                data,
-                binary,
-            }));
+            self.actions
+                .push_back(Action::Deliver(alloc::boxed::Box::new(Message {
+                    id: String::new(),
+                    last_event_id,
+                    event: String::from("message"),
+                    data,
+                    binary,
+                })));
         }
     }
 

@@ -681,13 +681,14 @@ impl Engine {
                     if let Some(a) = self.phase.attempt_mut() {
                         a.delivered = a.delivered.saturating_add(1);
                     }
-                    self.actions.push_back(Action::Deliver(Message {
-                        id,
-                        last_event_id: String::from(self.cursor()),
-                        event: String::from("message"),
-                        data: body,
-                        binary: false,
-                    }));
+                    self.actions
+                        .push_back(Action::Deliver(alloc::boxed::Box::new(Message {
+                            id,
+                            last_event_id: String::from(self.cursor()),
+                            event: String::from("message"),
+                            data: body,
+                            binary: false,
+                        })));
                 }
             }
         }

@@ -3,6 +3,7 @@
 //! out here, and what subscribers hear passes the coordinator (own notices)
 //! and the calm status on its way out.
 
+use alloc::boxed::Box;
 use alloc::vec;
 
 use super::{Delivery, Session, SessionAction};
@@ -49,7 +50,7 @@ impl Session {
                     self.tabs_until = until;
                     return;
                 }
-                TabAction::Post(w) => SessionAction::Post(w),
+                TabAction::Post(w) => SessionAction::Post(Box::new(w)),
                 TabAction::RequestLock { steal } => SessionAction::RequestLock { steal },
                 TabAction::DropLock => SessionAction::DropLock,
                 TabAction::OpenChannel => SessionAction::OpenChannel,
@@ -78,14 +79,14 @@ impl Session {
 
     /// A delivery of this tab's engine: the coordinator first (a leader
     /// relays it), told when fresh.
-    fn own_message(&mut self, now: Now, msg: Message) {
+    fn own_message(&mut self, now: Now, msg: Box<Message>) {
         let transport = self.engine.transport();
         let cursor = self.engine.last_event_id();
         let fresh = self.tabs.handle_own_message(&msg, transport, cursor);
         self.drain_tabs(now);
         if fresh {
             let d = Delivery {
-                msg,
+                msg: *msg,
                 transport,
                 own: true,
             };

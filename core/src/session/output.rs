@@ -1,6 +1,7 @@
 //! What a [`Session`](super::Session) asks of the adapter: one
 //! [`SessionAction`] at a time, ending with `Wait`.
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::calm::Change;
@@ -33,8 +34,9 @@ pub enum SessionAction {
     /// Probe why this native request failed, if it is the live one (see
     /// [`Action::Probe`]).
     Probe(AttemptId),
-    /// Post this on the cross-tab channel.
-    Post(Wire),
+    /// Post this on the cross-tab channel. Boxed: the largest payload, so
+    /// every other action moves and copies in fewer bytes.
+    Post(Box<Wire>),
     /// Request the cross-tab lock, replacing any request or hold.
     RequestLock {
         /// `{ steal: true }`.

@@ -90,7 +90,6 @@ pub fn start(d: &Rc<Drive>, signal: Option<web_sys::AbortSignal>) {
             page_fact(&d, fact);
         }
     });
-    crate::lifecycle::current(&*on_page);
     *d.page.borrow_mut() = Some(Lifecycle::watch(on_page));
     if let Some(signal) = signal {
         if signal.aborted() {
