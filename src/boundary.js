@@ -55,17 +55,6 @@ export function neverDispatched(type) {
   return { event: type, message };
 }
 
-// The app's `headers` value (perhaps a promise that never settles) as a
-// promise that also rejects when `signal` aborts: an attempt that timed out
-// ends instead of waiting on the app's promise for ever, holding the send's
-// request (its body, the app's function) each time.
-export function untilAbort(value, signal) {
-  return new Promise((ok, no) => {
-    signal.addEventListener("abort", no);
-    Promise.resolve(value).then(ok, no);
-  });
-}
-
 // One entry of the `debug` log: to the app's function (what it throws is
 // reported with `reportError` where the browser has it; the connection goes
 // on), else to the console. Smaller here than in wasm.

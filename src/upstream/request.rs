@@ -14,7 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
 
-use crate::transport::fetch::{add_object, fetch, latin1_bytes};
+use crate::transport::fetch::{fetch, latin1_bytes};
 
 /// The response headers the core reads for a retry and a reporter's pace
 /// (the core's list).
@@ -61,12 +61,27 @@ pub enum Reply {
     NotStarted,
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/upstream/request.js")]
 extern "C" {
-    /// `value` as a promise that also rejects when `signal` aborts
-    /// (`boundary.js`).
-    #[wasm_bindgen(js_name = untilAbort)]
-    fn until_abort(value: &JsValue, signal: &AbortSignal) -> js_sys::Promise;
+    /// A fresh `Headers` with the app's `headers` for attempt `attempt`, as
+    /// a promise that also rejects when `signal` aborts (`request.js`).
+    #[wasm_bindgen(js_name = appHeaders)]
+    fn app_headers(
+        headers: &JsValue,
+        url: &str,
+        attempt: u32,
+        signal: &AbortSignal,
+    ) -> js_sys::Promise;
+
+    /// The app's headers for attempt 1 now, a function's promise left out
+    /// (`request.js`).
+    #[wasm_bindgen(js_name = appHeadersNow, catch)]
+    fn app_headers_now_js(headers: &JsValue, url: &str) -> Result<Headers, JsValue>;
+
+    /// `[response, body text]` of `fetched`, the text `null` past `cap`
+    /// bytes (`request.js`).
+    #[wasm_bindgen(js_name = answer)]
+    fn answer_js(fetched: &js_sys::Promise, cap: f64) -> js_sys::Promise;
 }
 
 /// A live attempt; dropping it aborts the request.
@@ -111,8 +126,10 @@ pub fn start(
     crate::js::spawn(Box::pin(async move {
         // The app's function runs here, from the task queue, never while the
         // send's machine is borrowed.
-        let headers = match app_headers(&req, attempt, &signal).await {
-            Ok(h) => h,
+        let given = req.app_headers.clone().unwrap_or(JsValue::UNDEFINED);
+        let headers = JsFuture::from(app_headers(&given, &req.url, attempt, &signal)).await;
+        let headers: Headers = match headers {
+            Ok(h) => h.unchecked_into(),
             Err(e) => {
                 if !signal.aborted() {
                     on_reply(Reply::HeadersFailed(e));
@@ -129,8 +146,8 @@ pub fn start(
         init.set_headers(&headers);
         let promise = fetch(&req.url, &init);
         on_sent(&req, &headers);
-        let reply = match answer(promise, max_answer_bytes).await {
-            Ok(a) => Reply::Answer(a),
+        let reply = match JsFuture::from(answer_js(&promise, max_answer_bytes as f64)).await {
+            Ok(a) => Reply::Answer(answer(a.unchecked_ref())),
             Err(_) => Reply::Failed,
         };
         if !signal.aborted() {
@@ -170,81 +187,20 @@ fn credentials(include: bool) -> web_sys::RequestCredentials {
     }
 }
 
-/// A fresh `Headers` with the app's headers: the object, or what its
-/// function returned (or resolved to) when called with `{ url, attempt }`.
-/// The wait ends when `signal` aborts (the attempt timed out or was
-/// dropped): a promise that never settles must not keep this attempt, and
-/// the request it holds, alive.
-async fn app_headers(
-    req: &Request,
-    attempt: u32,
-    signal: &AbortSignal,
-) -> Result<Headers, JsValue> {
-    let headers = Headers::new()?;
-    let value = app_value(req, attempt)?;
-    let value = JsFuture::from(until_abort(&value, signal)).await?;
-    add_returned(&headers, &value)?;
-    Ok(headers)
-}
-
-/// The app's headers for attempt `attempt` now: the object, or what its
-/// function returns when called with `{ url, attempt }` (perhaps a
-/// promise); `undefined` without `headers`.
-fn app_value(req: &Request, attempt: u32) -> Result<JsValue, JsValue> {
-    let Some(h) = &req.app_headers else {
-        return Ok(JsValue::UNDEFINED);
-    };
-    let Some(f) = h.dyn_ref::<js_sys::Function>() else {
-        return Ok(h.clone());
-    };
-    let ctx = js_sys::Object::new();
-    crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
-    crate::js::set(&ctx, "attempt", &JsValue::from_f64(f64::from(attempt)));
-    f.call1(&JsValue::NULL, &ctx)
-}
-
-/// The app's headers for a request that must go now (`pagehide`): as
-/// [`app_headers`] for attempt 1, but a function's promise cannot be waited
-/// for (the page is going), so one is left out: the request goes without
-/// the app's headers. Errors: what the function threw, an invalid header.
+/// The app's headers for a request that must go now (`pagehide`): as for
+/// attempt 1, but a function's promise cannot be waited for (the page is
+/// going), so one is left out: the request goes without the app's headers.
+/// Errors: what the function threw, an invalid header.
 #[cfg_attr(not(feature = "js"), allow(dead_code))]
 pub fn app_headers_now(req: &Request) -> Result<Headers, JsValue> {
-    let headers = Headers::new()?;
-    let value = app_value(req, 1)?;
-    if !value.has_type::<js_sys::Promise>() {
-        add_returned(&headers, &value)?;
-    }
-    Ok(headers)
+    let given = req.app_headers.clone().unwrap_or(JsValue::UNDEFINED);
+    app_headers_now_js(&given, &req.url)
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen]
-extern "C" {
-    /// `Object.fromEntries(headers)`: a `Headers` as an object of values.
-    #[wasm_bindgen(js_namespace = Object, js_name = fromEntries, catch)]
-    fn from_entries(iterable: &JsValue) -> Result<JsValue, JsValue>;
-}
-
-/// What the app's `headers` gave: `undefined`/`null` (none), a `Headers`
-/// (copied, as `fetch` takes it), or an object of header values. Anything
-/// else (an array, a number, a string) is a `TypeError`: read as an object
-/// it would send junk (`0: name,value`) or nothing, without a word.
-fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
-    if crate::options::absent(value) {
-        return Ok(());
-    }
-    if value.is_instance_of::<Headers>() {
-        return add_object(headers, &from_entries(value)?);
-    }
-    if !value.is_object() || js_sys::Array::is_array(value) {
-        let e = js_sys::TypeError::new("headers must give an object of header values");
-        return Err(e.into());
-    }
-    add_object(headers, value)
-}
-
-/// Await the response and its whole body, up to `cap` bytes.
-async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
-    let response: Response = JsFuture::from(promise).await?.dyn_into()?;
+/// The answer from `[response, body text]` ([`answer_js`]): the core's
+/// part of its head and its body (`""` when over the cap).
+fn answer(a: &js_sys::Array) -> Answer {
+    let response: Response = a.get(0).unchecked_into();
     let headers = response.headers();
     let mut head = ResponseHead::new(response.status());
     for name in WANTED {
@@ -252,42 +208,14 @@ async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
             head.headers.push((name.to_string(), v));
         }
     }
-    let body = capped_text(&response, cap).await?;
-    Ok(Answer {
+    let body = a.get(1);
+    Answer {
         head,
         headers,
-        too_large: body.is_none(),
-        body: body.unwrap_or_else(|| JsValue::from_str("")),
-    })
-}
-
-/// The body as UTF-8 text (invalid bytes as U+FFFD and a leading BOM
-/// dropped, as `text()` decodes),
-/// or `None` once it passes `cap` bytes: the read is cancelled there. A
-/// response without a readable body (a null body, or a browser without
-/// streaming bodies) is read with `text()`.
-async fn capped_text(response: &Response, cap: u64) -> Result<Option<JsValue>, JsValue> {
-    let Some(body) = response.body() else {
-        return Ok(Some(JsFuture::from(response.text()?).await?));
-    };
-    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().dyn_into()?;
-    let mut bytes = Vec::new();
-    loop {
-        let chunk = JsFuture::from(reader.read()).await?;
-        if crate::options::get(&chunk, "done").is_truthy() {
-            break;
-        }
-        let value = js_sys::Uint8Array::new(&crate::options::get(&chunk, "value"));
-        if bytes.len() as u64 + u64::from(value.length()) > cap {
-            let _ = reader.cancel();
-            return Ok(None);
-        }
-        bytes.extend(value.to_vec());
+        too_large: body.is_null(),
+        body: match body.is_null() {
+            true => JsValue::from_str(""),
+            false => body,
+        },
     }
-    // As `text()` decodes (WHATWG "UTF-8 decode"): a leading BOM is not
-    // text (an app's `JSON.parse(answer.body)` would throw on it).
-    let text = String::from_utf8_lossy(&bytes);
-    Ok(Some(JsValue::from_str(
-        text.strip_prefix('\u{feff}').unwrap_or(&text),
-    )))
 }
