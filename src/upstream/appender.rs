@@ -444,6 +444,11 @@ fn issue(inner: &Rc<Inner>, r: AppendRequest) {
     let d: Rc<dyn Slots> = inner.clone();
     // The appender reads only the answer's head: its body is capped as a
     // send's (not read past 1 MiB), and then just not there.
-    let cap = tidings_core::upstream::DEFAULT_MAX_ANSWER_BYTES;
-    driver::issue(&d, &req, "POST", tag(r.request), &extra, cap);
+    let issue = tidings_core::upstream::Issue {
+        attempt: r.request as u32,
+        method: "POST".into(),
+        headers: extra,
+        max_answer_bytes: tidings_core::upstream::DEFAULT_MAX_ANSWER_BYTES,
+    };
+    driver::issue(&d, &req, tag(r.request), issue);
 }

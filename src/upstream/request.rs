@@ -10,6 +10,7 @@
 use std::rc::Rc;
 
 use tidings_core::engine::ResponseHead;
+use tidings_core::upstream::Issue;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
@@ -96,25 +97,23 @@ impl Drop for Attempt {
     }
 }
 
-/// Start attempt `attempt` of `req` with `method` and the core's `extra`
-/// headers (the idempotency key: set last, so the app's headers cannot
-/// replace it), reading at most `max_answer_bytes` of the answer body.
-/// `on_reply` runs once, from the browser's task queue (never from here),
-/// unless the attempt was aborted first; `on_sent` gets `req` and the headers just
-/// before the request goes out (reused at `pagehide`).
+/// Start `issue` of `req`: its method, the core's extra headers (the
+/// idempotency key: set last, so the app's headers cannot replace it), at
+/// most `max_answer_bytes` of the answer body read, and `attempt` as the
+/// `headers` function's. `on_reply` runs once, from the browser's task
+/// queue (never from here), unless the attempt was aborted first; `on_sent`
+/// gets `req`, the method and the headers just before the request goes out
+/// (reused at `pagehide`).
 pub fn start(
     req: &Rc<Request>,
-    method: &str,
-    attempt: u32,
-    extra: &[(String, String)],
-    max_answer_bytes: u64,
-    on_sent: impl FnOnce(&Rc<Request>, &Headers) + 'static,
+    issue: Issue,
+    on_sent: impl FnOnce(&Rc<Request>, String, &Headers) + 'static,
     on_reply: impl FnOnce(Reply) + 'static,
 ) -> Result<Attempt, JsValue> {
     let controller = AbortController::new()?;
     let signal = controller.signal();
     let init = RequestInit::new();
-    init.set_method(method);
+    init.set_method(&issue.method);
     init.set_cache(web_sys::RequestCache::NoStore);
     init.set_credentials(credentials(req.credentials));
     init.set_signal(Some(&signal));
@@ -122,7 +121,7 @@ pub fn start(
         init.set_body(&req.body);
     }
     let req = Rc::clone(req);
-    let extra = extra.to_vec();
+    let (attempt, cap) = (issue.attempt, issue.max_answer_bytes as f64);
     crate::js::spawn(Box::pin(async move {
         // The app's function runs here, from the task queue, never while the
         // send's machine is borrowed.
@@ -140,13 +139,13 @@ pub fn start(
         if signal.aborted() {
             return;
         }
-        for (name, value) in &extra {
+        for (name, value) in &issue.headers {
             let _ = headers.set(name, &latin1_bytes(value));
         }
         init.set_headers(&headers);
         let promise = fetch(&req.url, &init);
-        on_sent(&req, &headers);
-        let reply = match JsFuture::from(answer_js(&promise, max_answer_bytes as f64)).await {
+        on_sent(&req, issue.method, &headers);
+        let reply = match JsFuture::from(answer_js(&promise, cap)).await {
             Ok(a) => Reply::Answer(answer(a.unchecked_ref())),
             Err(_) => Reply::Failed,
         };

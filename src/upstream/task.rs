@@ -139,8 +139,7 @@ impl Drive for Task {
                     attempt: issue.attempt,
                 };
                 let d: Rc<dyn Slots> = self.clone();
-                let cap = issue.max_answer_bytes;
-                driver::issue(&d, &self.req, &issue.method, tag, &issue.headers, cap);
+                driver::issue(&d, &self.req, tag, issue);
             }
             SendAction::Abort { .. } => driver::abort(&**self, None),
             SendAction::Settle(outcome) => settle(self, outcome),

@@ -312,10 +312,7 @@ fn issue_attempt(d: &Rc<Drive>, report: u64, issue: Issue) {
     };
     let slots: Rc<dyn Slots> = d.clone();
     match &req {
-        Some(req) => {
-            let cap = issue.max_answer_bytes;
-            driver::issue(&slots, req, &issue.method, tag, &issue.headers, cap)
-        }
+        Some(req) => driver::issue(&slots, req, tag, issue),
         // A broken invariant (no body): a failed attempt, fed from the task
         // queue as every reply is.
         None => driver::not_started(&slots, tag),
