@@ -39,18 +39,18 @@ pub struct Drive {
 }
 
 impl Drive {
-    /// A reporter not started yet.
+    /// A reporter not started yet; `(headers, credentials)`: the options'.
     pub fn new(
         machine: Reporter,
         url: String,
-        options: &super::options::ReportOptions,
+        (app_headers, credentials): (Option<JsValue>, bool),
         task: js_sys::Function,
     ) -> Rc<Drive> {
         Rc::new(Drive {
             machine: RefCell::new(machine),
             url,
-            app_headers: options.headers.clone(),
-            credentials: options.credentials,
+            app_headers,
+            credentials,
             task,
             bodies: RefCell::new(Vec::new()),
             live: Live::default(),
