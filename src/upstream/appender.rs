@@ -361,7 +361,9 @@ fn tag(id: u64) -> Tag {
 /// listeners, the timer and the live request.
 fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
     let e = match error {
-        Some(AppendError::Aborted) => abort_reason(inner.signal.as_ref()),
+        Some(AppendError::Aborted) => {
+            super::abort_reason(inner.signal.as_ref(), "the appender was aborted")
+        }
         Some(err) => error_value(err, &inner.url),
         None => closed_error(),
     };
@@ -392,7 +394,7 @@ fn error_value(err: AppendError, url: &str) -> JsValue {
         AppendError::Send { status, .. } => status,
         _ => None,
     };
-    let e = crate::js::error(code, &super::failed("append failed: ", code, status, url));
+    let e = super::failed("append failed: ", code, status, url);
     let o: &js_sys::Object = e.unchecked_ref();
     let num = |n: u64| JsValue::from_f64(n as f64);
     match err {
@@ -403,9 +405,6 @@ fn error_value(err: AppendError, url: &str) -> JsValue {
             }
             crate::js::set(o, "seq", &num(sent));
         }
-        AppendError::Send {
-            status: Some(s), ..
-        } => crate::js::set(o, "status", &num(u64::from(s))),
         _ => {}
     }
     e
@@ -413,15 +412,6 @@ fn error_value(err: AppendError, url: &str) -> JsValue {
 
 fn closed_error() -> JsValue {
     crate::js::error("stream-closed", "the appender is closed")
-}
-
-fn abort_reason(signal: Option<&web_sys::AbortSignal>) -> JsValue {
-    let reason = signal.map_or(JsValue::UNDEFINED, |s| get(s.as_ref(), "reason"));
-    if !reason.is_undefined() {
-        return reason;
-    }
-    web_sys::DomException::new_with_message_and_name("the appender was aborted", "AbortError")
-        .map_or(JsValue::UNDEFINED, JsValue::from)
 }
 
 /// Carry out `Issue`: POST through `request.rs`; the reply comes back as a fact.

@@ -172,7 +172,10 @@ fn settle(task: &Rc<Task>, outcome: Outcome) {
             }
             (false, e)
         }
-        Outcome::Aborted => (false, abort_reason(task.signal.as_ref())),
+        Outcome::Aborted => (
+            false,
+            super::abort_reason(task.signal.as_ref(), "the send was aborted"),
+        ),
     };
     let f = if ok { &task.resolve } else { &task.reject };
     let _ = f.call1(&JsValue::UNDEFINED, &value);
@@ -205,26 +208,8 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
 /// caused it) and `attempts`; its message `send failed: <code>[ <status>]
 /// (<url>)` (`send failed: http-status 503 (https://example.com/up)`).
 fn error(task: &Task, code: &str, status: Option<u16>, attempts: u32) -> JsValue {
-    let m = super::failed("send failed: ", code, status, &task.req.url);
-    let e = crate::js::error(code, &m);
+    let e = super::failed("send failed: ", code, status, &task.req.url);
     let o: &js_sys::Object = e.unchecked_ref();
-    if let Some(s) = status {
-        crate::js::set(o, "status", &JsValue::from_f64(f64::from(s)));
-    }
     crate::js::set(o, "attempts", &JsValue::from_f64(f64::from(attempts)));
     e
-}
-
-/// What `fetch` rejects with on abort: the signal's `reason` (an
-/// `AbortError` `DOMException` unless the app gave its own), else a new
-/// `AbortError`.
-fn abort_reason(signal: Option<&web_sys::AbortSignal>) -> JsValue {
-    let reason = signal.map_or(JsValue::UNDEFINED, |s| {
-        crate::options::get(s.as_ref(), "reason")
-    });
-    if !reason.is_undefined() {
-        return reason;
-    }
-    web_sys::DomException::new_with_message_and_name("the send was aborted", "AbortError")
-        .map_or(JsValue::UNDEFINED, JsValue::from)
 }
