@@ -8,7 +8,7 @@
 //! code runs while the machine is borrowed.
 
 use std::cell::RefCell;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use tidings_core::engine::TransportError;
 use tidings_core::time::Now;
@@ -56,7 +56,7 @@ struct Inner {
     signal: Option<web_sys::AbortSignal>,
     /// What the app's `headers` threw (`cause` of the `headers` error).
     cause: RefCell<Option<JsValue>>,
-    listeners: RefCell<Vec<Listener>>,
+    abort_listener: RefCell<Option<Listener>>,
 }
 
 /// An appender to one Durable Streams stream (`appender(url, options)`).
@@ -102,7 +102,7 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
         closed: Default::default(),
         signal: send.signal,
         cause: RefCell::new(None),
-        listeners: RefCell::new(Vec::new()),
+        abort_listener: RefCell::new(None),
     });
     listen(&inner);
     super::page::hold(&(inner.clone() as _));
@@ -244,36 +244,24 @@ fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
     Err(invalid("value", "a string, an ArrayBuffer or a view", v))
 }
 
-/// Watch the `signal` and `online`/`offline`.
+/// Watch the `signal`; `online`/`offline` come from `page.rs`, which holds
+/// the appender ([`Drive::online`]).
 fn listen(inner: &Rc<Inner>) {
     if !super::page::is_online() {
         feed(inner, AppendInput::Online(false));
     }
-    let global: web_sys::EventTarget = js_sys::global().unchecked_into();
-    let mut out = Vec::new();
-    for (kind, on) in [("online", true), ("offline", false)] {
-        let weak = Rc::downgrade(inner);
-        out.push(Listener::new(&global, kind, move |_| {
-            with(&weak, AppendInput::Online(on))
-        }));
-    }
-    if let Some(s) = &inner.signal {
-        let weak = Rc::downgrade(inner);
-        out.push(Listener::new(s.as_ref(), "abort", move |_| {
-            with(&weak, AppendInput::Abort)
-        }));
-        if s.aborted() {
-            feed(inner, AppendInput::Abort);
+    let Some(s) = &inner.signal else { return };
+    let weak = Rc::downgrade(inner);
+    let listener = Listener::new(s.as_ref(), "abort", move |_| {
+        if let Some(inner) = weak.upgrade() {
+            feed(&inner, AppendInput::Abort);
         }
+    });
+    if s.aborted() {
+        feed(inner, AppendInput::Abort);
     }
     if inner.ended.borrow().is_none() {
-        *inner.listeners.borrow_mut() = out;
-    }
-}
-
-fn with(weak: &Weak<Inner>, fact: AppendInput) {
-    if let Some(inner) = weak.upgrade() {
-        feed(&inner, fact);
+        *inner.abort_listener.borrow_mut() = Some(listener);
     }
 }
 
@@ -299,6 +287,10 @@ impl Drive for Inner {
     /// answers its keepalive copy as a duplicate).
     fn owes(&self) -> bool {
         !self.pending.borrow().is_empty()
+    }
+
+    fn online(self: Rc<Self>, on: bool) {
+        feed(&self, AppendInput::Online(on));
     }
 
     fn reply(self: Rc<Self>, tag: Tag, reply: Reply) {
@@ -358,7 +350,7 @@ fn tag(id: u64) -> Tag {
 }
 
 /// Closed (`error: None`) or failed: settle every promise, drop the
-/// listeners, the timer and the live request.
+/// signal's listener, the timer and the live request.
 fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
     let e = match error {
         Some(AppendError::Aborted) => {
@@ -372,8 +364,8 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
     }
     *inner.ended.borrow_mut() = Some(e.clone());
     inner.closed.set(error.is_none());
-    let listeners = std::mem::take(&mut *inner.listeners.borrow_mut());
-    drop(listeners);
+    let listener = inner.abort_listener.borrow_mut().take();
+    drop(listener);
     driver::release(&**inner);
     let pending = std::mem::take(&mut *inner.pending.borrow_mut());
     let closing = std::mem::take(&mut *inner.closing.borrow_mut());

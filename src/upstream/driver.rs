@@ -69,6 +69,8 @@ pub trait Slots {
     fn replied(self: Rc<Self>, tag: Tag, reply: Reply);
     /// Whether the work of [`Live::sent`] is still unsettled.
     fn owes(&self) -> bool;
+    /// The page went online or offline ([`Drive::online`]).
+    fn went_online(self: Rc<Self>, on: bool);
 }
 
 /// An adapter: its machine, its [`Live`] slots and what its actions and
@@ -98,6 +100,9 @@ pub trait Drive: Sized + 'static {
     }
     /// After every [`feed`] (the reporter forgets its listeners once closed).
     fn fed(&self) {}
+    /// The page went online or offline, for an adapter `page.rs` holds
+    /// (the appender; a reporter hears it from its lifecycle watcher).
+    fn online(self: Rc<Self>, _on: bool) {}
 }
 
 impl<D: Drive> Slots for D {
@@ -115,6 +120,10 @@ impl<D: Drive> Slots for D {
 
     fn owes(&self) -> bool {
         Drive::owes(self)
+    }
+
+    fn went_online(self: Rc<Self>, on: bool) {
+        self.online(on);
     }
 }
 
