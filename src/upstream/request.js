@@ -71,3 +71,17 @@ export async function answer(fetched, cap) {
   }
   return [r, await new Blob(parts).text()];
 }
+
+// `_polling.next_interval_ms` of a JSON object answer body (the `poll`
+// transport's envelope), a finite number ≥ 0; else `undefined`.
+export function pollingHint(body) {
+  let ms;
+  try {
+    const p = /^\s*\{/.test(body) ? JSON.parse(body)._polling : null;
+    if (p && typeof p == "object") ms = p.next_interval_ms;
+  } catch {}
+  if (typeof ms == "number" && ms >= 0 && ms < Infinity) return ms;
+}
+
+// `send()`'s result (index.d.ts `SendResult`).
+export const sendResult = (status, attempts, replayed, headers, body) => ({ status, attempts, replayed, headers, body });

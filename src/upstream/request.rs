@@ -83,6 +83,21 @@ extern "C" {
     /// bytes (`request.js`).
     #[wasm_bindgen(js_name = answer)]
     fn answer_js(fetched: &js_sys::Promise, cap: f64) -> js_sys::Promise;
+
+    /// `_polling.next_interval_ms` of a JSON object body, a finite number
+    /// ≥ 0; else `undefined` (`request.js`).
+    #[wasm_bindgen(js_name = pollingHint)]
+    pub fn polling_hint(body: &JsValue) -> JsValue;
+
+    /// `send()`'s result object (`request.js`).
+    #[wasm_bindgen(js_name = sendResult)]
+    pub fn send_result(
+        status: u16,
+        attempts: u32,
+        replayed: bool,
+        headers: &JsValue,
+        body: &JsValue,
+    ) -> JsValue;
 }
 
 /// A live attempt; dropping it aborts the request.

@@ -181,11 +181,8 @@ fn settle(task: &Rc<Task>, outcome: Outcome) {
     let _ = f.call1(&JsValue::UNDEFINED, &value);
 }
 
-/// `SendResult`: `{ status, headers, body, attempts, replayed }`.
+/// `SendResult`: `{ status, attempts, replayed, headers, body }`.
 fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
-    let o = js_sys::Object::new();
-    crate::js::set(&o, "status", &JsValue::from_f64(f64::from(status)));
-    crate::js::set(&o, "attempts", &JsValue::from_f64(f64::from(attempts)));
     let answer = task.answer.borrow_mut().take();
     // The machine settles `Ok` only on an answer it was fed, so `answer`
     // is there; the fallback keeps a broken invariant from panicking.
@@ -197,11 +194,8 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
         .as_ref()
         .and_then(|h| h.get(REPLAYED_HEADER).ok().flatten());
     let replayed = is_replayed(replayed.as_deref());
-    crate::js::set(&o, "replayed", &JsValue::from_bool(replayed));
     let headers = headers.map_or(JsValue::UNDEFINED, JsValue::from);
-    crate::js::set(&o, "headers", &headers);
-    crate::js::set(&o, "body", &body);
-    o.into()
+    super::request::send_result(status, attempts, replayed, &headers, &body)
 }
 
 /// The package's error: an `Error` with `code`, `status` (when an answer

@@ -323,14 +323,7 @@ fn issue_attempt(d: &Rc<Drive>, report: u64, issue: Issue) {
 /// transport's envelope), read with the browser's `JSON.parse`; `None` for
 /// any other body.
 fn body_hint_ms(body: &JsValue) -> Option<u64> {
-    let text = body.as_string()?;
-    if !text.trim_start().starts_with('{') {
-        return None;
-    }
-    let v = js_sys::JSON::parse(&text).ok()?;
-    let get = crate::options::get;
-    get(&get(&v, "_polling"), "next_interval_ms")
+    super::super::request::polling_hint(body)
         .as_f64()
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
         .map(|ms| ms as u64)
 }
