@@ -64,17 +64,6 @@ export function headerEntries(h) {
   return h instanceof Headers ? [...h] : Object.entries(h);
 }
 
-// The app's `headers` value (perhaps a promise that never settles) as a
-// promise that also rejects when `signal` aborts: an attempt that timed out
-// ends instead of waiting on the app's promise for ever, holding the send's
-// request (its body, the app's function) each time.
-export function untilAbort(value, signal) {
-  return new Promise((ok, no) => {
-    signal.addEventListener("abort", no);
-    Promise.resolve(value).then(ok, no);
-  });
-}
-
 // One entry of the `debug` log: to the app's function (what it throws is
 // reported with `reportError` where the browser has it; the connection goes
 // on), else to the console. Smaller here than in wasm.
@@ -171,29 +160,6 @@ export async function fetchBody(url, init, app, report) {
     live() && report([3]);
   } catch {
     live() && report([4]);
-  }
-}
-
-// A promise whose outcome nobody reads (a keepalive request's), its
-// rejection handled.
-export function settled(promise) {
-  promise.catch(() => {});
-}
-
-// A send's answer (src/upstream/request.rs): [response, body] once the body
-// is read, the body as text() decodes it (a leading BOM dropped, invalid
-// UTF-8 as U+FFFD; decoded as it arrives, so the answer is there as soon as
-// its last chunk), or [response] once the body passes `cap` bytes: the read
-// is cancelled there. A response without a readable body (a null body, or
-// a browser without streaming bodies) is read with text().
-export async function readAnswer(promise, cap) {
-  const r = await promise, reader = r.body?.getReader(), utf8 = new TextDecoder();
-  if (!reader) return [r, await r.text()];
-  for (let n = 0, text = ""; ; ) {
-    const { done, value } = await reader.read();
-    if (done) return [r, text + utf8.decode()];
-    if ((n += value.length) > cap) return reader.cancel(), [r];
-    text += utf8.decode(value, { stream: true });
   }
 }
 

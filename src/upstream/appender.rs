@@ -8,7 +8,7 @@
 //! code runs while the machine is borrowed.
 
 use std::cell::RefCell;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use tidings_core::engine::TransportError;
 use tidings_core::time::Now;
@@ -56,7 +56,7 @@ struct Inner {
     signal: Option<web_sys::AbortSignal>,
     /// What the app's `headers` threw (`cause` of the `headers` error).
     cause: RefCell<Option<JsValue>>,
-    listeners: RefCell<Vec<Listener>>,
+    abort_listener: RefCell<Option<Listener>>,
 }
 
 /// An appender to one Durable Streams stream (`appender(url, options)`).
@@ -102,7 +102,7 @@ pub fn appender_js(url: JsValue, options: JsValue) -> Result<AppenderJs, JsValue
         closed: Default::default(),
         signal: send.signal,
         cause: RefCell::new(None),
-        listeners: RefCell::new(Vec::new()),
+        abort_listener: RefCell::new(None),
     });
     listen(&inner);
     super::page::hold(&(inner.clone() as _));
@@ -244,36 +244,24 @@ fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
     Err(invalid("value", "a string, an ArrayBuffer or a view", v))
 }
 
-/// Watch the `signal` and `online`/`offline`.
+/// Watch the `signal`; `online`/`offline` come from `page.rs`, which holds
+/// the appender ([`Drive::online`]).
 fn listen(inner: &Rc<Inner>) {
     if !super::page::is_online() {
         feed(inner, AppendInput::Online(false));
     }
-    let global: web_sys::EventTarget = js_sys::global().unchecked_into();
-    let mut out = Vec::new();
-    for (kind, on) in [("online", true), ("offline", false)] {
-        let weak = Rc::downgrade(inner);
-        out.push(Listener::new(&global, kind, move |_| {
-            with(&weak, AppendInput::Online(on))
-        }));
-    }
-    if let Some(s) = &inner.signal {
-        let weak = Rc::downgrade(inner);
-        out.push(Listener::new(s.as_ref(), "abort", move |_| {
-            with(&weak, AppendInput::Abort)
-        }));
-        if s.aborted() {
-            feed(inner, AppendInput::Abort);
+    let Some(s) = &inner.signal else { return };
+    let weak = Rc::downgrade(inner);
+    let listener = Listener::new(s.as_ref(), "abort", move |_| {
+        if let Some(inner) = weak.upgrade() {
+            feed(&inner, AppendInput::Abort);
         }
+    });
+    if s.aborted() {
+        feed(inner, AppendInput::Abort);
     }
     if inner.ended.borrow().is_none() {
-        *inner.listeners.borrow_mut() = out;
-    }
-}
-
-fn with(weak: &Weak<Inner>, fact: AppendInput) {
-    if let Some(inner) = weak.upgrade() {
-        feed(&inner, fact);
+        *inner.abort_listener.borrow_mut() = Some(listener);
     }
 }
 
@@ -299,6 +287,10 @@ impl Drive for Inner {
     /// answers its keepalive copy as a duplicate).
     fn owes(&self) -> bool {
         !self.pending.borrow().is_empty()
+    }
+
+    fn online(self: Rc<Self>, on: bool) {
+        feed(&self, AppendInput::Online(on));
     }
 
     fn reply(self: Rc<Self>, tag: Tag, reply: Reply) {
@@ -358,10 +350,12 @@ fn tag(id: u64) -> Tag {
 }
 
 /// Closed (`error: None`) or failed: settle every promise, drop the
-/// listeners, the timer and the live request.
+/// signal's listener, the timer and the live request.
 fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
     let e = match error {
-        Some(AppendError::Aborted) => abort_reason(inner.signal.as_ref()),
+        Some(AppendError::Aborted) => {
+            super::abort_reason(inner.signal.as_ref(), "the appender was aborted")
+        }
         Some(err) => error_value(err, &inner.url),
         None => closed_error(),
     };
@@ -370,8 +364,8 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
     }
     *inner.ended.borrow_mut() = Some(e.clone());
     inner.closed.set(error.is_none());
-    let listeners = std::mem::take(&mut *inner.listeners.borrow_mut());
-    drop(listeners);
+    let listener = inner.abort_listener.borrow_mut().take();
+    drop(listener);
     driver::release(&**inner);
     let pending = std::mem::take(&mut *inner.pending.borrow_mut());
     let closing = std::mem::take(&mut *inner.closing.borrow_mut());
@@ -392,7 +386,7 @@ fn error_value(err: AppendError, url: &str) -> JsValue {
         AppendError::Send { status, .. } => status,
         _ => None,
     };
-    let e = crate::js::error(code, &super::failed("append failed: ", code, status, url));
+    let e = super::failed("append failed: ", code, status, url);
     let o: &js_sys::Object = e.unchecked_ref();
     let num = |n: u64| JsValue::from_f64(n as f64);
     match err {
@@ -403,9 +397,6 @@ fn error_value(err: AppendError, url: &str) -> JsValue {
             }
             crate::js::set(o, "seq", &num(sent));
         }
-        AppendError::Send {
-            status: Some(s), ..
-        } => crate::js::set(o, "status", &num(u64::from(s))),
         _ => {}
     }
     e
@@ -413,15 +404,6 @@ fn error_value(err: AppendError, url: &str) -> JsValue {
 
 fn closed_error() -> JsValue {
     crate::js::error("stream-closed", "the appender is closed")
-}
-
-fn abort_reason(signal: Option<&web_sys::AbortSignal>) -> JsValue {
-    let reason = signal.map_or(JsValue::UNDEFINED, |s| get(s.as_ref(), "reason"));
-    if !reason.is_undefined() {
-        return reason;
-    }
-    web_sys::DomException::new_with_message_and_name("the appender was aborted", "AbortError")
-        .map_or(JsValue::UNDEFINED, JsValue::from)
 }
 
 /// Carry out `Issue`: POST through `request.rs`; the reply comes back as a fact.
@@ -444,6 +426,11 @@ fn issue(inner: &Rc<Inner>, r: AppendRequest) {
     let d: Rc<dyn Slots> = inner.clone();
     // The appender reads only the answer's head: its body is capped as a
     // send's (not read past 1 MiB), and then just not there.
-    let cap = tidings_core::upstream::DEFAULT_MAX_ANSWER_BYTES;
-    driver::issue(&d, &req, "POST", tag(r.request), &extra, cap);
+    let issue = tidings_core::upstream::Issue {
+        attempt: r.request as u32,
+        method: "POST".into(),
+        headers: extra,
+        max_answer_bytes: tidings_core::upstream::DEFAULT_MAX_ANSWER_BYTES,
+    };
+    driver::issue(&d, &req, tag(r.request), issue);
 }

@@ -15,6 +15,7 @@ use std::rc::{Rc, Weak};
 
 use tidings_core::machine::Machine;
 use tidings_core::time::{MonoMs, Now};
+use tidings_core::upstream::Issue;
 use web_sys::Headers;
 
 use super::request::{self, Attempt, Reply, Request};
@@ -68,6 +69,8 @@ pub trait Slots {
     fn replied(self: Rc<Self>, tag: Tag, reply: Reply);
     /// Whether the work of [`Live::sent`] is still unsettled.
     fn owes(&self) -> bool;
+    /// The page went online or offline ([`Drive::online`]).
+    fn went_online(self: Rc<Self>, on: bool);
 }
 
 /// An adapter: its machine, its [`Live`] slots and what its actions and
@@ -97,6 +100,9 @@ pub trait Drive: Sized + 'static {
     }
     /// After every [`feed`] (the reporter forgets its listeners once closed).
     fn fed(&self) {}
+    /// The page went online or offline, for an adapter `page.rs` holds
+    /// (the appender; a reporter hears it from its lifecycle watcher).
+    fn online(self: Rc<Self>, _on: bool) {}
 }
 
 impl<D: Drive> Slots for D {
@@ -114,6 +120,10 @@ impl<D: Drive> Slots for D {
 
     fn owes(&self) -> bool {
         Drive::owes(self)
+    }
+
+    fn went_online(self: Rc<Self>, on: bool) {
+        self.online(on);
     }
 }
 
@@ -168,34 +178,23 @@ fn arm_timer(d: &Rc<dyn Slots>, now: MonoMs, until: Option<MonoMs>) {
     drop(old);
 }
 
-/// Start attempt `tag` of `req` with `method` and the machine's `extra`
-/// headers, reading at most `max_answer_bytes` of the answer (the core's
-/// cap); its reply comes back through [`Slots::replied`] from the task
-/// queue. Without `AbortController` (a very old browser) the reply is
-/// [`Reply::NotStarted`], from the task queue as every reply is.
-pub fn issue(
-    d: &Rc<dyn Slots>,
-    req: &Rc<Request>,
-    method: &str,
-    tag: Tag,
-    extra: &[(String, String)],
-    max_answer_bytes: u64,
-) {
+/// Start `issue` (the machine's attempt: its method, extra headers and
+/// answer cap) of `req` as attempt `tag`; its reply comes back through
+/// [`Slots::replied`] from the task queue. Without `AbortController` (a
+/// very old browser) the reply is [`Reply::NotStarted`], from the task queue
+/// as every reply is.
+pub fn issue(d: &Rc<dyn Slots>, req: &Rc<Request>, tag: Tag, issue: Issue) {
     let sent_to = Rc::downgrade(d);
     let replied_to = Rc::downgrade(d);
-    let m = String::from(method);
     let started = request::start(
         req,
-        method,
-        tag.attempt,
-        extra,
-        max_answer_bytes,
-        move |r: &Rc<Request>, headers: &Headers| {
+        issue,
+        move |r: &Rc<Request>, method: String, headers: &Headers| {
             if let Some(d) = sent_to.upgrade() {
                 *d.held().sent.borrow_mut() = Some(Sent {
                     at: clock::now().mono,
                     req: Rc::clone(r),
-                    method: m,
+                    method,
                     headers: headers.clone(),
                 });
             }

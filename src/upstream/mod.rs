@@ -165,12 +165,15 @@ fn uuid_v4() -> Result<String, JsValue> {
     Ok(s)
 }
 
-/// The message of an upstream error: `what` (`send failed: `), the `code`,
-/// the failing status (≥ 300) of the answer that caused it, and the URL
-/// (`send failed: http-status 503 (https://example.com/up)`), so a log of
-/// `e.message` alone says what the server answered and which one
-/// (`e.status` has the status too, a 2xx of `too-large` included).
-fn failed(what: &str, code: &str, status: Option<u16>, url: &str) -> String {
+/// An upstream error: an `Error` with `code`, its message `what` (`send
+/// failed: `), the `code`, the failing status (≥ 300) of the answer that
+/// caused it, and the URL (`send failed: http-status 503
+/// (https://example.com/up)`), so a log of `e.message` alone says what the
+/// server answered and which one; and `status` when an answer caused it (a
+/// 2xx of `too-large` included). Out of line: one copy for `send()` and
+/// the appender.
+#[inline(never)]
+fn failed(what: &str, code: &str, status: Option<u16>, url: &str) -> JsValue {
     let mut m = String::from(what);
     m.push_str(code);
     if let Some(s) = status.filter(|s| *s >= 300) {
@@ -178,5 +181,26 @@ fn failed(what: &str, code: &str, status: Option<u16>, url: &str) -> String {
         tidings_core::wire::push_decimal(&mut m, u64::from(s));
     }
     crate::js::push_url(&mut m, url);
-    m
+    let e = crate::js::error(code, &m);
+    if let Some(s) = status {
+        let o: &js_sys::Object = e.unchecked_ref();
+        crate::js::set(o, "status", &JsValue::from_f64(f64::from(s)));
+    }
+    e
+}
+
+/// What `fetch` rejects with on abort: the signal's `reason` (an
+/// `AbortError` `DOMException` unless the app gave its own), else a new
+/// `AbortError` with `message`. Out of line: one copy for `send()` and the
+/// appender.
+#[inline(never)]
+fn abort_reason(signal: Option<&web_sys::AbortSignal>, message: &str) -> JsValue {
+    let reason = signal.map_or(JsValue::UNDEFINED, |s| {
+        crate::options::get(s.as_ref(), "reason")
+    });
+    if !reason.is_undefined() {
+        return reason;
+    }
+    web_sys::DomException::new_with_message_and_name(message, "AbortError")
+        .map_or(JsValue::UNDEFINED, JsValue::from)
 }

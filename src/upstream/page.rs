@@ -1,8 +1,9 @@
 //! The sends of this page: who is pending (in call order), the `ordered`
 //! queue of each URL, and the page listeners every pending send needs:
-//! `online`/`offline` (reported to each machine) and `pagehide` (the
-//! keepalive hand-off, decided by the core's `keepalive_handoff`), which
-//! also covers the reporters and appenders `hold` holds. The listeners are
+//! `online`/`offline` (reported to each send's machine and each held
+//! appender's) and `pagehide` (the keepalive hand-off, decided by the core's
+//! `keepalive_handoff`), which also covers the reporters and appenders
+//! `hold` holds. The listeners are
 //! added by the first send, reporter or appender, and removed when a send
 //! settles and no send is pending and no held reporter or appender lives.
 //!
@@ -157,6 +158,10 @@ fn listen() -> Vec<Listener> {
 fn online(on: bool) {
     for t in pending() {
         task::feed(&t, SendInput::Online(on));
+    }
+    let held = PAGE.with(|p| p.borrow().held.clone());
+    for d in held.iter().filter_map(Weak::upgrade) {
+        d.went_online(on);
     }
 }
 

@@ -10,11 +10,12 @@
 use std::rc::Rc;
 
 use tidings_core::engine::ResponseHead;
+use tidings_core::upstream::Issue;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
 
-use crate::transport::fetch::{add_object, fetch, latin1_bytes};
+use crate::transport::fetch::{fetch, latin1_bytes};
 
 /// The response headers the core reads for a retry and a reporter's pace
 /// (the core's list).
@@ -61,20 +62,46 @@ pub enum Reply {
     NotStarted,
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/upstream/request.js")]
 extern "C" {
-    /// `value` as a promise that also rejects when `signal` aborts
-    /// (`boundary.js`).
-    #[wasm_bindgen(js_name = untilAbort)]
-    fn until_abort(value: &JsValue, signal: &AbortSignal) -> js_sys::Promise;
+    /// A fresh `Headers` with the app's `headers` for attempt `attempt`, as
+    /// a promise that also rejects when `signal` aborts (`request.js`).
+    #[wasm_bindgen(js_name = appHeaders)]
+    fn app_headers(
+        headers: &JsValue,
+        url: &str,
+        attempt: u32,
+        signal: &AbortSignal,
+    ) -> js_sys::Promise;
 
-    /// `[response, body text]` of `promise`'s response, or `[response]`
-    /// when its body passes `cap` bytes (`boundary.js`).
-    #[wasm_bindgen(js_name = readAnswer)]
-    fn read_answer(promise: &js_sys::Promise, cap: f64) -> js_sys::Promise;
+    /// The app's headers for attempt 1 now, a function's promise left out
+    /// (`request.js`).
+    #[wasm_bindgen(js_name = appHeadersNow, catch)]
+    fn app_headers_now_js(headers: &JsValue, url: &str) -> Result<Headers, JsValue>;
 
-    /// `promise` with its rejection handled (nothing done either way).
+    /// `[response, body text]` of `fetched`, the text `null` past `cap`
+    /// bytes (`request.js`).
+    #[wasm_bindgen(js_name = answer)]
+    fn answer_js(fetched: &js_sys::Promise, cap: f64) -> js_sys::Promise;
+
+    /// `_polling.next_interval_ms` of a JSON object body, a finite number
+    /// ≥ 0; else `undefined` (`request.js`).
+    #[wasm_bindgen(js_name = pollingHint)]
+    pub fn polling_hint(body: &JsValue) -> JsValue;
+
+    /// `promise` with its rejection handled, nothing done either way
+    /// (`request.js`).
     fn settled(promise: &js_sys::Promise);
+
+    /// `send()`'s result object (`request.js`).
+    #[wasm_bindgen(js_name = sendResult)]
+    pub fn send_result(
+        status: u16,
+        attempts: u32,
+        replayed: bool,
+        headers: &JsValue,
+        body: &JsValue,
+    ) -> JsValue;
 }
 
 /// A live attempt; dropping it aborts the request.
@@ -89,25 +116,23 @@ impl Drop for Attempt {
     }
 }
 
-/// Start attempt `attempt` of `req` with `method` and the core's `extra`
-/// headers (the idempotency key: set last, so the app's headers cannot
-/// replace it), reading at most `max_answer_bytes` of the answer body.
-/// `on_reply` runs once, from the browser's task queue (never from here),
-/// unless the attempt was aborted first; `on_sent` gets `req` and the headers just
-/// before the request goes out (reused at `pagehide`).
+/// Start `issue` of `req`: its method, the core's extra headers (the
+/// idempotency key: set last, so the app's headers cannot replace it), at
+/// most `max_answer_bytes` of the answer body read, and `attempt` as the
+/// `headers` function's. `on_reply` runs once, from the browser's task
+/// queue (never from here), unless the attempt was aborted first; `on_sent`
+/// gets `req`, the method and the headers just before the request goes out
+/// (reused at `pagehide`).
 pub fn start(
     req: &Rc<Request>,
-    method: &str,
-    attempt: u32,
-    extra: &[(String, String)],
-    max_answer_bytes: u64,
-    on_sent: impl FnOnce(&Rc<Request>, &Headers) + 'static,
+    issue: Issue,
+    on_sent: impl FnOnce(&Rc<Request>, String, &Headers) + 'static,
     on_reply: impl FnOnce(Reply) + 'static,
 ) -> Result<Attempt, JsValue> {
     let controller = AbortController::new()?;
     let signal = controller.signal();
     let init = RequestInit::new();
-    init.set_method(method);
+    init.set_method(&issue.method);
     init.set_cache(web_sys::RequestCache::NoStore);
     init.set_credentials(credentials(req.credentials));
     init.set_signal(Some(&signal));
@@ -115,12 +140,14 @@ pub fn start(
         init.set_body(&req.body);
     }
     let req = Rc::clone(req);
-    let extra = extra.to_vec();
+    let (attempt, cap) = (issue.attempt, issue.max_answer_bytes as f64);
     crate::js::spawn(Box::pin(async move {
         // The app's function runs here, from the task queue, never while the
         // send's machine is borrowed.
-        let headers = match app_headers(&req, attempt, &signal).await {
-            Ok(h) => h,
+        let given = req.app_headers.clone().unwrap_or(JsValue::UNDEFINED);
+        let headers = JsFuture::from(app_headers(&given, &req.url, attempt, &signal)).await;
+        let headers: Headers = match headers {
+            Ok(h) => h.unchecked_into(),
             Err(e) => {
                 if !signal.aborted() {
                     on_reply(Reply::HeadersFailed(e));
@@ -131,14 +158,14 @@ pub fn start(
         if signal.aborted() {
             return;
         }
-        for (name, value) in &extra {
+        for (name, value) in &issue.headers {
             let _ = headers.set(name, &latin1_bytes(value));
         }
         init.set_headers(&headers);
         let promise = fetch(&req.url, &init);
-        on_sent(&req, &headers);
-        let reply = match answer(promise, max_answer_bytes).await {
-            Ok(a) => Reply::Answer(a),
+        on_sent(&req, issue.method, &headers);
+        let reply = match JsFuture::from(answer_js(&promise, cap)).await {
+            Ok(a) => Reply::Answer(answer(a.unchecked_ref())),
             Err(_) => Reply::Failed,
         };
         if !signal.aborted() {
@@ -175,84 +202,20 @@ fn credentials(include: bool) -> web_sys::RequestCredentials {
     }
 }
 
-/// A fresh `Headers` with the app's headers: the object, or what its
-/// function returned (or resolved to) when called with `{ url, attempt }`.
-/// The wait ends when `signal` aborts (the attempt timed out or was
-/// dropped): a promise that never settles must not keep this attempt, and
-/// the request it holds, alive.
-async fn app_headers(
-    req: &Request,
-    attempt: u32,
-    signal: &AbortSignal,
-) -> Result<Headers, JsValue> {
-    let headers = Headers::new()?;
-    let value = app_value(req, attempt)?;
-    let value = JsFuture::from(until_abort(&value, signal)).await?;
-    add_returned(&headers, &value)?;
-    Ok(headers)
-}
-
-/// The app's headers for attempt `attempt` now: the object, or what its
-/// function returns when called with `{ url, attempt }` (perhaps a
-/// promise); `undefined` without `headers`.
-fn app_value(req: &Request, attempt: u32) -> Result<JsValue, JsValue> {
-    let Some(h) = &req.app_headers else {
-        return Ok(JsValue::UNDEFINED);
-    };
-    let Some(f) = h.dyn_ref::<js_sys::Function>() else {
-        return Ok(h.clone());
-    };
-    let ctx = js_sys::Object::new();
-    crate::js::set(&ctx, "url", &JsValue::from_str(&req.url));
-    crate::js::set(&ctx, "attempt", &JsValue::from_f64(f64::from(attempt)));
-    f.call1(&JsValue::NULL, &ctx)
-}
-
-/// The app's headers for a request that must go now (`pagehide`): as
-/// [`app_headers`] for attempt 1, but a function's promise cannot be waited
-/// for (the page is going), so one is left out: the request goes without
-/// the app's headers. Errors: what the function threw, an invalid header.
+/// The app's headers for a request that must go now (`pagehide`): as for
+/// attempt 1, but a function's promise cannot be waited for (the page is
+/// going), so one is left out: the request goes without the app's headers.
+/// Errors: what the function threw, an invalid header.
 #[cfg_attr(not(feature = "js"), allow(dead_code))]
 pub fn app_headers_now(req: &Request) -> Result<Headers, JsValue> {
-    let headers = Headers::new()?;
-    let value = app_value(req, 1)?;
-    if !value.has_type::<js_sys::Promise>() {
-        add_returned(&headers, &value)?;
-    }
-    Ok(headers)
+    let given = req.app_headers.clone().unwrap_or(JsValue::UNDEFINED);
+    app_headers_now_js(&given, &req.url)
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen]
-extern "C" {
-    /// `Object.fromEntries(headers)`: a `Headers` as an object of values.
-    #[wasm_bindgen(js_namespace = Object, js_name = fromEntries, catch)]
-    fn from_entries(iterable: &JsValue) -> Result<JsValue, JsValue>;
-}
-
-/// What the app's `headers` gave: `undefined`/`null` (none), a `Headers`
-/// (copied, as `fetch` takes it), or an object of header values. Anything
-/// else (an array, a number, a string) is a `TypeError`: read as an object
-/// it would send junk (`0: name,value`) or nothing, without a word.
-fn add_returned(headers: &Headers, value: &JsValue) -> Result<(), JsValue> {
-    if crate::options::absent(value) {
-        return Ok(());
-    }
-    if value.is_instance_of::<Headers>() {
-        return add_object(headers, &from_entries(value)?);
-    }
-    if !value.is_object() || js_sys::Array::is_array(value) {
-        let e = js_sys::TypeError::new("headers must give an object of header values");
-        return Err(e.into());
-    }
-    add_object(headers, value)
-}
-
-/// Await the response and its whole body, up to `cap` bytes (`readAnswer`).
-async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
-    let read: js_sys::Array = JsFuture::from(read_answer(&promise, cap as f64))
-        .await?
-        .unchecked_into();
-    let response: Response = read.get(0).unchecked_into();
+/// The answer from `[response, body text]` ([`answer_js`]): the core's
+/// part of its head and its body (`""` when over the cap).
+fn answer(a: &js_sys::Array) -> Answer {
+    let response: Response = a.get(0).unchecked_into();
     let headers = response.headers();
     let mut head = ResponseHead::new(response.status());
     for name in WANTED {
@@ -260,14 +223,14 @@ async fn answer(promise: js_sys::Promise, cap: u64) -> Result<Answer, JsValue> {
             head.headers.push((name.to_string(), v));
         }
     }
-    let body = read.get(1);
-    Ok(Answer {
+    let body = a.get(1);
+    Answer {
         head,
         headers,
-        too_large: body.is_undefined(),
-        body: match body.is_undefined() {
+        too_large: body.is_null(),
+        body: match body.is_null() {
             true => JsValue::from_str(""),
             false => body,
         },
-    })
+    }
 }

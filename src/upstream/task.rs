@@ -139,8 +139,7 @@ impl Drive for Task {
                     attempt: issue.attempt,
                 };
                 let d: Rc<dyn Slots> = self.clone();
-                let cap = issue.max_answer_bytes;
-                driver::issue(&d, &self.req, &issue.method, tag, &issue.headers, cap);
+                driver::issue(&d, &self.req, tag, issue);
             }
             SendAction::Abort { .. } => driver::abort(&**self, None),
             SendAction::Settle(outcome) => settle(self, outcome),
@@ -173,17 +172,17 @@ fn settle(task: &Rc<Task>, outcome: Outcome) {
             }
             (false, e)
         }
-        Outcome::Aborted => (false, abort_reason(task.signal.as_ref())),
+        Outcome::Aborted => (
+            false,
+            super::abort_reason(task.signal.as_ref(), "the send was aborted"),
+        ),
     };
     let f = if ok { &task.resolve } else { &task.reject };
     let _ = f.call1(&JsValue::UNDEFINED, &value);
 }
 
-/// `SendResult`: `{ status, headers, body, attempts, replayed }`.
+/// `SendResult`: `{ status, attempts, replayed, headers, body }`.
 fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
-    let o = js_sys::Object::new();
-    crate::js::set(&o, "status", &JsValue::from_f64(f64::from(status)));
-    crate::js::set(&o, "attempts", &JsValue::from_f64(f64::from(attempts)));
     let answer = task.answer.borrow_mut().take();
     // The machine settles `Ok` only on an answer it was fed, so `answer`
     // is there; the fallback keeps a broken invariant from panicking.
@@ -195,37 +194,16 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
         .as_ref()
         .and_then(|h| h.get(REPLAYED_HEADER).ok().flatten());
     let replayed = is_replayed(replayed.as_deref());
-    crate::js::set(&o, "replayed", &JsValue::from_bool(replayed));
     let headers = headers.map_or(JsValue::UNDEFINED, JsValue::from);
-    crate::js::set(&o, "headers", &headers);
-    crate::js::set(&o, "body", &body);
-    o.into()
+    super::request::send_result(status, attempts, replayed, &headers, &body)
 }
 
 /// The package's error: an `Error` with `code`, `status` (when an answer
 /// caused it) and `attempts`; its message `send failed: <code>[ <status>]
 /// (<url>)` (`send failed: http-status 503 (https://example.com/up)`).
 fn error(task: &Task, code: &str, status: Option<u16>, attempts: u32) -> JsValue {
-    let m = super::failed("send failed: ", code, status, &task.req.url);
-    let e = crate::js::error(code, &m);
+    let e = super::failed("send failed: ", code, status, &task.req.url);
     let o: &js_sys::Object = e.unchecked_ref();
-    if let Some(s) = status {
-        crate::js::set(o, "status", &JsValue::from_f64(f64::from(s)));
-    }
     crate::js::set(o, "attempts", &JsValue::from_f64(f64::from(attempts)));
     e
-}
-
-/// What `fetch` rejects with on abort: the signal's `reason` (an
-/// `AbortError` `DOMException` unless the app gave its own), else a new
-/// `AbortError`.
-fn abort_reason(signal: Option<&web_sys::AbortSignal>) -> JsValue {
-    let reason = signal.map_or(JsValue::UNDEFINED, |s| {
-        crate::options::get(s.as_ref(), "reason")
-    });
-    if !reason.is_undefined() {
-        return reason;
-    }
-    web_sys::DomException::new_with_message_and_name("the send was aborted", "AbortError")
-        .map_or(JsValue::UNDEFINED, JsValue::from)
 }

@@ -253,3 +253,32 @@ test("a text stream gets the strings' bytes", async () => {
   }
   await sleep(0);
 });
+
+test("offline: an appender made while online sends nothing while offline, and its append goes at once when the page is online again", async () => {
+  const path = streamPath();
+  await ds.create(path, "application/json");
+  const page = await blankPage(browser, web.url);
+  try {
+    // A long backoff: an attempt made while offline would fail and wait 5 s.
+    const SLOW = { backoff: { floorMs: 5000, baseMs: 5000, maxMs: 5000 } };
+    await page.evaluate(({ url, SLOW }) => {
+      window.ap = window.tidings.appender(url, SLOW);
+      window.done = null;
+    }, { url: ds.url + path, SLOW });
+    await page.context().setOffline(true);
+    await page.evaluate(() => {
+      window.ap.append({ v: 1 }).then(() => (window.done = "ok"), (e) => (window.done = e.code));
+    });
+    await sleep(600);
+    assert.equal(await page.evaluate(() => window.done), null, "pending while offline");
+    const t0 = Date.now();
+    await page.context().setOffline(false);
+    await page.waitForFunction(() => window.done !== null, null, { timeout: 10_000 });
+    assert.equal(await page.evaluate(() => window.done), "ok");
+    assert.ok(Date.now() - t0 < 2500, `sent when online again, not after a failed attempt's backoff (${Date.now() - t0} ms)`);
+    assert.deepEqual(await ds.readAll(path), [{ v: 1 }]);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await page.closeAll();
+  }
+});

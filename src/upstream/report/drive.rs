@@ -39,18 +39,18 @@ pub struct Drive {
 }
 
 impl Drive {
-    /// A reporter not started yet.
+    /// A reporter not started yet; `(headers, credentials)`: the options'.
     pub fn new(
         machine: Reporter,
         url: String,
-        options: &super::options::ReportOptions,
+        (app_headers, credentials): (Option<JsValue>, bool),
         task: js_sys::Function,
     ) -> Rc<Drive> {
         Rc::new(Drive {
             machine: RefCell::new(machine),
             url,
-            app_headers: options.headers.clone(),
-            credentials: options.credentials,
+            app_headers,
+            credentials,
             task,
             bodies: RefCell::new(Vec::new()),
             live: Live::default(),
@@ -311,10 +311,7 @@ fn issue_attempt(d: &Rc<Drive>, report: u64, issue: Issue) {
     };
     let slots: Rc<dyn Slots> = d.clone();
     match &req {
-        Some(req) => {
-            let cap = issue.max_answer_bytes;
-            driver::issue(&slots, req, &issue.method, tag, &issue.headers, cap)
-        }
+        Some(req) => driver::issue(&slots, req, tag, issue),
         // A broken invariant (no body): a failed attempt, fed from the task
         // queue as every reply is.
         None => driver::not_started(&slots, tag),
@@ -325,14 +322,7 @@ fn issue_attempt(d: &Rc<Drive>, report: u64, issue: Issue) {
 /// transport's envelope), read with the browser's `JSON.parse`; `None` for
 /// any other body.
 fn body_hint_ms(body: &JsValue) -> Option<u64> {
-    let text = body.as_string()?;
-    if !text.trim_start().starts_with('{') {
-        return None;
-    }
-    let v = js_sys::JSON::parse(&text).ok()?;
-    let get = crate::options::get;
-    get(&get(&v, "_polling"), "next_interval_ms")
+    super::super::request::polling_hint(body)
         .as_f64()
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
         .map(|ms| ms as u64)
 }

@@ -69,15 +69,19 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
     let task: js_sys::Function = task
         .dyn_into()
         .map_err(|t| crate::options::invalid("task", "a function", &t))?;
-    let o = ReportOptions::from_js(&options)?;
-    let machine = Machine::new(o.config.clone(), crate::clock::random_seed());
-    let d = Drive::new(machine, url, &o, task);
+    let ReportOptions {
+        config,
+        headers,
+        credentials,
+        signal,
+    } = ReportOptions::from_js(&options)?;
+    let machine = Machine::new(config, crate::clock::random_seed());
+    let d = Drive::new(machine, url, (headers, credentials), task);
     LIVE.with(|l| l.borrow_mut().push(Rc::clone(&d)));
     super::page::hold(&(Rc::clone(&d) as _));
     // Started from a microtask, so listeners added right after `report()`
     // see the first `statechange` (as a subscription's do).
     let started = Rc::clone(&d);
-    let signal = o.signal;
     crate::js::spawn(Box::pin(async move { drive::start(&started, signal) }));
     Ok(Reporter { drive: d })
 }

@@ -41,7 +41,7 @@ fn read(v: &JsValue) -> ReportOptions {
             fail(invalid(key, "none (not a report() option)", &get(v, key)));
         }
     }
-    let send = super::super::options::read(v, true, c.send.clone());
+    let send = super::super::options::read(v, true, std::mem::take(&mut c.send));
     c.send = send.config;
     interval(&mut c.interval, v);
     breaker(&mut c.breaker, v);

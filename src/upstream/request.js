@@ -1,0 +1,87 @@
+// The JS half of one upstream attempt (`request.rs`): the app's `headers`
+// into a fresh `Headers`, and the answer's body read up to a cap. Both are
+// a chain of promises and browser calls with no decision in them, smaller
+// here than as wasm futures awaiting one JS promise at a time.
+
+// A header value as `fetch` gets it from wasm: the UTF-8 bytes of the
+// string (a lone surrogate as U+FFFD), one char per byte.
+const latin1 = (s) => Array.from(new TextEncoder().encode(s), (b) => String.fromCharCode(b)).join("");
+
+// What the app's `headers` gave, added to `h`: `undefined`/`null` (none), a
+// `Headers` (copied), or an object of header values converted with
+// `String()` (a Symbol is a TypeError). Anything else (an array, a number,
+// a string) is a TypeError: read as an object it would send junk or nothing.
+function added(h, v) {
+  if (v == null) return h;
+  if (v instanceof Headers) v = Object.fromEntries(v);
+  else if (typeof v != "object" || Array.isArray(v)) throw TypeError("headers must give an object of header values");
+  for (const [name, value] of Object.entries(v)) {
+    if (typeof value == "symbol") throw TypeError("cannot convert a Symbol to a string");
+    h.set(name, latin1(String(value)));
+  }
+  return h;
+}
+
+// The app's headers value for attempt `attempt`: the object, or what its
+// function returns when called with `{ url, attempt }` (perhaps a promise).
+const given = (headers, url, attempt) =>
+  typeof headers == "function" ? headers.call(null, { url, attempt }) : headers;
+
+// A fresh `Headers` with the app's headers for attempt `attempt`; the wait
+// for a function's promise ends when `signal` aborts (the attempt timed out
+// or was dropped: a promise that never settles must not keep it alive).
+// Rejects with what the function threw or rejected with, or the TypeError
+// of an invalid header.
+export async function appHeaders(headers, url, attempt, signal) {
+  const h = new Headers();
+  const v = given(headers, url, attempt);
+  return added(h, await new Promise((ok, no) => {
+    signal.addEventListener("abort", no);
+    Promise.resolve(v).then(ok, no);
+  }));
+}
+
+// As `appHeaders` for attempt 1, for a request that must go now
+// (`pagehide`): a function's promise cannot be waited for, so it is left
+// out. Throws what `appHeaders` rejects with.
+export function appHeadersNow(headers, url) {
+  const h = new Headers();
+  const v = given(headers, url, 1);
+  return v instanceof Promise ? h : added(h, v);
+}
+
+// The response `fetch` resolves to and its body as text (UTF-8, invalid
+// bytes as U+FFFD, a leading BOM dropped, as `text()` decodes; decoded as it
+// arrives, so the answer is there with its last chunk, not a task later), or
+// `null` once the body passes `cap` bytes (the read is cancelled there). A
+// response without a readable body is read with `text()`.
+export async function answer(fetched, cap) {
+  const r = await fetched, reader = r.body?.getReader(), utf8 = new TextDecoder();
+  if (!reader) return [r, await r.text()];
+  for (let n = 0, text = ""; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return [r, text + utf8.decode()];
+    if ((n += value.length) > cap) return reader.cancel(), [r, null];
+    text += utf8.decode(value, { stream: true });
+  }
+}
+
+// A promise whose outcome nobody reads (a keepalive request's), its
+// rejection handled.
+export function settled(promise) {
+  promise.catch(() => {});
+}
+
+// `_polling.next_interval_ms` of a JSON object answer body (the `poll`
+// transport's envelope), a finite number ≥ 0; else `undefined`.
+export function pollingHint(body) {
+  let ms;
+  try {
+    const p = /^\s*\{/.test(body) ? JSON.parse(body)._polling : null;
+    if (p && typeof p == "object") ms = p.next_interval_ms;
+  } catch {}
+  if (typeof ms == "number" && ms >= 0 && ms < Infinity) return ms;
+}
+
+// `send()`'s result (index.d.ts `SendResult`).
+export const sendResult = (status, attempts, replayed, headers, body) => ({ status, attempts, replayed, headers, body });
