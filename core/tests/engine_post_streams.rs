@@ -223,3 +223,18 @@ fn a_request_start_is_never_shared_and_an_end_rule_splits_the_key() {
     let (a, b) = (share_key(&plain, &page), share_key(&ended, &page));
     assert!(a.is_some() && b.is_some() && a != b, "{a:?} {b:?}");
 }
+
+/// A silent POST stream with a long-poll endpoint gets no news probe: the
+/// probe would send the app's request (which starts work) a second time.
+#[test]
+fn a_silent_request_started_stream_gets_no_news_probe() {
+    let mut c = post(Resume::Replay);
+    c.urls.long_poll = Some("/long-poll".into());
+    let (mut sim, first) = Sim::started(c, 1);
+    assert_eq!(first.transport, TransportKind::FetchSse);
+    sim.run_for(50);
+    sim.opened(first.id);
+    sim.run_for(10_000);
+    let beside: Vec<_> = sim.opens().into_iter().filter(|(_, o)| o.beside).collect();
+    assert!(beside.is_empty(), "{beside:?}");
+}

@@ -223,7 +223,7 @@ fn open_native(
 /// head (or nothing, when it failed too) goes to the engine as
 /// `Fact::NativeProbe`, whose verdict it is.
 pub fn probe(conn: &Rc<Connection>, id: AttemptId) {
-    let target = match conn.live.borrow().as_ref() {
+    let target = match conn.live.borrow()[0].as_ref() {
         Some(Live::Native(live, _, url, slot)) if *live == id => Some((url.clone(), slot.clone())),
         _ => None,
     };

@@ -116,6 +116,7 @@ impl Engine {
         }
         let Some(now) = self.begin(now) else { return };
         match input.attempt() {
+            Some(id) if self.news_probe() == Some(id) => self.on_probe_fact(now, input),
             Some(id) if self.live_attempt() != Some(id) => self.drop_stale(id),
             _ => self.dispatch(now, input),
         }
@@ -123,7 +124,7 @@ impl Engine {
     }
 
     /// Route a fact to its own rule.
-    fn dispatch(&mut self, now: Now, input: Input<'_>) {
+    pub(crate) fn dispatch(&mut self, now: Now, input: Input<'_>) {
         match input {
             Input::Start(caps) => self.on_start(now, caps),
             Input::Close => self.on_close(),
