@@ -11,10 +11,10 @@
 //! | `fetch-sse` | first byte: start + firstEvent, and connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
 //! | `eventsource` | first event: start + firstEvent, and connect: start + idle (Firefox gives a held stream no `open`) | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
+//! | `poll` | request: last activity + idle | same | same |
 //!
 //! A stream whose news probe found the server quiet (`news_probe`) has no
 //! first-event deadline.
-//! | `poll` | request: last activity + idle | same | same |
 
 use super::config::{TransportKind, WatchdogConfig};
 use super::state::Attempt;
