@@ -130,6 +130,7 @@ impl Live {
 pub fn open(conn: &Rc<Connection>, mut req: OpenRequest) -> Live {
     persist_downgrade(conn);
     let id = req.id;
+    let slot = usize::from(req.beside);
     let url = attempt_url(
         conn.adapter.url.as_ref().unwrap_or(&JsValue::UNDEFINED),
         id.0 as u32,
@@ -146,7 +147,7 @@ pub fn open(conn: &Rc<Connection>, mut req: OpenRequest) -> Live {
             None => Err(crate::options::invalid_url()),
         });
         let Some(conn) = weak.upgrade() else { return };
-        if !matches!(*conn.live.borrow(), Some(Live::Pending(p)) if p == id) {
+        if !matches!(conn.live.borrow()[slot], Some(Live::Pending(p)) if p == id) {
             return;
         }
         let fact = match url {
@@ -159,7 +160,7 @@ pub fn open(conn: &Rc<Connection>, mut req: OpenRequest) -> Live {
                 };
                 match started {
                     Ok(live) => {
-                        *conn.live.borrow_mut() = Some(live);
+                        conn.live.borrow_mut()[slot] = Some(live);
                         return;
                     }
                     Err(_) => Fact::TransportError(id, TransportError::NetworkOrCors),
