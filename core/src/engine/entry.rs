@@ -124,7 +124,7 @@ impl Engine {
     }
 
     /// Route a fact to its own rule.
-    pub(crate) fn dispatch(&mut self, now: Now, input: Input<'_>) {
+    fn dispatch(&mut self, now: Now, input: Input<'_>) {
         match input {
             Input::Start(caps) => self.on_start(now, caps),
             Input::Close => self.on_close(),

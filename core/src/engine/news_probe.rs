@@ -61,9 +61,11 @@ pub(crate) struct Probe {
     attempt: Attempt,
     /// Its response head, once a usable one came.
     head: Option<ResponseHead>,
+    /// Its answer, held only when it brought news.
     answer: Option<Answer>,
-    /// When its answer with news was complete (the grace runs from there).
-    answered: Option<MonoMs>,
+    /// Its one deadline: the end of its hold, then, once it brought news,
+    /// the end of the grace.
+    until: MonoMs,
 }
 
 impl Engine {
@@ -83,10 +85,7 @@ impl Engine {
     /// When the news probe has something to do next.
     pub(crate) fn probe_deadline(&self) -> Option<MonoMs> {
         match &self.probe {
-            Some(p) => match p.answered {
-                Some(at) => Some(at.plus(NEWS_PROBE_GRACE_MS)),
-                None => Some(p.attempt.started.plus(self.config.long_poll.timeout_ms)),
-            },
+            Some(p) => Some(p.until),
             None => self
                 .phase
                 .attempt()
@@ -124,8 +123,7 @@ impl Engine {
         {
             self.end_news_probe(false);
         } else if self.probe_deadline().is_some_and(|at| at <= now.mono) {
-            let news = p.answered.is_some();
-            if news {
+            if p.answer.is_some() {
                 self.held_back(now);
             } else {
                 self.end_news_probe(true);
@@ -149,7 +147,7 @@ impl Engine {
             attempt,
             head: None,
             answer: None,
-            answered: None,
+            until: now.mono.plus(self.config.long_poll.timeout_ms),
         });
         self.actions.push_back(Action::Open(open));
     }
@@ -170,10 +168,10 @@ impl Engine {
         let Some(p) = &mut self.probe else {
             return;
         };
-        if p.answered.is_some() {
+        if p.answer.is_some() {
             return;
         }
-        let news = match input {
+        let answer = match input {
             Input::ResponseHead(_, head) if p.head.is_none() => {
                 match classify(
                     TransportKind::LongPoll,
@@ -200,26 +198,17 @@ impl Engine {
                 msgs,
                 polling_hint_ms,
                 ..
-            } => {
-                let news = !msgs.is_empty();
-                p.answer = Some(Answer::Messages(msgs, polling_hint_ms));
-                news
-            }
-            Input::BodyResource(_, body) => {
-                let news = !body.trim().is_empty();
-                p.answer = Some(Answer::Text(body));
-                news
-            }
+            } if !msgs.is_empty() => Answer::Messages(msgs, polling_hint_ms),
+            Input::BodyResource(_, body) if !body.trim().is_empty() => Answer::Text(body),
+            // An empty answer: the server is quiet.
+            Input::Messages { .. } | Input::BodyResource(..) => return self.end_news_probe(true),
             // A failure, or a fact no long-poll answer brings: no verdict.
             _ => return self.end_news_probe(false),
         };
-        if news {
-            p.answered = Some(now.mono);
-            let id = p.attempt.id;
-            self.actions.push_back(Action::Abort(id));
-        } else {
-            self.end_news_probe(true);
-        }
+        p.answer = Some(answer);
+        p.until = now.mono.plus(NEWS_PROBE_GRACE_MS);
+        let id = p.attempt.id;
+        self.actions.push_back(Action::Abort(id));
     }
 
     /// The probe brought news the silent stream still lacks: abort the
@@ -235,10 +224,11 @@ impl Engine {
         }
         let id = p.attempt.id;
         self.phase = Phase::Live(p.attempt);
-        // Through `dispatch`, as if the answer came now: the same code as
-        // every long-poll answer (cursor, dedupe, the next request).
+        // Through `handle`, as if the answer came now: the same code as
+        // every long-poll answer (cursor, dedupe, the next request), and
+        // the one call of the fact router, which stays inlined there.
         if let Some(head) = &p.head {
-            self.dispatch(now, Input::ResponseHead(id, head));
+            self.handle(now, Input::ResponseHead(id, head));
         }
         let stream = self
             .phase
@@ -248,7 +238,7 @@ impl Engine {
             == Some(BodyKind::EventStream);
         let last = match p.answer {
             Some(Answer::Text(body)) if stream => {
-                self.dispatch(now, Input::Bytes(id, body.as_bytes()));
+                self.handle(now, Input::Bytes(id, body.as_bytes()));
                 Input::StreamEnd(id)
             }
             Some(Answer::Text(body)) => Input::BodyResource(id, body),
@@ -259,7 +249,7 @@ impl Engine {
             },
             None => return,
         };
-        self.dispatch(now, last);
+        self.handle(now, last);
     }
 }
 
