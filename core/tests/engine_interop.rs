@@ -270,7 +270,8 @@ fn rule1_cost_of_detecting_a_buffering_proxy() {
     }
     // With a long-poll endpoint of its own, the news probe (3 s after the
     // first request) finds the proxy: the server's next event answers it at
-    // 4,000 ms, and the first message reaches the app at 5,000 ms.
+    // 4,000 ms, and the first message reaches the app at 5,000 ms, when the
+    // connection moves to `long-poll`.
     let mut c = Config::new("/stream");
     c.urls.long_poll = Some("/long-poll".into());
     let (mut sim, o) = Sim::started(c, 24);
@@ -283,9 +284,14 @@ fn rule1_cost_of_detecting_a_buffering_proxy() {
     );
     sim.run_until(4_000);
     sim.head(p.id, es_head(200));
-    sim.resource(p.id, "id: 1\ndata: tick\n\n");
+    sim.bytes(p.id, b"id: 1\ndata: tick\n\n");
     sim.end(p.id);
     sim.run_until(6_000);
-    let first = sim.find(|a| matches!(a, Action::Deliver(_)).then_some(()));
-    assert_eq!(first, [(5_000, ())]);
+    let first = sim.find(|a| match a {
+        Action::Deliver(m) => Some(m.data.clone()),
+        _ => None,
+    });
+    assert_eq!(first, [(5_000, "tick".to_string())]);
+    let next = sim.opens().pop().map(|(at, o)| (at, o.transport));
+    assert_eq!(next, Some((5_000, TransportKind::LongPoll)));
 }

@@ -4,12 +4,21 @@
 //! A stream (`eventsource`, `fetch-sse`) that has shown nothing
 //! [`NEWS_PROBE_AFTER_MS`] after its request went out gets ONE plain
 //! `long-poll` request with the cursor, beside it (`OpenRequest::beside`).
+//! Its answer is an ordinary `long-poll` answer: while one of its facts is
+//! handled, its attempt is the live one and the stream waits beside it
+//! ([`Engine::probe_turn`]), so its events go through the cursor and dedupe
+//! like any other as they come; what that asks for (the deliveries) is held
+//! until the verdict, so the app gets them from the transport they are
+//! told with.
 //! - The answer brings news (an event, a message, a resource) and the stream
 //!   still shows nothing [`NEWS_PROBE_GRACE_MS`] later: something holds the
-//!   stream back. The stream is aborted, the connection moves to `long-poll`
-//!   (`buffered-stream`, remembered as any downgrade), and the probe's answer
-//!   is that transport's first answer: its events are delivered then, through
-//!   the cursor and dedupe like any other, so none is lost or repeated.
+//!   stream back. The stream is aborted, the connection moves to
+//!   `long-poll` (`buffered-stream`, remembered as any downgrade), the held
+//!   deliveries are made, and its next request goes out from the cursor the
+//!   probe's answer moved.
+//! - The stream brings the same news within the grace: it stays, the held
+//!   deliveries are made then, and dedupe drops the stream's copy of each
+//!   event with an id.
 //! - The probe holds until its timeout, or answers "no news": the server is
 //!   quiet, the stream stays, and its first-event deadline is off (a server
 //!   that pings only every 15 s is never reconnected for its silence).
@@ -24,13 +33,13 @@
 //! stream, so a probe there could not be told from a second stream held open
 //! for the whole hold.
 
-use alloc::string::String;
-use alloc::vec::Vec;
+use alloc::collections::VecDeque;
+use core::mem;
 
-use super::action::{Action, Reason};
-use super::decode::{classify, Verdict};
-use super::input::{AttemptId, IncomingMessage, ResponseHead};
-use super::state::{Attempt, BodyKind, Phase};
+use super::action::{Action, Reason, State};
+use super::decode::{classify, is_blank, Verdict};
+use super::input::AttemptId;
+use super::state::{Attempt, Phase, Scheduled};
 use super::{Config, Engine, Input, TransportKind};
 use crate::time::{MonoMs, Now};
 
@@ -42,42 +51,39 @@ pub const NEWS_PROBE_AFTER_MS: u64 = 3_000;
 /// the same news before it counts as held back, ms.
 pub const NEWS_PROBE_GRACE_MS: u64 = 1_000;
 
-/// The probe's answer, held until the verdict.
-#[derive(Debug)]
-pub(crate) enum Answer {
-    /// A JSON body's messages and `_polling.next_interval_ms`.
-    Messages(Vec<Option<IncomingMessage>>, Option<u64>),
-    /// Any other body, read whole as text (an event stream too: the probe's
-    /// answer is complete before the verdict).
-    Text(String),
-}
-
 /// The probe of the live stream.
 #[derive(Debug)]
 pub(crate) struct Probe {
+    /// Its request.
+    id: AttemptId,
     /// The stream it probes.
     stream: AttemptId,
-    /// Its own `long-poll` attempt (the live one if the stream is held back).
-    attempt: Attempt,
-    /// Its response head, once a usable one came.
-    head: Option<ResponseHead>,
-    /// Its answer, held only when it brought news.
-    answer: Option<Answer>,
-    /// Its one deadline: the end of its hold, then, once it brought news,
-    /// the end of the grace.
+    /// The attempt that is not live: the probe's own while it is out, the
+    /// stream's while one of the probe's facts is handled; `None` once its
+    /// answer is complete.
+    other: Option<Attempt>,
+    /// What handling its answer asked for (deliveries above all), held
+    /// until the verdict: after the move to `long-poll`, or, the stream
+    /// staying, when the probe ends (dedupe has its events, so the stream's
+    /// copies are dropped and these are the ones the app gets).
+    held: VecDeque<Action>,
+    /// Its answer brought news.
+    news: bool,
+    /// Its one deadline: the end of its hold, then, once its answer is
+    /// complete, the end of the grace.
     until: MonoMs,
 }
 
 impl Engine {
     /// The news probe's request, if one is out.
     pub fn news_probe(&self) -> Option<AttemptId> {
-        self.probe.as_ref().map(|p| p.attempt.id)
+        self.probe.as_ref().map(|p| p.id)
     }
 
     /// The live attempt or the news probe's, if it is `id` (how its body is
     /// read, `body_read`).
     pub(crate) fn read_attempt(&self, id: AttemptId) -> Option<&Attempt> {
-        let probe = self.probe.as_ref().map(|p| &p.attempt);
+        let probe = self.probe.as_ref().and_then(|p| p.other.as_ref());
         let is_id = |a: &&Attempt| a.id == id;
         self.phase.attempt().filter(is_id).or(probe.filter(is_id))
     }
@@ -122,8 +128,8 @@ impl Engine {
             .is_some_and(|a| a.id == stream && silent(a))
         {
             self.end_news_probe(false);
-        } else if self.probe_deadline().is_some_and(|at| at <= now.mono) {
-            if p.answer.is_some() {
+        } else if p.until <= now.mono {
+            if p.news {
                 self.held_back(now);
             } else {
                 self.end_news_probe(true);
@@ -140,13 +146,16 @@ impl Engine {
         };
         a.news_probed = true;
         let stream = a.id;
-        let (attempt, open) =
+        let (mut attempt, open) =
             self.new_attempt(now, TransportKind::LongPoll, Reason::BufferedStream, true);
+        // An answer of an open connection: it shows no state of its own.
+        attempt.open = true;
         self.probe = Some(Probe {
+            id: attempt.id,
             stream,
-            attempt,
-            head: None,
-            answer: None,
+            other: Some(attempt),
+            held: VecDeque::new(),
+            news: false,
             until: now.mono.plus(self.config.long_poll.timeout_ms),
         });
         self.actions.push_back(Action::Open(open));
@@ -156,100 +165,108 @@ impl Engine {
     /// keeps no first-event deadline.
     fn end_news_probe(&mut self, quiet: bool) {
         if let Some(p) = self.probe.take() {
-            self.actions.push_back(Action::Abort(p.attempt.id));
+            self.actions.push_back(Action::Abort(p.id));
+            self.release(p.held);
             if let Some(a) = self.live_mut(p.stream) {
                 a.quiet |= quiet;
             }
         }
     }
 
-    /// A fact about the probe's request.
-    pub(crate) fn on_probe_fact(&mut self, now: Now, input: Input<'_>) {
-        let Some(p) = &mut self.probe else {
-            return;
+    /// A fact of the probe's request, before it is routed: `true` when it
+    /// is to be handled as the live attempt's (the probe's attempt is then
+    /// live and the stream's waits in its place until [`Engine::probe_back`]).
+    /// A head without a body ends the probe (quiet on "no news"), and so
+    /// does a failure (no verdict): neither reaches the connection's rules.
+    pub(crate) fn probe_turn(&mut self, id: Option<AttemptId>, input: &Input<'_>) -> bool {
+        let Some(p) = self.probe.as_mut().filter(|p| Some(p.id) == id) else {
+            return false;
         };
-        if p.answer.is_some() {
-            return;
-        }
-        let answer = match input {
-            Input::ResponseHead(_, head) if p.head.is_none() => {
-                match classify(
+        match input {
+            Input::ResponseHead(_, head) => {
+                let v = classify(
                     TransportKind::LongPoll,
                     head.status,
                     head.content_type.as_deref(),
-                ) {
-                    Verdict::Body(kind) => {
-                        if let Some(r) = p.attempt.request_mut() {
-                            // Read whole (`body_read`): JSON as JSON, the
-                            // rest as text; the head's replay decides again.
-                            r.body = if kind == BodyKind::Json {
-                                kind
-                            } else {
-                                BodyKind::Resource
-                            };
-                        }
-                        p.head = Some(head.clone());
-                        return;
-                    }
-                    v => return self.end_news_probe(v == Verdict::NoNews),
+                );
+                if !matches!(v, Verdict::Body(_)) {
+                    self.end_news_probe(v == Verdict::NoNews);
+                    return false;
                 }
             }
-            Input::Messages {
-                msgs,
-                polling_hint_ms,
-                ..
-            } if !msgs.is_empty() => Answer::Messages(msgs, polling_hint_ms),
-            Input::BodyResource(_, body) if !body.trim().is_empty() => Answer::Text(body),
-            // An empty answer: the server is quiet.
-            Input::Messages { .. } | Input::BodyResource(..) => return self.end_news_probe(true),
-            // A failure, or a fact no long-poll answer brings: no verdict.
-            _ => return self.end_news_probe(false),
-        };
-        p.answer = Some(answer);
-        p.until = now.mono.plus(NEWS_PROBE_GRACE_MS);
-        let id = p.attempt.id;
-        self.actions.push_back(Action::Abort(id));
+            Input::Messages { msgs, .. } => p.news = !msgs.is_empty(),
+            Input::BodyResource(_, body) => p.news = !is_blank(body),
+            Input::Bytes(_, bytes) => p.news |= !bytes.is_empty(),
+            Input::StreamEnd(_) => {}
+            _ => {
+                self.end_news_probe(false);
+                return false;
+            }
+        }
+        match (self.phase.attempt_mut(), &mut p.other) {
+            (Some(live), Some(other)) => mem::swap(live, other),
+            _ => return false,
+        }
+        mem::swap(&mut self.actions, &mut p.held);
+        true
     }
 
-    /// The probe brought news the silent stream still lacks: abort the
-    /// stream, move to `long-poll` and take the probe's answer as its first.
-    fn held_back(&mut self, now: Now) {
-        let (Some(p), Some(stream)) = (self.probe.take(), self.phase.take_attempt()) else {
+    /// After a fact of the probe's: the stream is the live attempt again;
+    /// the probe's attempt waits for its next fact, or, its answer complete,
+    /// the verdict waits for the grace (an empty answer: quiet).
+    pub(crate) fn probe_back(&mut self, now: Now) {
+        let Some(mut p) = self.probe.take() else {
             return;
         };
-        self.actions.push_back(Action::Abort(stream.id));
+        let Some(stream) = p.other.take() else {
+            return;
+        };
+        mem::swap(&mut self.actions, &mut p.held);
+        if self.phase.is_closed() {
+            // The answer closed the connection (the `end` rule).
+            self.release(p.held);
+            self.actions.push_back(Action::Abort(stream.id));
+            return;
+        }
+        if let Phase::Live(a) = mem::replace(&mut self.phase, Phase::Live(stream)) {
+            p.other = Some(a);
+        } else if p.news {
+            p.until = now.mono.plus(NEWS_PROBE_GRACE_MS);
+        } else {
+            self.probe = Some(p);
+            return self.end_news_probe(true);
+        }
+        self.probe = Some(p);
+    }
+
+    /// Queue the held actions after the ones already queued.
+    fn release(&mut self, mut held: VecDeque<Action>) {
+        while let Some(a) = held.pop_front() {
+            self.actions.push_back(a);
+        }
+    }
+
+    /// The probe brought news the silent stream still lacks: the stream is
+    /// aborted and the connection moves to `long-poll`, from the cursor the
+    /// probe's answer moved.
+    fn held_back(&mut self, now: Now) {
+        let held = self.probe.take().map(|p| p.held);
+        if let Some(a) = self.phase.take_attempt() {
+            self.actions.push_back(Action::Abort(a.id));
+        }
         self.drop_body();
         if let Some(change) = self.selector.held_back(now) {
             self.push_transport_change(change);
         }
-        let id = p.attempt.id;
-        self.phase = Phase::Live(p.attempt);
-        // Through `handle`, as if the answer came now: the same code as
-        // every long-poll answer (cursor, dedupe, the next request), and
-        // the one call of the fact router, which stays inlined there.
-        if let Some(head) = &p.head {
-            self.handle(now, Input::ResponseHead(id, head));
+        if let Some(held) = held {
+            self.release(held);
         }
-        let stream = self
-            .phase
-            .attempt()
-            .and_then(Attempt::request)
-            .map(|r| r.body)
-            == Some(BodyKind::EventStream);
-        let last = match p.answer {
-            Some(Answer::Text(body)) if stream => {
-                self.handle(now, Input::Bytes(id, body.as_bytes()));
-                Input::StreamEnd(id)
-            }
-            Some(Answer::Text(body)) => Input::BodyResource(id, body),
-            Some(Answer::Messages(msgs, polling_hint_ms)) => Input::Messages {
-                id,
-                msgs,
-                polling_hint_ms,
-            },
-            None => return,
-        };
-        self.handle(now, last);
+        // Now, by the deadline loop's one call of `start_attempt`.
+        self.phase.schedule(Scheduled {
+            at: now.mono,
+            reason: Reason::BufferedStream,
+            shows: State::Open,
+        });
     }
 }
 
