@@ -285,3 +285,28 @@ fn a_json_answer_is_the_first_long_poll_answer() {
         [(8_000, (TransportKind::LongPoll, Reason::BufferedStream))]
     );
 }
+
+/// The probe's event-stream answer and a `fetch-sse` stream share the
+/// engine's parser: the stream's first byte arriving in the middle of the
+/// probe's answer starts from a clean parser, so its event is read whole
+/// (and the probe ends: the stream has shown something).
+#[test]
+fn a_streams_first_byte_in_the_middle_of_the_probes_answer_is_read_clean() {
+    let (mut sim, o) = Sim::started(with_long_poll(fetch_sse_config()), 24);
+    sim.run_for(50);
+    sim.head(o.id, es_head(200));
+    let p = sim.must_open(10_000);
+    sim.run_until(4_000);
+    sim.head(p.id, es_head(200));
+    sim.bytes(p.id, b"id: 1\ndata: par");
+    sim.run_for(10);
+    sim.bytes(o.id, b"id: 1\ndata: whole\n\n");
+    sim.run_until(10_000);
+    let delivered = sim.find(|a| match a {
+        Action::Deliver(m) => Some((m.id.clone(), m.data.clone())),
+        _ => None,
+    });
+    assert_eq!(delivered, [(4_010, ("1".into(), "whole".into()))]);
+    assert_eq!(aborts(&sim), [4_010]);
+    assert!(changes(&sim).is_empty());
+}

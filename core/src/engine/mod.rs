@@ -484,6 +484,10 @@ impl Engine {
         if parse {
             if !transport.is_streaming() {
                 self.request_opened();
+            } else if first_byte {
+                // Nothing of this stream is in the parser: whatever is
+                // there is a news probe's event-stream answer cut short.
+                self.new_body();
             }
             let before = String::from(self.cursor());
             let mut items = mem::take(&mut self.items);
