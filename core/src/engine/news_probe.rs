@@ -9,7 +9,9 @@
 //! ([`Engine::probe_turn`]), so its events go through the cursor and dedupe
 //! like any other as they come; what that asks for (the deliveries) is held
 //! until the verdict, so the app gets them from the transport they are
-//! told with.
+//! told with. The connection's records of an answer take it as any (the
+//! breaker's success, the last status, `long-poll` proven, the byte count);
+//! the next request it schedules is dropped, the stream being live again.
 //! - The answer brings news (an event, a message, a resource) and the stream
 //!   still shows nothing [`NEWS_PROBE_GRACE_MS`] later: something holds the
 //!   stream back. The stream is aborted, the connection moves to
