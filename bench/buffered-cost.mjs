@@ -3,6 +3,9 @@
 // server's `buffer` fault (holds every body byte until the body ends):
 // - "first": only the first /sse stream is held; default options, fetch-sse.
 // - "every": every /sse stream is held; transports fetch-sse then long-poll.
+// - "default": every /sse stream is held; the default transport list with a
+//   long-poll endpoint of its own, so the news probe (3 s after the first
+//   request, a long-poll with the cursor) finds the proxy.
 // An event is published every second; the figure is the time from
 // subscribe() to the first message. Not a test (no assertion): run it with
 // `node bench/buffered-cost.mjs` after scripts/build-pkg.sh and a release
@@ -13,6 +16,7 @@ import * as h from "../tests/e2e/tidings-page.mjs";
 const cases = [
   { name: "first", times: 1, options: { transports: ["fetch-sse"] } },
   { name: "every", times: null, options: { transports: ["fetch-sse", "long-poll"], urls: { "long-poll": "/long-poll" } } },
+  { name: "default", times: null, options: { urls: { "long-poll": "/long-poll", poll: "/poll" } } },
 ];
 
 const browser = await launchBrowser();

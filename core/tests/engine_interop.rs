@@ -237,6 +237,7 @@ fn eventsource_clean_end_keeps_the_cursor() {
 /// silent `eventsource` opens move to `fetch-sse` (which sees comments), two
 /// silent `fetch-sse` opens move to `long-poll`, whose first request goes out
 /// at 187 499 ms (4 × 45 s + the waits; with the old 15 s deadline: 67 499 ms).
+/// With a long-poll endpoint of its own, the news probe: 5 000 ms.
 #[test]
 fn rule1_cost_of_detecting_a_buffering_proxy() {
     // Only the first stream is held.
@@ -267,4 +268,30 @@ fn rule1_cost_of_detecting_a_buffering_proxy() {
         assert_eq!(sim.opens().len(), 5, "{first_event_ms}");
         assert_eq!(sim.last_open_at, want, "{first_event_ms}");
     }
+    // With a long-poll endpoint of its own, the news probe (3 s after the
+    // first request) finds the proxy: the server's next event answers it at
+    // 4,000 ms, and the first message reaches the app at 5,000 ms, when the
+    // connection moves to `long-poll`.
+    let mut c = Config::new("/stream");
+    c.urls.long_poll = Some("/long-poll".into());
+    let (mut sim, o) = Sim::started(c, 24);
+    sim.run_for(50);
+    sim.opened(o.id);
+    let p = sim.must_open(10_000);
+    assert_eq!(
+        (sim.last_open_at, p.transport),
+        (3_000, TransportKind::LongPoll)
+    );
+    sim.run_until(4_000);
+    sim.head(p.id, es_head(200));
+    sim.bytes(p.id, b"id: 1\ndata: tick\n\n");
+    sim.end(p.id);
+    sim.run_until(6_000);
+    let first = sim.find(|a| match a {
+        Action::Deliver(m) => Some(m.data.clone()),
+        _ => None,
+    });
+    assert_eq!(first, [(5_000, "tick".to_string())]);
+    let next = sim.opens().pop().map(|(at, o)| (at, o.transport));
+    assert_eq!(next, Some((5_000, TransportKind::LongPoll)));
 }

@@ -223,3 +223,51 @@ fn a_request_start_is_never_shared_and_an_end_rule_splits_the_key() {
     let (a, b) = (share_key(&plain, &page), share_key(&ended, &page));
     assert!(a.is_some() && b.is_some() && a != b, "{a:?} {b:?}");
 }
+
+/// A silent POST stream with a long-poll endpoint gets no news probe: the
+/// probe would send the app's request (which starts work) a second time.
+#[test]
+fn a_silent_request_started_stream_gets_no_news_probe() {
+    let mut c = post(Resume::Replay);
+    c.urls.long_poll = Some("/long-poll".into());
+    let (mut sim, first) = Sim::started(c, 1);
+    assert_eq!(first.transport, TransportKind::FetchSse);
+    sim.run_for(50);
+    sim.opened(first.id);
+    sim.run_for(10_000);
+    let beside: Vec<_> = sim.opens().into_iter().filter(|(_, o)| o.beside).collect();
+    assert!(beside.is_empty(), "{beside:?}");
+}
+
+/// A silent GET stream with an end rule gets its news probe, whose answer is
+/// delivered as it comes: the marker there closes the connection at once
+/// (4,000 ms), the stream is aborted with the probe's request, nothing is
+/// delivered after it and no request follows.
+#[test]
+fn the_end_marker_in_the_news_probes_answer_closes_the_connection() {
+    let mut c = Config::new("/s");
+    c.urls.long_poll = Some("/long-poll".into());
+    let c = with(c, None, done());
+    let (mut sim, first) = Sim::started(c, 1);
+    sim.run_for(50);
+    sim.opened(first.id);
+    let p = sim.must_open(10_000);
+    assert_eq!((sim.last_open_at, p.beside), (3_000, true));
+    sim.run_until(4_000);
+    sim.head(p.id, json_head(200));
+    let out = sim.messages(
+        p.id,
+        vec![msg(Some("1"), None, "a"), msg(Some("2"), None, "[DONE]")],
+        None,
+    );
+    assert_eq!(data(&out), ["a"]);
+    assert!(out.contains(&Action::Abort(p.id)), "{out:#?}");
+    assert!(out.contains(&Action::Abort(first.id)), "{out:#?}");
+    assert_eq!(
+        states(&out).last().copied(),
+        Some((State::Closed, Reason::StreamClosed, None))
+    );
+    sim.run_for(600_000);
+    assert_eq!(sim.opens().len(), 2);
+    assert_eq!(sim.engine.live_attempt(), None);
+}

@@ -3,7 +3,7 @@
 
 use std::rc::{Rc, Weak};
 
-use tidings_core::engine::{self, Action, ErrorCode, TransportKind};
+use tidings_core::engine::{self, Action, AttemptId, ErrorCode, TransportKind};
 use tidings_core::session::{Input, SessionAction};
 use tidings_core::time::MonoMs;
 
@@ -76,17 +76,14 @@ fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
             return true;
         }
         SessionAction::Open(req) => {
+            let slot = usize::from(req.beside);
             let live = live::open(conn, req);
-            let old = conn.live.borrow_mut().replace(live);
+            let old = conn.live.borrow_mut()[slot].replace(live);
             drop(old);
             return true;
         }
         SessionAction::Abort(id) => {
-            let matches = conn.live.borrow().as_ref().is_some_and(|l| l.id() == id);
-            if matches {
-                let old = conn.live.borrow_mut().take();
-                drop(old);
-            }
+            abort(conn, id);
             return true;
         }
         SessionAction::Probe(id) => {
@@ -116,6 +113,18 @@ fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
     };
     tell(conn, &notice);
     true
+}
+
+/// Abort the request of attempt `id` (live or beside), if it is still out;
+/// dropped after the borrow ends.
+fn abort(conn: &Connection, id: AttemptId) {
+    let old = conn
+        .live
+        .borrow_mut()
+        .iter_mut()
+        .find(|l| l.as_ref().is_some_and(|l| l.id() == id))
+        .and_then(Option::take);
+    drop(old);
 }
 
 /// A delivery as subscribers get it: this tab's own native `EventSource`

@@ -192,7 +192,8 @@ pub fn open(conn: &Rc<Connection>, req: OpenRequest) -> Live {
 /// at once a network failure.
 fn start(conn: &Rc<Connection>, mut req: OpenRequest, url: Result<String, JsValue>) {
     let id = req.id;
-    if !matches!(*conn.live.borrow(), Some(Live::Pending(p, _)) if p == id) {
+    let slot = usize::from(req.beside);
+    if !matches!(conn.live.borrow()[slot], Some(Live::Pending(p, _)) if p == id) {
         return;
     }
     let fact = match url {
@@ -205,7 +206,7 @@ fn start(conn: &Rc<Connection>, mut req: OpenRequest, url: Result<String, JsValu
             };
             match started {
                 Ok(live) => {
-                    *conn.live.borrow_mut() = Some(live);
+                    conn.live.borrow_mut()[slot] = Some(live);
                     return;
                 }
                 Err(_) => Fact::TransportError(id, TransportError::NetworkOrCors),
@@ -267,7 +268,7 @@ fn open_native(
 /// head (or nothing, when it failed too) goes to the engine as
 /// `Fact::NativeProbe`, whose verdict it is.
 pub fn probe(conn: &Rc<Connection>, id: AttemptId) {
-    let target = match conn.live.borrow().as_ref() {
+    let target = match conn.live.borrow()[0].as_ref() {
         Some(Live::Native(live, _, url, slot)) if *live == id => Some((url.clone(), slot.clone())),
         _ => None,
     };

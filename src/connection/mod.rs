@@ -37,7 +37,9 @@ pub use notice::{Delivery, Notice, NoticeFn};
 /// One session, its live request, its one timer, and who listens.
 pub struct Connection {
     session: RefCell<Session>,
-    live: RefCell<Option<Live>>,
+    /// The live request, and the one the engine keeps beside it
+    /// (`OpenRequest::beside`).
+    live: RefCell<[Option<Live>; 2]>,
     /// The one JS timer and the deadline it fires at.
     timer: RefCell<Option<(MonoMs, Timer)>>,
     driving: Cell<bool>,
@@ -77,7 +79,7 @@ impl Connection {
             session: RefCell::new(
                 session.with_debug(cfg!(feature = "debug") && adapter.debug.is_some()),
             ),
-            live: RefCell::new(None),
+            live: RefCell::default(),
             timer: RefCell::new(None),
             driving: Cell::new(false),
             native_data: RefCell::new(None),
@@ -174,7 +176,7 @@ pub fn close(conn: &Rc<Connection>) {
         return;
     }
     handle(conn, Input::Close);
-    let live = conn.live.borrow_mut().take();
+    let live = std::mem::take(&mut *conn.live.borrow_mut());
     let timer = conn.timer.borrow_mut().take();
     let lifecycle = conn.lifecycle.borrow_mut().take();
     // The channel and lock requested before the session started are the

@@ -158,6 +158,9 @@ pub struct OpenRequest {
     /// its status probe's); `None` when it had none (a network error, a
     /// native stream, the first attempt).
     pub status: Option<u16>,
+    /// Keep the request already out: this one runs beside it (the news
+    /// probe of a silent stream, `long-poll`). Otherwise it replaces it.
+    pub beside: bool,
     /// Which request to send: a `GET`, the app's request, or the one its
     /// `resume` function builds from the cursor (`engine::start`).
     #[cfg(feature = "post-streams")]

@@ -31,7 +31,7 @@ impl Engine {
     /// [`BodyRead::JsonArray`], else chunks); [`BodyRead::Chunks`] for streams
     /// and for anything but the live attempt with a head that has a body.
     pub fn body_read(&self, id: AttemptId) -> BodyRead {
-        let Some(a) = self.phase.attempt().filter(|a| a.id == id) else {
+        let Some(a) = self.read_attempt(id) else {
             return BodyRead::Chunks;
         };
         match (&a.per, self.durable_chunk(id)) {

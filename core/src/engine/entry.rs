@@ -115,9 +115,14 @@ impl Engine {
             _ => {}
         }
         let Some(now) = self.begin(now) else { return };
-        match input.attempt() {
+        let id = input.attempt();
+        let probe = self.probe_turn(id, &input);
+        match id {
             Some(id) if self.live_attempt() != Some(id) => self.drop_stale(id),
             _ => self.dispatch(now, input),
+        }
+        if probe {
+            self.probe_back(now);
         }
         self.advance(now);
     }

@@ -51,6 +51,7 @@ mod json_text;
 mod lifecycle;
 mod native_probe;
 mod network;
+mod news_probe;
 mod profile;
 mod quiet;
 mod reconnect;
@@ -92,6 +93,7 @@ pub use input::{
 pub use json_body::{decode_json_body, JsonView};
 pub use json_text::{decode_json_text, json_body};
 pub use lifecycle::{CLOCK_DISAGREEMENT_MS, LATE_TIMER_MS, RESUME_JITTER_MS};
+pub use news_probe::{NEWS_PROBE_AFTER_MS, NEWS_PROBE_GRACE_MS};
 pub use reconnect::ReconnectAnswer;
 pub use replay::REPLAY_RUN;
 pub use request::{ACCEPT_EVENT_STREAM, ACCEPT_LONG_POLL, REVALIDATE};
@@ -222,6 +224,8 @@ pub struct Engine {
     /// Event types left out by `events` that were reported once
     /// (`decode::report_unwanted`).
     filtered_told: Vec<String>,
+    /// The news probe of the live stream, while it is out (`news_probe`).
+    probe: Option<news_probe::Probe>,
 }
 
 impl Engine {
@@ -276,6 +280,7 @@ impl Engine {
             query_too: false,
             gap: gap::GapWatch::default(),
             filtered_told: Vec::new(),
+            probe: None,
             config,
         }
     }
@@ -420,8 +425,12 @@ impl Engine {
     }
 
     fn on_close(&mut self) {
+        let probe = self.news_probe();
         if let Some(a) = self.phase.close() {
             self.actions.push_back(Action::Abort(a.id));
+        }
+        if let Some(id) = probe {
+            self.actions.push_back(Action::Abort(id));
         }
         self.set_state(State::Closed, Reason::ClosedByUser, None);
     }
@@ -475,6 +484,10 @@ impl Engine {
         if parse {
             if !transport.is_streaming() {
                 self.request_opened();
+            } else if first_byte {
+                // Nothing of this stream is in the parser: whatever is
+                // there is a news probe's event-stream answer cut short.
+                self.new_body();
             }
             let before = String::from(self.cursor());
             let mut items = mem::take(&mut self.items);
@@ -873,6 +886,9 @@ impl Engine {
                     continue;
                 }
             }
+            if self.news_probe_step(now) {
+                continue;
+            }
             if let Some((at, kind)) = self.attempt_deadline() {
                 if at <= now.mono {
                     self.expire(now, kind);
@@ -918,14 +934,15 @@ impl Engine {
             .scheduled()
             .filter(|_| !self.life.paused())
             .map(|s| s.at);
-        [
-            self.pause_deadline(),
-            self.attempt_deadline().map(|d| d.0),
-            scheduled,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // The live attempt's and its news probe's, the earlier of the two.
+        let attempt = match (self.attempt_deadline(), self.probe_deadline()) {
+            (Some((a, _)), Some(p)) => Some(a.min(p)),
+            (a, p) => a.map(|d| d.0).or(p),
+        };
+        [self.pause_deadline(), attempt, scheduled]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// A watchdog of the live attempt expired.
@@ -1156,19 +1173,12 @@ impl Engine {
             });
         }
         let transport = self.selector.current();
-        let id = AttemptId(self.next_id);
-        self.next_id = self.next_id.saturating_add(1);
-        let (url, headers) = self.render_request(transport);
-        let refresh_auth = self.auth_retry.take_next();
+        let (attempt, open) = self.new_attempt(now, transport, reason, false);
         self.stats.requests = self.stats.requests.saturating_add(1);
         if self.stats.requests > 1 {
             self.stats.reconnects = self.stats.reconnects.saturating_add(1);
         }
         self.stats.current_delay_ms = 0;
-        let probe = self.selector.probing();
-        let mut attempt = Attempt::new(id, transport, reason, now, probe);
-        attempt.cursor_at_start = String::from(self.cursor());
-        attempt.carried_cursor = self.request_carries_cursor(transport);
         self.phase = Phase::Live(attempt);
         self.watch_replay();
         let request_cycle = !transport.is_streaming() && was_open;
@@ -1179,16 +1189,44 @@ impl Engine {
         if !request_cycle {
             self.set_state(State::Connecting, reason, None);
         }
-        self.actions.push_back(Action::Open(OpenRequest {
+        self.actions.push_back(Action::Open(open));
+    }
+
+    /// A new attempt on `transport` and its request; `beside`: the news
+    /// probe's, which runs beside the live one (no 401 refresh, no failback).
+    fn new_attempt(
+        &mut self,
+        now: Now,
+        transport: TransportKind,
+        reason: Reason,
+        beside: bool,
+    ) -> (Attempt, OpenRequest) {
+        let id = AttemptId(self.next_id);
+        self.next_id = self.next_id.saturating_add(1);
+        let (url, headers) = self.render_request(transport);
+        let refresh_auth = !beside && self.auth_retry.take_next();
+        let failback = !beside && self.selector.probing();
+        let mut attempt = Attempt::new(id, transport, reason, now, failback);
+        attempt.cursor_at_start = String::from(self.cursor());
+        attempt.carried_cursor = self.request_carries_cursor(transport);
+        let open = OpenRequest {
             id,
             transport,
             url,
             headers,
             refresh_auth,
-            status: self.last_status.take(),
+            // The probe leaves the previous answer's status to the next
+            // attempt of the connection.
+            status: if beside {
+                self.last_status
+            } else {
+                self.last_status.take()
+            },
+            beside,
             #[cfg(feature = "post-streams")]
             start: start::start_of(&self.config, self.cursor()),
-        }));
+        };
+        (attempt, open)
     }
 
     /// The breaker's word on the next attempt: its reason (`breaker-probe`

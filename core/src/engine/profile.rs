@@ -81,6 +81,12 @@ impl Protocol {
     pub(crate) fn gaps_by_id(self) -> bool {
         self.spoken() == Protocol::Default
     }
+
+    /// Hook: whether a silent stream gets the news probe (`news_probe`;
+    /// Durable Streams reads have their own catch-up and live modes).
+    pub(crate) fn probes_news(self) -> bool {
+        self == Protocol::Default
+    }
 }
 
 impl Engine {

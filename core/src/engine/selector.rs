@@ -291,6 +291,30 @@ impl Selector {
 }
 
 impl Selector {
+    /// The transport the streams' downgrade goes to (`long-poll` or `poll`),
+    /// if any is allowed.
+    pub fn requests_target(&self) -> Option<TransportKind> {
+        self.target(Level::NoStreaming)
+    }
+
+    /// The news probe found the current stream held back: skip every
+    /// streaming transport now, remembered for `fallback.rememberMs`; a
+    /// failback probe ends. `None` when no request transport is allowed.
+    pub fn held_back(&mut self, now: Now) -> Option<Change> {
+        let target = self.target(Level::NoStreaming)?;
+        let previous = self.current;
+        self.probing = false;
+        self.level = Level::NoStreaming;
+        self.current = target;
+        self.strikes = 0;
+        self.until = wall_after(now.wall, self.remember_ms);
+        Some(Change {
+            transport: target,
+            previous,
+            reason: Reason::BufferedStream,
+        })
+    }
+
     /// Whether `f` holds for every allowed transport.
     pub fn all_allowed(&self, f: impl Fn(TransportKind) -> bool) -> bool {
         self.allowed().iter().all(|&t| f(t))

@@ -154,6 +154,10 @@ pub(crate) struct Attempt {
     /// The request carried a cursor (event id or validators): a 409 to it
     /// means the cursor is no longer valid (see `cursor_reset`).
     pub carried_cursor: bool,
+    /// The news probe went out for this stream (one per stream, `news_probe`).
+    pub news_probed: bool,
+    /// The news probe found the server quiet: no first-event deadline.
+    pub quiet: bool,
 }
 
 impl Attempt {
@@ -182,6 +186,8 @@ impl Attempt {
             failback_probe,
             replay: ReplayWatch::Off,
             carried_cursor: false,
+            news_probed: false,
+            quiet: false,
         }
     }
 

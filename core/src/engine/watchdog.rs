@@ -12,6 +12,9 @@
 //! | `eventsource` | first event: start + firstEvent, and connect: start + idle (Firefox gives a held stream no `open`) | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
 //! | `poll` | request: last activity + idle | same | same |
+//!
+//! A stream whose news probe found the server quiet (`news_probe`) has no
+//! first-event deadline.
 
 use super::config::{TransportKind, WatchdogConfig};
 use super::state::Attempt;
@@ -45,7 +48,7 @@ pub(crate) fn deadline(
     long_poll_timeout_ms: u64,
 ) -> Option<(MonoMs, Expiry)> {
     let idle = nonzero(watchdog.idle_timeout_ms);
-    let first = nonzero(watchdog.first_event_timeout_ms);
+    let first = nonzero(watchdog.first_event_timeout_ms).filter(|_| !attempt.quiet);
     let last = attempt.last_activity.mono;
     let kept = attempt.native().is_some_and(|n| n.silence_kept);
     match (attempt.transport, attempt.opened_at) {

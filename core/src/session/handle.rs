@@ -130,6 +130,9 @@ impl Session {
         if let Some(id) = old.live_attempt() {
             self.work.push_back(super::SessionAction::Abort(id));
         }
+        if let Some(id) = old.news_probe() {
+            self.work.push_back(super::SessionAction::Abort(id));
+        }
         self.engine_until = None;
     }
 }
