@@ -34,12 +34,16 @@ async function serve(dir) {
 
 test("the tarball holds the entry, its types, the glue and the wasm, and nothing else", async () => {
   const { files, info } = await ws.pack();
-  // snippets/: the JS half of the message path (src/boundary.js), under
-  // the directory wasm-bindgen names after the crate's hash.
-  // Each flavour (the full one, receive/) has its own.
+  // snippets/: the JS half of the browser calls (src/boundary.js) and, in
+  // the full flavour only, of the upstream calls (src/upstream/request.js),
+  // under the directory wasm-bindgen names after the crate's hash.
   const snippets = files.filter((f) => /^(receive\/)?snippets\//.test(f));
-  assert.equal(snippets.length, 2, `one snippet per flavour: ${snippets}`);
-  for (const s of snippets) assert.match(s, /^(receive\/)?snippets\/tidings-[0-9a-f]+\/src\/boundary\.js$/);
+  const shape = (f) => f.replace(/tidings-[0-9a-f]+\//, "tidings-HASH/");
+  assert.deepEqual(snippets.map(shape).sort(), [
+    "receive/snippets/tidings-HASH/src/boundary.js",
+    "snippets/tidings-HASH/src/boundary.js",
+    "snippets/tidings-HASH/src/upstream/request.js",
+  ]);
   assert.deepEqual(files.filter((f) => !snippets.includes(f)), [
     "LICENSE-APACHE", "LICENSE-MIT", "README.md", "index.d.ts", "index.js", "package.json",
     "react-hook.js", "react.d.ts", "react.js", "receive-react.d.ts", "receive-react.js",
