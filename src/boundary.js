@@ -241,3 +241,9 @@ export function listen(target, type, f) {
   try { target.addEventListener(type, f); } catch {}
   return { abort: () => { try { target.removeEventListener(type, f); } catch {} } };
 }
+
+// setTimeout(f, ms) (src/guard.rs); the handle's abort() clears it.
+export function after(ms, f) {
+  const id = setTimeout(f, ms);
+  return { abort: () => clearTimeout(id) };
+}

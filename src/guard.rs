@@ -51,15 +51,40 @@ impl Drop for Listener {
 /// 2^31−1 ms, the largest delay `setTimeout` honours.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Timer {
-    _inner: gloo_timers::callback::Timeout,
+    /// `after`'s handle (typed as an `AbortController` to share that
+    /// import; a plain object): its `abort()` clears the timeout.
+    handle: web_sys::AbortController,
+    /// Called once by the timeout; dropped after it is cleared.
+    _closure: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `setTimeout(f, ms)`; the handle's `abort()` clears it (`boundary.js`).
+    fn after(ms: u32, f: &JsValue) -> web_sys::AbortController;
 }
 
 impl Timer {
     /// Call `f` once after `delay_ms` milliseconds.
     pub fn new(delay_ms: u64, f: impl FnOnce() + 'static) -> Self {
         let ms = tidings_core::time::clamp_timer_ms(delay_ms) as u32;
+        let mut f = Some(f);
+        // The listener closure's type (`Listener`'s): one copy of its glue.
+        let fire: Box<dyn FnMut(web_sys::Event)> = Box::new(move |_| {
+            if let Some(f) = f.take() {
+                f()
+            }
+        });
+        let closure = Closure::wrap(fire);
         Timer {
-            _inner: gloo_timers::callback::Timeout::new(ms, f),
+            handle: after(ms, closure.as_ref()),
+            _closure: closure,
         }
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        self.handle.abort();
     }
 }
