@@ -207,3 +207,18 @@ export function requestLock(locks, name, steal, report) {
   }).catch(() => tell(holding ? 1 : 2));
   return { abort: () => ((alive = false), release(), c?.abort()) };
 }
+
+// `f` added as a listener of `target` for `type` (src/guard.rs); the
+// handle's abort() removes it. A target that refuses it (not an
+// EventTarget) is skipped: the listener then never runs, which the engine's
+// watchdog notices.
+export function listen(target, type, f) {
+  try { target.addEventListener(type, f); } catch {}
+  return { abort: () => { try { target.removeEventListener(type, f); } catch {} } };
+}
+
+// setTimeout(f, ms) (src/guard.rs); the handle's abort() clears it.
+export function after(ms, f) {
+  const id = setTimeout(f, ms);
+  return { abort: () => clearTimeout(id) };
+}

@@ -2,15 +2,24 @@
 //! every listener and timer tidings creates is removed when its guard goes.
 
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 use web_sys::EventTarget;
 
 /// An event listener registered on `target` for `kind`; removed on drop.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Listener {
-    target: EventTarget,
-    kind: String,
-    closure: Closure<dyn FnMut(web_sys::Event)>,
+    /// `listen`'s handle (typed as an `AbortController` to share that
+    /// import; a plain object): its `abort()` removes the listener.
+    handle: web_sys::AbortController,
+    /// The listener; dropped after it is removed.
+    _closure: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// Add `f` as a listener of `target` for `kind`; the handle's `abort()`
+    /// removes it (`boundary.js`).
+    fn listen(target: &EventTarget, kind: &str, f: &JsValue) -> web_sys::AbortController;
 }
 
 impl Listener {
@@ -25,22 +34,16 @@ impl Listener {
     #[inline(never)]
     fn boxed(target: &EventTarget, kind: &str, f: Box<dyn FnMut(web_sys::Event)>) -> Self {
         let closure = Closure::wrap(f);
-        // A failure here means the target is not an EventTarget at all; the
-        // listener then simply never fires, which the engine's watchdog notices.
-        let _ = target.add_event_listener_with_callback(kind, closure.as_ref().unchecked_ref());
         Listener {
-            target: target.clone(),
-            kind: kind.into(),
-            closure,
+            handle: listen(target, kind, closure.as_ref()),
+            _closure: closure,
         }
     }
 }
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        let _ = self
-            .target
-            .remove_event_listener_with_callback(&self.kind, self.closure.as_ref().unchecked_ref());
+        self.handle.abort();
     }
 }
 
@@ -48,15 +51,40 @@ impl Drop for Listener {
 /// 2^31−1 ms, the largest delay `setTimeout` honours.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Timer {
-    _inner: gloo_timers::callback::Timeout,
+    /// `after`'s handle (typed as an `AbortController` to share that
+    /// import; a plain object): its `abort()` clears the timeout.
+    handle: web_sys::AbortController,
+    /// Called once by the timeout; dropped after it is cleared.
+    _closure: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `setTimeout(f, ms)`; the handle's `abort()` clears it (`boundary.js`).
+    fn after(ms: u32, f: &JsValue) -> web_sys::AbortController;
 }
 
 impl Timer {
     /// Call `f` once after `delay_ms` milliseconds.
     pub fn new(delay_ms: u64, f: impl FnOnce() + 'static) -> Self {
         let ms = tidings_core::time::clamp_timer_ms(delay_ms) as u32;
+        let mut f = Some(f);
+        // The listener closure's type (`Listener`'s): one copy of its glue.
+        let fire: Box<dyn FnMut(web_sys::Event)> = Box::new(move |_| {
+            if let Some(f) = f.take() {
+                f()
+            }
+        });
+        let closure = Closure::wrap(fire);
         Timer {
-            _inner: gloo_timers::callback::Timeout::new(ms, f),
+            handle: after(ms, closure.as_ref()),
+            _closure: closure,
         }
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        self.handle.abort();
     }
 }
