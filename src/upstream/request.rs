@@ -89,6 +89,11 @@ extern "C" {
     #[wasm_bindgen(js_name = pollingHint)]
     pub fn polling_hint(body: &JsValue) -> JsValue;
 
+    /// A fresh UUID (`request.js`): `crypto.randomUUID()`, else a version
+    /// 4 UUID from `crypto.getRandomValues`.
+    #[wasm_bindgen(catch)]
+    pub fn uuid() -> Result<String, JsValue>;
+
     /// `send()`'s result object (`request.js`).
     #[wasm_bindgen(js_name = sendResult)]
     pub fn send_result(
