@@ -42,20 +42,6 @@ pub fn set(o: &js_sys::Object, key: &'static str, value: &JsValue) {
     let _ = js_sys::Reflect::set(o, &name(key), value);
 }
 
-/// A plain object of counters: `{ name: number }` for each of `fields`, in
-/// order (a table the one loop reads: no code per field). `report()`'s
-/// counters; the subscription's (`api::events::stats`) measured smaller
-/// field by field.
-#[cfg(feature = "report")]
-#[inline(never)]
-pub fn counters(fields: &[(&'static str, u64)]) -> JsValue {
-    let o = js_sys::Object::new();
-    for &(key, n) in fields {
-        set(&o, key, &JsValue::from_f64(n as f64));
-    }
-    o.into()
-}
-
 /// `o[key] = value` for a key only known at run time (decoded each call).
 #[cfg(any(feature = "debug", feature = "rust"))]
 pub fn set_dyn(o: &js_sys::Object, key: &str, value: &JsValue) {

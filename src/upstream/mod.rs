@@ -131,38 +131,10 @@ pub fn send(url: &str, body: JsValue, options: JsValue) -> Result<js_sys::Promis
 
 /// A fresh key for one send: `crypto.randomUUID()` where the page is a
 /// secure context (the only place it exists), else a version 4 UUID from
-/// `crypto.getRandomValues` (RFC 9562 §5.4). Both are printable ASCII, so
+/// `crypto.getRandomValues` (`request.js`). Both are printable ASCII, so
 /// always a valid [`IdempotencyKey`].
 pub(crate) fn new_key() -> Result<IdempotencyKey, JsValue> {
-    let crypto = crate::options::get(&js_sys::global(), "crypto");
-    let f = crate::options::get(&crypto, "randomUUID");
-    let uuid = match f.dyn_ref::<js_sys::Function>() {
-        Some(f) => f.call0(&crypto)?.as_string(),
-        None => None,
-    };
-    let uuid = match uuid {
-        Some(u) => u,
-        None => uuid_v4()?,
-    };
-    IdempotencyKey::new(&uuid).map_err(|_| JsValue::from_str("bad random key"))
-}
-
-/// A version 4 UUID from 16 random bytes (`getrandom`: `crypto.getRandomValues`).
-fn uuid_v4() -> Result<String, JsValue> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|_| JsValue::from_str("no crypto.getRandomValues"))?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(36);
-    for (i, byte) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            s.push('-');
-        }
-        s.push(char::from(HEX[usize::from(byte >> 4)]));
-        s.push(char::from(HEX[usize::from(byte & 0x0f)]));
-    }
-    Ok(s)
+    IdempotencyKey::new(&request::uuid()?).map_err(|_| JsValue::from_str("bad random key"))
 }
 
 /// An upstream error: an `Error` with `code`, its message `what` (`send

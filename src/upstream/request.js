@@ -85,3 +85,23 @@ export function pollingHint(body) {
 
 // `send()`'s result (index.d.ts `SendResult`).
 export const sendResult = (status, attempts, replayed, headers, body) => ({ status, attempts, replayed, headers, body });
+
+// A fresh idempotency key: `crypto.randomUUID()` where the page is a secure
+// context (the only place it exists), else a version 4 UUID from
+// `crypto.getRandomValues` (RFC 9562 §5.4).
+export function uuid() {
+  const c = globalThis.crypto;
+  const f = c?.randomUUID;
+  const u = typeof f == "function" ? f.call(c) : 0;
+  if (typeof u == "string") return u;
+  // One random byte per hex digit of the version 4 layout: "4" is the
+  // version, the "8" digit takes the variant bits (8 to b).
+  const b = new Uint8Array(31);
+  try {
+    c.getRandomValues(b);
+  } catch {
+    throw "no crypto.getRandomValues";
+  }
+  let i = 0;
+  return "10000000-1000-4000-8000-100000000000".replace(/[018]/g, (d) => (d ^ (b[i++] & (15 >> (d / 4)))).toString(16));
+}

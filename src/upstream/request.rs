@@ -93,6 +93,11 @@ extern "C" {
     /// (`request.js`).
     fn settled(promise: &js_sys::Promise);
 
+    /// A fresh UUID (`request.js`): `crypto.randomUUID()`, else a version
+    /// 4 UUID from `crypto.getRandomValues`.
+    #[wasm_bindgen(catch)]
+    pub fn uuid() -> Result<String, JsValue>;
+
     /// `send()`'s result object (`request.js`).
     #[wasm_bindgen(js_name = sendResult)]
     pub fn send_result(

@@ -35,13 +35,15 @@ async function serve(dir) {
 test("the tarball holds the entry, its types, the glue and the wasm, and nothing else", async () => {
   const { files, info } = await ws.pack();
   // snippets/: the JS half of the browser calls (src/boundary.js) and, in
-  // the full flavour only, of the upstream calls (src/upstream/request.js),
-  // under the directory wasm-bindgen names after the crate's hash.
+  // the full flavour only, of the upstream calls (src/upstream/request.js,
+  // src/upstream/report/stats.js), under the directory wasm-bindgen names
+  // after the crate's hash.
   const snippets = files.filter((f) => /^(receive\/)?snippets\//.test(f));
   const shape = (f) => f.replace(/tidings-[0-9a-f]+\//, "tidings-HASH/");
   assert.deepEqual(snippets.map(shape).sort(), [
     "receive/snippets/tidings-HASH/src/boundary.js",
     "snippets/tidings-HASH/src/boundary.js",
+    "snippets/tidings-HASH/src/upstream/report/stats.js",
     "snippets/tidings-HASH/src/upstream/request.js",
   ]);
   assert.deepEqual(files.filter((f) => !snippets.includes(f)), [

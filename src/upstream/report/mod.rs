@@ -50,6 +50,24 @@ fn forget(d: &Rc<Drive>) {
     drop(gone);
 }
 
+#[wasm_bindgen(module = "/src/upstream/report/stats.js")]
+extern "C" {
+    /// The counters as one object (`stats.js`).
+    #[wasm_bindgen(js_name = reportStats)]
+    #[allow(clippy::too_many_arguments)]
+    fn report_stats(
+        reports: f64,
+        skipped: f64,
+        requests: f64,
+        retries: f64,
+        delivered: f64,
+        superseded: f64,
+        failed: f64,
+        transient_failures: f64,
+        interval_ms: f64,
+    ) -> JsValue;
+}
+
 /// What `report()` returns. Listen with `addEventListener(type, fn)` for
 /// `statechange` and `error` (the shapes of a subscription's).
 #[wasm_bindgen]
@@ -129,17 +147,18 @@ impl Reporter {
     /// superseded, failed, transientFailures, intervalMs }`.
     pub fn stats(&self) -> JsValue {
         let s = self.drive.stats();
-        crate::js::counters(&[
-            ("reports", s.reports),
-            ("skipped", s.skipped),
-            ("requests", s.requests),
-            ("retries", s.retries),
-            ("delivered", s.delivered),
-            ("superseded", s.superseded),
-            ("failed", s.failed),
-            ("transientFailures", s.transient_failures),
-            ("intervalMs", s.interval_ms),
-        ])
+        let n = |n: u64| n as f64;
+        report_stats(
+            n(s.reports),
+            n(s.skipped),
+            n(s.requests),
+            n(s.retries),
+            n(s.delivered),
+            n(s.superseded),
+            n(s.failed),
+            n(s.transient_failures),
+            n(s.interval_ms),
+        )
     }
 
     /// As `EventTarget.addEventListener` (see `Subscription`); `type` is
