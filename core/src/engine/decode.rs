@@ -277,15 +277,7 @@ impl Engine {
         match self.audience(&event) {
             Audience::App => {}
             Audience::Reset => {
-                // A replayed `reset` (its id and content seen before) is
-                // not news: it neither clears dedupe again nor is raised
-                // again. Its id is remembered past the clear it caused.
-                let content = content_hash(&event, &data);
-                let id = own_id.as_deref();
-                if self.dedupe.is_new_undelivered(id, content) {
-                    self.server_reset();
-                    self.dedupe.is_new_undelivered(id, content);
-                }
+                self.offer_reset(&event, &data, own_id.as_deref());
                 return false;
             }
             other => {
@@ -323,6 +315,17 @@ impl Engine {
             self.raise_gap();
         }
         true
+    }
+
+    /// A `reset` event. A replayed one (its id and content seen before) is
+    /// not news: it neither clears dedupe again nor is raised again. Its id
+    /// is remembered past the clear it caused.
+    fn offer_reset(&mut self, event: &str, data: &str, id: Option<&str>) {
+        let content = content_hash(event, data);
+        if self.dedupe.is_new_undelivered(id, content) {
+            self.server_reset();
+            self.dedupe.is_new_undelivered(id, content);
+        }
     }
 
     /// Who an event of type `event` is for: not the app when it is the
