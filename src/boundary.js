@@ -64,6 +64,7 @@ export function headerEntries(h) {
   return h instanceof Headers ? [...h] : Object.entries(h);
 }
 
+
 // One entry of the `debug` log: to the app's function (what it throws is
 // reported with `reportError` where the browser has it; the connection goes
 // on), else to the console. Smaller here than in wasm.
@@ -217,8 +218,9 @@ export function listen(target, type, f) {
   return { abort: () => { try { target.removeEventListener(type, f); } catch {} } };
 }
 
-// setTimeout(f, ms) (src/guard.rs); the handle's abort() clears it.
+// setTimeout(f, ms), or queueMicrotask(f) when ms is negative (src/guard.rs);
+// the handle's abort() clears it.
 export function after(ms, f) {
-  const id = setTimeout(f, ms);
-  return { abort: () => clearTimeout(id) };
+  let live = 1, id = ms < 0 ? queueMicrotask(() => live && f()) : setTimeout(f, ms);
+  return { abort: () => (clearTimeout(id), (live = 0)) };
 }

@@ -5,6 +5,54 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use web_sys::EventTarget;
 
+/// What a guarded JS function reports to: the listener's closure type, so
+/// its glue is in the bundle once.
+#[cfg(feature = "send")]
+pub type Report = Box<dyn FnMut(web_sys::Event)>;
+
+/// A JS task that reports to one wasm closure (an upstream attempt, a
+/// reporter's task calls): the JS function that started it returned a
+/// handle whose `abort()` stops it and silences the reports, called on drop
+/// before the closure goes.
+#[cfg(feature = "send")]
+#[must_use = "a guard: dropping it undoes what it holds at once"]
+pub struct JsTask {
+    /// The JS function's handle (typed as an `AbortController` to share
+    /// that import; a plain object, or the request's own controller).
+    handle: web_sys::AbortController,
+    /// Where it reports; dropped after the abort.
+    _report: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+#[cfg(feature = "send")]
+impl JsTask {
+    /// Wrap `report` and hand it to `start` (the JS function that starts
+    /// the task and returns its handle). Errors: what `start` threw.
+    pub fn start(
+        report: Report,
+        start: impl FnOnce(&JsValue) -> Result<web_sys::AbortController, JsValue>,
+    ) -> Result<JsTask, JsValue> {
+        let report = Closure::wrap(report);
+        let handle = start(report.as_ref())?;
+        Ok(JsTask {
+            handle,
+            _report: report,
+        })
+    }
+
+    /// The JS function's handle, for a call of its own.
+    pub fn handle(&self) -> &JsValue {
+        &self.handle
+    }
+}
+
+#[cfg(feature = "send")]
+impl Drop for JsTask {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}
+
 /// An event listener registered on `target` for `kind`; removed on drop.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Listener {
@@ -60,14 +108,26 @@ pub struct Timer {
 
 #[wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    /// `setTimeout(f, ms)`; the handle's `abort()` clears it (`boundary.js`).
-    fn after(ms: u32, f: &JsValue) -> web_sys::AbortController;
+    /// `setTimeout(f, ms)`, or `queueMicrotask` for a negative `ms`; the
+    /// handle's `abort()` clears it (`boundary.js`).
+    fn after(ms: i32, f: &JsValue) -> web_sys::AbortController;
 }
 
 impl Timer {
     /// Call `f` once after `delay_ms` milliseconds.
     pub fn new(delay_ms: u64, f: impl FnOnce() + 'static) -> Self {
-        let ms = tidings_core::time::clamp_timer_ms(delay_ms) as u32;
+        Timer::at(tidings_core::time::clamp_timer_ms(delay_ms) as i32, f)
+    }
+
+    /// Call `f` once on a microtask (`queueMicrotask`): after the running
+    /// call returns, before the browser's next task, as a resolved promise
+    /// would; no `wasm_bindgen_futures` task queue for it.
+    pub fn soon(f: impl FnOnce() + 'static) -> Self {
+        Timer::at(-1, f)
+    }
+
+    /// `after(ms, f)`: a negative `ms` is a microtask.
+    fn at(ms: i32, f: impl FnOnce() + 'static) -> Self {
         let mut f = Some(f);
         // The listener closure's type (`Listener`'s): one copy of its glue.
         let fire: Box<dyn FnMut(web_sys::Event)> = Box::new(move |_| {

@@ -55,15 +55,6 @@ extern "C" {
     fn js_string(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
-/// Run `task` from the browser's task queue
-/// (`wasm_bindgen_futures::spawn_local`), out of line: each caller only boxes
-/// its future, and the queue's code is in the bundle once instead of inlined
-/// at every caller (about 200 bytes of wasm each).
-#[inline(never)]
-pub fn spawn(task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
-    wasm_bindgen_futures::spawn_local(task);
-}
-
 /// `value` converted to a string as WebIDL does for a `DOMString` argument
 /// (`String(value)`, except that a Symbol is a `TypeError`; a `toString`
 /// that throws is its error). For app values the glue cannot take as `&str`:

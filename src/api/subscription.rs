@@ -14,7 +14,7 @@ use super::events;
 use super::persist::{self, Persisted};
 use crate::connection::{self, registry, Connection, Delivery, Notice};
 use crate::event::{self, Event};
-use crate::guard::Listener;
+use crate::guard::{Listener, Timer};
 use crate::options::{Options, Parse};
 use crate::target::Listeners;
 
@@ -48,6 +48,9 @@ struct Inner {
     warned: RefCell<Vec<String>>,
     parse: Parse,
     abort_listener: RefCell<Option<Listener>>,
+    /// The microtask that tells a subscription joining an open connection
+    /// its `open`.
+    opening: RefCell<Option<Timer>>,
     /// `persist`: the cursor kept across reloads.
     persist: Option<Persisted>,
     /// `ack`: delivery ACKs of the messages dispatched here.
@@ -97,6 +100,7 @@ impl Subscription {
             warned: RefCell::new(Vec::new()),
             parse,
             abort_listener: RefCell::new(None),
+            opening: RefCell::new(None),
             persist,
             ack,
         });
@@ -111,13 +115,14 @@ impl Subscription {
         // gets its `open`, after its listeners are added (a microtask later).
         if conn.state() == State::Open {
             let weak = Rc::downgrade(&inner);
-            crate::js::spawn(Box::pin(async move {
+            let open = Timer::soon(move || {
                 if let Some(inner) = weak.upgrade() {
                     let transport = inner.conn().map_or("", |c| c.transport_name());
                     let (kind, e) = event::js::to_js(&Event::Open { transport }, None, "");
                     dispatch(&inner, kind, &e);
                 }
-            }));
+            });
+            *inner.opening.borrow_mut() = Some(open);
         }
         if let Some(signal) = signal {
             if signal.aborted() {

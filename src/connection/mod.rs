@@ -53,6 +53,9 @@ pub struct Connection {
     adapter: AdapterOptions,
     /// Page lifecycle listeners, for the connection's life.
     lifecycle: RefCell<Option<Lifecycle>>,
+    /// The microtask that starts the session (cancelled if the connection
+    /// goes first).
+    starting: RefCell<Option<Timer>>,
     /// The cross-tab lock and channel (`crosstab.rs`).
     #[cfg(feature = "cross-tab")]
     tab_io: RefCell<crosstab::TabIo>,
@@ -87,6 +90,7 @@ impl Connection {
             listeners: RefCell::new(Vec::new()),
             next_listener: Cell::new(0),
             lifecycle: RefCell::new(None),
+            starting: RefCell::new(None),
             #[cfg(feature = "cross-tab")]
             tab_io: RefCell::new(crosstab::TabIo::new(share)),
             adapter,
@@ -109,11 +113,12 @@ impl Connection {
             }
         };
         let weak = Rc::downgrade(&conn);
-        crate::js::spawn(Box::pin(async move {
+        let start = Timer::soon(move || {
             if let Some(conn) = weak.upgrade() {
                 handle(&conn, Input::Start { caps, support });
             }
-        }));
+        });
+        *conn.starting.borrow_mut() = Some(start);
         conn
     }
 

@@ -39,6 +39,9 @@ pub struct Tag {
 pub struct Live {
     attempt: RefCell<Option<(Tag, Attempt)>>,
     timer: RefCell<Option<Timer>>,
+    /// A call on a microtask ([`soon`]): the start, a reply that could not
+    /// wait for an attempt.
+    soon: RefCell<Option<Timer>>,
     /// The last attempt that went out, for the `pagehide` hand-off
     /// (`page.rs`).
     pub sent: RefCell<Option<Sent>>,
@@ -211,9 +214,19 @@ pub fn issue(d: &Rc<dyn Slots>, req: &Rc<Request>, tag: Tag, issue: Issue) {
 /// comes (an attempt that could not start).
 pub fn not_started(d: &Rc<dyn Slots>, tag: Tag) {
     let weak = Rc::downgrade(d);
-    crate::js::spawn(Box::pin(async move {
-        reply_to(&weak, tag, Reply::NotStarted);
-    }));
+    soon(
+        &**d,
+        Box::new(move || reply_to(&weak, tag, Reply::NotStarted)),
+    );
+}
+
+/// Call `f` on a microtask, not from here (held by `d`: cancelled if it
+/// goes first; one at a time, a later call replacing an earlier one that
+/// has not run). Out of line: one copy for every caller.
+#[inline(never)]
+pub fn soon(d: &dyn Slots, f: Box<dyn FnOnce()>) {
+    let old = d.held().soon.borrow_mut().replace(Timer::soon(f));
+    drop(old);
 }
 
 fn reply_to(d: &Weak<dyn Slots>, tag: Tag, reply: Reply) {

@@ -134,7 +134,13 @@ pub fn forget(task: &Task) {
     // one after it, and so on: one stack frame chain per queued send
     // overflowed the wasm stack with a few thousand of them.
     if let Some(next) = next {
-        crate::js::spawn(Box::pin(async move { task::feed(&next, SendInput::Start) }));
+        let weak = Rc::downgrade(&next);
+        let start = move || {
+            if let Some(next) = weak.upgrade() {
+                task::feed(&next, SendInput::Start)
+            }
+        };
+        super::driver::soon(&*next, Box::new(start));
     }
 }
 

@@ -32,7 +32,7 @@ const given = (headers, url, attempt) =>
 // or was dropped: a promise that never settles must not keep it alive).
 // Rejects with what the function threw or rejected with, or the TypeError
 // of an invalid header.
-export async function appHeaders(headers, url, attempt, signal) {
+async function appHeaders(headers, url, attempt, signal) {
   const h = new Headers();
   const v = given(headers, url, attempt);
   return added(h, await new Promise((ok, no) => {
@@ -55,7 +55,7 @@ export function appHeadersNow(headers, url) {
 // arrives, so the answer is there with its last chunk, not a task later), or
 // `null` once the body passes `cap` bytes (the read is cancelled there). A
 // response without a readable body is read with `text()`.
-export async function answer(fetched, cap) {
+async function answer(fetched, cap) {
   const r = await fetched, reader = r.body?.getReader(), utf8 = new TextDecoder();
   if (!reader) return [r, await r.text()];
   for (let n = 0, text = ""; ; ) {
@@ -64,6 +64,39 @@ export async function answer(fetched, cap) {
     if ((n += value.length) > cap) return reader.cancel(), [r, null];
     text += utf8.decode(value, { stream: true });
   }
+}
+
+// One attempt of `url` with `init` (request.rs), a microtask later at the
+// earliest: the app's headers for attempt `n`, then `extra` (the core's
+// headers as name, value, …: set last, so the app's cannot replace them),
+// the fetch and its answer (`answer`), reported to wasm as an array: [0,
+// headers] the request goes out with these headers, then one of [1,
+// response, text] the answer, [2] a failure (network, CORS, a body that
+// broke off), [3, error] the app's headers failed (nothing was sent).
+// Returns its AbortController (throws where there is none): nothing is
+// reported after its abort(), which also ends the wait for the headers.
+export function attempt(headers, url, n, init, extra, cap, report) {
+  const c = new AbortController(), signal = (init.signal = c.signal);
+  run(headers, url, n, init, extra, cap, (r) => signal.aborted || report(r));
+  return c;
+}
+
+async function run(headers, url, n, init, extra, cap, tell) {
+  let h, r = [2];
+  try {
+    h = await appHeaders(headers, url, n, init.signal);
+  } catch (e) {
+    return tell([3, e]);
+  }
+  if (init.signal.aborted) return;
+  for (let i = 0; i < extra.length; i += 2) try { h.set(extra[i], extra[i + 1]); } catch {}
+  init.headers = h;
+  try {
+    const fetched = fetch(url, init);
+    tell([0, h]);
+    r = [1, ...(await answer(fetched, cap))];
+  } catch {}
+  tell(r);
 }
 
 // A promise whose outcome nobody reads (a keepalive request's), its

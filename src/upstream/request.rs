@@ -12,8 +12,9 @@ use std::rc::Rc;
 use tidings_core::engine::ResponseHead;
 use tidings_core::upstream::Issue;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
+use web_sys::{AbortController, Headers, RequestInit, Response};
+
+use crate::guard::{JsTask, Report};
 
 use crate::transport::fetch::{fetch, latin1_bytes};
 
@@ -64,25 +65,25 @@ pub enum Reply {
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/upstream/request.js")]
 extern "C" {
-    /// A fresh `Headers` with the app's `headers` for attempt `attempt`, as
-    /// a promise that also rejects when `signal` aborts (`request.js`).
-    #[wasm_bindgen(js_name = appHeaders)]
-    fn app_headers(
+    /// One attempt of `url` with `init` (`request.js`): the app's `headers`
+    /// for attempt `attempt`, then `extra` (name, value, …), the fetch and
+    /// its answer (at most `cap` bytes of body), each reported to `report`;
+    /// returns its `AbortController` (nothing is reported after its abort).
+    #[wasm_bindgen(js_name = attempt, catch)]
+    fn attempt_js(
         headers: &JsValue,
         url: &str,
         attempt: u32,
-        signal: &AbortSignal,
-    ) -> js_sys::Promise;
+        init: &RequestInit,
+        extra: &js_sys::Array,
+        cap: f64,
+        report: &JsValue,
+    ) -> Result<AbortController, JsValue>;
 
     /// The app's headers for attempt 1 now, a function's promise left out
     /// (`request.js`).
     #[wasm_bindgen(js_name = appHeadersNow, catch)]
     fn app_headers_now_js(headers: &JsValue, url: &str) -> Result<Headers, JsValue>;
-
-    /// `[response, body text]` of `fetched`, the text `null` past `cap`
-    /// bytes (`request.js`).
-    #[wasm_bindgen(js_name = answer)]
-    fn answer_js(fetched: &js_sys::Promise, cap: f64) -> js_sys::Promise;
 
     /// `_polling.next_interval_ms` of a JSON object body, a finite number
     /// ≥ 0; else `undefined` (`request.js`).
@@ -109,16 +110,12 @@ extern "C" {
     ) -> JsValue;
 }
 
-/// A live attempt; dropping it aborts the request.
+/// A live attempt; dropping it aborts the request and silences its
+/// reports.
 #[must_use = "a guard: dropping it undoes what it holds at once"]
 pub struct Attempt {
-    controller: AbortController,
-}
-
-impl Drop for Attempt {
-    fn drop(&mut self) {
-        self.controller.abort();
-    }
+    /// `attempt`'s `AbortController` and where it reports.
+    _task: JsTask,
 }
 
 /// Start `issue` of `req`: its method, the core's extra headers (the
@@ -134,50 +131,59 @@ pub fn start(
     on_sent: impl FnOnce(&Rc<Request>, String, &Headers) + 'static,
     on_reply: impl FnOnce(Reply) + 'static,
 ) -> Result<Attempt, JsValue> {
-    let controller = AbortController::new()?;
-    let signal = controller.signal();
     let init = RequestInit::new();
     init.set_method(&issue.method);
     init.set_cache(web_sys::RequestCache::NoStore);
     init.set_credentials(credentials(req.credentials));
-    init.set_signal(Some(&signal));
     if !req.body.is_undefined() {
         init.set_body(&req.body);
     }
-    let req = Rc::clone(req);
-    let (attempt, cap) = (issue.attempt, issue.max_answer_bytes as f64);
-    crate::js::spawn(Box::pin(async move {
-        // The app's function runs here, from the task queue, never while the
-        // send's machine is borrowed.
-        let given = req.app_headers.clone().unwrap_or(JsValue::UNDEFINED);
-        let headers = JsFuture::from(app_headers(&given, &req.url, attempt, &signal)).await;
-        let headers: Headers = match headers {
-            Ok(h) => h.unchecked_into(),
-            Err(e) => {
-                if !signal.aborted() {
-                    on_reply(Reply::HeadersFailed(e));
+    let extra = js_sys::Array::new();
+    for (name, value) in &issue.headers {
+        extra.push(&JsValue::from_str(name));
+        extra.push(&JsValue::from_str(&latin1_bytes(value)));
+    }
+    let given = req.app_headers.clone().unwrap_or(JsValue::UNDEFINED);
+    let (url, n, cap) = (&req.url, issue.attempt, issue.max_answer_bytes as f64);
+    let report = reporter(Rc::clone(req), issue.method, on_sent, on_reply);
+    let start = |f: &JsValue| attempt_js(&given, url, n, &init, &extra, cap, f);
+    let _task = JsTask::start(report, start)?;
+    Ok(Attempt { _task })
+}
+
+/// `attempt`'s reports: `[0, headers]` the request went out with these
+/// (`on_sent`), then once `[1, response, text]` the answer, `[2]` a
+/// failure, `[3, error]` the app's headers failed (`on_reply`). The app's
+/// function runs in JS from a microtask, never while the send's machine is
+/// borrowed.
+fn reporter(
+    req: Rc<Request>,
+    method: String,
+    on_sent: impl FnOnce(&Rc<Request>, String, &Headers) + 'static,
+    on_reply: impl FnOnce(Reply) + 'static,
+) -> Report {
+    let (mut on_sent, mut on_reply, mut method) = (Some(on_sent), Some(on_reply), method);
+    Box::new(move |fact| {
+        let fact: js_sys::Array = fact.unchecked_into();
+        let reply = match fact.get(0).as_f64() {
+            Some(0.0) => {
+                if let Some(f) = on_sent.take() {
+                    f(
+                        &req,
+                        std::mem::take(&mut method),
+                        fact.get(1).unchecked_ref(),
+                    );
                 }
                 return;
             }
+            Some(1.0) => Reply::Answer(answer(&fact)),
+            Some(2.0) => Reply::Failed,
+            _ => Reply::HeadersFailed(fact.get(1)),
         };
-        if signal.aborted() {
-            return;
+        if let Some(f) = on_reply.take() {
+            f(reply);
         }
-        for (name, value) in &issue.headers {
-            let _ = headers.set(name, &latin1_bytes(value));
-        }
-        init.set_headers(&headers);
-        let promise = fetch(&req.url, &init);
-        on_sent(&req, issue.method, &headers);
-        let reply = match JsFuture::from(answer_js(&promise, cap)).await {
-            Ok(a) => Reply::Answer(answer(a.unchecked_ref())),
-            Err(_) => Reply::Failed,
-        };
-        if !signal.aborted() {
-            on_reply(reply);
-        }
-    }));
-    Ok(Attempt { controller })
+    })
 }
 
 /// Re-issue a send with `keepalive: true` at `pagehide`, with the headers
@@ -217,10 +223,10 @@ pub fn app_headers_now(req: &Request) -> Result<Headers, JsValue> {
     app_headers_now_js(&given, &req.url)
 }
 
-/// The answer from `[response, body text]` ([`answer_js`]): the core's
+/// The answer from `attempt`'s `[1, response, body text]`: the core's
 /// part of its head and its body (`""` when over the cap).
 fn answer(a: &js_sys::Array) -> Answer {
-    let response: Response = a.get(0).unchecked_into();
+    let response: Response = a.get(1).unchecked_into();
     let headers = response.headers();
     let mut head = ResponseHead::new(response.status());
     for name in WANTED {
@@ -228,7 +234,7 @@ fn answer(a: &js_sys::Array) -> Answer {
             head.headers.push((name.to_string(), v));
         }
     }
-    let body = a.get(1);
+    let body = a.get(2);
     Answer {
         head,
         headers,

@@ -12,11 +12,10 @@ use tidings_core::engine::{Action, State, TransportError};
 use tidings_core::time::Now;
 use tidings_core::upstream::{IdempotencyKey, Issue, ReportAction, ReportInput, Reporter};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 
 use super::super::driver::{self, Live, Slots, Tag};
 use super::super::request::{Reply, Request};
-use crate::guard::Listener;
+use crate::guard::{JsTask, Listener, Report};
 use crate::lifecycle::{Lifecycle, PageFact};
 use crate::target::{report_error, Listeners};
 
@@ -33,6 +32,8 @@ pub struct Drive {
     live: Live,
     page: RefCell<Option<Lifecycle>>,
     abort_listener: RefCell<Option<Listener>>,
+    /// What calls the app's `task` ([`collect`]), made at the first.
+    collector: RefCell<Option<Result<JsTask, JsValue>>>,
     /// The app's `statechange` / `error` listeners.
     pub listeners: Listeners,
     closed: Cell<bool>,
@@ -56,6 +57,7 @@ impl Drive {
             live: Live::default(),
             page: RefCell::new(None),
             abort_listener: RefCell::new(None),
+            collector: RefCell::new(None),
             listeners: Listeners::default(),
             closed: Cell::new(false),
         })
@@ -249,31 +251,46 @@ fn close(d: &Rc<Drive>) {
 
 /// Carry out `Collect`: call the app's `task()` from a microtask (never
 /// while the machine is borrowed), await it when it gives a promise, and
-/// answer with a fresh key when it gave a body. A throw, a rejection or a
-/// body `send()` would refuse is reported (`reportError`) and counts as
-/// nothing to report: the reporter goes on.
+/// answer with a fresh key when it gave a body (`collector` in `stats.js`).
+/// A throw, a rejection or a body `send()` would refuse is reported
+/// (`reportError`) and counts as nothing to report: the reporter goes on.
 fn collect(d: &Rc<Drive>, report: u64) {
-    let weak = Rc::downgrade(d);
-    crate::js::spawn(Box::pin(async move {
-        let Some(task) = weak.upgrade().map(|d| d.task.clone()) else {
-            return;
-        };
-        let got = match task.call0(&JsValue::UNDEFINED) {
-            Ok(v) if v.has_type::<js_sys::Promise>() => {
-                JsFuture::from(v.unchecked_into::<js_sys::Promise>()).await
-            }
-            other => other,
-        };
-        let Some(d) = weak.upgrade() else { return };
-        let key = match got.and_then(|v| body(&d, report, &v)) {
-            Ok(key) => key,
-            Err(thrown) => {
-                report_error(&thrown);
-                None
-            }
-        };
-        feed(&d, ReportInput::Collected(report, key));
-    }));
+    let mut c = d.collector.borrow_mut();
+    let c = c.get_or_insert_with(|| {
+        let weak = Rc::downgrade(d);
+        let on: Report = Box::new(move |got| {
+            let Some(d) = weak.upgrade() else { return };
+            let got: js_sys::Array = got.unchecked_into();
+            let report = got.get(0).as_f64().unwrap_or_default() as u64;
+            let got = match got.length() {
+                2 => Ok(got.get(1)),
+                _ => Err(got.get(2)),
+            };
+            let key = match got.and_then(|v| body(&d, report, &v)) {
+                Ok(key) => key,
+                Err(thrown) => {
+                    report_error(&thrown);
+                    None
+                }
+            };
+            feed(&d, ReportInput::Collected(report, key));
+        });
+        JsTask::start(on, |f| Ok(collector(&d.task, f)))
+    });
+    if let Ok(c) = c {
+        c.handle().unchecked_ref::<Collector>().call(report as f64);
+    }
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/upstream/report/stats.js")]
+extern "C" {
+    /// `collector`'s handle: its `call(n)` collects report `n`.
+    type Collector;
+    #[wasm_bindgen(method)]
+    fn call(this: &Collector, report: f64);
+    /// The app's `task`, called by `call(n)` on a microtask, its answer
+    /// reported to `report` (`stats.js`); nothing after `abort()`.
+    fn collector(task: &js_sys::Function, report: &JsValue) -> web_sys::AbortController;
 }
 
 /// Keep the task's answer as report `report`'s body; `None` for nothing to

@@ -99,8 +99,13 @@ pub fn report_js(url: JsValue, task: JsValue, options: JsValue) -> Result<Report
     super::page::hold(&(Rc::clone(&d) as _));
     // Started from a microtask, so listeners added right after `report()`
     // see the first `statechange` (as a subscription's do).
-    let started = Rc::clone(&d);
-    crate::js::spawn(Box::pin(async move { drive::start(&started, signal) }));
+    let weak = Rc::downgrade(&d);
+    let start = move || {
+        if let Some(d) = weak.upgrade() {
+            drive::start(&d, signal)
+        }
+    };
+    super::driver::soon(&*d, Box::new(start));
     Ok(Reporter { drive: d })
 }
 
