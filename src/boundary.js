@@ -64,6 +64,26 @@ export function headerEntries(h) {
   return h instanceof Headers ? [...h] : Object.entries(h);
 }
 
+// A header value as `fetch` gets it from wasm: the UTF-8 bytes of the
+// string (a lone surrogate as U+FFFD), one char per byte (`Headers` takes
+// a ByteString; the same bytes as src/transport/fetch.rs `latin1_bytes`).
+export const latin1 = (s) => Array.from(new TextEncoder().encode(s), (b) => String.fromCharCode(b)).join("");
+
+// The app's headers `v` added to the Headers `h` (returned) as `fetch`
+// takes them: `undefined`/`null` add nothing; a `Headers`' pairs or an
+// object's entries, each value converted with `String()` (a Symbol is a
+// TypeError); an invalid name or value throws as `Headers.set` does. Any
+// other value adds nothing, or with `strict` (what an upstream `headers`
+// function gave) is a TypeError, as an array always is.
+export function addHeaders(h, v, strict) {
+  if (v == null || !(strict || typeof v == "object")) return h;
+  if (typeof v != "object") throw TypeError("headers must give an object of header values");
+  for (const [name, value] of headerEntries(v)) {
+    if (typeof value == "symbol") throw TypeError("cannot convert a Symbol to a string");
+    h.set(name, latin1(String(value)));
+  }
+  return h;
+}
 
 // One entry of the `debug` log: to the app's function (what it throws is
 // reported with `reportError` where the browser has it; the connection goes

@@ -190,6 +190,12 @@ extern "C" {
     /// unwind through the wasm frames of the task queue).
     #[wasm_bindgen(js_name = headerEntries, catch)]
     pub(crate) fn header_entries(o: &JsValue) -> Result<js_sys::Array, JsValue>;
+
+    /// `boundary.js`: the app's headers `o` added to `headers` as
+    /// [`add_object`] says (not `strict`: a value that is not an object
+    /// adds nothing).
+    #[wasm_bindgen(js_name = addHeaders, catch)]
+    fn add_headers(headers: &Headers, o: &JsValue, strict: bool) -> Result<JsValue, JsValue>;
 }
 
 /// Set every own enumerable `name: value` of `o` (or every pair of a
@@ -199,16 +205,7 @@ extern "C" {
 /// (`Headers.set` throws a `TypeError`). `undefined`/`null` add nothing.
 /// Never panics: the values come straight from the app.
 pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> {
-    if !o.is_object() {
-        return Ok(());
-    }
-    for pair in header_entries(o)?.iter() {
-        let pair: js_sys::Array = pair.unchecked_into();
-        let name = pair.get(0).as_string().unwrap_or_default();
-        let value = crate::js::to_string(&pair.get(1))?;
-        headers.set(&name, &latin1_bytes(&value))?;
-    }
-    Ok(())
+    add_headers(headers, o, false).map(drop)
 }
 
 /// `fetch(url, init)` on the global scope (window or worker), for the

@@ -3,24 +3,13 @@
 // a chain of promises and browser calls with no decision in them, smaller
 // here than as wasm futures awaiting one JS promise at a time.
 
-// A header value as `fetch` gets it from wasm: the UTF-8 bytes of the
-// string (a lone surrogate as U+FFFD), one char per byte.
-const latin1 = (s) => Array.from(new TextEncoder().encode(s), (b) => String.fromCharCode(b)).join("");
+import { addHeaders, latin1 } from "../boundary.js";
 
-// What the app's `headers` gave, added to `h`: `undefined`/`null` (none), a
-// `Headers` (copied), or an object of header values converted with
-// `String()` (a Symbol is a TypeError). Anything else (an array, a number,
-// a string) is a TypeError: read as an object it would send junk or nothing.
-function added(h, v) {
-  if (v == null) return h;
-  if (v instanceof Headers) v = Object.fromEntries(v);
-  else if (typeof v != "object" || Array.isArray(v)) throw TypeError("headers must give an object of header values");
-  for (const [name, value] of Object.entries(v)) {
-    if (typeof value == "symbol") throw TypeError("cannot convert a Symbol to a string");
-    h.set(name, latin1(String(value)));
-  }
-  return h;
-}
+// What the app's `headers` gave, added to `h` (`addHeaders`, strict:
+// anything but `undefined`/`null`, a `Headers` or an object, such as an
+// array, a number or a string, is a TypeError: read as an object it would
+// send junk or nothing).
+const added = (h, v) => addHeaders(h, v, 1);
 
 // The app's headers value for attempt `attempt`: the object, or what its
 // function returns when called with `{ url, attempt }` (perhaps a promise).
@@ -68,7 +57,8 @@ async function answer(fetched, cap) {
 
 // One attempt of `url` with `init` (request.rs), a microtask later at the
 // earliest: the app's headers for attempt `n`, then `extra` (the core's
-// headers as name, value, …: set last, so the app's cannot replace them),
+// headers as name, value, …, each value as `latin1` gives it: set last, so
+// the app's cannot replace them),
 // the fetch and its answer (`answer`), reported to wasm as an array: [0,
 // headers] the request goes out with these headers, then one of [1,
 // response, text] the answer, [2] a failure (network, CORS, a body that
@@ -89,7 +79,7 @@ async function run(headers, url, n, init, extra, cap, tell) {
     return tell([3, e]);
   }
   if (init.signal.aborted) return;
-  for (let i = 0; i < extra.length; i += 2) try { h.set(extra[i], extra[i + 1]); } catch {}
+  for (let i = 0; i < extra.length; i += 2) try { h.set(extra[i], latin1(extra[i + 1])); } catch {}
   init.headers = h;
   try {
     const fetched = fetch(url, init);

@@ -16,7 +16,7 @@ use web_sys::{AbortController, Headers, RequestInit, Response};
 
 use crate::guard::{JsTask, Report};
 
-use crate::transport::fetch::{fetch, latin1_bytes};
+use crate::transport::fetch::fetch;
 
 /// The response headers the core reads for a retry and a reporter's pace
 /// (the core's list).
@@ -141,7 +141,7 @@ pub fn start(
     let extra = js_sys::Array::new();
     for (name, value) in &issue.headers {
         extra.push(&JsValue::from_str(name));
-        extra.push(&JsValue::from_str(&latin1_bytes(value)));
+        extra.push(&JsValue::from_str(value));
     }
     let given = req.app_headers.clone().unwrap_or(JsValue::UNDEFINED);
     let (url, n, cap) = (&req.url, issue.attempt, issue.max_answer_bytes as f64);
