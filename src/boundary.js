@@ -65,8 +65,12 @@ export function headerEntries(h) {
 }
 
 // A header value as `fetch` gets it from wasm: the UTF-8 bytes of the
-// string (a lone surrogate as U+FFFD), one char per byte (`Headers` takes
-// a ByteString; the same bytes as src/transport/fetch.rs `latin1_bytes`).
+// string (a lone surrogate as U+FFFD), one char per byte. `Headers` takes a
+// ByteString (code points ≤ U+00FF) and throws on anything above, so the
+// bytes on the wire are the string's UTF-8 (an app header of U+2026 goes out
+// as E2 80 A6 from Chromium and Firefox; WebKitGTK encodes the string as
+// UTF-8 again, which is why the core never puts a cursor that is not
+// visible ASCII in a header).
 export const latin1 = (s) => Array.from(new TextEncoder().encode(s), (b) => String.fromCharCode(b)).join("");
 
 // The app's headers `v` added to the Headers `h` (returned) as `fetch`
@@ -137,28 +141,41 @@ export function watchPage(report) {
   return { abort: () => off.map((f) => f()) };
 }
 
-// The asynchronous part of one fetch of the receive path
-// (src/transport/fetch.rs), a microtask after it was asked for: the app's
-// headers awaited (`app`: a promise, or undefined for none), the request,
-// its head, its body, each reported to wasm as an array: [5, value] the
-// app's headers (wasm adds them and sets [0] to true when they are valid,
-// else reports their failure itself), [6, error] what their promise rejected
-// with, [0, response] the head (wasm reads what it wants and sets [0] to
-// whether the body is read chunk by chunk, else it is read whole as text),
-// [1, chunk] a Uint8Array of the body, [2, text] the whole body, [3] the
-// end, [4] a failure (network, CORS, a body that broke off). Nothing is
-// reported once init.signal is aborted: the guard that aborts it drops
-// `report` with it (its attempt is over for the engine).
-export async function fetchBody(url, init, app, report) {
+// One fetch of the receive path (src/transport/fetch.rs): `method` and
+// `body` as given (undefined: GET, none), the engine's `headers` as name,
+// value, … (each value through `latin1`), cookies with `credentials`. Polls
+// must see their own 304s: the HTTP cache must never answer for the server
+// or turn a 304 into a 200 (WHATWG Fetch "no-store"; the `Cache-Control`
+// that comes with it is the engine's). A microtask later: the app's headers
+// awaited (`app`: a promise, or undefined for none) and added last, so they
+// may override the engine's (`addHeaders`), then the request, its head, its
+// body, each reported to wasm as an array: [6, error] the app's headers
+// failed (their promise rejected, or they are not valid), [0, response] the
+// head (wasm reads what it wants and sets [0] to whether the body is read
+// chunk by chunk, else it is read whole as text), [1, chunk] a Uint8Array
+// of the body, [2, text] the whole body, [3] the end, [4] a failure
+// (network, CORS, a body that broke off). Returns the request's
+// AbortController (throws where there is none, or for a header `Headers`
+// refuses): nothing is reported once it is aborted, and the guard that
+// aborts it drops `report` with it (its attempt is over for the engine).
+export function fetchBody(url, method, body, credentials, headers, app, report) {
+  const c = new AbortController(), h = new Headers();
+  for (let i = 0; i < headers.length; i += 2) h.set(headers[i], latin1(headers[i + 1]));
+  const cache = "no-store", signal = c.signal;
+  read(url, { method, body, cache, credentials: credentials ? "include" : "same-origin", headers: h, signal }, app, report);
+  return c;
+}
+
+async function read(url, init, app, report) {
   const live = () => !init.signal.aborted;
-  let h;
+  let failed;
   try {
-    h = [5, await app];
+    addHeaders(init.headers, await app);
   } catch (e) {
-    h = [6, e];
+    failed = [6, e];
   }
   if (!live()) return;
-  if (app && (report(h), h[0] !== true)) return;
+  if (failed) return report(failed);
   try {
     const r = await fetch(url, init), head = [0, r];
     if (!live()) return;

@@ -9,7 +9,7 @@ use tidings_core::engine::BodyRead;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{AbortController, Headers, RequestInit, Response};
+use web_sys::{AbortController, Headers, Response};
 
 /// The response headers the engine reads (the core's list).
 use tidings_core::policy::headers::ENGINE_RESPONSE_HEADERS as WANTED;
@@ -66,7 +66,8 @@ impl Drop for Fetch {
 pub struct Request<'a> {
     /// Absolute or relative URL, query already rendered.
     pub url: &'a str,
-    /// Request headers; values are UTF-8 (see [`latin1_bytes`]).
+    /// Request headers; values are UTF-8 (`latin1` in `boundary.js` gives
+    /// `Headers` their bytes).
     pub headers: &'a [(String, String)],
     /// `credentials: "include"` instead of `"same-origin"`.
     pub with_credentials: bool,
@@ -85,39 +86,29 @@ impl Fetch {
     /// Start `req`; facts go to `on_fact` from the browser's task queue (never
     /// synchronously from here). Its answer to [`Fact::Head`] says how to read
     /// the body (its other answers are not used). Errors: `AbortController`
-    /// missing.
+    /// missing, a header of the engine's that `Headers` refuses.
     pub fn start(req: Request<'_>, on_fact: OnFact) -> Result<Fetch, JsValue> {
-        let controller = AbortController::new()?;
-        let init = RequestInit::new();
-        #[cfg(not(feature = "post-streams"))]
-        init.set_method("GET");
-        #[cfg(feature = "post-streams")]
-        {
-            crate::js::set(&init, "method", &req.method);
-            init.set_body(&req.body);
-        }
-        // Polls must see their own 304s: the HTTP cache must never answer for
-        // the server or turn a 304 into a 200 (WHATWG Fetch "no-store"). The
-        // `Cache-Control` that comes with it is the engine's
-        // (`tidings_core::engine::REVALIDATE`).
-        init.set_cache(web_sys::RequestCache::NoStore);
-        init.set_credentials(if req.with_credentials {
-            web_sys::RequestCredentials::Include
-        } else {
-            web_sys::RequestCredentials::SameOrigin
-        });
-        let signal = controller.signal();
-        init.set_signal(Some(&signal));
-        let headers = Headers::new()?;
+        let headers = js_sys::Array::new();
         for (name, value) in req.headers {
-            headers.set(name, &latin1_bytes(value))?;
+            headers.push(&JsValue::from_str(name));
+            headers.push(&JsValue::from_str(value));
         }
-        // The app's headers (an object, or what its function resolved to)
-        // are added last (`fetchBody`), so they may override ours.
-        init.set_headers(&headers);
-        let report = Closure::wrap(reporter(on_fact, headers));
+        #[cfg(not(feature = "post-streams"))]
+        let (method, body) = (JsValue::UNDEFINED, JsValue::UNDEFINED);
+        #[cfg(feature = "post-streams")]
+        let (method, body) = (req.method, req.body);
+        let report = Closure::wrap(reporter(on_fact));
         let app = req.app_headers.map_or(JsValue::UNDEFINED, JsValue::from);
-        fetch_body(req.url, &init, &app, report.as_ref());
+        let (url, credentials) = (req.url, req.with_credentials);
+        let controller = fetch_body(
+            url,
+            &method,
+            &body,
+            credentials,
+            &headers,
+            &app,
+            report.as_ref(),
+        )?;
         Ok(Fetch {
             controller,
             _report: report,
@@ -126,10 +117,9 @@ impl Fetch {
 }
 
 /// `fetchBody`'s reports as [`Fact`]s to `on_fact` (the head's answer, how
-/// to read the body, written back into its report). The app's headers are
-/// added to `headers`; their failure is the app's, not the network's:
-/// reported as such.
-fn reporter(on_fact: OnFact, headers: Headers) -> Box<dyn FnMut(web_sys::Event)> {
+/// to read the body, written back into its report). The app's headers'
+/// failure is the app's, not the network's: reported as such.
+fn reporter(on_fact: OnFact) -> Box<dyn FnMut(web_sys::Event)> {
     // The listener closure's type (`guard::Listener`'s): one copy of its glue.
     let mut read = BodyRead::Chunks;
     Box::new(move |fact| {
@@ -144,10 +134,6 @@ fn reporter(on_fact: OnFact, headers: Headers) -> Box<dyn FnMut(web_sys::Event)>
             1 => Fact::Chunk(js_sys::Uint8Array::new(&value).to_vec()),
             2 => Fact::Text(value.as_string().unwrap_or_default(), read),
             3 => Fact::End,
-            5 => match add_object(&headers, &value) {
-                Ok(()) => return fact.set(0, JsValue::TRUE),
-                Err(e) => Fact::HeadersFailed(e),
-            },
             6 => Fact::HeadersFailed(value),
             _ => Fact::Failed { aborted: false },
         };
@@ -178,8 +164,16 @@ extern "C" {
     /// none), fetch `url` with `init` and read the response, reporting each
     /// fact to `report` (see `boundary.js`); nothing once `init`'s signal
     /// aborts.
-    #[wasm_bindgen(js_name = fetchBody)]
-    fn fetch_body(url: &str, init: &RequestInit, app: &JsValue, report: &JsValue);
+    #[wasm_bindgen(js_name = fetchBody, catch)]
+    fn fetch_body(
+        url: &str,
+        method: &JsValue,
+        body: &JsValue,
+        credentials: bool,
+        headers: &js_sys::Array,
+        app: &JsValue,
+        report: &JsValue,
+    ) -> Result<AbortController, JsValue>;
 }
 
 #[wasm_bindgen(module = "/src/boundary.js")]
@@ -211,7 +205,7 @@ pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> 
 /// `fetch(url, init)` on the global scope (window or worker), for the
 /// upstream calls (the receive path's is `fetchBody`).
 #[cfg(feature = "send")]
-pub(crate) fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
+pub(crate) fn fetch(url: &str, init: &web_sys::RequestInit) -> js_sys::Promise {
     // `fetch` on the global scope, so it also works in workers.
     let global = js_sys::global();
     match global.dyn_ref::<web_sys::Window>() {
@@ -220,16 +214,4 @@ pub(crate) fn fetch(url: &str, init: &RequestInit) -> js_sys::Promise {
             .unchecked_ref::<web_sys::WorkerGlobalScope>()
             .fetch_with_str_and_init(url, init),
     }
-}
-
-/// A header value for the JS `Headers` API, which takes a ByteString (code
-/// points ≤ U+00FF) and throws on anything above: each UTF-8 byte of `value`
-/// becomes one code point, so the bytes on the wire are the UTF-8 of `value`
-/// (an app header of U+2026 goes out as E2 80 A6 from Chromium and Firefox;
-/// WebKitGTK encodes the string as UTF-8 again, which is why the core never
-/// puts a cursor that is not visible ASCII in a header). No ASCII fast path:
-/// the values are a few short strings per request, and `str::is_ascii`
-/// would cost bytes in the wasm.
-pub fn latin1_bytes(value: &str) -> String {
-    value.bytes().map(char::from).collect()
 }
