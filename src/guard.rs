@@ -41,6 +41,7 @@ impl JsTask {
     }
 
     /// The JS function's handle, for a call of its own.
+    #[cfg(feature = "report")]
     pub fn handle(&self) -> &JsValue {
         &self.handle
     }

@@ -201,17 +201,3 @@ extern "C" {
 pub(crate) fn add_object(headers: &Headers, o: &JsValue) -> Result<(), JsValue> {
     add_headers(headers, o, false).map(drop)
 }
-
-/// `fetch(url, init)` on the global scope (window or worker), for the
-/// upstream calls (the receive path's is `fetchBody`).
-#[cfg(feature = "send")]
-pub(crate) fn fetch(url: &str, init: &web_sys::RequestInit) -> js_sys::Promise {
-    // `fetch` on the global scope, so it also works in workers.
-    let global = js_sys::global();
-    match global.dyn_ref::<web_sys::Window>() {
-        Some(w) => w.fetch_with_str_and_init(url, init),
-        None => global
-            .unchecked_ref::<web_sys::WorkerGlobalScope>()
-            .fetch_with_str_and_init(url, init),
-    }
-}

@@ -89,10 +89,17 @@ async function run(headers, url, n, init, extra, cap, tell) {
   tell(r);
 }
 
-// A promise whose outcome nobody reads (a keepalive request's), its
-// rejection handled.
-export function settled(promise) {
-  promise.catch(() => {});
+// The request init of an upstream request: `body` undefined for none, no
+// HTTP cache (the answer must be the server's), cookies with
+// `credentials`; `headers` undefined until the attempt adds them.
+export const init = (method, body, credentials, headers, keepalive) =>
+  ({ method, body, cache: "no-store", credentials: credentials ? "include" : "same-origin", headers, keepalive });
+
+// `fetch(url, init)` whose outcome nobody reads (a keepalive request's, at
+// `pagehide`: over the budget or offline it rejects, and nothing is to be
+// done), its rejection handled.
+export function keepalive(url, init) {
+  fetch(url, init).catch(() => {});
 }
 
 // `_polling.next_interval_ms` of a JSON object answer body (the `poll`

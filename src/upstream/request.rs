@@ -12,11 +12,9 @@ use std::rc::Rc;
 use tidings_core::engine::ResponseHead;
 use tidings_core::upstream::Issue;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{AbortController, Headers, RequestInit, Response};
+use web_sys::{AbortController, Headers, Response};
 
 use crate::guard::{JsTask, Report};
-
-use crate::transport::fetch::fetch;
 
 /// The response headers the core reads for a retry and a reporter's pace
 /// (the core's list).
@@ -74,7 +72,7 @@ extern "C" {
         headers: &JsValue,
         url: &str,
         attempt: u32,
-        init: &RequestInit,
+        init: &JsValue,
         extra: &js_sys::Array,
         cap: f64,
         report: &JsValue,
@@ -90,9 +88,19 @@ extern "C" {
     #[wasm_bindgen(js_name = pollingHint)]
     pub fn polling_hint(body: &JsValue) -> JsValue;
 
-    /// `promise` with its rejection handled, nothing done either way
-    /// (`request.js`).
-    fn settled(promise: &js_sys::Promise);
+    /// The request init of an upstream request (`request.js`).
+    #[wasm_bindgen(js_name = init)]
+    fn init_js(
+        method: &str,
+        body: &JsValue,
+        credentials: bool,
+        headers: &JsValue,
+        keepalive: bool,
+    ) -> JsValue;
+
+    /// `fetch(url, init)` with its outcome unread (`request.js`).
+    #[wasm_bindgen(js_name = keepalive)]
+    fn keepalive_js(url: &str, init: &JsValue);
 
     /// A fresh UUID (`request.js`): `crypto.randomUUID()`, else a version
     /// 4 UUID from `crypto.getRandomValues`.
@@ -131,13 +139,6 @@ pub fn start(
     on_sent: impl FnOnce(&Rc<Request>, String, &Headers) + 'static,
     on_reply: impl FnOnce(Reply) + 'static,
 ) -> Result<Attempt, JsValue> {
-    let init = RequestInit::new();
-    init.set_method(&issue.method);
-    init.set_cache(web_sys::RequestCache::NoStore);
-    init.set_credentials(credentials(req.credentials));
-    if !req.body.is_undefined() {
-        init.set_body(&req.body);
-    }
     let extra = js_sys::Array::new();
     for (name, value) in &issue.headers {
         extra.push(&JsValue::from_str(name));
@@ -145,6 +146,13 @@ pub fn start(
     }
     let given = req.app_headers.clone().unwrap_or(JsValue::UNDEFINED);
     let (url, n, cap) = (&req.url, issue.attempt, issue.max_answer_bytes as f64);
+    let init = init_js(
+        &issue.method,
+        &req.body,
+        req.credentials,
+        &JsValue::UNDEFINED,
+        false,
+    );
     let report = reporter(Rc::clone(req), issue.method, on_sent, on_reply);
     let start = |f: &JsValue| attempt_js(&given, url, n, &init, &extra, cap, f);
     let _task = JsTask::start(report, start)?;
@@ -192,25 +200,8 @@ fn reporter(
 /// answer, if the page lives on (back-forward cache), is not read; the
 /// send's own next attempt gets the server's replay.
 pub fn keepalive(req: &Request, method: &str, headers: &Headers) {
-    let init = RequestInit::new();
-    init.set_method(method);
-    // `RequestInit.keepalive` (no web-sys setter in this version).
-    crate::js::set(&init, "keepalive", &JsValue::TRUE);
-    init.set_cache(web_sys::RequestCache::NoStore);
-    init.set_credentials(credentials(req.credentials));
-    init.set_headers(headers);
-    if !req.body.is_undefined() {
-        init.set_body(&req.body);
-    }
-    // Over the budget or offline, the promise rejects: nothing to do.
-    settled(&fetch(&req.url, &init));
-}
-
-fn credentials(include: bool) -> web_sys::RequestCredentials {
-    match include {
-        true => web_sys::RequestCredentials::Include,
-        false => web_sys::RequestCredentials::SameOrigin,
-    }
+    let init = init_js(method, &req.body, req.credentials, headers, true);
+    keepalive_js(&req.url, &init);
 }
 
 /// The app's headers for a request that must go now (`pagehide`): as for
