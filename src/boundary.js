@@ -47,6 +47,23 @@ export function invalidOption(name, expected, got) {
   return Object.assign(Error(`invalid option: ${name}: expected ${expected}, got ${s ? `${s} (${t})` : t}`), { code: "invalid-option" });
 }
 
+// `url` resolved against the page (`location.href`; in a worker its
+// `location`; else `about:blank`, which resolves absolute URLs only) by the
+// browser's URL parser, as fetch and EventSource would (src/options.rs
+// `resolve_url`): the absolute href (spaces percent-encoded, whitespace
+// around it removed), or undefined when it does not parse, its scheme is
+// not http: or https:, or it has no host.
+export function resolveUrl(url) {
+  let base;
+  try {
+    base = globalThis.location.href;
+  } catch {}
+  try {
+    const u = new URL(url, typeof base == "string" ? base : "about:blank");
+    if (/^https?:$/.test(u.protocol) && u.host) return u.href;
+  } catch {}
+}
+
 // A listener for `type`, which the subscription never dispatches: the
 // console.warn saying how to fix it, and the debug line's details.
 export function neverDispatched(type) {

@@ -891,19 +891,20 @@ pub(crate) fn count(o: &JsValue, key: &str, name: &str) -> Option<Option<u32>> {
 /// page itself), does not parse, its scheme is not `http:`/`https:`, or it
 /// has no host.
 pub(crate) fn resolve_url(url: &str) -> Result<String, JsValue> {
-    if url.trim().is_empty() {
-        return Err(invalid_url());
+    match url.trim().is_empty() {
+        true => None,
+        false => resolve_url_js(url),
     }
-    // No `location` (not a page or a worker): `about:blank` resolves
-    // absolute URLs only.
-    let base = get(&js_sys::global().into(), "location");
-    let base = get(&base, "href")
-        .as_string()
-        .unwrap_or_else(|| String::from("about:blank"));
-    match web_sys::Url::new_with_base(url, &base) {
-        Ok(u) if is_http(&u.protocol()) && !u.host().is_empty() => Ok(u.href()),
-        _ => Err(invalid_url()),
-    }
+    .ok_or_else(invalid_url)
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `url` resolved against the page by the browser's `URL` parser: its
+    /// `href`, or `None` when it does not parse, is not http(s) or has no
+    /// host (`boundary.js`).
+    #[wasm_bindgen(js_name = resolveUrl)]
+    fn resolve_url_js(url: &str) -> Option<String>;
 }
 
 pub(crate) fn invalid_url() -> JsValue {
@@ -911,8 +912,4 @@ pub(crate) fn invalid_url() -> JsValue {
         "invalid-url",
         "url must be relative, or http: or https: with a host",
     )
-}
-
-fn is_http(protocol: &str) -> bool {
-    protocol == "http:" || protocol == "https:"
 }
