@@ -3,7 +3,7 @@
 // a chain of promises and browser calls with no decision in them, smaller
 // here than as wasm futures awaiting one JS promise at a time.
 
-import { addHeaders, latin1 } from "../boundary.js";
+import { addHeaders, invalidOption, latin1 } from "../boundary.js";
 
 // What the app's `headers` gave, added to `h` (`addHeaders`, strict:
 // anything but `undefined`/`null`, a `Headers` or an object, such as an
@@ -111,6 +111,33 @@ export function pollingHint(body) {
     if (p && typeof p == "object") ms = p.next_interval_ms;
   } catch {}
   if (typeof ms == "number" && ms >= 0 && ms < Infinity) return ms;
+}
+
+// A send's body (src/upstream/options.rs `body`) as [value, bytes]: what
+// `fetch` gets and its size on the wire (UTF-8 for a string). None for
+// undefined/null; a string, a Blob (immutable) or FormData (its size
+// undefined: its multipart encoding is the browser's, so it never goes out
+// at `pagehide`) as given; an ArrayBuffer, a view of one or URLSearchParams
+// copied now, so a later change of the caller's cannot make a retry differ
+// from the first attempt (the server would answer 422). Anything else (a
+// ReadableStream cannot be sent twice), or a detached buffer, throws the
+// `invalid-option` `body` error.
+export function bodyOf(v) {
+  const size = (s) => new TextEncoder().encode(s).length;
+  if (v == null) return [, 0];
+  if (typeof v == "string") return [v, size(v)];
+  if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) {
+    try {
+      const b = ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(v);
+      return [b.slice(), b.length];
+    } catch {
+      throw invalidOption("body", "a buffer not detached", v);
+    }
+  }
+  if (v instanceof Blob) return [v, v.size];
+  if (v instanceof URLSearchParams) return (v = String(v)), [new URLSearchParams(v), size(v)];
+  if (v instanceof FormData) return [v];
+  throw invalidOption("body", "a string, ArrayBuffer, view, Blob, URLSearchParams or FormData", v);
 }
 
 // `send()`'s result (index.d.ts `SendResult`).
