@@ -772,7 +772,7 @@ export interface Subscription<M = {}, D = string> extends AsyncIterable<AnyMessa
   readonly transport: Transport | "";
   /** The cursor: the last event id seen (or the initial `lastEventId`). */
   readonly lastEventId: string;
-  /** Counters. */
+  /** Counters; once closed, the last ones, the same object each call. */
   stats(): Stats;
 }
 

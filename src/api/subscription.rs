@@ -3,7 +3,7 @@
 //! notices as JS events. `close()` (or drop) unhooks it; the connection closes
 //! when its last subscription does.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use tidings_core::calm::Subscriber;
@@ -26,23 +26,25 @@ pub struct Subscription {
     inner: Rc<Inner>,
 }
 
+/// What the JS object keeps: a closed subscription lives on until its JS
+/// object is collected (wasm-bindgen's `FinalizationRegistry`), so it keeps
+/// only what its getters read, about 60 bytes: the open part is freed at
+/// `close()` (334 bytes each before: 10,000 subscribe/close rounds grew the
+/// wasm memory by 192 KB between collections, docs/bench.md).
 struct Inner {
-    /// The connection while subscribed; `None` once closed. A closed
-    /// subscription holds no connection, so its engine is freed at `close()`
-    /// rather than when the JS object is garbage-collected (wasm-bindgen's
-    /// `FinalizationRegistry`): 10,000 subscribe/close rounds grew the wasm
-    /// memory 1.3 → 2.5 MB that way (docs/bench.md).
-    conn: RefCell<Option<Rc<Connection>>>,
+    /// The open part while subscribed; `None` once closed.
+    open: RefCell<Option<Rc<Open>>>,
     /// What the getters read once closed.
     closed: RefCell<Closed>,
-    /// The connection's share key (taken at close: it holds the options'
-    /// JSON, and a closed subscription should hold next to nothing).
-    key: RefCell<String>,
-    handle: Cell<Option<u32>>,
-    /// What this subscription reads of its connection's status and state
-    /// (`closed` from its `close()` on: the core's rule).
-    seat: Cell<Subscriber>,
     listeners: Listeners,
+}
+
+/// A subscription while it is subscribed.
+struct Open {
+    conn: Rc<Connection>,
+    /// The connection's share key.
+    key: String,
+    handle: u32,
     /// The types a listener was added for that this subscription never
     /// dispatches, warned about once each ([`warn_if_never`]).
     warned: RefCell<Vec<String>>,
@@ -66,18 +68,28 @@ pub(crate) type Ack = Option<Rc<crate::upstream::ack::Acker>>;
 #[cfg(not(feature = "send"))]
 pub(crate) type Ack = ();
 
-/// A closed subscription's last view of its connection.
+/// A closed subscription's last view of its connection (`stats` as the JS
+/// object `stats()` returns: 4 bytes here instead of 56).
 #[derive(Default)]
 struct Closed {
     last_event_id: String,
     transport: &'static str,
-    stats: tidings_core::engine::Stats,
+    stats: JsValue,
 }
 
 impl Inner {
-    /// The connection, while subscribed (no borrow is held after this).
+    /// The open part, while subscribed (no borrow is held after this).
+    fn open(&self) -> Option<Rc<Open>> {
+        self.open.borrow().clone()
+    }
+
+    /// The connection, while subscribed.
     fn conn(&self) -> Option<Rc<Connection>> {
-        self.conn.borrow().clone()
+        self.open().map(|o| o.conn.clone())
+    }
+
+    fn is_open(&self) -> bool {
+        self.open.borrow().is_some()
     }
 }
 
@@ -91,18 +103,9 @@ impl Subscription {
             p.started(&conn);
         }
         let inner = Rc::new(Inner {
-            conn: RefCell::new(Some(conn.clone())),
-            closed: RefCell::new(Closed::default()),
-            key: RefCell::new(key),
-            handle: Cell::new(None),
-            seat: Cell::new(Subscriber::new()),
+            open: RefCell::new(None),
+            closed: RefCell::default(),
             listeners: Listeners::default(),
-            warned: RefCell::new(Vec::new()),
-            parse,
-            abort_listener: RefCell::new(None),
-            opening: RefCell::new(None),
-            persist,
-            ack,
         });
         let weak = Rc::downgrade(&inner);
         let handle = conn.listen(Rc::new(move |n: &Notice| {
@@ -110,19 +113,30 @@ impl Subscription {
                 on_notice(&inner, n);
             }
         }));
-        inner.handle.set(Some(handle));
+        let open = Rc::new(Open {
+            conn,
+            key,
+            handle,
+            warned: RefCell::new(Vec::new()),
+            parse,
+            abort_listener: RefCell::new(None),
+            opening: RefCell::new(None),
+            persist,
+            ack,
+        });
+        *inner.open.borrow_mut() = Some(open.clone());
         // Joining a connection that is already open: this subscription still
         // gets its `open`, after its listeners are added (a microtask later).
-        if conn.state() == State::Open {
+        if open.conn.state() == State::Open {
             let weak = Rc::downgrade(&inner);
-            let open = Timer::soon(move || {
+            let timer = Timer::soon(move || {
                 if let Some(inner) = weak.upgrade() {
                     let transport = inner.conn().map_or("", |c| c.transport_name());
                     let (kind, e) = event::js::to_js(&Event::Open { transport }, None, "");
                     dispatch(&inner, kind, &e);
                 }
             });
-            *inner.opening.borrow_mut() = Some(open);
+            *open.opening.borrow_mut() = Some(timer);
         }
         if let Some(signal) = signal {
             if signal.aborted() {
@@ -134,7 +148,7 @@ impl Subscription {
                         close(&inner);
                     }
                 });
-                *inner.abort_listener.borrow_mut() = Some(l);
+                *open.abort_listener.borrow_mut() = Some(l);
             }
         }
         Subscription { inner }
@@ -224,7 +238,7 @@ impl Subscription {
     #[wasm_bindgen(getter)]
     pub fn status(&self) -> JsValue {
         let connection = self.inner.conn().map(|c| c.status());
-        crate::js::name(self.inner.seat.get().status(connection).as_str())
+        crate::js::name(Subscriber::new().status(connection).as_str())
     }
 
     /// "Try now" (docs/reconnects.md): what it does, and when it does
@@ -233,9 +247,9 @@ impl Subscription {
     /// (`"now"`, `"breaker-probe"`, `"retry-after"`, …); a closed
     /// subscription: `"closed"`.
     pub fn reconnect(&self) -> JsValue {
-        let answer = match (self.inner.handle.get(), self.inner.conn()) {
-            (Some(_), Some(c)) => connection::reconnect(&c),
-            _ => tidings_core::engine::ReconnectAnswer::Closed,
+        let answer = match self.inner.conn() {
+            Some(c) => connection::reconnect(&c),
+            None => tidings_core::engine::ReconnectAnswer::Closed,
         };
         crate::js::name(answer.as_str())
     }
@@ -247,13 +261,12 @@ impl Subscription {
     /// through the glue).
     #[wasm_bindgen(js_name = _handled)]
     pub fn handled(&self, cursor: JsValue) {
-        if let (Some(p), Some(_), Some(c)) = (
-            &self.inner.persist,
-            self.inner.handle.get(),
-            self.inner.conn(),
-        ) {
+        let Some(open) = self.inner.open() else {
+            return;
+        };
+        if let Some(p) = &open.persist {
             match cursor.as_string() {
-                Some(cursor) => p.pulled(&c, &cursor),
+                Some(cursor) => p.pulled(&open.conn, &cursor),
                 None => p.iterate(),
             }
         }
@@ -266,13 +279,13 @@ impl Subscription {
     }
 
     /// Counters: `{ requests, bytes, reconnects, notModified,
-    /// duplicatesDropped, currentDelayMs, currentIntervalMs }`.
+    /// duplicatesDropped, currentDelayMs, currentIntervalMs }`; once closed,
+    /// the same object each call.
     pub fn stats(&self) -> JsValue {
-        let s = match self.inner.conn() {
-            Some(c) => c.with_engine(|e| e.stats()),
-            None => self.inner.closed.borrow().stats,
-        };
-        events::stats(&s)
+        match self.inner.conn() {
+            Some(c) => events::stats(&c.with_engine(|e| e.stats())),
+            None => self.inner.closed.borrow().stats.clone(),
+        }
     }
 }
 
@@ -301,7 +314,7 @@ impl Subscription {
 
     fn state_name(&self) -> &'static str {
         let connection = self.inner.conn().map(|c| c.state());
-        self.inner.seat.get().state(connection).as_str()
+        Subscriber::new().state(connection).as_str()
     }
 }
 
@@ -311,29 +324,25 @@ impl Drop for Subscription {
     }
 }
 
-fn close(inner: &Rc<Inner>) {
-    let Some(handle) = inner.handle.take() else {
+/// Close: the open part goes (its connection left, closed when this was its
+/// last subscription); what the getters read stays.
+fn close(inner: &Inner) {
+    let Some(open) = inner.open.take() else {
         return;
     };
-    let mut seat = inner.seat.get();
-    seat.handle_close();
-    inner.seat.set(seat);
     inner.listeners.clear();
-    let listener = inner.abort_listener.borrow_mut().take();
+    let listener = open.abort_listener.take();
     drop(listener);
     #[cfg(feature = "send")]
-    if let Some(a) = &inner.ack {
+    if let Some(a) = &open.ack {
         crate::upstream::ack::close(a);
     }
-    let Some(conn) = inner.conn.borrow_mut().take() else {
-        return;
-    };
-    let key = inner.key.take();
-    registry::leave(&key, &conn, handle);
+    let conn = &open.conn;
+    registry::leave(&open.key, conn, open.handle);
     *inner.closed.borrow_mut() = Closed {
         last_event_id: conn.last_event_id(),
         transport: conn.transport_name(),
-        stats: conn.with_engine(|e| e.stats()),
+        stats: events::stats(&conn.with_engine(|e| e.stats())),
     };
 }
 
@@ -341,56 +350,52 @@ fn close(inner: &Rc<Inner>) {
 /// report it to `ack`, with whether this tab holds the connection (a
 /// `crossTab` follower does not acknowledge: the leader did).
 #[cfg(feature = "send")]
-fn received(inner: &Rc<Inner>, id: &str) {
-    if let Some(a) = &inner.ack {
-        let leader = !inner.conn().is_some_and(|c| c.follows());
-        crate::upstream::ack::received(a, id, leader);
+fn received(open: &Open, id: &str) {
+    if let Some(a) = &open.ack {
+        crate::upstream::ack::received(a, id, !open.conn.follows());
     }
 }
 
 #[cfg(not(feature = "send"))]
-fn received(_: &Rc<Inner>, _: &str) {}
+fn received(_: &Open, _: &str) {}
 
 /// Render one connection notice as JS events for this subscription's
 /// listeners.
-fn on_notice(inner: &Rc<Inner>, notice: &Notice) {
-    if inner.handle.get().is_none() {
-        return;
-    }
+fn on_notice(inner: &Inner, notice: &Notice) {
+    let Some(open) = inner.open() else { return };
     // `persist`: a listener that closes the subscription mid-batch never
     // hears its `BatchEnd`; what it handled before (and the message it
     // closed on) is written now, as the tab it was delivered in (a closed
     // connection follows no tab any more: a `crossTab` follower must not
     // write then either).
-    let conn = inner.persist.as_ref().and_then(|_| inner.conn());
-    let follows = conn.as_ref().is_some_and(|c| c.follows());
-    render(inner, notice);
-    if let (Some(p), Some(c), None) = (&inner.persist, conn, inner.handle.get()) {
-        p.flush_as(&c, follows);
+    let follows = open.persist.is_some() && open.conn.follows();
+    render(inner, &open, notice);
+    if let (Some(p), false) = (&open.persist, inner.is_open()) {
+        p.flush_as(&open.conn, follows);
     }
 }
 
 /// [`on_notice`] for an open subscription.
-fn render(inner: &Rc<Inner>, notice: &Notice) {
+fn render(inner: &Inner, open: &Open, notice: &Notice) {
     match notice {
         Notice::Messages(batch) => {
             for run in batch.chunk_by(|a, b| a.transport == b.transport) {
-                deliver(inner, run);
+                deliver(inner, open, run);
             }
         }
         Notice::BatchEnd => {
-            if let (Some(p), Some(c)) = (&inner.persist, inner.conn()) {
-                p.flush(&c);
+            if let Some(p) = &open.persist {
+                p.flush(&open.conn);
             }
         }
         _ => {
-            let Some(conn) = inner.conn() else { return };
+            let conn = &open.conn;
             let cause = match notice {
                 Notice::HeadersFailed { cause, .. } => Some(cause),
                 _ => None,
             };
-            events::render(&conn, notice, &mut |e| {
-                if let Some(p) = &inner.persist {
+            events::render(conn, notice, &mut |e| {
+                if let Some(p) = &open.persist {
                     p.on_event(&e);
                 }
                 let (kind, e) = conn.with_engine(|g| event::js::to_js(&e, cause, &g.config().url));
@@ -403,26 +408,24 @@ fn render(inner: &Rc<Inner>, notice: &Notice) {
 /// Dispatch a run of messages of one transport: their objects are built in
 /// one crossing (`events::messages`), then each is dispatched in order; none
 /// once a listener closed the subscription.
-fn deliver(inner: &Rc<Inner>, run: &[Delivery]) {
-    let objects = events::messages(run, inner.parse);
+fn deliver(inner: &Inner, open: &Open, run: &[Delivery]) {
+    let objects = events::messages(run, open.parse);
     for (i, d) in run.iter().enumerate() {
-        if inner.handle.get().is_none() {
+        if !inner.is_open() {
             return;
         }
         let o = objects.get(i as u32);
         if o.is_undefined() {
             let e = events::parse_error(&d.msg);
-            if let Some(c) = inner.conn() {
-                c.debug_log("error", &e);
-            }
+            open.conn.debug_log("error", &e);
             dispatch(inner, "error", &e);
         } else {
             // Told to `ack` before the listeners run: one that closes the
             // subscription ends `ack` (its pending ids are posted then), and
             // the message it closed on was dispatched too.
-            received(inner, &d.msg.id);
+            received(open, &d.msg.id);
             dispatch(inner, &d.msg.event, &o);
-            if let Some(p) = &inner.persist {
+            if let Some(p) = &open.persist {
                 p.handled(&d.msg.last_event_id);
             }
         }
@@ -435,8 +438,9 @@ fn deliver(inner: &Rc<Inner>, run: &[Delivery]) {
 /// how to fix it, and with `debug` a `warn` line (`{ event, message }`),
 /// once per type.
 fn warn_if_never(inner: &Inner, kind: &str) {
-    let Some(c) = inner.conn() else { return };
-    let mut warned = inner.warned.borrow_mut();
+    let Some(open) = inner.open() else { return };
+    let c = &open.conn;
+    let mut warned = open.warned.borrow_mut();
     if c.with_engine(|e| e.config().dispatches(kind)) || warned.iter().any(|k| k == kind) {
         return;
     }
@@ -457,7 +461,5 @@ extern "C" {
 /// Dispatch `event` to this subscription's listeners for `kind` (none once
 /// it is closed).
 fn dispatch(inner: &Inner, kind: &str, event: &JsValue) {
-    inner
-        .listeners
-        .dispatch(kind, event, &|| inner.handle.get().is_some());
+    inner.listeners.dispatch(kind, event, &|| inner.is_open());
 }

@@ -101,12 +101,16 @@ impl NativeEventSource {
                 Some(1.0) => Fact::Error {
                     failed: fact.get(1).is_truthy(),
                 },
-                _ => Fact::Event {
-                    event: text(1),
-                    data: text(2),
-                    raw: fact.get(2),
-                    last_event_id: text(3),
-                },
+                _ => {
+                    // One crossing for the data, which stays the app's.
+                    let raw = fact.get(2);
+                    Fact::Event {
+                        event: text(1),
+                        data: raw.as_string().unwrap_or_default(),
+                        raw,
+                        last_event_id: text(3),
+                    }
+                }
             })
         });
         let report = Closure::wrap(report);

@@ -35,6 +35,9 @@ use crate::time::Now;
 /// Replayed ids in a row, oldest remembered first, that prove the server
 /// ignored the cursor.
 pub const REPLAY_RUN: usize = 3;
+// The run is read from the first ids dedupe keeps in order
+// (`Dedupe::position`): past them its places are ring slots.
+const _: () = assert!(REPLAY_RUN <= crate::policy::dedupe::FIRST_KEPT);
 
 /// The watch over one attempt's leading events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
