@@ -209,6 +209,7 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         sse_limits,
         dedupe_capacity,
         protocol,
+        sse_live,
         downgrade: _,
         #[cfg(feature = "post-streams")]
         start,
@@ -233,6 +234,10 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         .hash(&mut h);
     (watchdog, long_poll, fallback, pause_when_hidden, sse_limits).hash(&mut h);
     (dedupe_capacity, protocol, page).hash(&mut h);
+    // Only when set: every other key stays what it was.
+    if *sse_live {
+        sse_live.hash(&mut h);
+    }
     // Only when set: every other key stays what it was.
     #[cfg(feature = "post-streams")]
     if start.is_some() {

@@ -314,6 +314,12 @@ pub struct Config {
     /// stream and what a gap looks like ([`Protocol`]). Default
     /// [`Protocol::Default`].
     pub protocol: Protocol,
+    /// JS `live: "sse"` (with [`Protocol::DurableStreams`]): the live reads
+    /// are `live=sse` over `fetch-sse` (PROTOCOL.md §5.8, `engine::durable_sse`)
+    /// instead of `live=long-poll`; `fetch-sse` is then the only transport,
+    /// catch-up reads included. Default `false`. Ignored by the default
+    /// profile.
+    pub sse_live: bool,
     /// A remembered downgrade to seed (the adapter persists
     /// [`Engine::downgrade`](super::Engine::downgrade) in `sessionStorage`):
     /// the transport downgraded to (`long-poll` or `poll`) and the wall time
@@ -352,6 +358,7 @@ impl Config {
             sse_limits: SseLimits::DEFAULT,
             dedupe_capacity: DEFAULT_DEDUPE_CAPACITY,
             protocol: Protocol::Default,
+            sse_live: false,
             downgrade: None,
             #[cfg(feature = "post-streams")]
             start: None,
