@@ -209,6 +209,7 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         sse_limits,
         dedupe_capacity,
         protocol,
+        #[cfg(feature = "durable-streams")]
         sse_live,
         downgrade: _,
         #[cfg(feature = "post-streams")]
@@ -235,6 +236,7 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
     (watchdog, long_poll, fallback, pause_when_hidden, sse_limits).hash(&mut h);
     (dedupe_capacity, protocol, page).hash(&mut h);
     // Only when set: every other key stays what it was.
+    #[cfg(feature = "durable-streams")]
     if *sse_live {
         sse_live.hash(&mut h);
     }

@@ -479,3 +479,14 @@ fn a_slow_catch_up_body_is_watched_for_silence() {
     assert_eq!(errors(&out).len(), 1, "{out:?}");
     assert!(out.contains(&Action::Abort(o.id)));
 }
+
+/// A binary stream's data is base64 even when the head does not say so (a
+/// cross-origin server that does not expose `stream-sse-data-encoding`): the
+/// catch-up read's content type said binary.
+#[test]
+fn a_binary_stream_is_base64_without_the_header() {
+    let (mut sim, o) = live_text(1, "application/octet-stream");
+    let body = data_event("AAEC") + &control(r#"{"streamNextOffset":"0_6"}"#);
+    let m = delivered(&sim.stream(o.id, body.as_bytes()));
+    assert_eq!((m[0].data.as_str(), m[0].binary), ("\u{0}\u{1}\u{2}", true));
+}

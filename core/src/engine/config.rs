@@ -318,7 +318,8 @@ pub struct Config {
     /// are `live=sse` over `fetch-sse` (PROTOCOL.md §5.8, `engine::durable_sse`)
     /// instead of `live=long-poll`; `fetch-sse` is then the only transport,
     /// catch-up reads included. Default `false`. Ignored by the default
-    /// profile.
+    /// profile; only in a core built with its `durable-streams` feature.
+    #[cfg(feature = "durable-streams")]
     pub sse_live: bool,
     /// A remembered downgrade to seed (the adapter persists
     /// [`Engine::downgrade`](super::Engine::downgrade) in `sessionStorage`):
@@ -358,6 +359,7 @@ impl Config {
             sse_limits: SseLimits::DEFAULT,
             dedupe_capacity: DEFAULT_DEDUPE_CAPACITY,
             protocol: Protocol::Default,
+            #[cfg(feature = "durable-streams")]
             sse_live: false,
             downgrade: None,
             #[cfg(feature = "post-streams")]

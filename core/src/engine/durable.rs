@@ -144,8 +144,10 @@ pub(crate) struct Durable {
     pub(super) stream_cursor: String,
     /// The stream's body kind, from the last catch-up read's `Content-Type`
     /// (SSE mode's data events are read as it says).
+    #[cfg(feature = "durable-streams")]
     pub(super) kind: DurableBody,
     /// SSE mode's live request (`durable_sse`).
+    #[cfg(feature = "durable-streams")]
     pub(super) sse: Option<super::durable_sse::SseLive>,
     /// Bytes of a UTF-8 character cut off at the end of the last text chunk.
     carry: Vec<u8>,
@@ -232,9 +234,7 @@ impl Engine {
                 }
                 if matches!(status, 204 | 304 | 408) {
                     self.durable_no_news(now, head);
-                } else if self.durable_sse_attempt() {
-                    self.durable_sse_open(now, head);
-                } else {
+                } else if !self.durable_sse_opens(now, head) {
                     self.durable_chunk_head(now, head);
                 }
             }
@@ -246,6 +246,18 @@ impl Engine {
         None
     }
 
+    /// SSE mode's live request: its 200 opens the event stream (returns
+    /// `true`; `durable_sse`).
+    fn durable_sse_opens(&mut self, now: Now, head: &ResponseHead) -> bool {
+        #[cfg(feature = "durable-streams")]
+        if self.durable_sse_attempt() {
+            self.durable_sse_open(now, head);
+            return true;
+        }
+        let _ = (now, head);
+        false
+    }
+
     /// A 200: remember its offsets until the body is complete.
     fn durable_chunk_head(&mut self, now: Now, head: &ResponseHead) {
         let next = head
@@ -255,7 +267,10 @@ impl Engine {
             return self.durable_bad_answer(now);
         };
         let kind = body_kind(head.content_type.as_deref());
-        self.durable.kind = kind;
+        #[cfg(feature = "durable-streams")]
+        {
+            self.durable.kind = kind;
+        }
         self.durable.chunk = Some(Chunk {
             id: self.phase.attempt().map_or(AttemptId(0), |a| a.id),
             next: String::from(next),

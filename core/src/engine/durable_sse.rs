@@ -6,7 +6,8 @@
 //!
 //! Rules:
 //! - `event: data` adds its data to the pending batch: text as is; with
-//!   `stream-sse-data-encoding: base64` on the head, the data (its lines
+//!   `stream-sse-data-encoding: base64` on the head, or on a stream whose
+//!   catch-up read said a binary content type, the data (its lines
 //!   joined, every `\n` and `\r` removed) decoded as RFC 4648 base64
 //!   ([`base64`]), bytes; on a JSON stream (known from the catch-up read's
 //!   `Content-Type`: an SSE response says `text/event-stream`) a JSON array,
@@ -180,9 +181,13 @@ impl Engine {
         if MediaType::of(head.content_type.as_deref()) != MediaType::EventStream {
             return self.durable_bad_answer(now);
         }
-        let base64 = head
-            .header(SSE_DATA_ENCODING_HEADER)
-            .is_some_and(|v| v.eq_ignore_ascii_case("base64"));
+        // A binary stream's data is base64 (§5.8, a MUST): known from the
+        // catch-up read too, for a server that does not expose the header
+        // cross-origin (`@durable-streams/server` 0.3.7 does not).
+        let base64 = self.durable.kind == DurableBody::Bytes
+            || head
+                .header(SSE_DATA_ENCODING_HEADER)
+                .is_some_and(|v| v.eq_ignore_ascii_case("base64"));
         let Some(a) = self.phase.attempt_mut() else {
             return;
         };
@@ -264,9 +269,6 @@ impl Engine {
     /// server's periodic close, a success (returns `true`); before any, the
     /// engine's rule for a stream that ended (returns `false`).
     pub(crate) fn durable_sse_end(&mut self, now: Now, id: AttemptId) -> bool {
-        if !cfg!(feature = "durable-streams") {
-            return false;
-        }
         let live = self.durable.sse.take_if(|s| s.id == id);
         if live.is_none_or(|s| s.controls == 0) {
             return false;

@@ -129,6 +129,7 @@ fn scan_message(m: &str) -> Option<IncomingMessage> {
 /// one array (an empty element, a missing bracket, text after it). The
 /// elements' own syntax is not checked: `parse: "json"` does that per
 /// message.
+#[cfg(feature = "durable-streams")]
 pub(super) fn array_elements(text: &str) -> Option<Vec<String>> {
     let b = text.as_bytes();
     let start = skip_ws(b, 0);
@@ -153,6 +154,7 @@ pub(super) fn array_elements(text: &str) -> Option<Vec<String>> {
 }
 
 /// A Durable Streams SSE `control` event's fields (PROTOCOL.md §5.8).
+#[cfg(feature = "durable-streams")]
 pub(super) struct Control {
     /// `streamNextOffset` (not checked here).
     pub next: String,
@@ -167,6 +169,7 @@ pub(super) struct Control {
 /// The control event `text`: `None` unless it is one JSON object (brackets
 /// balanced, nothing after it) with a string `streamNextOffset`. The last
 /// of a repeated key counts, as in `JSON.parse`.
+#[cfg(feature = "durable-streams")]
 pub(super) fn control_fields(text: &str) -> Option<Control> {
     let b = text.as_bytes();
     let at = skip_ws(b, 0);

@@ -42,6 +42,7 @@ mod config;
 mod cursor_reset;
 mod decode;
 mod durable;
+#[cfg(feature = "durable-streams")]
 mod durable_sse;
 mod entry;
 mod gap;
@@ -88,6 +89,7 @@ pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
     START_OFFSET,
 };
+#[cfg(feature = "durable-streams")]
 pub use durable_sse::{base64, SSE_DATA_ENCODING_HEADER};
 pub use entry::Input;
 pub use input::{
@@ -783,7 +785,11 @@ impl Engine {
     }
 
     fn on_stream_end(&mut self, now: Now, id: AttemptId) {
-        if self.durable_body_end(now, id) || self.durable_sse_end(now, id) {
+        if self.durable_body_end(now, id) {
+            return;
+        }
+        #[cfg(feature = "durable-streams")]
+        if self.durable_sse_end(now, id) {
             return;
         }
         let Some(a) = self.phase.take_attempt() else {

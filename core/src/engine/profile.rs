@@ -55,7 +55,11 @@ impl Protocol {
         match self.spoken() {
             Protocol::Default => {}
             Protocol::DurableStreams => {
-                c.transports = vec![if c.sse_live {
+                #[cfg(feature = "durable-streams")]
+                let sse = c.sse_live;
+                #[cfg(not(feature = "durable-streams"))]
+                let sse = false;
+                c.transports = vec![if sse {
                     TransportKind::FetchSse
                 } else {
                     TransportKind::LongPoll
@@ -138,6 +142,7 @@ impl Engine {
     /// Hook: the items the SSE parser read from attempt `id`'s bytes
     /// (`before`: the cursor before them). Default: dispatched as events.
     /// Durable Streams: SSE mode's data and control events.
+    #[cfg_attr(not(feature = "durable-streams"), allow(unused_variables))]
     pub(crate) fn parsed_items(
         &mut self,
         now: Now,
@@ -147,7 +152,10 @@ impl Engine {
     ) {
         match self.profile() {
             Protocol::Default => self.take_items(items, before),
+            #[cfg(feature = "durable-streams")]
             Protocol::DurableStreams => self.durable_sse_items(now, id, items, before),
+            #[cfg(not(feature = "durable-streams"))]
+            Protocol::DurableStreams => {}
         }
     }
 
