@@ -99,7 +99,7 @@ impl Batch {
                 Some(e) => return self.messages.extend(e),
                 None => None,
             },
-            DurableBody::Bytes => base64(data).map(|b| b.into_iter().map(char::from).collect()),
+            DurableBody::Bytes => base64(data),
             DurableBody::Text => Some(String::from(data)),
         };
         match (joined, self.messages.last_mut()) {
@@ -125,9 +125,10 @@ impl Batch {
 
 /// `text` as RFC 4648 base64 (standard alphabet, `=` padding), after every
 /// `\n` and `\r` is removed (§5.8: servers may split it across `data:`
-/// lines); `None` unless the rest is a multiple of 4 characters of the
+/// lines), one char per byte (as [`Message::binary`](super::Message::binary)
+/// data is); `None` unless the rest is a multiple of 4 characters of the
 /// alphabet with at most two `=` at its end.
-pub fn base64(text: &str) -> Option<Vec<u8>> {
+pub fn base64(text: &str) -> Option<String> {
     let s: Vec<u8> = text
         .bytes()
         .filter(|b| !matches!(b, b'\n' | b'\r'))
@@ -135,7 +136,7 @@ pub fn base64(text: &str) -> Option<Vec<u8>> {
     if s.len() % 4 != 0 {
         return None;
     }
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let mut out = String::with_capacity(s.len());
     let (mut pad, mut acc) = (0, 0u32);
     for (i, &c) in s.iter().enumerate() {
         let v = match c {
@@ -156,11 +157,12 @@ pub fn base64(text: &str) -> Option<Vec<u8>> {
         }
         acc = acc << 6 | u32::from(v);
         if i % 4 == 3 {
-            out.extend_from_slice(&acc.to_be_bytes()[1..]);
+            // The last group's padded bytes are not data.
+            let n = if i + 1 == s.len() { 3 - pad } else { 3 };
+            out.extend(acc.to_be_bytes()[1..=n].iter().map(|&b| char::from(b)));
             acc = 0;
         }
     }
-    out.truncate(out.len().saturating_sub(pad));
     Some(out)
 }
 
@@ -244,7 +246,7 @@ impl Engine {
 
     /// A control event: commit the batch, or fail the request.
     fn durable_control(&mut self, now: Now, data: &str) {
-        let c = control_fields(data).filter(|c| is_valid_offset(&c.next, false));
+        let c = control_fields(data).filter(|c| is_valid_offset(c.next, false));
         let (Some(c), Some(live)) = (c, self.durable.sse.as_mut()) else {
             self.drop_body();
             return self.durable_bad_answer(now);
@@ -252,9 +254,9 @@ impl Engine {
         live.controls = live.controls.saturating_add(1);
         let payload = core::mem::take(&mut live.batch).payload(live.base64);
         if let Some(cursor) = c.cursor.filter(|s| is_valid_offset(s, false)) {
-            self.durable.stream_cursor = cursor;
+            self.durable.stream_cursor = String::from(cursor);
         }
-        self.commit_chunk(&c.next, payload);
+        self.commit_chunk(c.next, payload);
         // A closed stream at its final offset is up to date (§5.8).
         self.durable_up_to_date(c.up_to_date || c.closed);
         if c.closed {
@@ -299,9 +301,9 @@ mod tests {
             ("Zm9vYmFy", "foobar"),
             ("Zm9v\nYmFy\r\n", "foobar"),
         ] {
-            assert_eq!(base64(text).as_deref(), Some(bytes.as_bytes()), "{text:?}");
+            assert_eq!(base64(text).as_deref(), Some(bytes), "{text:?}");
         }
-        assert_eq!(base64("/+8A").as_deref(), Some(&[0xff, 0xef, 0][..]));
+        assert_eq!(base64("/+8A").as_deref(), Some("\u{ff}\u{ef}\u{0}"));
         for bad in [
             "Zg=", "Z===", "Zg=a", "=Zg=", "Zm 9v", "Zm9v-_==", "Zg==Zg==",
         ] {

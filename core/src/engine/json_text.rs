@@ -155,11 +155,11 @@ pub(super) fn array_elements(text: &str) -> Option<Vec<String>> {
 
 /// A Durable Streams SSE `control` event's fields (PROTOCOL.md §5.8).
 #[cfg(feature = "durable-streams")]
-pub(super) struct Control {
+pub(super) struct Control<'a> {
     /// `streamNextOffset` (not checked here).
-    pub next: String,
+    pub next: &'a str,
     /// `streamCursor`, when it is a string.
-    pub cursor: Option<String>,
+    pub cursor: Option<&'a str>,
     /// `upToDate: true`.
     pub up_to_date: bool,
     /// `streamClosed: true`.
@@ -168,32 +168,34 @@ pub(super) struct Control {
 
 /// The control event `text`: `None` unless it is one JSON object (brackets
 /// balanced, nothing after it) with a string `streamNextOffset`. The last
-/// of a repeated key counts, as in `JSON.parse`.
+/// of a repeated key counts, as in `JSON.parse`. Strings are taken between
+/// their quotes as written, not unescaped: offsets and cursors are URL-safe
+/// ASCII (PROTOCOL.md §8), which JSON writes without escapes.
 #[cfg(feature = "durable-streams")]
-pub(super) fn control_fields(text: &str) -> Option<Control> {
+pub(super) fn control_fields(text: &str) -> Option<Control<'_>> {
     let b = text.as_bytes();
     let at = skip_ws(b, 0);
     if b.get(at) != Some(&b'{') || skip_ws(b, value_end(b, at)?) != b.len() {
         return None;
     }
-    let (mut next, mut cursor, mut up_to_date, mut closed) = (None, None, false, false);
+    let mut c = Control {
+        next: "",
+        cursor: None,
+        up_to_date: false,
+        closed: false,
+    };
     for (key, v, end) in fields(b, at) {
         let v = text.get(v..end)?;
+        let string = v.strip_prefix('"').and_then(|v| v.strip_suffix('"'));
         match key {
-            b"streamNextOffset" => next = Some(v),
-            b"streamCursor" => cursor = Some(v),
-            b"upToDate" => up_to_date = v == "true",
-            b"streamClosed" => closed = v == "true",
+            b"streamNextOffset" => c.next = string?,
+            b"streamCursor" => c.cursor = string,
+            b"upToDate" => c.up_to_date = v == "true",
+            b"streamClosed" => c.closed = v == "true",
             _ => {}
         }
     }
-    let string = |v: Option<&str>| v.filter(|v| v.starts_with('"')).and_then(unescape);
-    Some(Control {
-        next: string(next)?,
-        cursor: string(cursor),
-        up_to_date,
-        closed,
-    })
+    Some(c)
 }
 
 fn skip_ws(b: &[u8], mut at: usize) -> usize {
