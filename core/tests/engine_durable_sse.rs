@@ -269,7 +269,8 @@ fn a_closed_control_ends_the_stream() {
     sim.head(o.id, ResponseHead::event_stream());
     let body = data_event("last")
         + &control(r#"{"streamNextOffset":"0_7","streamClosed":true}"#)
-        + &data_event("never");
+        + &data_event("never")
+        + &control(r#"{"streamNextOffset":"0_8"}"#);
     let out = sim.bytes(o.id, body.as_bytes());
     assert_eq!(data(&out), ["last"]);
     assert!(errors(&out).is_empty(), "{out:?}");
@@ -297,7 +298,11 @@ fn a_malformed_control_event_fails_the_request() {
     ] {
         let (mut sim, o) = live_text(1, "text/plain");
         sim.head(o.id, ResponseHead::event_stream());
-        let body = data_event("lost") + &control(bad) + &data_event("after");
+        // What follows in the same bytes belongs to the failed request.
+        let body = data_event("lost")
+            + &control(bad)
+            + &data_event("after")
+            + &control(r#"{"streamNextOffset":"0_9"}"#);
         let out = sim.bytes(o.id, body.as_bytes());
         assert!(delivered(&out).is_empty(), "{bad}");
         assert!(out.contains(&Action::Abort(o.id)), "{bad}");

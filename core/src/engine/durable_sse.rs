@@ -244,10 +244,13 @@ impl Engine {
         }
     }
 
-    /// A control event: commit the batch, or fail the request.
+    /// A control event: commit the batch, or fail the request. After the
+    /// request ends (failed, closed), the rest of its bytes' events are
+    /// ignored (`durable.sse` is gone).
     fn durable_control(&mut self, now: Now, data: &str) {
         let c = control_fields(data).filter(|c| is_valid_offset(c.next, false));
         let (Some(c), Some(live)) = (c, self.durable.sse.as_mut()) else {
+            self.durable.sse = None;
             self.drop_body();
             return self.durable_bad_answer(now);
         };
@@ -260,6 +263,7 @@ impl Engine {
         // A closed stream at its final offset is up to date (§5.8).
         self.durable_up_to_date(c.up_to_date || c.closed);
         if c.closed {
+            self.durable.sse = None;
             if let Some(a) = self.phase.take_attempt() {
                 self.actions.push_back(Action::Abort(a.id));
                 self.durable_end_of_stream(&a);
