@@ -453,8 +453,9 @@ pub enum Protocol {
     /// durable-streams/durable-streams, §5.6 catch-up and §5.7 long-poll
     /// reads). The cursor is the offset ([`Config::last_event_id`], default
     /// `"-1"`, or `"now"`), read from `Stream-Next-Offset` and sent as the
-    /// `offset` query parameter; `long-poll` is the only transport. See
-    /// `engine::durable`.
+    /// `offset` query parameter; `long-poll` is the only transport
+    /// (`fetch-sse` with `Config::sse_live`, §5.8). See `engine::durable`
+    /// and `engine::durable_sse`.
     DurableStreams,
 }
 

@@ -2,7 +2,7 @@
 //! ([`Protocol::DurableStreams`](super::Protocol::DurableStreams)): catch-up and
 //! long-poll reads of an offset-addressed stream (PROTOCOL.md of
 //! durable-streams/durable-streams, "Version 1.0" draft: §5.6, §5.7, §8, §9,
-//! §10.1). Only what differs from the default profile lives here: where the
+//! §10.1); its SSE mode (§5.8) is `durable_sse`. Only what differs from the default profile lives here: where the
 //! cursor is read and written, what ends a stream, what a gap looks like, and
 //! how a body becomes messages. Transports, lifecycle, backoff, breaker,
 //! `Retry-After`, hidden/offline pauses and crossTab are the engine's.
