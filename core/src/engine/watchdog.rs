@@ -58,9 +58,8 @@ pub(crate) fn deadline(
         (TransportKind::Poll, _) => idle.map(|t| (last.plus(t), Expiry::Request)),
         // A Durable Streams catch-up read on `fetch-sse` (SSE mode): its
         // head came and its body is read, silent at most `idle`.
-        (TransportKind::FetchSse, None)
-            if cfg!(feature = "durable-streams") && attempt.status.is_some() =>
-        {
+        #[cfg(feature = "durable-streams")]
+        (TransportKind::FetchSse, None) if attempt.status.is_some() => {
             idle.map(|t| (last.plus(t), Expiry::Idle))
         }
         // No head / `open` yet: the first-event deadline from the request,
