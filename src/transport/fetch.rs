@@ -163,8 +163,8 @@ fn head(response: &Response) -> Fact {
     // SSE mode's data encoding too, in builds with the Durable Streams profile.
     #[cfg(feature = "durable-streams")]
     let wanted = WANTED
-        .into_iter()
-        .chain([tidings_core::engine::SSE_DATA_ENCODING_HEADER]);
+        .iter()
+        .chain(&[tidings_core::engine::SSE_DATA_ENCODING_HEADER]);
     #[cfg(not(feature = "durable-streams"))]
     let wanted = WANTED;
     for name in wanted {
