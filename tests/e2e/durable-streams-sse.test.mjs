@@ -142,3 +142,26 @@ test("live sse from offset now: uptodate first (a catch-up read at the tail), no
     await page.closeAll();
   }
 });
+
+test("live: another value, or live without protocol durable-streams, throws invalid-option naming live", async () => {
+  const page = await blankPage(browser, web.url);
+  try {
+    const thrown = await page.evaluate((url) => [
+      { live: "sse" },
+      { protocol: "durable-streams", live: "websocket" },
+    ].map((o) => {
+      try {
+        window.tidings.subscribe(url, o).close();
+        return "none";
+      } catch (e) {
+        return `${e.code}: ${e.message}`;
+      }
+    }), ds.url + "/v1/stream/none");
+    assert.equal(thrown.length, 2);
+    for (const t of thrown) assert.match(t, /^invalid-option: invalid option: live: /);
+    assert.match(thrown[0], /none without protocol "durable-streams"/);
+    assert.match(thrown[1], /one of/);
+  } finally {
+    await page.closeAll();
+  }
+});
