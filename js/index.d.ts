@@ -521,9 +521,10 @@ export interface Options<M = {}> {
   lastEventId?: string;
   /**
    * The server family: `"default"` (SSE ids, `Last-Event-ID`, JSON/raw long-poll and poll bodies,
-   * validators) or `"durable-streams"` (the Durable Streams protocol: catch-up then
-   * `live=long-poll` reads, the cursor is the offset; `long-poll` is then the only transport,
-   * whatever `transports` says; https://github.com/durable-streams/durable-streams). Default
+   * validators) or `"durable-streams"` (the Durable Streams protocol: catch-up then live reads as
+   * `live` says, the cursor is the offset; `long-poll`, or `fetch-sse` with `live: "sse"`, is then
+   * the only transport, whatever `transports` says;
+   * https://github.com/durable-streams/durable-streams). Default
    * `"default"`. `"durable-streams"` (and `offset`) are not in "tidings/receive": there they
    * throw `invalid-option`.
    */
@@ -535,6 +536,19 @@ export interface Options<M = {}> {
    * without that protocol, throw `invalid-option`. Default `"-1"`.
    */
   offset?: string;
+  /**
+   * With `protocol: "durable-streams"`: how to read once caught up. `"long-poll"` (the default):
+   * `live=long-poll` requests on the `long-poll` transport. `"sse"`: one `live=sse` event stream
+   * over `fetch` (the `fetch-sse` transport, which then makes the catch-up reads too; never the
+   * native `EventSource`, which cannot read the `stream-sse-data-encoding` header or the status):
+   * its `data` events are delivered at the `control` event that gives their offset, a binary
+   * stream's base64 is decoded to a `Uint8Array`, the server's periodic close (about every 60 s)
+   * reconnects at once with no backoff, and `streamClosed` ends the subscription (state `closed`,
+   * reason `stream-closed`). A malformed control event is a `parse` error, retried from the last
+   * offset with backoff; other event types are skipped. Without that protocol `invalid-option`
+   * (not read at all in "tidings/receive", which has no Durable Streams).
+   */
+  live?: "long-poll" | "sse";
   /**
    * The largest message, in bytes: an event-stream line, the data of one event (UTF-8), a JSON or
    * raw-resource message, a native `EventSource` message. A bigger one is skipped (its id still

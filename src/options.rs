@@ -503,11 +503,13 @@ pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> JsValue {
     b
 }
 
-/// `protocol` and `offset`: the Durable Streams profile starts from `offset`
-/// (`"-1"`, `"now"` or a stored `Stream-Next-Offset`; `lastEventId` is taken
-/// as the offset too). An offset the engine would refuse from a server (see
-/// `tidings_core::engine::is_valid_offset`), or `offset` without
-/// `protocol: "durable-streams"`, is `invalid-option` (`offset`).
+/// `protocol`, `offset` and `live`: the Durable Streams profile starts from
+/// `offset` (`"-1"`, `"now"` or a stored `Stream-Next-Offset`; `lastEventId`
+/// is taken as the offset too) and reads live as `live` says (`"long-poll"`,
+/// the default, or `"sse"`: `Config::sse_live`). An offset the engine would
+/// refuse from a server (see `tidings_core::engine::is_valid_offset`), or
+/// `offset` or `live` without `protocol: "durable-streams"`, is
+/// `invalid-option`.
 fn durable_streams(c: &mut Config, v: &JsValue) {
     if !cfg!(feature = "durable-streams") {
         return no_durable_streams(v);
@@ -531,6 +533,20 @@ fn durable_streams(c: &mut Config, v: &JsValue) {
         }
         c.last_event_id = offset;
     }
+    #[cfg(feature = "durable-streams")]
+    {
+        let live = get(v, "live");
+        if let Some(i) = one_of(&live, "live", &["long-poll", "sse"]) {
+            if !durable {
+                fail(invalid(
+                    "live",
+                    "none without protocol \"durable-streams\"",
+                    &live,
+                ));
+            }
+            c.sse_live = i == 1;
+        }
+    }
     if durable && !c.last_event_id.is_empty() && !is_valid_offset(&c.last_event_id, true) {
         let got = JsValue::from_str(&c.last_event_id);
         fail(invalid("offset", "\"-1\", \"now\" or a valid offset", &got));
@@ -539,7 +555,9 @@ fn durable_streams(c: &mut Config, v: &JsValue) {
 
 /// A build without the `durable-streams` feature: `protocol:
 /// "durable-streams"` and any `offset` are refused ([`not_built`]),
-/// `protocol: "default"` is the default.
+/// `protocol: "default"` is the default. `live` is not read: it does
+/// nothing without that protocol, and reading it would cost this build
+/// bytes.
 fn no_durable_streams(v: &JsValue) {
     let protocol = get(v, "protocol");
     let durable = one_of(&protocol, "protocol", &["default", "durable-streams"]) == Some(1);

@@ -209,9 +209,11 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         sse_limits,
         dedupe_capacity,
         protocol,
+        #[cfg(feature = "durable-streams")]
+            sse_live: _,
         downgrade: _,
         #[cfg(feature = "post-streams")]
-        start,
+            start: _,
     } = config;
     let mut h = Fnv::new();
     (
@@ -233,12 +235,22 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         .hash(&mut h);
     (watchdog, long_poll, fallback, pause_when_hidden, sse_limits).hash(&mut h);
     (dedupe_capacity, protocol, page).hash(&mut h);
-    // Only when set: every other key stays what it was.
-    #[cfg(feature = "post-streams")]
-    if start.is_some() {
-        start.hash(&mut h);
-    }
+    hash_when_set(config, &mut h);
     Some(h.key(SHARE_PREFIX))
+}
+
+/// The share key's fields hashed only when set, so that every other key
+/// stays what it was: SSE mode (`live: "sse"`) and the app's own request.
+fn hash_when_set(config: &Config, h: &mut Fnv) {
+    #[cfg(feature = "durable-streams")]
+    if config.sse_live {
+        config.sse_live.hash(h);
+    }
+    #[cfg(feature = "post-streams")]
+    if config.start.is_some() {
+        config.start.hash(h);
+    }
+    let _ = (config, h);
 }
 
 /// The stream starts with the app's own request (`engine::start`): its body

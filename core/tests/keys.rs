@@ -94,6 +94,11 @@ fn share_key_hashes_every_chosen_field_and_nothing_derived() {
             c.last_event_id = "7".into();
             c
         }),
+        ("live: \"sse\"", {
+            let mut c = base.clone();
+            c.sse_live = true;
+            c
+        }),
         ("backoff", {
             let mut c = base.clone();
             c.backoff.floor_ms += 1;

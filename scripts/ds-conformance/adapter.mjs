@@ -14,9 +14,9 @@
 //
 // What tidings has no call for is answered `NOT_SUPPORTED` (a failure the
 // runner counts, never a pass): create, connect, head and delete a stream,
-// `live: "sse"`, dynamic headers and params,
-// retry-options validation and benchmarks; `init` reports `sse: false` and
-// `dynamicHeaders: false`, so the cases that declare them are skipped.
+// dynamic headers and params, retry-options validation and benchmarks;
+// `init` reports `dynamicHeaders: false`, so the cases that declare them are
+// skipped. `live: "sse"` is tidings' `live: "sse"`.
 // DS_FIXTURES=http answers create/connect/head/delete with plain HTTP from
 // this process instead (not tidings), to see how reads and appends fare on
 // streams set up that way; a table made so must say it.
@@ -94,7 +94,7 @@ async function init(command) {
   return {
     type: "init", success: true, clientName: "tidings", clientVersion: VERSION,
     // `live: true` (catch-up, then the client's choice) is long-poll in tidings.
-    features: { batching: true, sse: false, longPoll: true, auto: true, streaming: true, dynamicHeaders: false },
+    features: { batching: true, sse: true, longPoll: true, auto: true, streaming: true, dynamicHeaders: false },
   };
 }
 
@@ -126,9 +126,9 @@ const contentType = (path) => contentTypes.get(path) ?? "application/octet-strea
 
 /** `read`: a tidings subscription from `offset`, until caught up (`live: false`), or chunks, or the time run out. */
 async function read(command) {
-  if (command.live === "sse") return unsupported(command, "no SSE mode (live=sse); reads are catch-up then long-poll");
   const args = {
     url: `${origin}${command.path}`, offset: command.offset ?? "-1", live: command.live !== false && command.live !== undefined,
+    sse: command.live === "sse",
     timeoutMs: command.timeoutMs ?? 5000, maxChunks: command.maxChunks ?? 100, waitForUpToDate: !!command.waitForUpToDate,
     headers: command.headers ?? {}, json: isJson(command.path),
   };
@@ -144,7 +144,7 @@ async function read(command) {
  * Runs in the page. A JSON stream's messages of one answer make one chunk, the protocol's array:
  * tidings gives each the offset before the answer, the last the answer's next offset.
  */
-function readInPage({ url, offset, live, timeoutMs, maxChunks, waitForUpToDate, headers, json }) {
+function readInPage({ url, offset, live, sse, timeoutMs, maxChunks, waitForUpToDate, headers, json }) {
   return new Promise((resolve) => {
     const chunks = [];
     let last = offset === "now" ? undefined : offset;
@@ -161,7 +161,9 @@ function readInPage({ url, offset, live, timeoutMs, maxChunks, waitForUpToDate, 
     // Out of time: what was read, and whether it caught up (tidings itself has not failed).
     timer = setTimeout(() => finish(result()), timeoutMs);
     try {
-      sub = window.tidings.subscribe(url, { protocol: "durable-streams", offset, headers, ...(json ? { parse: "json" } : {}) });
+      sub = window.tidings.subscribe(url, {
+        protocol: "durable-streams", offset, headers, ...(json ? { parse: "json" } : {}), ...(sse ? { live: "sse" } : {}),
+      });
     } catch (e) {
       finish({ error: { code: e.code, status: e.status, message: e.message } });
       return;

@@ -278,6 +278,16 @@ impl Options {
         self.set("", "offset", Value::Text(offset.into()))
     }
 
+    /// `live: "sse"` (`true`) or `"long-poll"` (`false`, the default): how a
+    /// Durable Streams subscription reads once caught up (PROTOCOL.md §5.8
+    /// SSE over `fetch-sse`, or §5.7 long-poll); needs
+    /// [`Protocol::DurableStreams`], else `invalid-option` (`live`).
+    #[must_use]
+    pub fn live_sse(self, sse: bool) -> Self {
+        let live = if sse { "sse" } else { "long-poll" };
+        self.set("", "live", Value::Text(live.into()))
+    }
+
     /// `persist`: keep the cursor in `sessionStorage` ([`Scope::Session`])
     /// or `localStorage` ([`Scope::Local`]) across reloads, restored here at
     /// `subscribe` (unless [`Options::last_event_id`] / [`Options::offset`]

@@ -146,7 +146,14 @@ fn reporter(on_fact: OnFact) -> Box<dyn FnMut(web_sys::Event)> {
 fn head(response: &Response) -> Fact {
     let h = response.headers();
     let mut headers = Vec::new();
-    for name in WANTED {
+    // SSE mode's data encoding too, in builds with the Durable Streams profile.
+    #[cfg(feature = "durable-streams")]
+    let wanted = WANTED
+        .iter()
+        .chain(&[tidings_core::engine::SSE_DATA_ENCODING_HEADER]);
+    #[cfg(not(feature = "durable-streams"))]
+    let wanted = WANTED;
+    for name in wanted {
         if let Ok(Some(v)) = h.get(name) {
             headers.push((name.to_string(), v));
         }

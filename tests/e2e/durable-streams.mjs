@@ -3,9 +3,13 @@
 // e2e tests of `protocol: "durable-streams"`. With `dataDir` it is the
 // file-backed store (streams survive `restart()`); without, in memory.
 //
-// Two things are added around the real server, both through its public
+// Three things are added around the real server, all through its public
 // instance (nothing of its protocol handling is replaced):
 // - a request log (`requests()`): every request as it arrives;
+// - `sseCloseAfterMs`: PROTOCOL.md §5.8 has servers close an SSE response
+//   about every 60 s (for CDN collapsing); the npm server never does, so
+//   the helper ends each `live=sse` response cleanly this long after it
+//   began (the server's loop sees the close and stops);
 // - `maxChunkMessages`: the npm server answers a catch-up read with
 //   everything up to the tail in one response, which PROTOCOL.md §5.6 allows
 //   any server to cap ("up to a server-defined maximum chunk size"; the
@@ -19,11 +23,12 @@ import { DurableStreamTestServer } from "@durable-streams/server";
 
 /**
  * Start a server. Options: `dataDir` (`true`: a fresh temporary directory),
- * `longPollTimeoutMs` (the server's hold, default 30 000), `maxChunkMessages`.
+ * `longPollTimeoutMs` (the server's hold, and in SSE mode its keep-alive control event's
+ * period; default 30 000), `maxChunkMessages`, `sseCloseAfterMs`.
  * Resolves to { url, port, stop(), restart({ downMs }), requests(), clearRequests(),
  * create(path, contentType, body?), append(path, body, contentType), close(path), gone(path) }.
  */
-export async function startDurableStreams({ dataDir, longPollTimeoutMs = 30_000, maxChunkMessages } = {}) {
+export async function startDurableStreams({ dataDir, longPollTimeoutMs = 30_000, maxChunkMessages, sseCloseAfterMs } = {}) {
   // A fresh directory on tmpfs when there is one: the store syncs every
   // append (about 18 ms each on this machine's disk, 7 ms on tmpfs).
   const tmp = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
@@ -39,6 +44,12 @@ export async function startDurableStreams({ dataDir, longPollTimeoutMs = 30_000,
       const u = new URL(req.url, "http://x");
       log.push({ method: req.method, path: u.pathname, query: Object.fromEntries(u.searchParams), search: u.search, t: Date.now() });
       if (stopping) res.setHeader("connection", "close");
+      if (sseCloseAfterMs && u.searchParams.get("live") === "sse") {
+        // A write of the server's loop racing the end must not crash the process.
+        res.on("error", () => {});
+        const t = setTimeout(() => res.end(), sseCloseAfterMs);
+        res.on("close", () => clearTimeout(t));
+      }
       return handle(req, res);
     };
     if (maxChunkMessages) {

@@ -35,7 +35,8 @@ impl Engine {
             return BodyRead::Chunks;
         };
         match (&a.per, self.durable_chunk(id)) {
-            (PerTransport::Request(_), Some(true)) => BodyRead::JsonArray,
+            // On `long-poll`, or `fetch-sse` in SSE mode's catch-up reads.
+            (_, Some(true)) => BodyRead::JsonArray,
             (PerTransport::Request(r), None) => match r.body {
                 BodyKind::Json => BodyRead::Json,
                 BodyKind::Resource => BodyRead::Text,

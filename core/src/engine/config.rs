@@ -314,6 +314,13 @@ pub struct Config {
     /// stream and what a gap looks like ([`Protocol`]). Default
     /// [`Protocol::Default`].
     pub protocol: Protocol,
+    /// JS `live: "sse"` (with [`Protocol::DurableStreams`]): the live reads
+    /// are `live=sse` over `fetch-sse` (PROTOCOL.md §5.8, `engine::durable_sse`)
+    /// instead of `live=long-poll`; `fetch-sse` is then the only transport,
+    /// catch-up reads included. Default `false`. Ignored by the default
+    /// profile; only in a core built with its `durable-streams` feature.
+    #[cfg(feature = "durable-streams")]
+    pub sse_live: bool,
     /// A remembered downgrade to seed (the adapter persists
     /// [`Engine::downgrade`](super::Engine::downgrade) in `sessionStorage`):
     /// the transport downgraded to (`long-poll` or `poll`) and the wall time
@@ -352,6 +359,8 @@ impl Config {
             sse_limits: SseLimits::DEFAULT,
             dedupe_capacity: DEFAULT_DEDUPE_CAPACITY,
             protocol: Protocol::Default,
+            #[cfg(feature = "durable-streams")]
+            sse_live: false,
             downgrade: None,
             #[cfg(feature = "post-streams")]
             start: None,
@@ -444,8 +453,9 @@ pub enum Protocol {
     /// durable-streams/durable-streams, §5.6 catch-up and §5.7 long-poll
     /// reads). The cursor is the offset ([`Config::last_event_id`], default
     /// `"-1"`, or `"now"`), read from `Stream-Next-Offset` and sent as the
-    /// `offset` query parameter; `long-poll` is the only transport. See
-    /// `engine::durable`.
+    /// `offset` query parameter; `long-poll` is the only transport
+    /// (`fetch-sse` with `Config::sse_live`, §5.8). See `engine::durable`
+    /// and `engine::durable_sse`.
     DurableStreams,
 }
 

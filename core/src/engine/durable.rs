@@ -2,7 +2,7 @@
 //! ([`Protocol::DurableStreams`](super::Protocol::DurableStreams)): catch-up and
 //! long-poll reads of an offset-addressed stream (PROTOCOL.md of
 //! durable-streams/durable-streams, "Version 1.0" draft: §5.6, §5.7, §8, §9,
-//! §10.1). Only what differs from the default profile lives here: where the
+//! §10.1); its SSE mode (§5.8) is `durable_sse`. Only what differs from the default profile lives here: where the
 //! cursor is read and written, what ends a stream, what a gap looks like, and
 //! how a body becomes messages. Transports, lifecycle, backoff, breaker,
 //! `Retry-After`, hidden/offline pauses and crossTab are the engine's.
@@ -73,13 +73,14 @@ pub const MAX_OFFSET_BYTES: usize = 256;
 
 /// How a Durable Streams body is read and delivered, by its content type
 /// (§9). The adapter asks [`body_kind`] too, to know how to read the body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DurableBody {
     /// `application/json`: the body is a JSON array, one message per element
     /// (the adapter decodes it with `JSON.parse` and calls
     /// [`Engine::handle_json_chunk`]).
     Json,
     /// `text/*`: bytes, decoded as UTF-8 by the engine.
+    #[default]
     Text,
     /// Anything else (or no content type): bytes, delivered as bytes.
     Bytes,
@@ -123,13 +124,14 @@ pub(crate) fn advances(cursor: &str, next: &str) -> bool {
 }
 
 /// The request URL: `base` with `cursor` (live requests, when known),
-/// `live` (live requests) and `offset` set, each percent-encoded, in that
-/// order (lexicographic, §10.1), after the app's own parameters (kept in
-/// their order; any of those three names of its own is dropped); the
-/// fragment stays at the end.
-pub(crate) fn render_url(base: &str, offset: &str, live: bool, cursor: &str) -> String {
-    let url = with_query_param(base, "cursor", if live { cursor } else { "" });
-    let url = with_query_param(&url, "live", if live { "long-poll" } else { "" });
+/// `live` (live requests: `long-poll` or `sse`, else `""`) and `offset`
+/// set, each percent-encoded, in that order (lexicographic, §10.1), after
+/// the app's own parameters (kept in their order; any of those three names
+/// of its own is dropped); the fragment stays at the end.
+pub(crate) fn render_url(base: &str, offset: &str, live: &str, cursor: &str) -> String {
+    let cursor = if live.is_empty() { "" } else { cursor };
+    let url = with_query_param(base, "cursor", cursor);
+    let url = with_query_param(&url, "live", live);
     with_query_param(&url, "offset", offset)
 }
 
@@ -137,9 +139,16 @@ pub(crate) fn render_url(base: &str, offset: &str, live: bool, cursor: &str) -> 
 #[derive(Debug, Default)]
 pub(crate) struct Durable {
     /// The last response said `Stream-Up-To-Date: true`: requests are live.
-    up_to_date: bool,
+    pub(super) up_to_date: bool,
     /// The last `Stream-Cursor`, echoed as `cursor` on live requests.
-    stream_cursor: String,
+    pub(super) stream_cursor: String,
+    /// The stream's body kind, from the last catch-up read's `Content-Type`
+    /// (SSE mode's data events are read as it says).
+    #[cfg(feature = "durable-streams")]
+    pub(super) kind: DurableBody,
+    /// SSE mode's live request (`durable_sse`).
+    #[cfg(feature = "durable-streams")]
+    pub(super) sse: Option<super::durable_sse::SseLive>,
     /// Bytes of a UTF-8 character cut off at the end of the last text chunk.
     carry: Vec<u8>,
     /// A 410 restarted the stream and no 200/204 came since: another 410 is
@@ -164,7 +173,7 @@ struct Chunk {
 }
 
 /// What a complete chunk carries.
-enum Payload {
+pub(super) enum Payload {
     /// Message data, one per message.
     Messages(Vec<String>, bool),
     /// Not valid for its content type.
@@ -185,10 +194,15 @@ impl Engine {
     /// The URL of the next request (no headers: see the module doc).
     pub(crate) fn durable_url(&self, transport: TransportKind) -> String {
         let d = &self.durable;
+        let live = match (d.up_to_date, transport) {
+            (false, _) => "",
+            (true, TransportKind::FetchSse) => "sse",
+            (true, _) => "long-poll",
+        };
         render_url(
             self.config.url_for(transport),
             self.cursor(),
-            d.up_to_date,
+            live,
             &d.stream_cursor,
         )
     }
@@ -220,7 +234,7 @@ impl Engine {
                 }
                 if matches!(status, 204 | 304 | 408) {
                     self.durable_no_news(now, head);
-                } else {
+                } else if !self.durable_sse_opens(now, head) {
                     self.durable_chunk_head(now, head);
                 }
             }
@@ -232,6 +246,18 @@ impl Engine {
         None
     }
 
+    /// SSE mode's live request: its 200 opens the event stream (returns
+    /// `true`; `durable_sse`).
+    fn durable_sse_opens(&mut self, now: Now, head: &ResponseHead) -> bool {
+        #[cfg(feature = "durable-streams")]
+        if self.durable_sse_attempt() {
+            self.durable_sse_open(now, head);
+            return true;
+        }
+        let _ = (now, head);
+        false
+    }
+
     /// A 200: remember its offsets until the body is complete.
     fn durable_chunk_head(&mut self, now: Now, head: &ResponseHead) {
         let next = head
@@ -241,6 +267,10 @@ impl Engine {
             return self.durable_bad_answer(now);
         };
         let kind = body_kind(head.content_type.as_deref());
+        #[cfg(feature = "durable-streams")]
+        {
+            self.durable.kind = kind;
+        }
         self.durable.chunk = Some(Chunk {
             id: self.phase.attempt().map_or(AttemptId(0), |a| a.id),
             next: String::from(next),
@@ -384,7 +414,19 @@ impl Engine {
         let Some(a) = self.phase.take_attempt() else {
             return;
         };
-        let advanced = advances(self.cursor(), &c.next);
+        let advanced = self.commit_chunk(&c.next, payload);
+        let went_live = self.durable_up_to_date(c.up_to_date);
+        if c.closed {
+            return self.durable_end_of_stream(&a);
+        }
+        self.succeed_request(now, &a, advanced || went_live);
+    }
+
+    /// A complete chunk (or SSE batch) ending at `next`: delivered and the
+    /// cursor moved when it is past the cursor (returns `true`), else a
+    /// repeat, counted when it had a body.
+    pub(super) fn commit_chunk(&mut self, next: &str, payload: Payload) -> bool {
+        let advanced = advances(self.cursor(), next);
         if !advanced {
             let empty = match &payload {
                 Payload::Messages(m, _) => m.is_empty(),
@@ -395,14 +437,10 @@ impl Engine {
                 self.durable.repeats = self.durable.repeats.saturating_add(1);
             }
         } else {
-            self.deliver_chunk(&c.next, payload);
-            self.set_cursor(&c.next);
+            self.deliver_chunk(next, payload);
+            self.set_cursor(next);
         }
-        let went_live = self.durable_up_to_date(c.up_to_date);
-        if c.closed {
-            return self.durable_end_of_stream(&a);
-        }
-        self.succeed_request(now, &a, advanced || went_live);
+        advanced
     }
 
     /// Deliver a chunk's messages: each carries the cursor before the chunk,
@@ -446,7 +484,7 @@ impl Engine {
 
     /// Record `Stream-Up-To-Date`; returns whether the connection just
     /// caught up (and tells the app).
-    fn durable_up_to_date(&mut self, up_to_date: bool) -> bool {
+    pub(super) fn durable_up_to_date(&mut self, up_to_date: bool) -> bool {
         let caught_up = up_to_date && !self.durable.up_to_date;
         self.durable.up_to_date = up_to_date;
         if caught_up {
@@ -459,7 +497,7 @@ impl Engine {
 
     /// `Stream-Closed: true`: the stream ended for good. Nothing is
     /// scheduled; every later input is ignored.
-    fn durable_end_of_stream(&mut self, a: &Attempt) {
+    pub(super) fn durable_end_of_stream(&mut self, a: &Attempt) {
         self.mark_success(a.transport, true);
         let _ = self.phase.close();
         self.set_state(State::Closed, Reason::StreamClosed, None);
@@ -467,7 +505,7 @@ impl Engine {
 
     /// A 200 without a usable `Stream-Next-Offset`: its body cannot be
     /// placed, so it is not delivered; a `parse` failure under backoff.
-    fn durable_bad_answer(&mut self, now: Now) {
+    pub(super) fn durable_bad_answer(&mut self, now: Now) {
         let Some(a) = self.phase.take_attempt() else {
             return;
         };
@@ -521,14 +559,14 @@ mod tests {
 
     #[test]
     fn urls_sort_keys_and_encode() {
-        assert_eq!(render_url("/s", "-1", false, ""), "/s?offset=-1");
+        assert_eq!(render_url("/s", "-1", "", "7"), "/s?offset=-1");
         assert_eq!(
-            render_url("/s?z=1&a&offset=9#f", "0_5", true, "12"),
+            render_url("/s?z=1&a&offset=9#f", "0_5", "long-poll", "12"),
             "/s?z=1&a&cursor=12&live=long-poll&offset=0_5#f"
         );
         assert_eq!(
-            render_url("/s", "a b", true, ""),
-            "/s?live=long-poll&offset=a%20b"
+            render_url("/s", "a b", "sse", ""),
+            "/s?live=sse&offset=a%20b"
         );
     }
 

@@ -124,6 +124,80 @@ fn scan_message(m: &str) -> Option<IncomingMessage> {
     Some(IncomingMessage { id, event, data })
 }
 
+/// The elements of the JSON array `text`, each as its text (a Durable
+/// Streams SSE `data` event, PROTOCOL.md §5.8); `None` when `text` is not
+/// one array (an empty element, a missing bracket, text after it). The
+/// elements' own syntax is not checked: `parse: "json"` does that per
+/// message.
+#[cfg(feature = "durable-streams")]
+pub(super) fn array_elements(text: &str) -> Option<Vec<String>> {
+    let b = text.as_bytes();
+    let start = skip_ws(b, 0);
+    if b.get(start) != Some(&b'[') {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut at = skip_ws(b, start + 1);
+    if b.get(at) == Some(&b']') {
+        return (skip_ws(b, at + 1) == b.len()).then_some(out);
+    }
+    loop {
+        let end = value_end(b, at).filter(|&end| end > at)?;
+        out.push(String::from(text.get(at..end)?));
+        let next = skip_ws(b, end);
+        match b.get(next)? {
+            b',' => at = skip_ws(b, next + 1),
+            b']' => return (skip_ws(b, next + 1) == b.len()).then_some(out),
+            _ => return None,
+        }
+    }
+}
+
+/// A Durable Streams SSE `control` event's fields (PROTOCOL.md §5.8).
+#[cfg(feature = "durable-streams")]
+pub(super) struct Control<'a> {
+    /// `streamNextOffset` (not checked here).
+    pub next: &'a str,
+    /// `streamCursor`, when it is a string.
+    pub cursor: Option<&'a str>,
+    /// `upToDate: true`.
+    pub up_to_date: bool,
+    /// `streamClosed: true`.
+    pub closed: bool,
+}
+
+/// The control event `text`: `None` unless it is one JSON object (brackets
+/// balanced, nothing after it) with a string `streamNextOffset`. The last
+/// of a repeated key counts, as in `JSON.parse`. Strings are taken between
+/// their quotes as written, not unescaped: offsets and cursors are URL-safe
+/// ASCII (PROTOCOL.md §8), which JSON writes without escapes.
+#[cfg(feature = "durable-streams")]
+pub(super) fn control_fields(text: &str) -> Option<Control<'_>> {
+    let b = text.as_bytes();
+    let at = skip_ws(b, 0);
+    if b.get(at) != Some(&b'{') || skip_ws(b, value_end(b, at)?) != b.len() {
+        return None;
+    }
+    let mut c = Control {
+        next: "",
+        cursor: None,
+        up_to_date: false,
+        closed: false,
+    };
+    for (key, v, end) in fields(b, at) {
+        let v = text.get(v..end)?;
+        let string = v.strip_prefix('"').and_then(|v| v.strip_suffix('"'));
+        match key {
+            b"streamNextOffset" => c.next = string?,
+            b"streamCursor" => c.cursor = string,
+            b"upToDate" => c.up_to_date = v == "true",
+            b"streamClosed" => c.closed = v == "true",
+            _ => {}
+        }
+    }
+    Some(c)
+}
+
 fn skip_ws(b: &[u8], mut at: usize) -> usize {
     while matches!(b.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         at += 1;

@@ -26,6 +26,7 @@
 //! - `profile`: the protocol profile's hooks, the one place that asks which
 //!   [`Protocol`] a connection speaks;
 //! - `durable`: the Durable Streams profile (offsets, closure, 410);
+//! - `durable_sse`: its SSE mode (data and control events, base64);
 //! - `lifecycle`: hidden, offline, frozen, wake-up detection;
 //! - `network`: the poll interval's network tier (measured, reported);
 //! - `quiet`: a silent native stream with nowhere to go;
@@ -41,6 +42,8 @@ mod config;
 mod cursor_reset;
 mod decode;
 mod durable;
+#[cfg(feature = "durable-streams")]
+mod durable_sse;
 mod entry;
 mod gap;
 mod handover;
@@ -86,6 +89,8 @@ pub use durable::{
     body_kind as durable_body_kind, is_valid_offset, DurableBody, MAX_OFFSET_BYTES, NOW_OFFSET,
     START_OFFSET,
 };
+#[cfg(feature = "durable-streams")]
+pub use durable_sse::{base64, SSE_DATA_ENCODING_HEADER};
 pub use entry::Input;
 pub use input::{
     AttemptId, EffectiveType, IncomingMessage, NetworkHint, ResponseHead, TransportError,
@@ -492,7 +497,7 @@ impl Engine {
             let before = String::from(self.cursor());
             let mut items = mem::take(&mut self.items);
             self.parser.feed(bytes, &mut items);
-            self.take_items(&mut items, &before);
+            self.parsed_items(now, id, &mut items, &before);
             self.items = items;
         } else {
             self.unparsed_bytes(id, bytes);
@@ -781,6 +786,10 @@ impl Engine {
 
     fn on_stream_end(&mut self, now: Now, id: AttemptId) {
         if self.durable_body_end(now, id) {
+            return;
+        }
+        #[cfg(feature = "durable-streams")]
+        if self.durable_sse_end(now, id) {
             return;
         }
         let Some(a) = self.phase.take_attempt() else {
@@ -1181,7 +1190,11 @@ impl Engine {
         self.stats.current_delay_ms = 0;
         self.phase = Phase::Live(attempt);
         self.watch_replay();
-        let request_cycle = !transport.is_streaming() && was_open;
+        // Between two answers the app sees `open`: a request transport's
+        // next request, and every Durable Streams read (SSE mode's catch-up
+        // reads and its reconnect after the server's periodic close too).
+        let durable = self.profile() == Protocol::DurableStreams;
+        let request_cycle = (!transport.is_streaming() || durable) && was_open;
         if let Some(a) = self.phase.attempt_mut() {
             a.open = request_cycle;
         }

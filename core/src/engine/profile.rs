@@ -14,6 +14,8 @@
 //!   (`engine::gap`);
 //! - [`Engine::render_request`]: the URL and headers of a request;
 //! - [`Engine::judge_head`]: the verdict on a response head;
+//! - [`Engine::parsed_items`]: what the SSE parser read (Durable Streams: SSE
+//!   mode's data and control events);
 //! - [`Engine::unparsed_bytes`]: body bytes the SSE parser does not read.
 //!
 //! Small `match`es on a `Copy` enum, no trait object: this code ships in the
@@ -29,6 +31,7 @@ use super::durable::{is_valid_offset, START_OFFSET};
 use super::input::{AttemptId, ResponseHead};
 use super::request;
 use super::Engine;
+use crate::sse::SseItem;
 use crate::time::Now;
 
 impl Protocol {
@@ -44,14 +47,23 @@ impl Protocol {
         }
     }
 
-    /// Hook: fit the normalized options to the profile. Durable Streams:
-    /// catch-up and long-poll only (its SSE mode is not spoken yet), and the
-    /// cursor is an offset, [`START_OFFSET`] when none is given.
+    /// Hook: fit the normalized options to the profile. Durable Streams: one
+    /// transport, `long-poll` (catch-up and `live=long-poll` reads), or
+    /// `fetch-sse` with `Config::sse_live` (catch-up and `live=sse`
+    /// reads); the cursor is an offset, [`START_OFFSET`] when none is given.
     pub(crate) fn shape_config(self, c: &mut Config) {
         match self.spoken() {
             Protocol::Default => {}
             Protocol::DurableStreams => {
-                c.transports = vec![TransportKind::LongPoll];
+                #[cfg(feature = "durable-streams")]
+                let sse = c.sse_live;
+                #[cfg(not(feature = "durable-streams"))]
+                let sse = false;
+                c.transports = vec![if sse {
+                    TransportKind::FetchSse
+                } else {
+                    TransportKind::LongPoll
+                }];
                 if c.last_event_id.is_empty() {
                     c.last_event_id = String::from(START_OFFSET);
                 }
@@ -124,6 +136,26 @@ impl Engine {
         match self.profile() {
             Protocol::Default => self.default_head(now, transport, held_ms, head),
             Protocol::DurableStreams => self.durable_head(now, head),
+        }
+    }
+
+    /// Hook: the items the SSE parser read from attempt `id`'s bytes
+    /// (`before`: the cursor before them). Default: dispatched as events.
+    /// Durable Streams: SSE mode's data and control events.
+    #[cfg_attr(not(feature = "durable-streams"), allow(unused_variables))]
+    pub(crate) fn parsed_items(
+        &mut self,
+        now: Now,
+        id: AttemptId,
+        items: &mut Vec<SseItem>,
+        before: &str,
+    ) {
+        match self.profile() {
+            Protocol::Default => self.take_items(items, before),
+            #[cfg(feature = "durable-streams")]
+            Protocol::DurableStreams => self.durable_sse_items(now, id, items, before),
+            #[cfg(not(feature = "durable-streams"))]
+            Protocol::DurableStreams => {}
         }
     }
 

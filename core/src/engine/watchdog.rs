@@ -8,7 +8,7 @@
 //!
 //! | transport | before open / head | opened, nothing yet | after a byte / event |
 //! |---|---|---|---|
-//! | `fetch-sse` | first byte: start + firstEvent, and connect: start + idle | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
+//! | `fetch-sse` | first byte: start + firstEvent, and connect: start + idle (a Durable Streams catch-up read once its head came: idle: last byte + idle) | first byte: open + firstEvent, and idle: open + idle | idle: last byte + idle |
 //! | `eventsource` | first event: start + firstEvent, and connect: start + idle (Firefox gives a held stream no `open`) | first event: open + firstEvent (comments are invisible, so a comment-only stream looks buffered: the selector tries `fetch-sse` next; with no other transport usable, none after it: `quiet`) | idle: last event + idle |
 //! | `long-poll` | hold: start + longPoll.timeout | same | same |
 //! | `poll` | request: last activity + idle | same | same |
@@ -56,6 +56,12 @@ pub(crate) fn deadline(
             nonzero(long_poll_timeout_ms).map(|t| (attempt.started.plus(t), Expiry::Hold))
         }
         (TransportKind::Poll, _) => idle.map(|t| (last.plus(t), Expiry::Request)),
+        // A Durable Streams catch-up read on `fetch-sse` (SSE mode): its
+        // head came and its body is read, silent at most `idle`.
+        #[cfg(feature = "durable-streams")]
+        (TransportKind::FetchSse, None) if attempt.status.is_some() => {
+            idle.map(|t| (last.plus(t), Expiry::Idle))
+        }
         // No head / `open` yet: the first-event deadline from the request,
         // unless the connect deadline comes first (an idle of 0, `None`,
         // never does) or a native stream was kept at it (`engine::quiet`).
