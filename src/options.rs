@@ -272,27 +272,36 @@ fn read_transports(c: &mut Config, v: &JsValue) {
     c.urls.long_poll = transport_url(&get(&urls, "long-poll"));
     c.urls.poll = transport_url(&get(&urls, "poll"));
     let t = get(v, "transports");
-    if !absent(&t) {
-        let list = match js_sys::Array::is_array(&t) {
-            true => js_sys::Array::from(&t),
-            false => js_sys::Array::new(),
-        };
-        let kinds: Option<Vec<TransportKind>> = list
-            .iter()
-            .map(|x| x.as_string().and_then(|n| TransportKind::from_name(&n)))
-            .collect();
-        match kinds.filter(|k| !k.is_empty()) {
-            Some(k) => c.transports = k,
-            None => {
-                let names = TransportKind::ALL.map(|k| k.as_str());
-                fail(invalid(
-                    "transports",
-                    &listed("a non-empty array of ", &names),
-                    &t,
-                ));
+    if absent(&t) {
+        return;
+    }
+    // A loop, not a collected `Option<Vec>`: no iterator adapters in the wasm.
+    let mut kinds = Vec::new();
+    if js_sys::Array::is_array(&t) {
+        for x in js_sys::Array::from(&t).iter() {
+            match x.as_string().and_then(|n| TransportKind::from_name(&n)) {
+                Some(k) => kinds.push(k),
+                None => {
+                    kinds.clear();
+                    break;
+                }
             }
         }
     }
+    if kinds.is_empty() {
+        const NAMES: [&str; 4] = [
+            TransportKind::ALL[0].as_str(),
+            TransportKind::ALL[1].as_str(),
+            TransportKind::ALL[2].as_str(),
+            TransportKind::ALL[3].as_str(),
+        ];
+        return fail(invalid(
+            "transports",
+            &listed("a non-empty array of ", &NAMES),
+            &t,
+        ));
+    }
+    c.transports = kinds;
 }
 
 /// `events`, `lastEventId`, the Durable Streams options, `lastEventIdParam`,
