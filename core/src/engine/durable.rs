@@ -322,7 +322,11 @@ impl Engine {
                 None => Payload::Invalid,
             }
         } else {
-            let bytes = c.body.iter().map(|&b| char::from(b)).collect::<String>();
+            // A loop, not a collected `String`: no iterator of its own in the wasm.
+            let mut bytes = String::with_capacity(c.body.len());
+            for &b in &c.body {
+                bytes.push(char::from(b));
+            }
             Payload::Messages(text_messages(bytes), true)
         };
         self.finish_chunk(now, c, payload);
