@@ -91,7 +91,12 @@ fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
             return true;
         }
         SessionAction::Messages(ds) => {
-            Notice::Messages(ds.into_iter().map(|d| delivery(conn, d)).collect())
+            // A loop, not a collected `Vec`: no iterator of its own in the wasm.
+            let mut out = Vec::with_capacity(ds.len());
+            for d in ds {
+                out.push(delivery(conn, d));
+            }
+            Notice::Messages(out)
         }
         SessionAction::Tell(Action::Error {
             code: ErrorCode::Headers,
@@ -143,12 +148,10 @@ fn delivery(conn: &Connection, d: tidings_core::session::Delivery) -> Delivery {
 
 /// Tell every subscriber `notice`, with no borrow held.
 fn tell(conn: &Connection, notice: &Notice) {
-    let targets: Vec<NoticeFn> = conn
-        .listeners
-        .borrow()
-        .iter()
-        .map(|(_, f)| f.clone())
-        .collect();
+    let mut targets: Vec<NoticeFn> = Vec::new();
+    for (_, f) in conn.listeners.borrow().iter() {
+        targets.push(f.clone());
+    }
     for f in targets {
         f(notice);
     }
