@@ -90,14 +90,7 @@ fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
             live::probe(conn, id);
             return true;
         }
-        SessionAction::Messages(ds) => {
-            // A loop, not a collected `Vec`: no iterator of its own in the wasm.
-            let mut out = Vec::with_capacity(ds.len());
-            for d in ds {
-                out.push(delivery(conn, d));
-            }
-            Notice::Messages(out)
-        }
+        SessionAction::Messages(ds) => Notice::Messages(deliveries(conn, ds)),
         SessionAction::Tell(Action::Error {
             code: ErrorCode::Headers,
             retry_in_ms,
@@ -144,6 +137,16 @@ fn delivery(conn: &Connection, d: tidings_core::session::Delivery) -> Delivery {
         transport: d.transport.map_or("", |t| t.as_str()),
         data,
     }
+}
+
+/// A batch of the session's deliveries as the subscribers get them (a loop,
+/// not a collected `Vec`: no iterator of its own in the wasm).
+fn deliveries(conn: &Connection, ds: Vec<tidings_core::session::Delivery>) -> Vec<Delivery> {
+    let mut out = Vec::with_capacity(ds.len());
+    for d in ds {
+        out.push(delivery(conn, d));
+    }
+    out
 }
 
 /// Tell every subscriber `notice`, with no borrow held.
