@@ -81,6 +81,32 @@ export function headerEntries(h) {
   return h instanceof Headers ? [...h] : Object.entries(h);
 }
 
+// What the app's `headers` and `url` (undefined: not set) give now, as one
+// text (the JSON of each, a line each; a Headers as its pairs): the
+// credentials' part of a crossTab share key. A function is asked once with
+// { attempt: 0, url }. undefined when neither is set, or one throws or gives
+// a promise (such a connection is not shared).
+export function credentialsText(headers, urlFn, url) {
+  const ctx = { attempt: 0, url };
+  let text = "";
+  try {
+    for (const [given, isHeaders] of [[headers, 1], [urlFn]]) {
+      if (given === undefined) continue;
+      let v = typeof given == "function" ? given.call(null, ctx) : given;
+      if (typeof v == "object" && v) {
+        let then;
+        try { then = v.then; } catch {}
+        if (typeof then == "function") return;
+        if (isHeaders) v = headerEntries(v);
+      }
+      const s = JSON.stringify(v);
+      if (typeof s != "string") return;
+      text += s + "\n";
+    }
+  } catch { return; }
+  return text || undefined;
+}
+
 // A header value as `fetch` gets it from wasm: the UTF-8 bytes of the
 // string (a lone surrogate as U+FFFD), one char per byte. `Headers` takes a
 // ByteString (code points ≤ U+00FF) and throws on anything above, so the

@@ -146,8 +146,11 @@ impl Options {
         // the hash of what they resolve to now goes into the share key.
         #[cfg(feature = "cross-tab")]
         if o.cross_tab {
+            let none = &JsValue::UNDEFINED;
+            let (headers, url_fn) = (o.headers.as_ref(), o.url.as_ref());
             page.credentials =
-                resolved_credentials(&o, url).map_or(0, |t| keys::credentials_tag(&t));
+                credentials_text(headers.unwrap_or(none), url_fn.unwrap_or(none), url)
+                    .map_or(0, |t| keys::credentials_tag(&t));
         }
         // A `debug` function is the app's own: its connection is never
         // shared.
@@ -158,33 +161,15 @@ impl Options {
     }
 }
 
-/// What `headers` and `url` resolve to now, as one text (JSON of each value;
-/// a function asked once with `{ attempt: 0, url }`); `None` when neither is
-/// set, or one throws or gives a promise: such a connection is not shared.
 #[cfg(feature = "cross-tab")]
-fn resolved_credentials(o: &Options, url: &str) -> Option<String> {
-    let ctx = js_sys::Object::new();
-    crate::js::set(&ctx, "attempt", &JsValue::from(0));
-    crate::js::set(&ctx, "url", &JsValue::from_str(url));
-    let mut text = String::new();
-    for (is_headers, given) in [(true, &o.headers), (false, &o.url)] {
-        let Some(given) = given else { continue };
-        let v = match given.dyn_ref::<js_sys::Function>() {
-            Some(f) => f.call1(&JsValue::NULL, &ctx).ok()?,
-            None => given.clone(),
-        };
-        if get(&v, "then").is_function() {
-            return None;
-        }
-        // A `Headers` stringifies as `{}` whatever it holds: its pairs.
-        let v = match is_headers && v.is_object() {
-            true => crate::transport::fetch::header_entries(&v).ok()?.into(),
-            false => v,
-        };
-        text += &js_sys::JSON::stringify(&v).ok()?.as_string()?;
-        text.push('\n');
-    }
-    (!text.is_empty()).then_some(text)
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// What `headers` and `url` (`undefined`: not set) resolve to now, as
+    /// one text (JSON of each value; a function asked once with `{ attempt:
+    /// 0, url }`); `None` when neither is set, or one throws or gives a
+    /// promise: such a connection is not shared (`boundary.js`).
+    #[wasm_bindgen(js_name = credentialsText)]
+    fn credentials_text(headers: &JsValue, url_fn: &JsValue, url: &str) -> Option<String>;
 }
 
 /// The subscription's own event types: a message event (`events`) or the
@@ -272,27 +257,36 @@ fn read_transports(c: &mut Config, v: &JsValue) {
     c.urls.long_poll = transport_url(&get(&urls, "long-poll"));
     c.urls.poll = transport_url(&get(&urls, "poll"));
     let t = get(v, "transports");
-    if !absent(&t) {
-        let list = match js_sys::Array::is_array(&t) {
-            true => js_sys::Array::from(&t),
-            false => js_sys::Array::new(),
-        };
-        let kinds: Option<Vec<TransportKind>> = list
-            .iter()
-            .map(|x| x.as_string().and_then(|n| TransportKind::from_name(&n)))
-            .collect();
-        match kinds.filter(|k| !k.is_empty()) {
-            Some(k) => c.transports = k,
-            None => {
-                let names = TransportKind::ALL.map(|k| k.as_str());
-                fail(invalid(
-                    "transports",
-                    &listed("a non-empty array of ", &names),
-                    &t,
-                ));
+    if absent(&t) {
+        return;
+    }
+    // A loop, not a collected `Option<Vec>`: no iterator adapters in the wasm.
+    let mut kinds = Vec::new();
+    if js_sys::Array::is_array(&t) {
+        for x in js_sys::Array::from(&t).iter() {
+            match x.as_string().and_then(|n| TransportKind::from_name(&n)) {
+                Some(k) => kinds.push(k),
+                None => {
+                    kinds.clear();
+                    break;
+                }
             }
         }
     }
+    if kinds.is_empty() {
+        const NAMES: [&str; 4] = [
+            TransportKind::ALL[0].as_str(),
+            TransportKind::ALL[1].as_str(),
+            TransportKind::ALL[2].as_str(),
+            TransportKind::ALL[3].as_str(),
+        ];
+        return fail(invalid(
+            "transports",
+            &listed("a non-empty array of ", &NAMES),
+            &t,
+        ));
+    }
+    c.transports = kinds;
 }
 
 /// `events`, `lastEventId`, the Durable Streams options, `lastEventIdParam`,

@@ -107,13 +107,13 @@ impl Listeners {
     /// first so no borrow is held while user code runs (it may add, remove,
     /// close or read `stats()`).
     pub fn dispatch(&self, kind: &str, event: &JsValue, alive: &dyn Fn() -> bool) {
-        let targets: Vec<Rc<Entry>> = self
-            .list
-            .borrow()
-            .iter()
-            .filter(|e| e.kind == kind)
-            .cloned()
-            .collect();
+        // A loop, not a collected `Vec`: no iterator of its own in the wasm.
+        let mut targets: Vec<Rc<Entry>> = Vec::new();
+        for e in self.list.borrow().iter() {
+            if e.kind == kind {
+                targets.push(e.clone());
+            }
+        }
         for entry in targets {
             if !alive() {
                 return;

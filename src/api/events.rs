@@ -26,12 +26,14 @@ extern "C" {
 
 /// The length of `s` in UTF-16 code units (JS string length).
 fn utf16_len(s: &str) -> u32 {
-    let n = if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().map(char::len_utf16).sum()
-    };
-    n as u32
+    // From the UTF-8 bytes: one unit per char (every byte but a
+    // continuation byte), two for a char of four bytes (a surrogate pair).
+    // No `Chars` iterator and fold in the wasm.
+    let mut n = 0;
+    for b in s.bytes() {
+        n += u32::from(b & 0xC0 != 0x80) + u32::from(b >= 0xF0);
+    }
+    n
 }
 
 /// Marks a message whose data is a JS value of its own (`boundary.js`).

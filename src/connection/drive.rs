@@ -90,9 +90,7 @@ fn render(conn: &Rc<Connection>, action: SessionAction) -> bool {
             live::probe(conn, id);
             return true;
         }
-        SessionAction::Messages(ds) => {
-            Notice::Messages(ds.into_iter().map(|d| delivery(conn, d)).collect())
-        }
+        SessionAction::Messages(ds) => Notice::Messages(deliveries(conn, ds)),
         SessionAction::Tell(Action::Error {
             code: ErrorCode::Headers,
             retry_in_ms,
@@ -141,14 +139,22 @@ fn delivery(conn: &Connection, d: tidings_core::session::Delivery) -> Delivery {
     }
 }
 
+/// A batch of the session's deliveries as the subscribers get them (a loop,
+/// not a collected `Vec`: no iterator of its own in the wasm).
+fn deliveries(conn: &Connection, ds: Vec<tidings_core::session::Delivery>) -> Vec<Delivery> {
+    let mut out = Vec::with_capacity(ds.len());
+    for d in ds {
+        out.push(delivery(conn, d));
+    }
+    out
+}
+
 /// Tell every subscriber `notice`, with no borrow held.
 fn tell(conn: &Connection, notice: &Notice) {
-    let targets: Vec<NoticeFn> = conn
-        .listeners
-        .borrow()
-        .iter()
-        .map(|(_, f)| f.clone())
-        .collect();
+    let mut targets: Vec<NoticeFn> = Vec::new();
+    for (_, f) in conn.listeners.borrow().iter() {
+        targets.push(f.clone());
+    }
     for f in targets {
         f(notice);
     }

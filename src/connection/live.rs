@@ -552,8 +552,11 @@ pub(crate) fn web_storage_call(storage: &str, method: &str, args: &[&str]) -> Op
         .ok()?
         .dyn_into()
         .ok()?;
-    let args: js_sys::Array = args.iter().map(|a| JsValue::from_str(a)).collect();
-    f.apply(&s, &args).ok()
+    let list = js_sys::Array::new();
+    for a in args {
+        list.push(&JsValue::from_str(a));
+    }
+    f.apply(&s, &list).ok()
 }
 
 /// The downgrade remembered for `config`'s endpoints in this tab's

@@ -11,8 +11,10 @@ pub fn json_elements(text: &str) -> Option<Vec<String>> {
     if !js_sys::Array::is_array(&v) {
         return None;
     }
-    js_sys::Array::from(&v)
-        .iter()
-        .map(|e| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string()))
-        .collect()
+    // A loop, not a collected `Option<Vec>`: no iterator adapters in the wasm.
+    let mut out = Vec::new();
+    for e in js_sys::Array::from(&v).iter() {
+        out.push(js_sys::JSON::stringify(&e).ok()?.as_string()?);
+    }
+    Some(out)
 }

@@ -110,11 +110,16 @@ pub fn is_valid_offset(offset: &str, sentinel_ok: bool) -> bool {
     if offset == START_OFFSET || offset == NOW_OFFSET {
         return sentinel_ok;
     }
-    !offset.is_empty()
-        && offset.len() <= MAX_OFFSET_BYTES
-        && !offset
-            .bytes()
-            .any(|b| b <= b' ' || b == 0x7f || matches!(b, b',' | b'&' | b'=' | b'?' | b'/'))
+    if offset.is_empty() || offset.len() > MAX_OFFSET_BYTES {
+        return false;
+    }
+    // A loop, not `Iterator::any`: no closure and fold of its own in the wasm.
+    for b in offset.bytes() {
+        if b <= b' ' || b == 0x7f || matches!(b, b',' | b'&' | b'=' | b'?' | b'/') {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether `next` is past `cursor`: any real offset is past a sentinel;
@@ -347,7 +352,11 @@ impl Engine {
                 None => Payload::Invalid,
             }
         } else {
-            let bytes = c.body.iter().map(|&b| char::from(b)).collect::<String>();
+            // A loop, not a collected `String`: no iterator of its own in the wasm.
+            let mut bytes = String::with_capacity(c.body.len());
+            for &b in &c.body {
+                bytes.push(char::from(b));
+            }
             Payload::Messages(text_messages(bytes), true)
         };
         self.finish_chunk(now, c, payload);

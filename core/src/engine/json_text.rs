@@ -57,17 +57,18 @@ pub fn decode_json_text<V: JsonView>(
     let b = text.as_bytes();
     // Where the next element's text starts; `None` once unsure of it.
     let mut at = list_start(b);
-    let msgs = (0..list.length())
-        .map(|i| {
-            let m = at.take().and_then(|a| {
-                let start = skip_ws(b, a + 1);
-                let end = value_end(b, start)?;
-                at = Some(skip_ws(b, end));
-                scan_message(text.get(start..end)?).map(Some)
-            });
-            m.unwrap_or_else(|| view_message(&list.at(i)))
-        })
-        .collect();
+    // A loop, not a collected `Vec`: no iterator of its own in the wasm.
+    let n = list.length();
+    let mut msgs = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let m = at.take().and_then(|a| {
+            let start = skip_ws(b, a + 1);
+            let end = value_end(b, start)?;
+            at = Some(skip_ws(b, end));
+            scan_message(text.get(start..end)?).map(Some)
+        });
+        msgs.push(m.unwrap_or_else(|| view_message(&list.at(i))));
+    }
     Some((msgs, hint))
 }
 

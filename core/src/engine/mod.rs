@@ -944,14 +944,8 @@ impl Engine {
             .filter(|_| !self.life.paused())
             .map(|s| s.at);
         // The live attempt's and its news probe's, the earlier of the two.
-        let attempt = match (self.attempt_deadline(), self.probe_deadline()) {
-            (Some((a, _)), Some(p)) => Some(a.min(p)),
-            (a, p) => a.map(|d| d.0).or(p),
-        };
-        [self.pause_deadline(), attempt, scheduled]
-            .into_iter()
-            .flatten()
-            .min()
+        let attempt = earlier(self.attempt_deadline().map(|d| d.0), self.probe_deadline());
+        earlier(earlier(self.pause_deadline(), attempt), scheduled)
     }
 
     /// A watchdog of the live attempt expired.
@@ -1283,5 +1277,14 @@ impl Engine {
             reason,
             delay_ms,
         });
+    }
+}
+
+/// The earlier of two deadlines, either of which may be unset (a `match`,
+/// not an array's `flatten().min()`: no iterator of its own in the wasm).
+fn earlier(a: Option<MonoMs>, b: Option<MonoMs>) -> Option<MonoMs> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
