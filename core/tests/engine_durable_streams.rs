@@ -9,7 +9,7 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, AttemptId, BodyRead, Config, CrossOrigin, Engine, ErrorCode, Message, Protocol, Reason,
+    Action, AttemptId, BodyRead, Config, CrossOrigin, Engine, ErrorCode, Protocol, Reason,
     ResetReason, ResponseHead, State, TransportError, TransportKind,
 };
 
@@ -55,26 +55,6 @@ fn json_chunk(sim: &mut Sim, id: AttemptId, next: &str, up: bool, els: &[&str]) 
     sim.engine.handle_json_chunk(sim.now, id, Some(els));
     out.extend(sim.drain());
     out
-}
-
-fn delivered(actions: &[Action]) -> Vec<Message> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Deliver(m) => Some((**m).clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn up_to_date(actions: &[Action]) -> Vec<String> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::UpToDate { last_event_id } => Some(last_event_id.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Catch-up from `-1` in two chunks (the first without `Stream-Up-To-Date`),

@@ -243,6 +243,28 @@ impl Sim {
     }
 }
 
+/// The messages delivered, in order.
+pub fn delivered(actions: &[Action]) -> Vec<Message> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Deliver(m) => Some((**m).clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The cursor of each `uptodate` told.
+pub fn up_to_date(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::UpToDate { last_event_id } => Some(last_event_id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 pub fn opens(actions: &[Action]) -> Vec<OpenRequest> {
     actions
         .iter()
