@@ -173,7 +173,7 @@ impl AppenderJs {
         match index {
             Some(i) => self.inner.pending.borrow_mut().push((i, settle)),
             None => {
-                let e = closed_error();
+                let e = closed_error(&self.inner.url);
                 let _ = settle.1.call1(&JsValue::UNDEFINED, &e);
                 return Ok(promise);
             }
@@ -357,7 +357,7 @@ fn end(inner: &Rc<Inner>, error: Option<AppendError>) {
             super::abort_reason(inner.signal.as_ref(), "the appender was aborted")
         }
         Some(err) => error_value(err, &inner.url),
-        None => closed_error(),
+        None => closed_error(&inner.url),
     };
     if let Some(cause) = inner.cause.borrow_mut().take() {
         crate::js::set(e.unchecked_ref(), "cause", &cause);
@@ -402,8 +402,10 @@ fn error_value(err: AppendError, url: &str) -> JsValue {
     e
 }
 
-fn closed_error() -> JsValue {
-    crate::js::error("stream-closed", "the appender is closed")
+/// `append failed: stream-closed (<url>)`: an append or close after the
+/// appender closed names its stream, as every other appender error does.
+fn closed_error(url: &str) -> JsValue {
+    super::failed("append failed: ", "stream-closed", None, url)
 }
 
 /// Carry out `Issue`: POST through `request.rs`; the reply comes back as a fact.

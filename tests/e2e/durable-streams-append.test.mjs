@@ -114,7 +114,7 @@ test("1,000 appends while responses are dropped after applying and the server re
   }
 });
 
-test("close() after pending appends closes the stream; a later append rejects stream-closed", async () => {
+test("close() after pending appends closes the stream; a later append rejects stream-closed naming the stream's URL", async () => {
   const path = streamPath();
   await ds.create(path, "application/json");
   const page = await blankPage(browser, web.url);
@@ -124,10 +124,10 @@ test("close() after pending appends closes the stream; a later append rejects st
       const a = [ap.append("x"), ap.append("y")];
       await ap.close();
       await Promise.all(a);
-      const late = await ap.append("z").then(() => "resolved", (e) => e.code);
+      const late = await ap.append("z").then(() => "resolved", (e) => [e.code, e.message]);
       return { late, id: ap.producerId };
     }, ds.url + path);
-    assert.deepEqual(out, { late: "stream-closed", id: "closer" });
+    assert.deepEqual(out, { late: ["stream-closed", `append failed: stream-closed (${ds.url + path})`], id: "closer" });
     const r = await fetch(`${ds.url}${path}?offset=-1`);
     assert.equal(r.headers.get("stream-closed"), "true");
     assert.deepEqual(await r.json(), ["x", "y"]);
