@@ -223,15 +223,11 @@ impl Reader {
         let (b, i) = (&mut c.backoff, &mut c.interval);
         match slot {
             Slot::BackoffStrategy => {
-                const NAMES: [&str; 4] = ["full-jitter", "equal-jitter", "decorrelated", "none"];
-                if let Some(s) = one_of(g, name, &NAMES)? {
-                    b.strategy = [
-                        Strategy::FullJitter,
-                        Strategy::EqualJitter,
-                        Strategy::Decorrelated,
-                        Strategy::None,
-                    ][s];
-                }
+                let names = ["full-jitter", "equal-jitter", "decorrelated", "none"];
+                set(
+                    &mut b.strategy,
+                    one_of(g, name, &names)?.map(|s| STRATEGIES[s]),
+                );
             }
             Slot::BackoffBaseMs => set(&mut b.base_ms, ms(g, name)?),
             Slot::BackoffMaxMs => set(&mut b.max_ms, ms(g, name)?),
@@ -239,24 +235,11 @@ impl Reader {
             Slot::BackoffHealthyAfterMs => set(&mut b.healthy_after_ms, ms(g, name)?),
             Slot::BackoffMaxAttempts => set(&mut b.max_attempts, count(g, name)?),
             Slot::MaxRetryAfterMs => set(&mut c.max_retry_after_ms, ms(g, name)?),
-            Slot::BreakerFailureThreshold => {
-                let n = count(g, name)?;
-                set(
-                    &mut c.breaker.failure_threshold,
-                    n.map(|n| n.unwrap_or(u32::MAX)),
-                );
-            }
+            Slot::BreakerFailureThreshold => set(&mut c.breaker.failure_threshold, limit(g, name)?),
             Slot::BreakerCooldownMs => set(&mut c.breaker.cooldown_ms, ms(g, name)?),
             Slot::IntervalMode => {
-                const NAMES: [&str; 4] = ["exponential", "aimd", "rate-window", "fixed"];
-                if let Some(m) = one_of(g, name, &NAMES)? {
-                    i.mode = [
-                        IntervalMode::Exponential,
-                        IntervalMode::Aimd,
-                        IntervalMode::RateWindow,
-                        IntervalMode::Fixed,
-                    ][m];
-                }
+                let names = ["exponential", "aimd", "rate-window", "fixed"];
+                set(&mut i.mode, one_of(g, name, &names)?.map(|m| MODES[m]));
             }
             Slot::IntervalInitialMs => set(&mut i.initial_ms, ms(g, name)?),
             Slot::IntervalMinMs => set(&mut i.min_ms, ms(g, name)?),
@@ -266,13 +249,7 @@ impl Reader {
                 set(&mut c.watchdog.first_event_timeout_ms, ms(g, name)?)
             }
             Slot::LongPollTimeoutMs => set(&mut c.long_poll.timeout_ms, ms(g, name)?),
-            Slot::FallbackAfterFailures => {
-                let n = count(g, name)?;
-                set(
-                    &mut c.fallback.after_failures,
-                    n.map(|n| n.unwrap_or(u32::MAX)),
-                );
-            }
+            Slot::FallbackAfterFailures => set(&mut c.fallback.after_failures, limit(g, name)?),
             Slot::FallbackRememberMs => set(&mut c.fallback.remember_ms, ms(g, name)?),
             // The groups: `backoff`, `breaker`, `interval`, `watchdog`, …
             _ => object(g, name)?,
@@ -329,6 +306,27 @@ impl Reader {
             self.parsed.config.start = Some(alloc::sync::Arc::new(StartRules { request, end }));
         }
     }
+}
+
+/// `backoff.strategy`'s values, in the order of its names.
+const STRATEGIES: [Strategy; 4] = [
+    Strategy::FullJitter,
+    Strategy::EqualJitter,
+    Strategy::Decorrelated,
+    Strategy::None,
+];
+
+/// `interval.mode`'s values, in the order of its names.
+const MODES: [IntervalMode; 4] = [
+    IntervalMode::Exponential,
+    IntervalMode::Aimd,
+    IntervalMode::RateWindow,
+    IntervalMode::Fixed,
+];
+
+/// A count whose `Infinity` is no limit at all (`u32::MAX`).
+fn limit(g: &Given, name: &'static str) -> Result<Option<u32>, Refusal> {
+    Ok(count(g, name)?.map(|n| n.unwrap_or(u32::MAX)))
 }
 
 /// `*field` = `value` when given.
