@@ -37,7 +37,7 @@ fn read_with(built: Built, given: &[(&str, Given)]) -> (Result<Parsed, Refusal>,
             .iter()
             .find(|(p, _)| *p == slot.path())
             .map_or(Given::Absent, |(_, g)| g.clone());
-        if let Err(r) = reader.feed(g) {
+        if let Err(r) = reader.feed(&g) {
             return (Err(r), read);
         }
     }
@@ -72,12 +72,12 @@ fn read(given: &[(&str, Given)]) -> Result<Parsed, Refusal> {
 /// The refusal of `given`, as `(name, expected, got)`.
 fn refused(given: &[(&str, Given)]) -> (&'static str, String, Option<String>) {
     let r = err(read(given));
-    (r.name, r.expected, r.got)
+    (r.name, r.expected.text(), r.got)
 }
 
 fn refused_by(built: Built, given: &[(&str, Given)]) -> (&'static str, String) {
     let r = err(read_with(built, given).0);
-    (r.name, r.expected)
+    (r.name, r.expected.text())
 }
 
 #[test]
@@ -453,7 +453,7 @@ fn an_option_this_build_lacks_is_refused_naming_the_feature() {
     );
     let r = err(read_with(none, &[("persist", text("session"))]).0);
     assert_eq!(
-        (r.name, r.expected, r.got),
+        (r.name, r.expected.text(), r.got),
         ("persist", says("persist"), Some("session".into()))
     );
     // Off, they are no refusal: `false`, the default protocol.
@@ -551,8 +551,8 @@ proptest! {
         let mut last = None;
         while let Some(slot) = reader.ask() {
             last = Some(slot);
-            if let Err(r) = reader.feed(values[slot as usize].clone()) {
-                prop_assert!(!r.expected.is_empty());
+            if let Err(r) = reader.feed(&values[slot as usize]) {
+                prop_assert!(!r.expected.text().is_empty());
                 let names_slot = r.name == slot.path() || r.name == "urls" || r.name == "offset" || r.name == "persist";
                 prop_assert!(names_slot, "{} for {:?}", r.name, slot);
                 return Ok(());

@@ -204,9 +204,9 @@ fn read(reader: &mut Reader, o: &mut Kept, v: &JsValue) {
         if failed() {
             return;
         }
-        if let Err(r) = reader.feed(given) {
+        if let Err(r) = reader.feed(&given) {
             let got = r.got.map_or(value, |t| JsValue::from_str(&t));
-            return fail(invalid(r.name, &r.expected, &got));
+            return fail(invalid(r.name, &r.expected.text(), &got));
         }
         match slot {
             Slot::Url => o.url = value.is_function().then_some(value),

@@ -55,12 +55,35 @@ pub enum Given {
 pub struct Refusal {
     /// The option's name (`"backoff.baseMs"`; a `urls` entry is `"urls"`).
     pub name: &'static str,
-    /// What it must be (`"a non-negative number of milliseconds"`).
-    pub expected: String,
+    /// What it must be (`"a non-negative number of milliseconds"`:
+    /// [`Expected::text`]).
+    pub expected: Expected,
     /// What was got when it is not the value given: the cursor a Durable
     /// Streams `offset` refusal names (it may come from `lastEventId`).
     /// `None`: the value given for the slot.
     pub got: Option<String>,
+}
+
+/// What a refused option must be, as [`text`](Expected::text) says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// This text.
+    Is(&'static str),
+    /// The text, then each name quoted, comma-separated ([`listed`]).
+    Listed(&'static str, &'static [&'static str]),
+    /// None: the build was made without this cargo feature ([`not_built`]).
+    NotBuilt(&'static str),
+}
+
+impl Expected {
+    /// The words of an `invalid-option` message after `expected`.
+    pub fn text(self) -> String {
+        match self {
+            Expected::Is(t) => String::from(t),
+            Expected::Listed(prefix, names) => listed(prefix, names),
+            Expected::NotBuilt(feature) => not_built(feature),
+        }
+    }
 }
 
 /// The parts of the browser crate this build has (its cargo features): an
@@ -117,6 +140,8 @@ pub struct Reader {
     built: Built,
     next: usize,
     request: Request,
+    /// The first refusal, once one is made.
+    refusal: Option<Refusal>,
 }
 
 impl Reader {
@@ -136,6 +161,7 @@ impl Reader {
             built,
             next: 0,
             request: Request::default(),
+            refusal: None,
         }
     }
 
@@ -152,9 +178,10 @@ impl Reader {
 
     /// The value of the slot [`ask`](Self::ask) gave last: kept, or
     /// refused (read nothing more then).
-    pub fn feed(&mut self, given: Given) -> Result<(), Refusal> {
+    pub fn feed(&mut self, given: &Given) -> Result<(), Refusal> {
         let slot = Slot::at(self.next.wrapping_sub(1)).unwrap_or(Slot::Parse);
-        self.apply(slot, given)
+        self.apply(slot, given);
+        self.refusal.take().map_or(Ok(()), Err)
     }
 
     /// What the options make, with the engine's defaults and floors applied
