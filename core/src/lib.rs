@@ -102,7 +102,6 @@ pub mod crosstab;
 pub mod engine;
 pub mod keys;
 pub mod machine;
-pub mod options;
 pub mod persist;
 pub mod policy;
 pub mod rng;
