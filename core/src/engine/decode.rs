@@ -142,7 +142,7 @@ impl MediaType {
     /// The verdict on `content_type` (the header value as sent, if any).
     pub fn of(content_type: Option<&str>) -> MediaType {
         let m = content_type
-            .map(|ct| ct.split(';').next().unwrap_or("").trim())
+            .map(|ct| crate::wire::before_byte(ct, b';').trim())
             .unwrap_or("");
         let b = m.as_bytes();
         if m.eq_ignore_ascii_case("text/event-stream") {

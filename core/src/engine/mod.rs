@@ -116,7 +116,7 @@ use crate::policy::network::NetworkView;
 use crate::policy::validators::{Outcome, Validators};
 use crate::rng::Rng;
 use crate::sse::{SseItem, SseParser};
-use crate::time::{MonoMs, Monotone, Now, WallMs};
+use crate::time::{earlier, MonoMs, Monotone, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
 use state::{Attempt, AuthRetry, BodyKind, Lifecycle, PerTransport, Phase, Scheduled};
@@ -1277,14 +1277,5 @@ impl Engine {
             reason,
             delay_ms,
         });
-    }
-}
-
-/// The earlier of two deadlines, either of which may be unset (a `match`,
-/// not an array's `flatten().min()`: no iterator of its own in the wasm).
-fn earlier(a: Option<MonoMs>, b: Option<MonoMs>) -> Option<MonoMs> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }

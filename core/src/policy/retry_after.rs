@@ -110,7 +110,7 @@ pub fn rate_limit_reset_ms(value: &str, reference: WallMs) -> Option<u64> {
 /// interval policy clamps every hint into `[min_ms, max_ms]`.
 pub fn poll_interval_hint_ms(value: &str) -> Option<u64> {
     let value = crate::wire::trim_ows(value);
-    let (whole, frac) = match value.split_once('.') {
+    let (whole, frac) = match crate::wire::split_once_byte(value, b'.') {
         Some((w, f)) => (w, Some(f)),
         None => (value, None),
     };

@@ -52,7 +52,7 @@ use crate::engine::{
     Capabilities, Config, Engine, NetworkHint, Protocol, ReconnectAnswer, State, TransportKind,
 };
 use crate::machine::Lifecycle;
-use crate::time::{MonoMs, Monotone};
+use crate::time::{earlier, MonoMs, Monotone};
 
 /// What the session remembers of the page, for a fresh engine.
 #[derive(Clone, Copy, Debug)]
@@ -159,10 +159,10 @@ impl Session {
         if self.life.is_done() {
             return None;
         }
-        let earliest = [self.engine_until, self.tabs_until, self.calm.deadline()]
-            .into_iter()
-            .flatten()
-            .min();
+        let earliest = earlier(
+            earlier(self.engine_until, self.tabs_until),
+            self.calm.deadline(),
+        );
         self.clock.wait_until(earliest)
     }
 
