@@ -137,13 +137,14 @@ pub fn push_decimal(out: &mut String, n: u64) {
 /// empty, holds anything but ASCII digits (no sign, no spaces) or overflows
 /// `u64`. Written out so the bundle links no `core::num` string parsing.
 pub fn parse_decimal(s: &[u8]) -> Option<u64> {
-    if s.is_empty() {
-        return None;
+    let mut n = 0u64;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
     }
-    s.iter().try_fold(0u64, |n, &b| {
-        let digit = b.is_ascii_digit().then(|| u64::from(b - b'0'))?;
-        n.checked_mul(10)?.checked_add(digit)
-    })
+    (!s.is_empty()).then_some(n)
 }
 
 #[cfg(test)]

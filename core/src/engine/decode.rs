@@ -202,9 +202,11 @@ pub(crate) fn wanted(events: &[String], event: &str) -> bool {
 /// other pair, which keeps the plain resource rules.
 pub(crate) fn nchan_message_id(v: &Validators) -> Option<String> {
     let tag = v.etag.as_deref()?;
-    if tag.is_empty() || tag.len() > 10 || !tag.bytes().all(|b| b.is_ascii_digit()) {
+    // Up to ten digits: `parse_decimal` checks them (no `all` fold).
+    if tag.len() > 10 {
         return None;
     }
+    crate::wire::parse_decimal(tag.as_bytes())?;
     let ms = parse_http_date(v.last_modified.as_deref()?)?;
     let secs = u64::try_from(ms / 1000).ok()?;
     let mut id = String::with_capacity(24);

@@ -126,12 +126,14 @@ pub fn poll_interval_hint_ms(value: &str) -> Option<u64> {
 
 /// `1*DIGIT` as a saturating u64.
 fn delta_seconds(s: &str) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    let mut n = 0u64;
+    for &b in s.as_bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.saturating_mul(10).saturating_add(u64::from(b - b'0'));
     }
-    Some(s.bytes().fold(0u64, |n, b| {
-        n.saturating_mul(10).saturating_add(u64::from(b - b'0'))
-    }))
+    (!s.is_empty()).then_some(n)
 }
 
 /// Milliseconds from `reference` to `at`, 0 if `at` is not later.
