@@ -70,7 +70,6 @@ mod stats;
 mod testing_hooks;
 mod watchdog;
 
-use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -108,6 +107,7 @@ pub use retry::{
 };
 pub use stats::Stats;
 
+use crate::fifo::Fifo;
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::Breaker;
 use crate::policy::dedupe::Dedupe;
@@ -183,7 +183,7 @@ pub struct Engine {
     /// The last [`Action::State`] handed out (`connecting` and no reason
     /// before the first): only to hand out a change once.
     told: (State, Option<Reason>),
-    actions: VecDeque<Action>,
+    actions: Fifo<Action>,
     stats: Stats,
     /// The monotone-clock guard.
     clock: Monotone,
@@ -265,7 +265,7 @@ impl Engine {
             next_id: 1,
             life: Lifecycle::default(),
             told: (State::Connecting, None),
-            actions: VecDeque::new(),
+            actions: Fifo::new(),
             stats,
             clock: Monotone::default(),
             last_wall: None,

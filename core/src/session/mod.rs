@@ -41,7 +41,7 @@ mod handle;
 mod input;
 mod output;
 
-use alloc::collections::VecDeque;
+use crate::fifo::Fifo;
 
 pub use input::{Input, PageFact, TabFact};
 pub use output::{Delivery, SessionAction};
@@ -83,9 +83,9 @@ pub struct Session {
     engine_until: Option<MonoMs>,
     tabs_until: Option<MonoMs>,
     /// The adapter's work, in order.
-    work: VecDeque<SessionAction>,
+    work: Fifo<SessionAction>,
     /// What subscribers hear, in order.
-    told: VecDeque<SessionAction>,
+    told: Fifo<SessionAction>,
     /// Something was told since the last `BatchEnd`.
     batch_open: bool,
     answer: ReconnectAnswer,
@@ -120,8 +120,8 @@ impl Session {
             debug: false,
             engine_until: None,
             tabs_until: None,
-            work: VecDeque::new(),
-            told: VecDeque::new(),
+            work: Fifo::new(),
+            told: Fifo::new(),
             batch_open: false,
             answer: ReconnectAnswer::Closed,
         }
