@@ -289,7 +289,7 @@ pub fn downgrade_record(transport: TransportKind, until: WallMs) -> String {
 /// a transport one can be downgraded to, one space, decimal digits that fit
 /// an `i64`.
 pub fn parse_downgrade(record: &str) -> Option<(TransportKind, WallMs)> {
-    let (name, until) = record.split_once(' ')?;
+    let (name, until) = crate::wire::split_once_byte(record, b' ')?;
     let transport = TransportKind::from_name(name).filter(|t| *t != TransportKind::EventSource)?;
     let until = i64::try_from(crate::wire::parse_decimal(until.as_bytes())?).ok()?;
     Some((transport, WallMs(until)))

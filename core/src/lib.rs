@@ -100,6 +100,7 @@ extern crate alloc;
 pub mod calm;
 pub mod crosstab;
 pub mod engine;
+pub mod fifo;
 pub mod keys;
 pub mod machine;
 pub mod persist;

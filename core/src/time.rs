@@ -7,6 +7,16 @@
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MonoMs(pub u64);
 
+/// The earlier of two deadlines, either of which may be unset (`None`): a
+/// `match`, where the minimum over an array of options links a `Flatten`
+/// iterator's code for each machine that does it.
+pub fn earlier(a: Option<MonoMs>, b: Option<MonoMs>) -> Option<MonoMs> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Wall-clock time in milliseconds since the Unix epoch (`Date.now()`). Used to
 /// resolve HTTP-dates (`Retry-After`, `Date`) and to notice sleep and clock jumps.
 /// It can jump in either direction.

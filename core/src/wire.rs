@@ -10,12 +10,12 @@ use alloc::string::String;
 /// dropped first, so a stale cursor in the app's URL never survives (BC-08).
 /// The fragment stays at the end; other parameters keep their order and bytes.
 pub fn with_query_param(base: &str, name: &str, value: &str) -> String {
-    let (before_fragment, fragment) = match base.find('#') {
+    let (before_fragment, fragment) = match find_byte(base, b'#') {
         Some(i) => (&base[..i], Some(&base[i..])),
         None => (base, None),
     };
-    let (path, query) = match before_fragment.find('?') {
-        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
+    let (path, mut query) = match split_once_byte(before_fragment, b'?') {
+        Some((path, query)) => (path, Some(query)),
         None => (before_fragment, None),
     };
     let mut encoded_name = String::with_capacity(name.len());
@@ -23,11 +23,22 @@ pub fn with_query_param(base: &str, name: &str, value: &str) -> String {
     let mut out = String::with_capacity(base.len() + name.len() + value.len() * 3 + 2);
     out.push_str(path);
     let mut first = true;
-    for pair in query.into_iter().flat_map(|q| q.split('&')) {
+    // The pairs between `&`s, empty ones included, as `split('&')` gives them.
+    while let Some(q) = query {
+        let pair = match split_once_byte(q, b'&') {
+            Some((pair, rest)) => {
+                query = Some(rest);
+                pair
+            }
+            None => {
+                query = None;
+                q
+            }
+        };
         if pair.is_empty() {
             continue;
         }
-        let key = pair.split_once('=').map_or(pair, |(k, _)| k);
+        let key = before_byte(pair, b'=');
         if key == encoded_name || key == name {
             continue;
         }
@@ -60,6 +71,35 @@ pub fn percent_encode_into(out: &mut String, s: &str) {
             out.push(char::from(HEX[usize::from(b & 0xF)]));
         }
     }
+}
+
+/// The index of the first `b` in `s`. With an ASCII `b` the index is a
+/// character boundary, and the result that of `str::find` with the same
+/// `char`; a byte loop, where a `char` pattern links the standard library's
+/// UTF-8 searcher (its `memchr` and split iterators: about 0.7 KB of code).
+pub fn find_byte(s: &str, b: u8) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `s` split around the first `sep` (ASCII), as `str::split_once` with that
+/// `char`; `None` when `s` has none (see [`find_byte`]).
+pub fn split_once_byte(s: &str, sep: u8) -> Option<(&str, &str)> {
+    let i = find_byte(s, sep)?;
+    Some((s.get(..i)?, s.get(i + 1..)?))
+}
+
+/// The part of `s` before the first `sep` (ASCII), all of `s` when it has
+/// none: the first item of `str::split` with that `char`.
+pub fn before_byte(s: &str, sep: u8) -> &str {
+    split_once_byte(s, sep).map_or(s, |(before, _)| before)
 }
 
 /// `s` without leading and trailing spaces and tabs (HTTP's optional
@@ -97,13 +137,14 @@ pub fn push_decimal(out: &mut String, n: u64) {
 /// empty, holds anything but ASCII digits (no sign, no spaces) or overflows
 /// `u64`. Written out so the bundle links no `core::num` string parsing.
 pub fn parse_decimal(s: &[u8]) -> Option<u64> {
-    if s.is_empty() {
-        return None;
+    let mut n = 0u64;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
     }
-    s.iter().try_fold(0u64, |n, &b| {
-        let digit = b.is_ascii_digit().then(|| u64::from(b - b'0'))?;
-        n.checked_mul(10)?.checked_add(digit)
-    })
+    (!s.is_empty()).then_some(n)
 }
 
 #[cfg(test)]
@@ -145,6 +186,97 @@ mod tests {
             with_query_param("https://h/p?x=1", "last_event_id", "1:2"),
             "https://h/p?x=1&last_event_id=1%3A2"
         );
+    }
+
+    /// The query rewriting as it was written with `char` patterns
+    /// (`find`, `split`, `split_once`): the byte loops give the same URL.
+    fn with_query_param_by_chars(base: &str, name: &str, value: &str) -> String {
+        let (before_fragment, fragment) = match base.find('#') {
+            Some(i) => (&base[..i], Some(&base[i..])),
+            None => (base, None),
+        };
+        let (path, query) = match before_fragment.find('?') {
+            Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
+            None => (before_fragment, None),
+        };
+        let mut encoded_name = String::new();
+        percent_encode_into(&mut encoded_name, name);
+        let mut out = String::from(path);
+        let mut first = true;
+        for pair in query.into_iter().flat_map(|q| q.split('&')) {
+            let key = pair.split_once('=').map_or(pair, |(k, _)| k);
+            if pair.is_empty() || key == encoded_name || key == name {
+                continue;
+            }
+            out.push(if first { '?' } else { '&' });
+            first = false;
+            out.push_str(pair);
+        }
+        if !value.is_empty() {
+            out.push(if first { '?' } else { '&' });
+            out.push_str(&encoded_name);
+            out.push('=');
+            percent_encode_into(&mut out, value);
+        }
+        out.push_str(fragment.unwrap_or(""));
+        out
+    }
+
+    #[test]
+    fn byte_searches_match_the_char_pattern_ones() {
+        for s in [
+            "",
+            "a",
+            "=",
+            "a=b=c",
+            "é=ü",
+            "x&&y&",
+            "#?#",
+            "\\n",
+            "naïve; x",
+        ] {
+            for b in [b'=', b'&', b'#', b'?', b'\\', b';', b' '] {
+                let c = char::from(b);
+                assert_eq!(find_byte(s, b), s.find(c), "{s:?} {c:?}");
+                assert_eq!(split_once_byte(s, b), s.split_once(c), "{s:?} {c:?}");
+                assert_eq!(Some(before_byte(s, b)), s.split(c).next(), "{s:?} {c:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn query_param_edges_as_with_char_patterns() {
+        for base in [
+            "/s?",
+            "/s?&",
+            "/s?a&",
+            "/s?&&b=1&",
+            "/s?x=1&x=2#f?g&x=3",
+            "/s#?x=1",
+            "/é?ü=1&x",
+        ] {
+            for (name, value) in [("x", "7"), ("x", ""), ("a b", "1")] {
+                assert_eq!(
+                    with_query_param(base, name, value),
+                    with_query_param_by_chars(base, name, value),
+                    "{base:?} {name:?} {value:?}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn query_param_as_with_char_patterns(
+            base in "[a-z/?#&=é%]{0,24}",
+            name in "[a-z&= ]{1,4}",
+            value in "[a-z&=#é]{0,4}",
+        ) {
+            proptest::prop_assert_eq!(
+                with_query_param(&base, &name, &value),
+                with_query_param_by_chars(&base, &name, &value)
+            );
+        }
     }
 
     #[test]

@@ -166,8 +166,10 @@ fn online(on: bool) {
         task::feed(&t, SendInput::Online(on));
     }
     let held = PAGE.with(|p| p.borrow().held.clone());
-    for d in held.iter().filter_map(Weak::upgrade) {
-        d.went_online(on);
+    for d in &held {
+        if let Some(d) = d.upgrade() {
+            d.went_online(on);
+        }
     }
 }
 
@@ -203,8 +205,10 @@ fn pagehide() {
         let behind = t.ordered && !is_head(&t);
         add(t, behind);
     }
-    for d in held.iter().filter_map(Weak::upgrade) {
-        add(d, false);
+    for d in &held {
+        if let Some(d) = d.upgrade() {
+            add(d, false);
+        }
     }
     let verdicts = keepalive_handoff(&facts, KEEPALIVE_BUDGET_BYTES);
     let mut not_sent = 0u32;

@@ -1,6 +1,6 @@
 //! [`CrossTab`]: the machine (see the module doc of [`crate::crosstab`]).
 
-use alloc::collections::VecDeque;
+use crate::fifo::Fifo;
 use alloc::string::String;
 
 use super::offsets::{Positions, Stamp};
@@ -78,7 +78,7 @@ pub struct CrossTab {
     channel: bool,
     rng: Rng,
     clock: Monotone,
-    actions: VecDeque<TabAction>,
+    actions: Fifo<TabAction>,
 }
 
 impl CrossTab {
@@ -105,7 +105,7 @@ impl CrossTab {
             channel: false,
             rng: Rng::new(seed),
             clock: Monotone::default(),
-            actions: VecDeque::new(),
+            actions: Fifo::new(),
         }
     }
 
@@ -661,7 +661,7 @@ impl CrossTab {
 
 /// Queue a leader's post of `notice` at its `cursor` (`sync`: a re-post for
 /// a newcomer).
-fn post(q: &mut VecDeque<TabAction>, notice: Relay, cursor: &str, index: u32, sync: bool) {
+fn post(q: &mut Fifo<TabAction>, notice: Relay, cursor: &str, index: u32, sync: bool) {
     q.push_back(TabAction::Post(Wire::Notice {
         notice,
         cursor: cursor.into(),

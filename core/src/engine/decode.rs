@@ -142,7 +142,7 @@ impl MediaType {
     /// The verdict on `content_type` (the header value as sent, if any).
     pub fn of(content_type: Option<&str>) -> MediaType {
         let m = content_type
-            .map(|ct| ct.split(';').next().unwrap_or("").trim())
+            .map(|ct| crate::wire::before_byte(ct, b';').trim())
             .unwrap_or("");
         let b = m.as_bytes();
         if m.eq_ignore_ascii_case("text/event-stream") {
@@ -202,9 +202,11 @@ pub(crate) fn wanted(events: &[String], event: &str) -> bool {
 /// other pair, which keeps the plain resource rules.
 pub(crate) fn nchan_message_id(v: &Validators) -> Option<String> {
     let tag = v.etag.as_deref()?;
-    if tag.is_empty() || tag.len() > 10 || !tag.bytes().all(|b| b.is_ascii_digit()) {
+    // Up to ten digits: `parse_decimal` checks them (no `all` fold).
+    if tag.len() > 10 {
         return None;
     }
+    crate::wire::parse_decimal(tag.as_bytes())?;
     let ms = parse_http_date(v.last_modified.as_deref()?)?;
     let secs = u64::try_from(ms / 1000).ok()?;
     let mut id = String::with_capacity(24);

@@ -91,8 +91,7 @@ pub enum DurableBody {
 /// plain appended bytes, not JSON mode).
 pub fn body_kind(content_type: Option<&str>) -> DurableBody {
     let media = content_type
-        .and_then(|ct| ct.split(';').next())
-        .unwrap_or("")
+        .map_or("", |ct| crate::wire::before_byte(ct, b';'))
         .trim()
         .as_bytes();
     if media.eq_ignore_ascii_case(b"application/json") {

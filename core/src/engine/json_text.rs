@@ -288,7 +288,7 @@ fn value_end(b: &[u8], at: usize) -> Option<usize> {
 fn unescape(v: &str) -> Option<String> {
     let mut rest = v.get(1..v.len().checked_sub(1)?)?;
     let mut out = String::with_capacity(rest.len());
-    while let Some(i) = rest.find('\\') {
+    while let Some(i) = crate::wire::find_byte(rest, b'\\') {
         out.push_str(rest.get(..i)?);
         out.push(match *rest.as_bytes().get(i + 1)? {
             b'n' => '\n',

@@ -70,7 +70,6 @@ mod stats;
 mod testing_hooks;
 mod watchdog;
 
-use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -108,6 +107,7 @@ pub use retry::{
 };
 pub use stats::Stats;
 
+use crate::fifo::Fifo;
 use crate::policy::backoff::Backoff;
 use crate::policy::breaker::Breaker;
 use crate::policy::dedupe::Dedupe;
@@ -116,7 +116,7 @@ use crate::policy::network::NetworkView;
 use crate::policy::validators::{Outcome, Validators};
 use crate::rng::Rng;
 use crate::sse::{SseItem, SseParser};
-use crate::time::{MonoMs, Monotone, Now, WallMs};
+use crate::time::{earlier, MonoMs, Monotone, Now, WallMs};
 use retry::Failure;
 use selector::{Change, Selector};
 use state::{Attempt, AuthRetry, BodyKind, Lifecycle, PerTransport, Phase, Scheduled};
@@ -183,7 +183,7 @@ pub struct Engine {
     /// The last [`Action::State`] handed out (`connecting` and no reason
     /// before the first): only to hand out a change once.
     told: (State, Option<Reason>),
-    actions: VecDeque<Action>,
+    actions: Fifo<Action>,
     stats: Stats,
     /// The monotone-clock guard.
     clock: Monotone,
@@ -265,7 +265,7 @@ impl Engine {
             next_id: 1,
             life: Lifecycle::default(),
             told: (State::Connecting, None),
-            actions: VecDeque::new(),
+            actions: Fifo::new(),
             stats,
             clock: Monotone::default(),
             last_wall: None,
@@ -1277,14 +1277,5 @@ impl Engine {
             reason,
             delay_ms,
         });
-    }
-}
-
-/// The earlier of two deadlines, either of which may be unset (a `match`,
-/// not an array's `flatten().min()`: no iterator of its own in the wasm).
-fn earlier(a: Option<MonoMs>, b: Option<MonoMs>) -> Option<MonoMs> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }

@@ -35,7 +35,7 @@
 //! stream, so a probe there could not be told from a second stream held open
 //! for the whole hold.
 
-use alloc::collections::VecDeque;
+use crate::fifo::Fifo;
 use core::mem;
 
 use super::action::{Action, Reason, State};
@@ -68,7 +68,7 @@ pub(crate) struct Probe {
     /// until the verdict: after the move to `long-poll`, or, the stream
     /// staying, when the probe ends (dedupe has its events, so the stream's
     /// copies are dropped and these are the ones the app gets).
-    held: VecDeque<Action>,
+    held: Fifo<Action>,
     /// Its answer brought news.
     news: bool,
     /// Its one deadline: the end of its hold, then, once its answer is
@@ -156,7 +156,7 @@ impl Engine {
             id: attempt.id,
             stream,
             other: Some(attempt),
-            held: VecDeque::new(),
+            held: Fifo::new(),
             news: false,
             until: now.mono.plus(self.config.long_poll.timeout_ms),
         });
@@ -242,7 +242,7 @@ impl Engine {
     }
 
     /// Queue the held actions after the ones already queued.
-    fn release(&mut self, mut held: VecDeque<Action>) {
+    fn release(&mut self, mut held: Fifo<Action>) {
         while let Some(a) = held.pop_front() {
             self.actions.push_back(a);
         }

@@ -160,17 +160,20 @@ impl Selector {
     }
 
     /// The transport a level uses.
+    /// One loop for the four levels (three `find`s were a fold each).
     fn target(&self, level: Level) -> Option<TransportKind> {
-        let allowed = self.allowed();
-        match level {
-            Level::Preferred => allowed.first().copied(),
-            Level::NoNative => allowed
-                .iter()
-                .copied()
-                .find(|&t| t != TransportKind::EventSource),
-            Level::NoStreaming => allowed.iter().copied().find(|t| !t.is_streaming()),
-            Level::PollOnly => allowed.iter().copied().find(|&t| t == TransportKind::Poll),
+        for &t in self.allowed() {
+            let fits = match level {
+                Level::Preferred => true,
+                Level::NoNative => t != TransportKind::EventSource,
+                Level::NoStreaming => !t.is_streaming(),
+                Level::PollOnly => t == TransportKind::Poll,
+            };
+            if fits {
+                return Some(t);
+            }
         }
+        None
     }
 
     /// The transport of the next attempt.

@@ -67,7 +67,10 @@ impl NetworkView {
 
     /// The smallest of the last [`RTT_SAMPLES`] measured request times, ms.
     pub fn measured_rtt_ms(&self) -> Option<u64> {
-        let min = self.samples.iter().copied().min().unwrap_or(u32::MAX);
+        let mut min = u32::MAX;
+        for &s in &self.samples {
+            min = min.min(s);
+        }
         (min != u32::MAX).then_some(u64::from(min))
     }
 

@@ -110,7 +110,7 @@ pub fn rate_limit_reset_ms(value: &str, reference: WallMs) -> Option<u64> {
 /// interval policy clamps every hint into `[min_ms, max_ms]`.
 pub fn poll_interval_hint_ms(value: &str) -> Option<u64> {
     let value = crate::wire::trim_ows(value);
-    let (whole, frac) = match value.split_once('.') {
+    let (whole, frac) = match crate::wire::split_once_byte(value, b'.') {
         Some((w, f)) => (w, Some(f)),
         None => (value, None),
     };
@@ -126,12 +126,14 @@ pub fn poll_interval_hint_ms(value: &str) -> Option<u64> {
 
 /// `1*DIGIT` as a saturating u64.
 fn delta_seconds(s: &str) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    let mut n = 0u64;
+    for &b in s.as_bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.saturating_mul(10).saturating_add(u64::from(b - b'0'));
     }
-    Some(s.bytes().fold(0u64, |n, b| {
-        n.saturating_mul(10).saturating_add(u64::from(b - b'0'))
-    }))
+    (!s.is_empty()).then_some(n)
 }
 
 /// Milliseconds from `reference` to `at`, 0 if `at` is not later.

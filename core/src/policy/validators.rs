@@ -114,7 +114,12 @@ pub fn weak_eq(a: &str, b: &str) -> bool {
 /// Non-empty and free of control characters other than HTAB (a value the
 /// browser would refuse to send as a request header is useless).
 fn sendable(v: &str) -> bool {
-    !v.is_empty() && !v.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
+    for &b in v.as_bytes() {
+        if (b < 0x20 && b != b'\t') || b == 0x7f {
+            return false;
+        }
+    }
+    !v.is_empty()
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ mod handle;
 mod input;
 mod output;
 
-use alloc::collections::VecDeque;
+use crate::fifo::Fifo;
 
 pub use input::{Input, PageFact, TabFact};
 pub use output::{Delivery, SessionAction};
@@ -52,7 +52,7 @@ use crate::engine::{
     Capabilities, Config, Engine, NetworkHint, Protocol, ReconnectAnswer, State, TransportKind,
 };
 use crate::machine::Lifecycle;
-use crate::time::{MonoMs, Monotone};
+use crate::time::{earlier, MonoMs, Monotone};
 
 /// What the session remembers of the page, for a fresh engine.
 #[derive(Clone, Copy, Debug)]
@@ -83,9 +83,9 @@ pub struct Session {
     engine_until: Option<MonoMs>,
     tabs_until: Option<MonoMs>,
     /// The adapter's work, in order.
-    work: VecDeque<SessionAction>,
+    work: Fifo<SessionAction>,
     /// What subscribers hear, in order.
-    told: VecDeque<SessionAction>,
+    told: Fifo<SessionAction>,
     /// Something was told since the last `BatchEnd`.
     batch_open: bool,
     answer: ReconnectAnswer,
@@ -120,8 +120,8 @@ impl Session {
             debug: false,
             engine_until: None,
             tabs_until: None,
-            work: VecDeque::new(),
-            told: VecDeque::new(),
+            work: Fifo::new(),
+            told: Fifo::new(),
             batch_open: false,
             answer: ReconnectAnswer::Closed,
         }
@@ -159,10 +159,10 @@ impl Session {
         if self.life.is_done() {
             return None;
         }
-        let earliest = [self.engine_until, self.tabs_until, self.calm.deadline()]
-            .into_iter()
-            .flatten()
-            .min();
+        let earliest = earlier(
+            earlier(self.engine_until, self.tabs_until),
+            self.calm.deadline(),
+        );
         self.clock.wait_until(earliest)
     }
 

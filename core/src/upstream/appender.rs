@@ -732,7 +732,8 @@ fn header<'a>(head: &'a ResponseHead, name: &str) -> Option<&'a str> {
 /// A header's non-negative integer (at most 2^53 − 1), else `None`.
 fn number(head: &ResponseHead, name: &str) -> Option<u64> {
     let v = header(head, name)?;
-    if v.is_empty() || v.len() > 16 || !v.bytes().all(|b| b.is_ascii_digit()) {
+    // At most 16 digits (no overflow): `parse_decimal` checks them.
+    if v.len() > 16 {
         return None;
     }
     crate::wire::parse_decimal(v.as_bytes()).filter(|n| *n <= MAX_PRODUCER_NUMBER)

@@ -49,7 +49,14 @@ impl IdempotencyKey {
         if key.is_empty() {
             return Err(KeyError::Empty);
         }
-        match key.bytes().position(|b| !(0x20..=0x7E).contains(&b)) {
+        let mut bad = None;
+        for (i, &b) in key.as_bytes().iter().enumerate() {
+            if !(0x20..=0x7E).contains(&b) {
+                bad = Some(i);
+                break;
+            }
+        }
+        match bad {
             Some(index) => Err(KeyError::NotPrintableAscii { index }),
             None if key.len() > MAX_KEY_LEN => Err(KeyError::TooLong),
             None => Ok(IdempotencyKey(String::from(key))),

@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 /// `#fragment`. A fragment never reaches the server, so `/a#x` and `/a` are
 /// the same endpoint and keep one order.
 pub fn ordered_key(url: &str) -> &str {
-    url.split('#').next().unwrap_or(url)
+    crate::wire::before_byte(url, b'#')
 }
 
 /// A FIFO of send ids for one URL; only the head may be in progress. A

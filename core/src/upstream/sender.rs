@@ -529,7 +529,7 @@ impl Sender {
             .retry_at
             .filter(|_| self.online && self.in_flight.is_none());
         let timeout = self.in_flight.and_then(|f| f.timeout_at);
-        [self.deadline, retry, timeout].into_iter().flatten().min()
+        crate::time::earlier(crate::time::earlier(self.deadline, retry), timeout)
     }
 }
 

@@ -76,7 +76,7 @@ impl Reporter {
         let queued = self
             .queue_at
             .filter(|_| !self.paused() && self.current.is_none());
-        [tick, sender, queued].into_iter().flatten().min()
+        crate::time::earlier(crate::time::earlier(tick, sender), queued)
     }
 
     /// Everything due at `now`: the Sender's timer, a queued report, a tick.

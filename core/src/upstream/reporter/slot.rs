@@ -268,9 +268,11 @@ impl Reporter {
                 Some(now.mono.plus(delay))
             };
             let paced = self.earliest_request(now);
-            let at = [regular, paced].into_iter().chain(server).chain(backoff);
             self.owed = false;
-            at.max().unwrap_or(regular)
+            // The latest of them (a `match` each, not a chained iterator).
+            let at = regular.max(paced);
+            let at = server.map_or(at, |s| at.max(s));
+            backoff.map_or(at, |b| at.max(b))
         };
         let (wake, reason) = self.breaker_failed(now, wake, fact.reason);
         if !self.config.keep_all {
