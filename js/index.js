@@ -4,21 +4,36 @@
 // `not-initialized` error before init(). An app that only subscribes imports
 // "tidings/receive" (receive.js) instead and downloads a smaller wasm.
 import load, { subscribe as open, send as post, appender as append, report as every, Subscription } from "./tidings.js";
+// The glue's exports read by name where a build may lack them (`stream`,
+// the crate's feature "stream-handles").
+import * as glue from "./tidings.js";
 import { entry, early } from "./subscription.js";
 
 export { ErrorCode } from "./subscription.js";
 const [init, subscribe, ready] = entry(load, open, Subscription);
 export { init as default, subscribe };
 
-// A promise, never a throw: a bad URL, body or option (checked before
+// `f()`'s promise, never a throw: a bad URL, body or option (checked before
 // anything is sent) rejects as every other failure does.
-export function send(url, body, options) {
+function call(name, f) {
   try {
-    if (!ready()) throw early("send");
-    return post(url, body, options);
+    if (!ready()) throw early(name);
+    return f();
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+export const send = (url, body, options) => call("send", () => post(url, body, options));
+
+// The stream handles: each method one operation of the wasm's `stream`
+// (0 create, 1 head, 2 delete, 3 close), its result shaped here: the wasm
+// puts the answer's `Stream-Closed: true` in a send result's `replayed`.
+export function stream(url, options) {
+  const op = (n, create) =>
+    call("stream", () => glue.stream(url, n, options, create)).then((r) =>
+      n == 2 ? undefined : { status: r.status, offset: r.headers.get("stream-next-offset"), closed: r.replayed, contentType: r.headers.get("content-type") });
+  return { create: (o) => op(0, o), head: () => op(1), delete: () => op(2), close: () => op(3) };
 }
 
 export function appender(url, options) {

@@ -164,6 +164,14 @@ fn create_refuses_ttl_with_expiry_and_an_expiry_of_another_shape() {
         assert_eq!(at(good).check(), Ok(()), "{good}");
     }
     assert_eq!(CreateOptions::default().check(), Ok(()));
+    let ct = |s: &str| CreateOptions {
+        content_type: Some(s.into()),
+        ..CreateOptions::default()
+    };
+    for bad in ["", "text/plain\n", "text/plain; charset=\"é\"", "a\tb"] {
+        assert_eq!(ct(bad).check(), Err("contentType"), "{bad:?}");
+    }
+    assert_eq!(ct("application/octet-stream; x=\"1 2\"").check(), Ok(()));
 }
 
 #[test]

@@ -22,6 +22,8 @@
 //!   appends (the core's `Appender`);
 //! - `report/`: `report(url, task, options)`, the reporter's adapter
 //!   over the same attempt code;
+//! - `stream.rs`: `stream(url, options)`'s operations (create, `HEAD`,
+//!   delete, close), each one send of the core's `StreamOp`;
 //! - `ack.rs`: `subscribe({ ack })`, delivery ACKs (the core's
 //!   `AckBatcher`), each batch one send;
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
@@ -38,6 +40,8 @@ mod page;
 #[cfg(feature = "report")]
 mod report;
 mod request;
+#[cfg(feature = "stream-handles")]
+mod stream;
 mod task;
 
 #[cfg(feature = "append")]
@@ -79,9 +83,23 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
         body_bytes: body.bytes,
     };
     let sender = Sender::new(o.config, &key, crate::clock::random_seed());
-    let (signal, ordered) = (o.signal, o.ordered);
+    #[cfg_attr(not(feature = "stream-handles"), allow(clippy::let_unit_value))]
+    let op = Default::default();
+    Ok(start(sender, req, (o.signal, op), o.ordered))
+}
+
+/// Start `sender` carrying out `req` (a send, or stream operation `op`) as a
+/// task the page holds; its promise. Out of line: one copy for `send()` and
+/// `stream()`.
+#[inline(never)]
+fn start(
+    sender: Sender,
+    req: request::Request,
+    signal: (Option<web_sys::AbortSignal>, task::Op),
+    ordered: bool,
+) -> js_sys::Promise {
     let (promise, settle) = promise();
-    let t = task::Task::new(sender, req, ordered, signal, settle);
+    let t = task::Task::new(sender, req, signal, ordered, settle);
     let now = page::add(&t);
     task::watch(&t, page::is_online());
     // Queued (`ordered`): the deadline runs from the call all the same.
@@ -93,7 +111,7 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
             SendInput::Queued
         },
     );
-    Ok(promise)
+    promise
 }
 
 /// A new pending `Promise` and its `(resolve, reject)`. Out of line: one

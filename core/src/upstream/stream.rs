@@ -54,10 +54,15 @@ pub struct CreateOptions {
 }
 
 impl CreateOptions {
-    /// `Err(name)` of the option to refuse: `expiresAt` given with
+    /// `Err(name)` of the option to refuse: `contentType` not printable
+    /// ASCII (`fetch` would drop the header or throw), `expiresAt` given with
     /// `ttlSeconds` (§5.1 asks servers to refuse both) or not of the RFC 3339
     /// `date-time` shape (its ranges are the server's 400).
     pub fn check(&self) -> Result<(), &'static str> {
+        let ct = self.content_type.as_deref().unwrap_or("-");
+        if ct.is_empty() || !ct.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            return Err("contentType");
+        }
         match &self.expires_at {
             Some(at) if self.ttl_seconds.is_some() || !is_rfc3339(at) => Err("expiresAt"),
             _ => Ok(()),
