@@ -30,10 +30,10 @@ export const send = (url, body, options) => call("send", () => post(url, body, o
 // (0 create, 1 head, 2 delete, 3 close), its result shaped here: the wasm
 // puts the answer's `Stream-Closed: true` in a send result's `replayed`.
 export function stream(url, options) {
-  const op = (n, create) =>
-    call("stream", () => glue.stream(url, n, options, create)).then((r) =>
-      n == 2 ? undefined : { status: r.status, offset: r.headers.get("stream-next-offset"), closed: r.replayed, contentType: r.headers.get("content-type") });
-  return { create: (o) => op(0, o), head: () => op(1), delete: () => op(2), close: () => op(3) };
+  const op = (n) => (create) =>
+    call("stream", () => glue.stream(url, n, options, create)).then(({ status, replayed: closed, headers: h }) =>
+      n == 2 ? undefined : { status, offset: h.get("stream-next-offset"), closed, contentType: h.get("content-type") });
+  return { create: op(0), head: op(1), delete: op(2), close: op(3) };
 }
 
 export function appender(url, options) {

@@ -33,7 +33,13 @@ pub fn stream_js(
     let op = StreamOp::from_number(op).unwrap_or(StreamOp::Head);
     let (c, body) = match op {
         StreamOp::Create => create_options(&create)?,
-        _ => (CreateOptions::default(), body(&JsValue::UNDEFINED)?),
+        _ => (
+            CreateOptions::default(),
+            Body {
+                value: JsValue::UNDEFINED,
+                bytes: Some(0),
+            },
+        ),
     };
     let o = SendOptions::from_js(&options, !body.value.is_undefined())?;
     let req = super::request::Request {
@@ -43,8 +49,13 @@ pub fn stream_js(
         credentials: o.credentials,
         body_bytes: body.bytes,
     };
-    let sender = op.sender(o.config, &c, crate::clock::random_seed());
-    Ok(super::start(sender, req, (o.signal, Some(op)), false))
+    let (sender, headers) = op.sender(o.config, &c, crate::clock::random_seed());
+    Ok(super::start(
+        sender,
+        req,
+        (o.signal, Some((op, headers))),
+        false,
+    ))
 }
 
 /// A create's options and body (`invalid-option` naming the key).
@@ -63,7 +74,7 @@ fn create_options(v: &JsValue) -> Result<(CreateOptions, Body), JsValue> {
             closed: flag(v, "closed").unwrap_or(false),
         };
         if let Err(name) = c.check() {
-            let expected = "printable ASCII; expiresAt: RFC 3339, not with ttlSeconds";
+            let expected = "printable ASCII (expiresAt: not with ttlSeconds)";
             fail(invalid(name, expected, &get(v, name)));
         }
         (c, get(v, "body"))

@@ -20,9 +20,11 @@ use super::driver::{self, Drive, Live, Slots, Tag};
 use super::request::{Answer, Reply, Request};
 use crate::guard::Listener;
 
-/// Which stream operation a task is (`stream()`), `None` for a send.
+/// Which stream operation a task is (`stream()`) and the headers its
+/// attempts carry in place of the sender's (`StreamOp::sender`); `None`
+/// for a send.
 #[cfg(feature = "stream-handles")]
-pub type Op = Option<tidings_core::upstream::StreamOp>;
+pub type Op = Option<(tidings_core::upstream::StreamOp, Vec<(String, String)>)>;
 /// A send (a build without `stream()`).
 #[cfg(not(feature = "stream-handles"))]
 pub type Op = ();
@@ -145,7 +147,12 @@ impl Drive for Task {
 
     fn act(self: &Rc<Self>, _now: Now, action: SendAction) {
         match action {
-            SendAction::Issue(issue) => {
+            #[allow(unused_mut)]
+            SendAction::Issue(mut issue) => {
+                #[cfg(feature = "stream-handles")]
+                if let Some((_, headers)) = &self.op {
+                    issue.headers = headers.clone();
+                }
                 let tag = Tag {
                     id: 0,
                     attempt: issue.attempt,
@@ -242,10 +249,10 @@ fn code_of(task: &Task, code: ErrorCode, status: Option<u16>) -> &'static str {
 /// stream operation's `head failed: not-found 404 (<url>)`).
 fn error(task: &Task, code: &str, status: Option<u16>, attempts: u32) -> JsValue {
     #[cfg(feature = "stream-handles")]
-    let what = task.op.map(|op| [op.name(), " failed: "].concat());
+    let what = task.op.as_ref().map(|op| op.0.failed());
     #[cfg(not(feature = "stream-handles"))]
-    let what: Option<String> = None;
-    let what = what.as_deref().unwrap_or("send failed: ");
+    let what = None;
+    let what = what.unwrap_or("send failed: ");
     let e = super::failed(what, code, status, &task.req.url);
     let o: &js_sys::Object = e.unchecked_ref();
     crate::js::set(o, "attempts", &JsValue::from_f64(f64::from(attempts)));

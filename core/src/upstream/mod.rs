@@ -91,7 +91,7 @@ pub use sender::{
     REPLAYED_HEADER,
 };
 #[cfg(feature = "stream-handles")]
-pub use stream::{is_rfc3339, CreateOptions, StreamOp, DEFAULT_STREAM_CONTENT_TYPE};
+pub use stream::{CreateOptions, StreamOp, DEFAULT_STREAM_CONTENT_TYPE};
 
 /// The first of `queue`, taken out: the upstream machines keep their FIFOs
 /// (actions, queued reports and values) in a `Vec`, a few items long, so the

@@ -172,9 +172,7 @@ struct InFlight {
 #[derive(Clone, Debug)]
 pub struct Sender {
     method: String,
-    /// Added to every attempt: the idempotency header, or a stream
-    /// operation's ([`Sender::with_headers`]).
-    headers: Vec<(String, String)>,
+    header: (String, String),
     timeout_ms: u64,
     deadline_ms: Option<u64>,
     max_retry_after_ms: u64,
@@ -199,20 +197,12 @@ impl Sender {
     /// (jitter only). Online until told otherwise; nothing happens before
     /// [`Sender::handle_start`].
     pub fn new(config: SendConfig, key: &IdempotencyKey, seed: u64) -> Sender {
-        let header = (config.idempotency_header.clone(), key.header_value());
-        Sender::with_headers(config, vec![header], seed)
-    }
-
-    /// A send whose attempts add `headers` (no idempotency key: a request
-    /// idempotent by itself, such as a stream operation's). Otherwise as
-    /// [`Sender::new`].
-    pub fn with_headers(config: SendConfig, headers: Vec<(String, String)>, seed: u64) -> Sender {
         let backoff = BackoffConfig {
             max_attempts: Some(config.max_attempts.max(1)),
             ..config.backoff
         };
         Sender {
-            headers,
+            header: (config.idempotency_header, key.header_value()),
             method: config.method,
             timeout_ms: config.timeout_ms,
             deadline_ms: config.deadline_ms,
@@ -504,7 +494,7 @@ impl Sender {
         self.actions.push(SendAction::Issue(Issue {
             attempt: self.attempts,
             method: self.method.clone(),
-            headers: self.headers.clone(),
+            headers: vec![self.header.clone()],
             max_answer_bytes: self.max_answer_bytes,
         }));
     }

@@ -1,11 +1,13 @@
 //! [`StreamOp`]: the Durable Streams stream handles (PROTOCOL.md §5.1,
 //! §5.3–§5.5): create, `HEAD`, delete and close. No machine of its own: an
-//! operation is one send of a [`Sender`] whose attempts carry the request
-//! [`StreamOp::sender`] builds, and whose outcome [`StreamOp::code`] names.
+//! operation is one send of a [`Sender`] (its retries, timeouts, deadline)
+//! whose attempts carry the request [`StreamOp::request`] builds
+//! ([`StreamOp::sender`]), and whose refusal [`StreamOp::code`] names.
 //!
 //! - Create: `PUT` with `Content-Type` (default `application/json`, the
 //!   appender's), `Stream-TTL` or `Stream-Expires-At` (never both: the
-//!   app's error before anything is sent), `Stream-Closed: true` when
+//!   app's error before anything is sent; an expiry's RFC 3339 syntax is
+//!   the server's to check), `Stream-Closed: true` when
 //!   `closed`; the body, if any, is the stream's first content.
 //! - Head: `HEAD`. Delete: `DELETE`. Close: `POST` with
 //!   `Stream-Closed: true` and no body.
@@ -21,6 +23,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::config::SendConfig;
+use super::key::IdempotencyKey;
 use super::sender::{is_replayed, Sender};
 use crate::engine::ErrorCode;
 
@@ -54,19 +57,23 @@ pub struct CreateOptions {
 }
 
 impl CreateOptions {
-    /// `Err(name)` of the option to refuse: `contentType` not printable
-    /// ASCII (`fetch` would drop the header or throw), `expiresAt` given with
-    /// `ttlSeconds` (§5.1 asks servers to refuse both) or not of the RFC 3339
-    /// `date-time` shape (its ranges are the server's 400).
+    /// `Err(name)` of the option to refuse: `contentType` or `expiresAt`
+    /// empty or not printable ASCII (`fetch` would drop the header or throw),
+    /// or `expiresAt` given with `ttlSeconds` (§5.1 asks servers to refuse
+    /// both). An `expiresAt` that is no RFC 3339 date-time is the server's
+    /// 400 (`http-status`).
     pub fn check(&self) -> Result<(), &'static str> {
-        let ct = self.content_type.as_deref().unwrap_or("-");
-        if ct.is_empty() || !ct.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+        let printable = |s: &Option<String>| {
+            s.as_deref()
+                .is_none_or(|s| !s.is_empty() && s.bytes().all(|b| (b' '..=b'~').contains(&b)))
+        };
+        if !printable(&self.content_type) {
             return Err("contentType");
         }
-        match &self.expires_at {
-            Some(at) if self.ttl_seconds.is_some() || !is_rfc3339(at) => Err("expiresAt"),
-            _ => Ok(()),
+        if !printable(&self.expires_at) || self.expires_at.is_some() && self.ttl_seconds.is_some() {
+            return Err("expiresAt");
         }
+        Ok(())
     }
 }
 
@@ -78,9 +85,15 @@ impl StreamOp {
             .copied()
     }
 
-    /// Its name in an error's message (`head failed: not-found 404 (<url>)`).
-    pub fn name(self) -> &'static str {
-        ["create", "head", "delete", "close"][self as usize]
+    /// What its error's message starts with (`head failed: ` in
+    /// `head failed: not-found 404 (<url>)`).
+    pub fn failed(self) -> &'static str {
+        [
+            "create failed: ",
+            "head failed: ",
+            "delete failed: ",
+            "close failed: ",
+        ][self as usize]
     }
 
     /// The request's method and the header fields it adds (`create`: the
@@ -115,12 +128,22 @@ impl StreamOp {
         (method, headers)
     }
 
-    /// The send of this operation: `config`'s attempts, timeouts and backoff,
-    /// [`StreamOp::request`]'s method and headers, jitter seeded with `seed`.
-    pub fn sender(self, mut config: SendConfig, create: &CreateOptions, seed: u64) -> Sender {
+    /// The send of this operation (`config`'s attempts, timeouts and
+    /// backoff, [`StreamOp::request`]'s method, jitter seeded with `seed`)
+    /// and the header fields every one of its attempts carries IN PLACE OF
+    /// the [`Issue::headers`](super::Issue) the sender names (a placeholder
+    /// idempotency header, never sent: each operation is idempotent by
+    /// itself, and the header would cost a CORS preflight).
+    pub fn sender(
+        self,
+        mut config: SendConfig,
+        create: &CreateOptions,
+        seed: u64,
+    ) -> (Sender, Vec<(String, String)>) {
         let (method, headers) = self.request(create);
         config.method = method.into();
-        Sender::with_headers(config, headers, seed)
+        let sender = Sender::new(config, &IdempotencyKey::placeholder(), seed);
+        (sender, headers)
     }
 
     /// The error code of a send of this operation that settled `Err` with
@@ -135,36 +158,5 @@ impl StreamOp {
             (ErrorCode::Conflict, _) if is_replayed(stream_closed) => "stream-closed",
             _ => code.as_str(),
         }
-    }
-}
-
-/// Whether `s` has the shape of an RFC 3339 `date-time`
-/// (`2026-12-07T18:00:00Z`, `…:00.5+01:00`; `t`, `z` as well): digits where
-/// the grammar has them, no ranges checked.
-pub fn is_rfc3339(s: &str) -> bool {
-    let b = s.as_bytes();
-    let shape = b"dddd-dd-ddTdd:dd:dd";
-    let (Some(head), Some(mut rest)) = (b.get(..19), b.get(19..)) else {
-        return false;
-    };
-    let fits = |c: u8, p: u8| match p {
-        b'd' => c.is_ascii_digit(),
-        b'T' => c.eq_ignore_ascii_case(&b'T'),
-        _ => c == p,
-    };
-    if !head.iter().zip(shape).all(|(c, p)| fits(*c, *p)) {
-        return false;
-    }
-    if let [b'.', frac @ ..] = rest {
-        let n = frac.iter().take_while(|c| c.is_ascii_digit()).count();
-        if n == 0 {
-            return false;
-        }
-        rest = &frac[n..];
-    }
-    match rest {
-        [z] => z.eq_ignore_ascii_case(&b'Z'),
-        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()),
-        _ => false,
     }
 }
