@@ -13,26 +13,27 @@ export { ErrorCode } from "./subscription.js";
 const [init, subscribe, ready] = entry(load, open, Subscription);
 export { init as default, subscribe };
 
-// `f()`'s promise, never a throw: a bad URL, body or option (checked before
+// A promise, never a throw: a bad URL, body or option (checked before
 // anything is sent) rejects as every other failure does.
-function call(name, f) {
+export function send(url, body, options) {
   try {
-    if (!ready()) throw early(name);
-    return f();
+    if (!ready()) throw early("send");
+    return post(url, body, options);
   } catch (e) {
     return Promise.reject(e);
   }
 }
 
-export const send = (url, body, options) => call("send", () => post(url, body, options));
-
 // The stream handles: each method one operation of the wasm's `stream`
-// (0 create, 1 head, 2 delete, 3 close), its result shaped here: the wasm
-// puts the answer's `Stream-Closed: true` in a send result's `replayed`.
+// (0 create, 1 head, 2 delete, 3 close), a promise as send()'s, its result
+// shaped here: the wasm puts the answer's `Stream-Closed: true` in a send
+// result's `replayed`.
 export function stream(url, options) {
-  const op = (n) => (create) =>
-    call("stream", () => glue.stream(url, n, options, create)).then(({ status, replayed: closed, headers: h }) =>
-      n == 2 ? undefined : { status, offset: h.get("stream-next-offset"), closed, contentType: h.get("content-type") });
+  const op = (n) => async (create) => {
+    if (!ready()) throw early("stream");
+    const { status, replayed: closed, headers: h } = await glue.stream(url, n, options, create);
+    if (n != 2) return { status, offset: h.get("stream-next-offset"), closed, contentType: h.get("content-type") };
+  };
   return { create: op(0), head: op(1), delete: op(2), close: op(3) };
 }
 

@@ -1,14 +1,13 @@
 //! `stream(url, options)`'s operations on a Durable Streams stream (create,
 //! `HEAD`, delete, close; docs/durable-streams.md "Stream handles"): one
 //! export for all four, the operation by its number. Each is one send of
-//! the core's `StreamOp` (its request, its refusals' codes) through the same
-//! task, drive loop and `pagehide` hand-off as `send()`; this file only reads
-//! the options.
+//! the core's `StreamOp` (its request, its refusals' codes) through
+//! `send()`'s option reader, task, drive loop and `pagehide` hand-off; this
+//! file only reads a create's options.
 
 use tidings_core::upstream::{producer_epoch, CreateOptions, StreamOp};
 use wasm_bindgen::prelude::*;
 
-use super::options::{body, Body, SendOptions};
 use crate::options::{absent, checked, fail, flag, get, invalid, object, text};
 
 /// Carry out operation `op` (`StreamOp` number: 0 create, 1 head, 2 delete,
@@ -29,38 +28,17 @@ pub fn stream_js(
     options: JsValue,
     create: JsValue,
 ) -> Result<js_sys::Promise, JsValue> {
-    let url = super::url_of(&url)?;
     let op = StreamOp::from_number(op).unwrap_or(StreamOp::Head);
     let (c, body) = match op {
         StreamOp::Create => create_options(&create)?,
-        _ => (
-            CreateOptions::default(),
-            Body {
-                value: JsValue::UNDEFINED,
-                bytes: Some(0),
-            },
-        ),
+        _ => (CreateOptions::default(), JsValue::UNDEFINED),
     };
-    let o = SendOptions::from_js(&options, !body.value.is_undefined())?;
-    let req = super::request::Request {
-        url,
-        body: body.value,
-        app_headers: o.headers,
-        credentials: o.credentials,
-        body_bytes: body.bytes,
-    };
-    let (sender, headers) = op.sender(o.config, &c, crate::clock::random_seed());
-    Ok(super::start(
-        sender,
-        req,
-        (o.signal, Some((op, headers))),
-        false,
-    ))
+    super::run(url, body, options, Some((op, c)))
 }
 
-/// A create's options and body (`invalid-option` naming the key).
-fn create_options(v: &JsValue) -> Result<(CreateOptions, Body), JsValue> {
-    let (c, b) = checked(|| {
+/// A create's options and its body, unread (`invalid-option` naming the key).
+fn create_options(v: &JsValue) -> Result<(CreateOptions, JsValue), JsValue> {
+    checked(|| {
         object("create", v);
         let ttl = get(v, "ttlSeconds");
         let ttl_seconds = ttl.as_f64().and_then(producer_epoch);
@@ -78,6 +56,5 @@ fn create_options(v: &JsValue) -> Result<(CreateOptions, Body), JsValue> {
             fail(invalid(name, expected, &get(v, name)));
         }
         (c, get(v, "body"))
-    })?;
-    Ok((c, body(&b)?))
+    })
 }

@@ -249,10 +249,9 @@ fn code_of(task: &Task, code: ErrorCode, status: Option<u16>) -> &'static str {
 /// stream operation's `head failed: not-found 404 (<url>)`).
 fn error(task: &Task, code: &str, status: Option<u16>, attempts: u32) -> JsValue {
     #[cfg(feature = "stream-handles")]
-    let what = task.op.as_ref().map(|op| op.0.failed());
+    let what = task.op.as_ref().map_or("send failed: ", |op| op.0.failed());
     #[cfg(not(feature = "stream-handles"))]
-    let what = None;
-    let what = what.unwrap_or("send failed: ");
+    let what = "send failed: ";
     let e = super::failed(what, code, status, &task.req.url);
     let o: &js_sys::Object = e.unchecked_ref();
     crate::js::set(o, "attempts", &JsValue::from_f64(f64::from(attempts)));
