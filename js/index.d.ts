@@ -1017,6 +1017,71 @@ export interface Appender {
  */
 export function appender(url: string | URL, options?: AppenderOptions): Appender;
 
+/** The options of {@link stream}: {@link send}'s retry options, given once for every operation. */
+export type StreamOptions = Pick<
+  SendOptions,
+  "headers" | "credentials" | "signal" | "maxAttempts" | "timeoutMs" | "deadlineMs" | "backoff" | "maxRetryAfterMs"
+>;
+
+/** What {@link StreamHandle.create} asks for (PROTOCOL.md §5.1). */
+export interface StreamCreateOptions {
+  /** The stream's `Content-Type`, printable ASCII. Default `"application/json"` (the appender's). */
+  contentType?: string;
+  /** `Stream-TTL`: idle seconds before the stream expires, an integer from 0 to 2^53 − 1. Not with `expiresAt`. */
+  ttlSeconds?: number;
+  /** `Stream-Expires-At`: an RFC 3339 date-time (`"2030-01-02T03:04:05Z"`; its shape is checked, its ranges are the server's). Not with `ttlSeconds`. */
+  expiresAt?: string;
+  /** `Stream-Closed: true`: created closed, `body` its whole content. Default `false`. */
+  closed?: boolean;
+  /** The stream's first content, as {@link send} takes a body. Default none. */
+  body?: SendBody;
+}
+
+/** What a stream operation resolves with (`delete()`: nothing). */
+export interface StreamInfo {
+  /** 201 (created) or 200 (there, same configuration) for `create`; 200 for `head`; 204 for `close`. */
+  readonly status: number;
+  /** `Stream-Next-Offset`: the tail offset, `null` when the server sent none (or, cross-origin, does not expose it). */
+  readonly offset: string | null;
+  /** `Stream-Closed: true`: the stream is closed. */
+  readonly closed: boolean;
+  /** The stream's `Content-Type`, `null` when absent (a `close()` answer has none). */
+  readonly contentType: string | null;
+}
+
+/**
+ * Why a stream operation rejected (an abort rejects with the signal's reason instead): {@link
+ * SendError}'s codes, and `not-found` (404), `gone` (410: soft-deleted), `stream-closed` (409 with
+ * `Stream-Closed: true`), `conflict` (another 409: a create whose content type, expiry or closed
+ * state differs from the stream's). `message`: `<operation> failed: <code> <status> (<url>)`
+ * (`head failed: not-found 404 (https://example.com/v1/stream/a)`).
+ */
+export interface StreamError extends Omit<SendError, "code"> {
+  readonly code: ErrorCode | "not-found" | "gone";
+}
+
+/** The operations on one stream (PROTOCOL.md §5), each one request retried as {@link send} retries (no idempotency key: each is idempotent by itself). */
+export interface StreamHandle {
+  /** `PUT`: create the stream, or confirm it exists with this configuration (200). Rejects `conflict` when it differs. */
+  create(options?: StreamCreateOptions): Promise<StreamInfo>;
+  /** `HEAD`: the tail offset, whether it is closed, its content type. Rejects `not-found`, `gone`. */
+  head(): Promise<StreamInfo>;
+  /** `DELETE` the stream and its data. Rejects `not-found` (also when an earlier attempt's answer was lost and the retry finds the stream gone), `gone`. */
+  delete(): Promise<void>;
+  /** `POST` with `Stream-Closed: true`, no body: close the stream (again: 204 as well). Rejects `not-found`. */
+  close(): Promise<StreamInfo>;
+}
+
+/**
+ * The Durable Streams stream at `url` (https://github.com/durable-streams/durable-streams): create,
+ * `HEAD`, delete, close. Never throws: each method returns a promise that rejects with a
+ * {@link StreamError} (a bad URL or option: `invalid-url` / `invalid-option`, before anything is
+ * sent; `not-initialized` before {@link init}). Pending operations at `pagehide` go out with
+ * `keepalive` as sends do. Read with {@link subscribe} (`protocol: "durable-streams"`), append with
+ * {@link appender}.
+ */
+export function stream(url: string | URL, options?: StreamOptions): StreamHandle;
+
 /** What a {@link report} task gives: a body as {@link send} takes it, or nothing to report this time. */
 export type ReportBody = Exclude<SendBody, null> | null | undefined;
 

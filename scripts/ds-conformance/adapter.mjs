@@ -12,8 +12,10 @@
 // (`Idempotency-Key`), which would fail every `send()` before it reaches the
 // protocol. A dropped upstream connection drops the page's too.
 //
-// What tidings has no call for is answered `NOT_SUPPORTED` (a failure the
-// runner counts, never a pass): create, connect, head and delete a stream,
+// create, connect (a `HEAD`), head and delete are the stream handles
+// (`stream(url)` of the "tidings" entry) when the package has them. What
+// tidings has no call for is answered `NOT_SUPPORTED` (a failure the runner
+// counts, never a pass): those four in a package built without the handles,
 // dynamic headers and params, retry-options validation and benchmarks;
 // `init` reports `dynamicHeaders: false`, so the cases that declare them are
 // skipped. `live: "sse"` is tidings' `live: "sse"`.
@@ -35,6 +37,7 @@ let upstream; // the runner's server, a URL
 let origin; // this process's server, the page's origin
 let browser;
 let page;
+let handles; // the package has the stream handles (the glue exports `stream`)
 const contentTypes = new Map(); // path → the content type its create command named
 
 /** The page's origin: `/` a blank page, `/pkg/…` the package, anything else forwarded. */
@@ -82,9 +85,12 @@ async function init(command) {
     page = await browser.newPage();
     page.on("pageerror", (e) => log("page error:", e.message));
     await page.goto(`${origin}/`);
-    await page.evaluate(async () => {
+    handles = await page.evaluate(async () => {
       window.tidings = await import("/pkg/tidings.js");
       await window.tidings.default();
+      window.entry = await import("/pkg/index.js");
+      await window.entry.default();
+      return typeof window.tidings.stream === "function";
     });
   }
   await page.evaluate(() => {
@@ -283,6 +289,34 @@ async function fixture(command) {
   return { type: command.type, success: true, status: command.type === "delete" ? 200 : res.status, offset };
 }
 
+/**
+ * create/connect/head/delete with the stream handles (`stream(url, { headers })` of the
+ * "tidings" entry): connect is a `HEAD`. A create with no content type names
+ * `application/octet-stream`, the protocol's default, as the fixtures do.
+ */
+async function streamOp(command) {
+  const op = { create: "create", delete: "delete" }[command.type] ?? "head";
+  const create = command.type !== "create" ? undefined : {
+    contentType: command.contentType ?? "application/octet-stream", ttlSeconds: command.ttlSeconds,
+    expiresAt: command.expiresAt, closed: command.closed, body: command.data,
+  };
+  const r = await page.evaluate(async ({ url, op, headers, create }) => {
+    try {
+      return (await window.entry.stream(url, { headers })[op](create)) ?? {};
+    } catch (e) {
+      return { error: { code: e.code, status: e.status, message: e.message } };
+    }
+  }, { url: `${origin}${command.path}`, op, headers: command.headers ?? {}, create });
+  if (r.error) return failure(command, r.error);
+  const offset = r.offset ?? undefined;
+  if (op === "head") {
+    const ct = r.contentType ?? undefined;
+    if (ct) contentTypes.set(command.path, ct);
+    return { type: command.type, success: true, status: 200, offset, contentType: ct, streamClosed: r.closed };
+  }
+  return { type: command.type, success: true, status: op === "delete" ? 200 : r.status, offset };
+}
+
 /** `validate` of producer options: whether `tidings.appender` accepts them (it sends nothing until an append). */
 async function validate(command) {
   const t = command.target ?? {};
@@ -317,7 +351,8 @@ async function handle(command) {
     case "validate": return validate(command);
     case "create": case "connect": case "head": case "delete":
       if (command.type === "create") contentTypes.set(command.path, command.contentType ?? "application/octet-stream");
-      return FIXTURES ? fixture(command) : unsupported(command, `no call to ${command.type} a stream`);
+      if (FIXTURES) return fixture(command);
+      return handles ? streamOp(command) : unsupported(command, `no call to ${command.type} a stream`);
     default: return unsupported(command, `no call for ${command.type}`);
   }
 }

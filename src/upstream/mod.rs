@@ -22,6 +22,8 @@
 //!   appends (the core's `Appender`);
 //! - `report/`: `report(url, task, options)`, the reporter's adapter
 //!   over the same attempt code;
+//! - `stream.rs`: `stream(url, options)`'s operations (create, `HEAD`,
+//!   delete, close), each one send of the core's `StreamOp`;
 //! - `ack.rs`: `subscribe({ ack })`, delivery ACKs (the core's
 //!   `AckBatcher`), each batch one send;
 //! - `page.rs`: the pending sends, `ordered` queues, `online`/`offline` and
@@ -38,6 +40,8 @@ mod page;
 #[cfg(feature = "report")]
 mod report;
 mod request;
+#[cfg(feature = "stream-handles")]
+mod stream;
 mod task;
 
 #[cfg(feature = "append")]
@@ -63,14 +67,36 @@ use options::SendOptions;
 /// into a rejection) only for a bad URL, body or option: nothing was sent.
 #[wasm_bindgen(js_name = send)]
 pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::Promise, JsValue> {
+    #[cfg_attr(not(feature = "stream-handles"), allow(clippy::let_unit_value))]
+    let op = Default::default();
+    run(url, body, options, op)
+}
+
+/// A stream operation (`stream()`) and what its create asks for; `None`
+/// for a send.
+#[cfg(feature = "stream-handles")]
+type RunOp = Option<(
+    tidings_core::upstream::StreamOp,
+    tidings_core::upstream::CreateOptions,
+)>;
+/// A send (a build without `stream()`).
+#[cfg(not(feature = "stream-handles"))]
+type RunOp = ();
+
+/// `send()`, or stream operation `op` (`stream.rs`) over `send()`'s body
+/// and options: checked, then started as a task the page holds; its
+/// promise. One copy for both calls.
+#[cfg_attr(feature = "stream-handles", inline(never))]
+fn run(
+    url: JsValue,
+    body: JsValue,
+    options: JsValue,
+    op: RunOp,
+) -> Result<js_sys::Promise, JsValue> {
     let url = url_of(&url)?;
     let body = options::body(&body)?;
     let has_body = !body.value.is_undefined();
     let o = SendOptions::from_js(&options, has_body)?;
-    let key = match o.key {
-        Some(k) => k,
-        None => new_key()?,
-    };
     let req = request::Request {
         url,
         body: body.value,
@@ -78,10 +104,19 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
         credentials: o.credentials,
         body_bytes: body.bytes,
     };
-    let sender = Sender::new(o.config, &key, crate::clock::random_seed());
-    let (signal, ordered) = (o.signal, o.ordered);
+    let seed = crate::clock::random_seed();
+    #[cfg(feature = "stream-handles")]
+    let (sender, op, ordered) = match op {
+        Some((op, create)) => {
+            let (sender, headers) = op.sender(o.config, &create, seed);
+            (sender, Some((op, headers)), false)
+        }
+        None => (send_sender(o.config, o.key, seed)?, None, o.ordered),
+    };
+    #[cfg(not(feature = "stream-handles"))]
+    let (sender, ordered) = (send_sender(o.config, o.key, seed)?, o.ordered);
     let (promise, settle) = promise();
-    let t = task::Task::new(sender, req, ordered, signal, settle);
+    let t = task::Task::new(sender, req, (o.signal, op), ordered, settle);
     let now = page::add(&t);
     task::watch(&t, page::is_online());
     // Queued (`ordered`): the deadline runs from the call all the same.
@@ -94,6 +129,19 @@ pub fn send_js(url: JsValue, body: JsValue, options: JsValue) -> Result<js_sys::
         },
     );
     Ok(promise)
+}
+
+/// A send's machine: `key`, else a fresh one.
+fn send_sender(
+    config: tidings_core::upstream::SendConfig,
+    key: Option<IdempotencyKey>,
+    seed: u64,
+) -> Result<Sender, JsValue> {
+    let key = match key {
+        Some(k) => k,
+        None => new_key()?,
+    };
+    Ok(Sender::new(config, &key, seed))
 }
 
 /// A new pending `Promise` and its `(resolve, reject)`. Out of line: one

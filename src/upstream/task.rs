@@ -8,7 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use tidings_core::engine::TransportError;
+use tidings_core::engine::{ErrorCode, TransportError};
 use tidings_core::time::Now;
 use tidings_core::upstream::{
     is_replayed, Outcome, SendAction, SendInput, Sender, REPLAYED_HEADER,
@@ -19,6 +19,15 @@ use web_sys::Headers;
 use super::driver::{self, Drive, Live, Slots, Tag};
 use super::request::{Answer, Reply, Request};
 use crate::guard::Listener;
+
+/// Which stream operation a task is (`stream()`) and the headers its
+/// attempts carry in place of the sender's (`StreamOp::sender`); `None`
+/// for a send.
+#[cfg(feature = "stream-handles")]
+pub type Op = Option<(tidings_core::upstream::StreamOp, Vec<(String, String)>)>;
+/// A send (a build without `stream()`).
+#[cfg(not(feature = "stream-handles"))]
+pub type Op = ();
 
 /// One send from call to settle.
 pub struct Task {
@@ -37,15 +46,19 @@ pub struct Task {
     settled: Cell<bool>,
     resolve: js_sys::Function,
     reject: js_sys::Function,
+    /// The stream operation it carries out, if any.
+    #[cfg_attr(not(feature = "stream-handles"), allow(dead_code))]
+    op: Op,
 }
 
 impl Task {
-    /// A send not started yet; its promise's `resolve` and `reject`.
+    /// A send not started yet (or stream operation `op`); its promise's
+    /// `resolve` and `reject`.
     pub fn new(
         sender: Sender,
         req: Request,
+        (signal, op): (Option<web_sys::AbortSignal>, Op),
         ordered: bool,
-        signal: Option<web_sys::AbortSignal>,
         settle: (js_sys::Function, js_sys::Function),
     ) -> Rc<Task> {
         Rc::new(Task {
@@ -60,6 +73,7 @@ impl Task {
             settled: Cell::new(false),
             resolve: settle.0,
             reject: settle.1,
+            op,
         })
     }
 
@@ -133,7 +147,12 @@ impl Drive for Task {
 
     fn act(self: &Rc<Self>, _now: Now, action: SendAction) {
         match action {
-            SendAction::Issue(issue) => {
+            #[allow(unused_mut)]
+            SendAction::Issue(mut issue) => {
+                #[cfg(feature = "stream-handles")]
+                if let Some((_, headers)) = &self.op {
+                    issue.headers = headers.clone();
+                }
                 let tag = Tag {
                     id: 0,
                     attempt: issue.attempt,
@@ -164,7 +183,10 @@ fn settle(task: &Rc<Task>, outcome: Outcome) {
             code,
             status,
             attempts,
-        } => (false, error(task, code.as_str(), status, attempts)),
+        } => (
+            false,
+            error(task, code_of(task, code, status), status, attempts),
+        ),
         Outcome::HeadersFailed { attempts } => {
             let e = error(task, "headers", None, attempts);
             if let Some(cause) = task.cause.borrow_mut().take() {
@@ -190,19 +212,47 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
         Some(a) => (Some(a.headers), a.body),
         None => (Headers::new().ok(), JsValue::from_str("")),
     };
-    let replayed = headers
-        .as_ref()
-        .and_then(|h| h.get(REPLAYED_HEADER).ok().flatten());
+    // A stream operation's answer says whether the stream is closed where a
+    // send's says whether it was replayed: both a header that is `true`.
+    #[cfg(feature = "stream-handles")]
+    let flag = match task.op {
+        Some(_) => "stream-closed",
+        None => REPLAYED_HEADER,
+    };
+    #[cfg(not(feature = "stream-handles"))]
+    let flag = REPLAYED_HEADER;
+    let replayed = headers.as_ref().and_then(|h| h.get(flag).ok().flatten());
     let replayed = is_replayed(replayed.as_deref());
     let headers = headers.map_or(JsValue::UNDEFINED, JsValue::from);
     super::request::send_result(status, attempts, replayed, &headers, &body)
 }
 
+/// The code of a failed send: the core's, or for a stream operation its
+/// refusal by the last answer (`StreamOp::code`: `not-found`, `gone`,
+/// `stream-closed`).
+fn code_of(task: &Task, code: ErrorCode, status: Option<u16>) -> &'static str {
+    #[cfg(feature = "stream-handles")]
+    if task.op.is_some() {
+        let answer = task.answer.borrow();
+        let closed = answer
+            .as_ref()
+            .and_then(|a| a.headers.get("stream-closed").ok());
+        return tidings_core::upstream::StreamOp::code(code, status, closed.flatten().as_deref());
+    }
+    let _ = (task, status);
+    code.as_str()
+}
+
 /// The package's error: an `Error` with `code`, `status` (when an answer
 /// caused it) and `attempts`; its message `send failed: <code>[ <status>]
-/// (<url>)` (`send failed: http-status 503 (https://example.com/up)`).
+/// (<url>)` (`send failed: http-status 503 (https://example.com/up)`; a
+/// stream operation's `head failed: not-found 404 (<url>)`).
 fn error(task: &Task, code: &str, status: Option<u16>, attempts: u32) -> JsValue {
-    let e = super::failed("send failed: ", code, status, &task.req.url);
+    #[cfg(feature = "stream-handles")]
+    let what = task.op.as_ref().map_or("send failed: ", |op| op.0.failed());
+    #[cfg(not(feature = "stream-handles"))]
+    let what = "send failed: ";
+    let e = super::failed(what, code, status, &task.req.url);
     let o: &js_sys::Object = e.unchecked_ref();
     crate::js::set(o, "attempts", &JsValue::from_f64(f64::from(attempts)));
     e

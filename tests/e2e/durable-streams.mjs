@@ -42,7 +42,7 @@ export async function startDurableStreams({ dataDir, longPollTimeoutMs = 30_000,
     const handle = server.handleRequest.bind(server);
     server.handleRequest = (req, res) => {
       const u = new URL(req.url, "http://x");
-      log.push({ method: req.method, path: u.pathname, query: Object.fromEntries(u.searchParams), search: u.search, t: Date.now() });
+      log.push({ method: req.method, path: u.pathname, query: Object.fromEntries(u.searchParams), search: u.search, headers: req.headers, t: Date.now() });
       if (stopping) res.setHeader("connection", "close");
       if (sseCloseAfterMs && u.searchParams.get("live") === "sse") {
         // A write of the server's loop racing the end must not crash the process.
@@ -88,6 +88,8 @@ export async function startDurableStreams({ dataDir, longPollTimeoutMs = 30_000,
     port,
     dataDir: dir,
     requests: (path) => log.filter((e) => e.method === "GET" && (!path || e.path === path)),
+    /** Every request of `path` so far, each `{ method, path, query, search, headers, t }`. */
+    requestsOf: (path) => log.filter((e) => e.path === path),
     clearRequests: () => { log.length = 0; },
     /** Create a stream (PUT), with an optional initial body. */
     create: (path, contentType, body) => req("PUT", path, body, { "content-type": contentType }),

@@ -52,7 +52,9 @@
 //! [`keepalive_handoff`] decides which pending sends survive `pagehide`.
 //! [`Appender`] appends to a Durable Streams stream as an idempotent
 //! producer, one [`Sender`] per batch; [`AckBatcher`] batches a
-//! subscription's delivery ACKs, each batch one send.
+//! subscription's delivery ACKs, each batch one send. [`StreamOp`] (feature
+//! `stream-handles`) is a Durable Streams stream's create, `HEAD`, delete
+//! and close, each one send.
 
 mod ack;
 mod appender;
@@ -62,6 +64,8 @@ mod key;
 mod ordered;
 mod reporter;
 mod sender;
+#[cfg(feature = "stream-handles")]
+mod stream;
 
 pub use ack::{
     ack_body, AckAction, AckBatcher, AckInput, DEFAULT_ACK_BATCH_MS, DEFAULT_ACK_MAX_BATCH,
@@ -86,6 +90,8 @@ pub use sender::{
     classify_status, is_replayed, Issue, Outcome, SendAction, SendInput, Sender, StatusClass,
     REPLAYED_HEADER,
 };
+#[cfg(feature = "stream-handles")]
+pub use stream::{CreateOptions, StreamOp, DEFAULT_STREAM_CONTENT_TYPE};
 
 /// The first of `queue`, taken out: the upstream machines keep their FIFOs
 /// (actions, queued reports and values) in a `Vec`, a few items long, so the
