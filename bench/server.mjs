@@ -32,8 +32,10 @@
 //   GET /resource  an unchanged 2 KB JSON document, ETag "v1",
 //                  Cache-Control: no-cache, 304 on If-None-Match
 // Accounting per client label: requests, response bytes on the wire (status
-// line + headers + body, from the socket's byte counter), 304s, and the
-// arrival times (Date.now()) of the requests that were not reset.
+// line + headers + body, from the socket's byte counter), 304s, the
+// arrival times (Date.now()) of the requests that were not reset, and each
+// answered request's [arrival, last byte handed to the socket] on the
+// page's clock (`now()`: bench/profile.mjs's gaps between answers).
 import http from "node:http";
 import { readFile } from "node:fs/promises";
 import { extname, join, normalize } from "node:path";
@@ -122,7 +124,7 @@ export async function startBenchServer({ root, bundles = {}, port = 0 } = {}) {
 
   const stat = (c) => {
     let s = stats.get(c);
-    if (!s) stats.set(c, (s = { requests: 0, bytes: 0, s304: 0, reset: 0, statuses: {}, arrivals: [] }));
+    if (!s) stats.set(c, (s = { requests: 0, bytes: 0, s304: 0, reset: 0, statuses: {}, arrivals: [], answers: [] }));
     return s;
   };
   const runOf = (q) => {
@@ -145,6 +147,8 @@ export async function startBenchServer({ root, bundles = {}, port = 0 } = {}) {
     s.requests++;
     if (down) { s.reset++; req.socket.destroy(); return; }
     s.arrivals.push(Date.now());
+    const arrived = now();
+    res.on("finish", () => s.answers.push([arrived, now(), req.socket.remotePort]));
     const before = req.socket.bytesWritten;
     open.set(res, [s, req.socket, before]);
     res.on("close", () => {
@@ -260,7 +264,7 @@ export async function startBenchServer({ root, bundles = {}, port = 0 } = {}) {
     /** Accounting of one client label (zeros when it made no request); the
      * bytes include those of its responses still open (streams). */
     stats(c) {
-      const s = { ...(stats.get(c) ?? { requests: 0, bytes: 0, s304: 0, reset: 0, statuses: {}, arrivals: [] }) };
+      const s = { ...(stats.get(c) ?? { requests: 0, bytes: 0, s304: 0, reset: 0, statuses: {}, arrivals: [], answers: [] }) };
       for (const [st, socket, before] of open.values()) if (st === stats.get(c)) s.bytes += socket.bytesWritten - before;
       return s;
     },

@@ -476,9 +476,14 @@ impl Engine {
         let first_byte = a.bytes == 0;
         a.bytes = a.bytes.saturating_add(len);
         a.last_activity = now;
-        let parse = match &a.per {
+        let parse = match &mut a.per {
             PerTransport::FetchSse => a.opened_at.is_some(),
-            PerTransport::Request(r) => r.body == BodyKind::EventStream,
+            PerTransport::Request(r) => {
+                if len > 0 && r.first_byte.is_none() {
+                    r.first_byte = Some(now.mono);
+                }
+                r.body == BodyKind::EventStream
+            }
             PerTransport::Native(_) => false,
         };
         let transport = a.transport;

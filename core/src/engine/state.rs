@@ -98,6 +98,9 @@ pub(crate) struct RequestAttempt {
     /// A server interval hint from this response (X-Poll-Interval or
     /// `_polling.next_interval_ms`), ms.
     pub hint_ms: Option<u64>,
+    /// When the first byte of a body read in chunks came: the end of the
+    /// server's hold (the long-poll spread's `held`, `retry.rs`).
+    pub first_byte: Option<MonoMs>,
 }
 
 impl Default for RequestAttempt {
@@ -106,6 +109,7 @@ impl Default for RequestAttempt {
             body: BodyKind::Pending,
             outcome: None,
             hint_ms: None,
+            first_byte: None,
         }
     }
 }
