@@ -80,7 +80,6 @@ function gaps(answers, marks, calls) {
     if (answers[i + 1]) sum.toNext += answers[i + 1][0] - last;
     if (calls[i + 1]) sum.toFetch += calls[i + 1] - last, sum.fetchToServer += answers[i + 1][0] - calls[i + 1];
   });
-  if (process.env.PORTS) console.error(new Set(answers.map((a) => a[2])).size, "sockets");
   const f = (x) => x.toFixed(1).padStart(7);
   console.error(`  ${full.length} answers, summed ms: server ${f(sum.server)}, its end → first delivery ${f(sum.toFirst)}, first → last delivery ${f(sum.delivering)}, last delivery → next request ${f(sum.toNext)} (→ fetch() ${f(sum.toFetch)}, fetch() → server ${f(sum.fetchToServer)})`);
 }

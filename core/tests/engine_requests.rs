@@ -735,7 +735,9 @@ fn long_poll_read_after(seed: u64, first_ms: u64, read_ms: u64) -> u64 {
 fn long_poll_spread_counts_the_hold_to_the_first_byte() {
     let read: Vec<u64> = (0..60).map(|s| long_poll_read_after(s, 1, 40)).collect();
     assert_eq!(read, vec![0; 60]);
-    let held: Vec<u64> = (0..60).map(|s| long_poll_read_after(s, 30_000, 40)).collect();
+    let held: Vec<u64> = (0..60)
+        .map(|s| long_poll_read_after(s, 30_000, 40))
+        .collect();
     assert!(held.iter().all(|d| *d <= 100), "{held:?}");
     assert!(held.iter().max().is_some_and(|m| *m >= 90), "{held:?}");
     assert_eq!(long_poll_read_after(3, 30_000, 40), 11);

@@ -476,11 +476,11 @@ impl Engine {
         let first_byte = a.bytes == 0;
         a.bytes = a.bytes.saturating_add(len);
         a.last_activity = now;
-        let parse = match &mut a.per {
+        let parse = match &a.per {
             PerTransport::FetchSse => a.opened_at.is_some(),
             PerTransport::Request(r) => {
-                if len > 0 && r.first_byte.is_none() {
-                    r.first_byte = Some(now.mono);
+                if first_byte && len > 0 {
+                    a.opened_at = Some(now.mono);
                 }
                 r.body == BodyKind::EventStream
             }

@@ -272,8 +272,8 @@ impl Engine {
             hint.clamp(self.interval.min_ms(), self.interval.max_ms())
         } else {
             let (pace, spread) = if news {
-                let answered = attempt.request().and_then(|r| r.first_byte);
-                let held = answered.unwrap_or(now.mono).since(attempt.started);
+                let held = attempt.opened_at.unwrap_or(now.mono);
+                let held = held.since(attempt.started);
                 (0, long_poll_spread_max_ms(held))
             } else {
                 // `backoff.floorMs`, raised by the server's `retry:` (an

@@ -98,9 +98,6 @@ pub(crate) struct RequestAttempt {
     /// A server interval hint from this response (X-Poll-Interval or
     /// `_polling.next_interval_ms`), ms.
     pub hint_ms: Option<u64>,
-    /// When the first byte of a body read in chunks came: the end of the
-    /// server's hold (the long-poll spread's `held`, `retry.rs`).
-    pub first_byte: Option<MonoMs>,
 }
 
 impl Default for RequestAttempt {
@@ -109,7 +106,6 @@ impl Default for RequestAttempt {
             body: BodyKind::Pending,
             outcome: None,
             hint_ms: None,
-            first_byte: None,
         }
     }
 }
@@ -124,7 +120,9 @@ pub(crate) struct Attempt {
     pub reason: Reason,
     /// When the `Open` went out.
     pub started: MonoMs,
-    /// When the stream opened (`open` event, or a usable response head).
+    /// When the stream opened (`open` event, or a usable response head); on
+    /// `long-poll` and `poll`, when the body's first byte came (the end of
+    /// the server's hold: the long-poll spread's `held`, `retry.rs`).
     pub opened_at: Option<MonoMs>,
     /// The app sees `open` (a stream opened, a request transport's usable
     /// answer, or a request that follows one), else `connecting`.
