@@ -5,7 +5,13 @@
 // It prints the page's busiest functions by self time (CDP Profiler,
 // sampling every 100 µs), summed over `runs` runs (default 3). Wasm
 // functions show as the optimiser left their names (`$func123`); the glue's
-// JS functions keep theirs.
+// JS functions keep theirs. For `long-poll` and `poll` it also prints where
+// the time between answers goes (the server's answers hold 1,000 events:
+// the first and the last of each are delivered at a multiple of 1,000),
+// summed over each run's answers: the server's time from a request's
+// arrival to its last byte; from there to the answer's first and last
+// delivery in the page; from the last delivery to the next request's
+// arrival. BENCH_NO_PROFILE=1 measures that without the sampler's overhead.
 import * as esbuild from "esbuild";
 import { launchBrowser } from "../tests/e2e/harness.mjs";
 import { startBenchServer } from "./server.mjs";
@@ -27,20 +33,29 @@ const cdp = await page.context().newCDPSession(page);
 await cdp.send("Profiler.enable");
 await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
 
+const sampling = !process.env.BENCH_NO_PROFILE;
+const request = /poll/.test(kind);
 const self = new Map();
 let total = 0, idle = 0, busyMs = 0;
 for (let r = 0; r < runs; r++) {
   const path = kind === "tidings:long-poll" ? "/lp" : /poll/.test(kind) ? "/poll" : "/sse";
-  const url = `${path}?c=profile&run=p${r}&mode=burst&n=${N}`;
-  await cdp.send("Profiler.start");
-  const ms = await page.evaluate(({ kind, url, n }) => new Promise((resolve) => {
+  const url = `${path}?c=profile${r}&run=p${r}&mode=burst&n=${N}`;
+  if (sampling) await cdp.send("Profiler.start");
+  const { ms, marks, calls } = await page.evaluate(({ kind, url, n }) => new Promise((resolve) => {
     let next = 1, c;
-    const t0 = B.now();
-    c = B.open(kind, url, (d) => { if (d.n === next) next++; if (next > n) { c.close(); resolve(B.now() - t0); } },
-      { intervalMs: 10, tidings: kind === "tidings:poll" ? { interval: { mode: "fixed", initialMs: 10, minMs: 10 } } : {} });
+    const t0 = B.now(), marks = [], calls = [];
+    const fetch0 = globalThis.fetch;
+    globalThis.fetch = (...a) => (calls.push(B.now()), fetch0(...a));
+    c = B.open(kind, url, (d) => {
+      if (d.n % 1000 < 2) marks.push(B.now());
+      if (d.n === next) next++;
+      if (next > n) { c.close(); globalThis.fetch = fetch0; resolve({ ms: B.now() - t0, marks, calls }); }
+    }, { intervalMs: 10, tidings: kind === "tidings:poll" ? { interval: { mode: "fixed", initialMs: 10, minMs: 10 } } : {} });
   }), { kind, url, n: N });
-  const { profile } = await cdp.send("Profiler.stop");
   busyMs += ms;
+  if (request) gaps(server.stats(`profile${r}`).answers, marks, calls);
+  if (!sampling) { console.error(`run ${r + 1}: ${Math.round(N / (ms / 1000))} msg/s`); continue; }
+  const { profile } = await cdp.send("Profiler.stop");
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const dt = profile.timeDeltas;
   profile.samples.forEach((id, i) => {
@@ -53,8 +68,24 @@ for (let r = 0; r < runs; r++) {
   });
   console.error(`run ${r + 1}: ${Math.round(N / (ms / 1000))} msg/s`);
 }
+/** Where one run's time between answers went (module doc), in ms. */
+function gaps(answers, marks, calls) {
+  const sum = { server: 0, toFirst: 0, delivering: 0, toNext: 0, toFetch: 0, fetchToServer: 0 };
+  const full = answers.filter(([a, b]) => b - a >= 0).slice(0, marks.length / 2);
+  full.forEach(([arrived, ended], i) => {
+    const [first, last] = [marks[2 * i], marks[2 * i + 1]];
+    sum.server += ended - arrived;
+    sum.toFirst += first - ended;
+    sum.delivering += last - first;
+    if (answers[i + 1]) sum.toNext += answers[i + 1][0] - last;
+    if (calls[i + 1]) sum.toFetch += calls[i + 1] - last, sum.fetchToServer += answers[i + 1][0] - calls[i + 1];
+  });
+  const f = (x) => x.toFixed(1).padStart(7);
+  console.error(`  ${full.length} answers, summed ms: server ${f(sum.server)}, its end → first delivery ${f(sum.toFirst)}, first → last delivery ${f(sum.delivering)}, last delivery → next request ${f(sum.toNext)} (→ fetch() ${f(sum.toFetch)}, fetch() → server ${f(sum.fetchToServer)})`);
+}
 await browser.close();
 await server.close();
+if (!sampling) process.exit(0);
 const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 30);
 console.log(`${kind}: ${runs} runs, ${(busyMs / runs).toFixed(0)} ms each; sampled ${(total / 1000).toFixed(0)} ms, of which idle/program ${(idle / 1000).toFixed(0)} ms`);
 for (const [name, us] of rows) console.log(`${(us / 1000).toFixed(1).padStart(8)} ms ${(100 * us / total).toFixed(1).padStart(5)} %  ${name}`);

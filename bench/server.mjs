@@ -32,8 +32,10 @@
 //   GET /resource  an unchanged 2 KB JSON document, ETag "v1",
 //                  Cache-Control: no-cache, 304 on If-None-Match
 // Accounting per client label: requests, response bytes on the wire (status
-// line + headers + body, from the socket's byte counter), 304s, and the
-// arrival times (Date.now()) of the requests that were not reset.
+// line + headers + body, from the socket's byte counter), 304s, the
+// arrival times (Date.now()) of the requests that were not reset, and each
+// answered request's [arrival, last byte handed to the socket] on the
+// page's clock (`now()`: bench/profile.mjs's gaps between answers).
 import http from "node:http";
 import { readFile } from "node:fs/promises";
 import { extname, join, normalize } from "node:path";
@@ -57,17 +59,23 @@ function eventData(n, t, size = 64) {
   return head + (pad <= PAD.length ? PAD.slice(0, pad) : "x".repeat(pad)) + `"}`;
 }
 
+/** One event of a log, its event-stream block written when it is published:
+ * an answer joins blocks, as a server that keeps its log serialised would
+ * (written per answer, the 20 answers of a long-poll burst cost the server
+ * about 20 ms, each in series with the client's round trip). */
+const entry = (id, data) => ({ id, data, sse: `id: ${id}\ndata: ${data}\n\n` });
+
 class Run {
   constructor(q) {
     this.mode = q.get("mode") ?? "idle";
     this.n = Number(q.get("n") ?? 0);
     this.until = Number(q.get("until") ?? Infinity);
-    this.events = []; // [{ id: number, data: string }]
+    this.events = []; // [{ id: number, data: string, sse: string }]
     this.waiters = new Set();
     if (this.mode === "burst" || this.mode === "big") {
       const t = now();
       const size = Number(q.get("size") ?? 64);
-      for (let k = 1; k <= this.n; k++) this.events.push({ id: k, data: eventData(k, t, size) });
+      for (let k = 1; k <= this.n; k++) this.events.push(entry(k, eventData(k, t, size)));
     } else if (this.mode === "tick") {
       const every = Number(q.get("every_ms") ?? 10);
       const start = now();
@@ -84,7 +92,7 @@ class Run {
     }
   }
   publish(data) {
-    this.events.push({ id: this.events.length + 1, data });
+    this.events.push(entry(this.events.length + 1, data));
     for (const w of [...this.waiters]) w();
   }
   /** The events after `cursor` (ids are 1..len, so this is a slice). */
@@ -94,7 +102,7 @@ class Run {
   /** cycle mode: make sure event cursor+1 exists (until `until`). */
   grow(cursor) {
     if (this.mode === "cycle" && cursor >= this.events.length && cursor < this.until) {
-      this.events.push({ id: this.events.length + 1, data: eventData(this.events.length + 1, now()) });
+      this.events.push(entry(this.events.length + 1, eventData(this.events.length + 1, now())));
     }
   }
   stop() {
@@ -103,7 +111,7 @@ class Run {
   }
 }
 
-const sseBlock = (e) => `id: ${e.id}\ndata: ${e.data}\n\n`;
+const sseBlock = (e) => e.sse;
 
 function cursorOf(req, q) {
   const h = req.headers["last-event-id"] ?? q.get("lastEventId") ?? q.get("after");
@@ -122,7 +130,7 @@ export async function startBenchServer({ root, bundles = {}, port = 0 } = {}) {
 
   const stat = (c) => {
     let s = stats.get(c);
-    if (!s) stats.set(c, (s = { requests: 0, bytes: 0, s304: 0, reset: 0, statuses: {}, arrivals: [] }));
+    if (!s) stats.set(c, (s = { requests: 0, bytes: 0, s304: 0, reset: 0, statuses: {}, arrivals: [], answers: [] }));
     return s;
   };
   const runOf = (q) => {
@@ -145,6 +153,8 @@ export async function startBenchServer({ root, bundles = {}, port = 0 } = {}) {
     s.requests++;
     if (down) { s.reset++; req.socket.destroy(); return; }
     s.arrivals.push(Date.now());
+    const arrived = now();
+    res.on("finish", () => s.answers.push([arrived, now()]));
     const before = req.socket.bytesWritten;
     open.set(res, [s, req.socket, before]);
     res.on("close", () => {
@@ -260,7 +270,7 @@ export async function startBenchServer({ root, bundles = {}, port = 0 } = {}) {
     /** Accounting of one client label (zeros when it made no request); the
      * bytes include those of its responses still open (streams). */
     stats(c) {
-      const s = { ...(stats.get(c) ?? { requests: 0, bytes: 0, s304: 0, reset: 0, statuses: {}, arrivals: [] }) };
+      const s = { ...(stats.get(c) ?? { requests: 0, bytes: 0, s304: 0, reset: 0, statuses: {}, arrivals: [], answers: [] }) };
       for (const [st, socket, before] of open.values()) if (st === stats.get(c)) s.bytes += socket.bytesWritten - before;
       return s;
     },

@@ -8,8 +8,8 @@
 // back to back, `lens` their lengths in UTF-16 code units, four per message
 // and a 0xFFFFFFFE mark after data that is bytes (one char per byte: handed
 // out as a Uint8Array). A data length of 0xFFFFFFFF means "the data is
-// datas[i]" (the browser's own EventSource string): it never crossed into
-// wasm and back. With `json`, string data is JSON.parse'd; a message whose
+// datas[i]" (the browser's own EventSource string, in `openSource`'s report
+// array): it never crossed into wasm and back. With `json`, string data is JSON.parse'd; a message whose
 // data is not JSON is `undefined` in the result (wasm turns it into a
 // `parse` error). The object's shape is the API contract's (README).
 export function messages(text, lens, datas, json, transport) {
@@ -248,23 +248,27 @@ async function read(url, init, app, report) {
 // listeners, reporting to wasm as an array: [0] opened, [1, failed] an error
 // (the source closed first, so the browser never reconnects on its own
 // clock; failed: readyState was CLOSED, the browser failed it, else it was
-// about to reconnect), [2, type, data, lastEventId] an event of `message`,
-// of each of `types`, or the server's own `open`/`error` (a MessageEvent;
-// the browser's own are a plain Event). Returns the guard's handle: its
-// close() closes the source and removes the listeners. Throws as the
-// constructor does.
+// about to reconnect), [data, type, lastEventId] an event of `message`, of
+// each of `types`, or the server's own `open`/`error` (a MessageEvent; the
+// browser's own are a plain Event). The data comes first: the array is
+// handed back as `messages`' `datas`, its [0] the message's data. The type
+// is the listener's own (no `type` getter per event). Returns the guard's
+// handle: its close() closes the source and removes the listeners. Throws
+// as the constructor does.
 export function openSource(url, withCredentials, types, report) {
   const es = new EventSource(url, { withCredentials }), off = [];
-  const on = (type, f) => (es.addEventListener(type, f), off.push(() => es.removeEventListener(type, f)));
-  const message = (e) => e instanceof MessageEvent && (report([2, e.type, e.data, e.lastEventId]), 1);
-  on("open", (e) => message(e) || report([0]));
-  on("error", (e) => {
-    if (message(e)) return;
+  // `plain`: what a plain Event of this type means (only `open`, `error`).
+  const on = (type, plain) => {
+    const f = (e) => (plain && !(e instanceof MessageEvent) ? plain() : report([e.data, type, e.lastEventId]));
+    es.addEventListener(type, f), off.push(() => es.removeEventListener(type, f));
+  };
+  on("open", () => report([0]));
+  on("error", () => {
     const failed = es.readyState == EventSource.CLOSED;
     es.close();
     report([1, failed]);
   });
-  for (const type of ["message", ...types]) on(type, message);
+  for (const type of ["message", ...types]) on(type);
   return { close: () => (es.close(), off.map((f) => f())) };
 }
 

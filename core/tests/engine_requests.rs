@@ -710,6 +710,48 @@ fn long_poll_spread_after_news_is_a_tenth_of_the_hold() {
     assert_eq!(sim.last_open_at, 30_000 + 11);
 }
 
+/// A long-poll answer with news: its head and first bytes `first_ms` after
+/// the request, its last byte `read_ms` later. The delay before the next
+/// request.
+fn long_poll_read_after(seed: u64, first_ms: u64, read_ms: u64) -> u64 {
+    let (mut sim, o) = Sim::started(lp_config(), seed);
+    sim.run_for(first_ms);
+    sim.head(o.id, ResponseHead::event_stream());
+    sim.bytes(o.id, b"id: 1\ndata: x\n\n");
+    sim.run_for(read_ms);
+    sim.bytes(o.id, b"id: 2\ndata: y\n\n");
+    let answered = sim.now.mono.0;
+    sim.end(o.id);
+    sim.must_open(200);
+    sim.last_open_at - answered
+}
+
+/// The hold the spread is a tenth of ends at the answer's first body byte:
+/// a backlog answer that takes 40 ms to arrive and parse (1,000 events) was
+/// not held, and the next request goes out at once for every seed (the last
+/// byte's time gave `U[0, 4]`); a server that sends its head at once and
+/// holds the body 30 s before its first byte still spreads over 100 ms.
+#[test]
+fn long_poll_spread_counts_the_hold_to_the_first_byte() {
+    let read: Vec<u64> = (0..60).map(|s| long_poll_read_after(s, 1, 40)).collect();
+    assert_eq!(read, vec![0; 60]);
+    let held: Vec<u64> = (0..60)
+        .map(|s| long_poll_read_after(s, 30_000, 40))
+        .collect();
+    assert!(held.iter().all(|d| *d <= 100), "{held:?}");
+    assert!(held.iter().max().is_some_and(|m| *m >= 90), "{held:?}");
+    assert_eq!(long_poll_read_after(3, 30_000, 40), 11);
+
+    // Head at once, the body's first byte after a 30 s hold.
+    let (mut sim, o) = Sim::started(lp_config(), 3);
+    sim.head(o.id, ResponseHead::event_stream());
+    sim.run_for(30_000);
+    sim.bytes(o.id, b"id: 1\ndata: x\n\n");
+    sim.end(o.id);
+    sim.must_open(200);
+    assert_eq!(sim.last_open_at, 30_000 + 11);
+}
+
 /// How the adapter reads a body is the engine's answer to its head, by the
 /// one media-type rule: on `long-poll` and `poll`, `text/event-stream`
 /// (any case, with parameters) in chunks, JSON (`+json` too) whole as JSON,

@@ -36,7 +36,8 @@ fn utf16_len(s: &str) -> u32 {
     n
 }
 
-/// Marks a message whose data is a JS value of its own (`boundary.js`).
+/// Marks a message whose data is a JS value of its own, `datas[i]`
+/// (`boundary.js`).
 const OWN_DATA: u32 = u32::MAX;
 /// Follows the data length of a message whose data is bytes, one char per
 /// byte (`boundary.js` makes it a `Uint8Array`).
@@ -50,12 +51,13 @@ const BYTES: u32 = u32::MAX - 1;
 /// (lengths: four per message, and a [`BYTES`] mark after binary data). A
 /// message whose data is not JSON is `undefined` in the array (the caller
 /// reports a `parse` error, see [`parse_error`]). Data the browser gave as a
-/// JS value (a native `EventSource` event's) is handed back as is; bytes stay
+/// JS value (a native `EventSource` event's, the first of its run) is handed
+/// back as is; bytes stay
 /// bytes whatever `parse` says (one char per byte).
 pub fn messages(run: &[Delivery], parse: Parse) -> js_sys::Array {
     let mut text = String::new();
     let mut lens = Vec::with_capacity(run.len() * 4);
-    let mut datas: Option<js_sys::Array> = None;
+    let mut datas = &JsValue::UNDEFINED;
     for (i, d) in run.iter().enumerate() {
         let m = &d.msg;
         for s in [&m.id, &m.last_event_id, &m.event] {
@@ -63,13 +65,14 @@ pub fn messages(run: &[Delivery], parse: Parse) -> js_sys::Array {
             lens.push(utf16_len(s));
         }
         match &d.data {
-            Some(v) => {
-                datas
-                    .get_or_insert_with(js_sys::Array::new)
-                    .set(i as u32, v.clone());
+            // The run's first: its report array is `datas` as it is (no
+            // array built, nothing cloned). A native message is fed alone,
+            // so it is always the first; a later one's copy would do.
+            Some(v) if i == 0 => {
+                datas = v;
                 lens.push(OWN_DATA);
             }
-            None => {
+            _ => {
                 text.push_str(&m.data);
                 lens.push(utf16_len(&m.data));
                 if m.binary {
@@ -79,8 +82,7 @@ pub fn messages(run: &[Delivery], parse: Parse) -> js_sys::Array {
         }
     }
     let transport = run.first().map_or("", |d| d.transport);
-    let datas = datas.map_or(JsValue::UNDEFINED, JsValue::from);
-    build(&text, &lens, &datas, parse == Parse::Json, &name(transport))
+    build(&text, &lens, datas, parse == Parse::Json, &name(transport))
 }
 
 /// The `error` event (code `parse`) of a message whose data is not JSON: it

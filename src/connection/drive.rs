@@ -27,10 +27,11 @@ pub fn feed(conn: &Rc<Connection>, fact: engine::Input<'_>) {
     super::handle(conn, Input::Engine(fact));
 }
 
-/// Feed a native `EventSource` event with `data`, the browser's own value of
-/// the data the engine reads a copy of: its delivery carries this value (the
-/// event is fed from the browser's task queue, never from inside a drive, so
-/// the delivery it causes is rendered before this returns).
+/// Feed a native `EventSource` event with `data`, the browser's report of it
+/// (`[data, type, lastEventId]`, whose data the engine reads a copy of): its
+/// delivery carries this value (the event is fed from the browser's task
+/// queue, never from inside a drive, so the delivery it causes is rendered
+/// before this returns).
 pub fn feed_native(conn: &Rc<Connection>, data: wasm_bindgen::JsValue, fact: engine::Input<'_>) {
     *conn.native_data.borrow_mut() = Some(data);
     feed(conn, fact);

@@ -14,8 +14,9 @@ pub struct Delivery {
     pub msg: engine::Message,
     /// The transport's name (`""`: unknown, a relayed message without one).
     pub transport: &'static str,
-    /// A native `EventSource` event's `data` as the browser gave it: the app
-    /// gets this value instead of `msg.data` crossing back out of wasm (the
+    /// A native `EventSource` event as the browser gave it: `openSource`'s
+    /// report array, `[data, type, lastEventId]` (`boundary.js`). The app
+    /// gets its data instead of `msg.data` crossing back out of wasm (the
     /// engine read a copy).
     pub data: Option<wasm_bindgen::JsValue>,
 }

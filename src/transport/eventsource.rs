@@ -35,7 +35,8 @@ pub enum Fact {
         event: String,
         /// The data string (the engine's copy).
         data: String,
-        /// The data as the browser gave it, handed to the app as is.
+        /// `openSource`'s report array, `[data, type, lastEventId]`: its
+        /// data as the browser gave it, handed to the app as is.
         raw: wasm_bindgen::JsValue,
         /// The browser's last event ID string after this event.
         last_event_id: String,
@@ -96,21 +97,21 @@ impl NativeEventSource {
         let report: Box<dyn FnMut(web_sys::Event)> = Box::new(move |fact| {
             let fact: js_sys::Array = fact.unchecked_into();
             let text = |i| fact.get(i).as_string().unwrap_or_default();
-            on_fact(match fact.get(0).as_f64() {
+            // An event's first element is its data, a string: never 0 or 1.
+            let first = fact.get(0);
+            on_fact(match first.as_f64() {
                 Some(0.0) => Fact::Open,
                 Some(1.0) => Fact::Error {
                     failed: fact.get(1).is_truthy(),
                 },
-                _ => {
-                    // One crossing for the data, which stays the app's.
-                    let raw = fact.get(2);
-                    Fact::Event {
-                        event: text(1),
-                        data: raw.as_string().unwrap_or_default(),
-                        raw,
-                        last_event_id: text(3),
-                    }
-                }
+                _ => Fact::Event {
+                    event: text(1),
+                    data: first.as_string().unwrap_or_default(),
+                    last_event_id: text(2),
+                    // The data stays the app's: the report array itself
+                    // goes back to JS (`messages`' `datas`).
+                    raw: fact.into(),
+                },
             })
         });
         let report = Closure::wrap(report);

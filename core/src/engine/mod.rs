@@ -478,7 +478,12 @@ impl Engine {
         a.last_activity = now;
         let parse = match &a.per {
             PerTransport::FetchSse => a.opened_at.is_some(),
-            PerTransport::Request(r) => r.body == BodyKind::EventStream,
+            PerTransport::Request(r) => {
+                if first_byte && len > 0 {
+                    a.opened_at = Some(now.mono);
+                }
+                r.body == BodyKind::EventStream
+            }
             PerTransport::Native(_) => false,
         };
         let transport = a.transport;

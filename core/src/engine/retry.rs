@@ -55,9 +55,13 @@ pub const LONG_POLL_JITTER_MS: u64 = 100;
 pub const LONG_POLL_SPREAD_DIVISOR: u64 = 10;
 
 /// The widest spread before the next long-poll request after an answer with
-/// news that came `held_ms` after its request went out, ms:
+/// news whose first byte came `held_ms` after its request went out, ms:
 /// `min(held_ms / 10, 100)` (decided with `make bench-herd`'s
-/// broadcast).
+/// broadcast). The first byte, not the last: the time a large answer takes
+/// to arrive and parse is no hold (a 1,000-event backlog answer that took
+/// 10 ms to read would pay a spread for it, 20 times over a 20,000-event
+/// backlog), and a server that sends its head at once and holds the body
+/// is still held until the body's first byte.
 ///
 /// The spread is for the broadcast: one publish answers every held request
 /// of a fleet in the same instant, and without a spread the re-polls come
@@ -240,7 +244,9 @@ impl Engine {
     /// - `long-poll` with a server hint: after the clamped hint;
     /// - `long-poll` news: at once, spread by
     ///   `U[0, min(held / 10, 100)]` ms, `held` = the time from the request to
-    ///   the answer ([`long_poll_spread_max_ms`]);
+    ///   the answer's first body byte, or to the whole answer when its body is
+    ///   read whole ([`long_poll_spread_max_ms`]): reading a large body is
+    ///   no hold, a publish synchronises only the wait before its bytes;
     /// - `long-poll` "no news" (204, 304, 408, an empty 200, a hold that timed
     ///   out, an answer of repeats): paced by the START of the request, at
     ///   `max(now, started + floor) + U[0, 100]`, floor = `backoff.floorMs`
@@ -266,7 +272,9 @@ impl Engine {
             hint.clamp(self.interval.min_ms(), self.interval.max_ms())
         } else {
             let (pace, spread) = if news {
-                (0, long_poll_spread_max_ms(now.mono.since(attempt.started)))
+                let held = attempt.opened_at.unwrap_or(now.mono);
+                let held = held.since(attempt.started);
+                (0, long_poll_spread_max_ms(held))
             } else {
                 // `backoff.floorMs`, raised by the server's `retry:` (an
                 // interval floor left from a poll failure does not apply).

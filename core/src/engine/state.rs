@@ -120,7 +120,9 @@ pub(crate) struct Attempt {
     pub reason: Reason,
     /// When the `Open` went out.
     pub started: MonoMs,
-    /// When the stream opened (`open` event, or a usable response head).
+    /// When the stream opened (`open` event, or a usable response head); on
+    /// `long-poll` and `poll`, when the body's first byte came (the end of
+    /// the server's hold: the long-poll spread's `held`, `retry.rs`).
     pub opened_at: Option<MonoMs>,
     /// The app sees `open` (a stream opened, a request transport's usable
     /// answer, or a request that follows one), else `connecting`.
