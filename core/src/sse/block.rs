@@ -161,14 +161,14 @@ impl Block {
                 b"data" => self.append_data(value, max_event_data_bytes),
                 b"event" => {
                     self.event_type.clear();
-                    self.event_type.push_str(&String::from_utf8_lossy(value));
+                    self.event_type.push_str(&super::utf8::lossy(value));
                     self.event_unknown = false;
                 }
                 // U+0000 is the byte 0 in UTF-8 and no invalid sequence
                 // decodes to it, so checking the bytes is exact.
                 b"id" if !value.contains(&0) => {
                     self.id_buffer.clear();
-                    self.id_buffer.push_str(&String::from_utf8_lossy(value));
+                    self.id_buffer.push_str(&super::utf8::lossy(value));
                     self.id_set = true;
                     self.id_unknown = false;
                 }
@@ -189,7 +189,7 @@ impl Block {
         if self.oversize.is_some() {
             return;
         }
-        let value: Cow<'_, str> = String::from_utf8_lossy(value);
+        let value: Cow<'_, str> = super::utf8::lossy(value);
         let additional = value.len() + 1;
         if self.data.len() + additional > max_bytes {
             self.mark_oversize(SseLimit::EventData, max_bytes);

@@ -41,6 +41,7 @@ mod limits;
 mod line;
 mod parser;
 mod scan;
+mod utf8;
 
 pub use event::{SseEvent, SseItem, SseSkipped};
 pub use limits::{SseLimit, SseLimits};
