@@ -29,7 +29,7 @@ bootstrap:
 lint:
 	cargo fmt --all -- --check
 	cargo clippy -q --workspace --all-targets -- -D warnings
-	cargo clippy -q --target wasm32-unknown-unknown --all-targets --features rust -- -D warnings
+	cargo clippy -q --target wasm32-unknown-unknown --all-targets --features rust,stream-handles -- -D warnings
 	python3 scripts/fn-lengths.py --top 0
 	python3 scripts/module-cycles.py --self-test
 	python3 scripts/module-cycles.py

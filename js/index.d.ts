@@ -1017,6 +1017,7 @@ export interface Appender {
  */
 export function appender(url: string | URL, options?: AppenderOptions): Appender;
 
+// stream-handles: begin (dropped from a package built without them)
 /** The options of {@link stream}: {@link send}'s retry options, given once for every operation. */
 export type StreamOptions = Pick<
   SendOptions,
@@ -1081,6 +1082,7 @@ export interface StreamHandle {
  * {@link appender}.
  */
 export function stream(url: string | URL, options?: StreamOptions): StreamHandle;
+// stream-handles: end
 
 /** What a {@link report} task gives: a body as {@link send} takes it, or nothing to report this time. */
 export type ReportBody = Exclude<SendBody, null> | null | undefined;

@@ -4,9 +4,6 @@
 // `not-initialized` error before init(). An app that only subscribes imports
 // "tidings/receive" (receive.js) instead and downloads a smaller wasm.
 import load, { subscribe as open, send as post, appender as append, report as every, Subscription } from "./tidings.js";
-// The glue's exports read by name where a build may lack them (`stream`,
-// the crate's feature "stream-handles").
-import * as glue from "./tidings.js";
 import { entry, early } from "./subscription.js";
 
 export { ErrorCode } from "./subscription.js";
@@ -24,18 +21,22 @@ export function send(url, body, options) {
   }
 }
 
+// stream-handles: begin (scripts/build-pkg.sh drops this block from a
+// package built without them, STREAM_HANDLES=0).
 // The stream handles: each method one operation of the wasm's `stream`
 // (0 create, 1 head, 2 delete, 3 close), a promise as send()'s, its result
 // shaped here: the wasm puts the answer's `Stream-Closed: true` in a send
 // result's `replayed`.
+import { stream as handle } from "./tidings.js";
 export function stream(url, options) {
   const op = (n) => async (create) => {
     if (!ready()) throw early("stream");
-    const { status, replayed: closed, headers: h } = await glue.stream(url, n, options, create);
+    const { status, replayed: closed, headers: h } = await handle(url, n, options, create);
     if (n != 2) return { status, offset: h.get("stream-next-offset"), closed, contentType: h.get("content-type") };
   };
   return { create: op(0), head: op(1), delete: op(2), close: op(3) };
 }
+// stream-handles: end
 
 export function appender(url, options) {
   if (!ready()) throw early("appender");

@@ -15,6 +15,10 @@ cd "$(dirname "$0")/.."
 . scripts/wasm-flags.sh
 
 OUT=${OUT:-pkg}
+# The "tidings" entry's stream handles (`stream()`: cargo feature stream-handles
+# and the marked blocks of js/index.js and js/index.d.ts; docs/durable-streams.md
+# "Stream handles"): 1 builds them in, 0 leaves them out.
+STREAM_HANDLES=${STREAM_HANDLES:-1}
 PROFILE=wasm-release
 TARGET=wasm32-unknown-unknown
 if rustup run nightly rustc --version >/dev/null 2>&1 \
@@ -27,11 +31,12 @@ else
 fi
 TDIR=target/wasm-$ROUTE
 
-# wasm_flavour FEATURES DIR: the crate built with cargo FEATURES ("" = the
-# default features) → DIR/tidings.js + DIR/tidings_bg.wasm (+ snippets/).
+# wasm_flavour FEATURES DIR [EXTRA]: the crate built with cargo FEATURES ("" =
+# the default features, plus EXTRA) → DIR/tidings.js + DIR/tidings_bg.wasm (+ snippets/).
 wasm_flavour() {
   local args=()
   if [ -n "$1" ]; then args=(--no-default-features --features "$1"); fi
+  if [ -n "${3:-}" ]; then args=(--features "$3"); fi
   if [ "$ROUTE" = nightly ]; then
     # location-detail=none: no file/line strings for panic locations (a panic
     # traps, nobody reads them); fmt-debug=none: `{:?}` compiles to nothing.
@@ -71,11 +76,16 @@ wasm_flavour "js,talc" "$OUT/receive"
 # receive.js): receive-only plus crossTab and the Durable Streams profile.
 # In rows/, outside the package's `files`.
 wasm_flavour "js,talc,cross-tab,durable-streams" "$OUT/rows/receive-tabs-durable"
-wasm_flavour "" "$OUT"
+handles=""
+[ "$STREAM_HANDLES" = 1 ] && handles=stream-handles
+wasm_flavour "" "$OUT" "$handles"
 
 # The React hook (tidings/react, tidings/receive/react): files of their own, in no entry's bytes.
 cp js/index.js js/index.d.ts js/subscription.js js/receive.js js/receive.d.ts js/wasm-url.d.ts \
   js/react.js js/react-hook.js js/react.d.ts js/receive-react.js js/receive-react.d.ts js/timeline.png "$OUT/"
+if [ "$STREAM_HANDLES" != 1 ]; then
+  sed -i '/stream-handles: begin/,/stream-handles: end/d' "$OUT/index.js" "$OUT/index.d.ts"
+fi
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 sed -e "s/@VERSION@/$VERSION/" pkg.json.template > "$OUT/package.json"
 # The package README (install, loading, the API example, a link here): the

@@ -84,8 +84,8 @@ type RunOp = Option<(
 type RunOp = ();
 
 /// `send()`, or stream operation `op` (`stream.rs`) over `send()`'s body
-/// and options: checked, then started as a task the page holds; its
-/// promise. One copy for both calls.
+/// and options (the operation's method; not `ordered`), checked, then
+/// started as a task the page holds; its promise. One copy for both calls.
 #[cfg_attr(feature = "stream-handles", inline(never))]
 fn run(
     url: JsValue,
@@ -96,7 +96,12 @@ fn run(
     let url = url_of(&url)?;
     let body = options::body(&body)?;
     let has_body = !body.value.is_undefined();
-    let o = SendOptions::from_js(&options, has_body)?;
+    #[cfg_attr(not(feature = "stream-handles"), allow(unused_mut))]
+    let mut o = SendOptions::from_js(&options, has_body)?;
+    let key = match o.key {
+        Some(k) => k,
+        None => new_key()?,
+    };
     let req = request::Request {
         url,
         body: body.value,
@@ -104,19 +109,19 @@ fn run(
         credentials: o.credentials,
         body_bytes: body.bytes,
     };
-    let seed = crate::clock::random_seed();
+    // The operation's request is the core's; its headers replace the key's
+    // on every attempt (`task.rs`).
     #[cfg(feature = "stream-handles")]
-    let (sender, op, ordered) = match op {
-        Some((op, create)) => {
-            let (sender, headers) = op.sender(o.config, &create, seed);
-            (sender, Some((op, headers)), false)
-        }
-        None => (send_sender(o.config, o.key, seed)?, None, o.ordered),
-    };
-    #[cfg(not(feature = "stream-handles"))]
-    let (sender, ordered) = (send_sender(o.config, o.key, seed)?, o.ordered);
+    let op = op.map(|(op, create)| {
+        let (method, headers) = op.request(&create);
+        o.config.method = method.into();
+        o.ordered = false;
+        (op, headers)
+    });
+    let sender = Sender::new(o.config, &key, crate::clock::random_seed());
+    let (signal, ordered) = (o.signal, o.ordered);
     let (promise, settle) = promise();
-    let t = task::Task::new(sender, req, (o.signal, op), ordered, settle);
+    let t = task::Task::new(sender, req, ordered, signal, settle, op);
     let now = page::add(&t);
     task::watch(&t, page::is_online());
     // Queued (`ordered`): the deadline runs from the call all the same.
@@ -129,19 +134,6 @@ fn run(
         },
     );
     Ok(promise)
-}
-
-/// A send's machine: `key`, else a fresh one.
-fn send_sender(
-    config: tidings_core::upstream::SendConfig,
-    key: Option<IdempotencyKey>,
-    seed: u64,
-) -> Result<Sender, JsValue> {
-    let key = match key {
-        Some(k) => k,
-        None => new_key()?,
-    };
-    Ok(Sender::new(config, &key, seed))
 }
 
 /// A new pending `Promise` and its `(resolve, reject)`. Out of line: one

@@ -21,8 +21,8 @@ use super::request::{Answer, Reply, Request};
 use crate::guard::Listener;
 
 /// Which stream operation a task is (`stream()`) and the headers its
-/// attempts carry in place of the sender's (`StreamOp::sender`); `None`
-/// for a send.
+/// attempts carry in place of the sender's idempotency header
+/// (`StreamOp::request`); `None` for a send.
 #[cfg(feature = "stream-handles")]
 pub type Op = Option<(tidings_core::upstream::StreamOp, Vec<(String, String)>)>;
 /// A send (a build without `stream()`).
@@ -57,9 +57,10 @@ impl Task {
     pub fn new(
         sender: Sender,
         req: Request,
-        (signal, op): (Option<web_sys::AbortSignal>, Op),
         ordered: bool,
+        signal: Option<web_sys::AbortSignal>,
         settle: (js_sys::Function, js_sys::Function),
+        op: Op,
     ) -> Rc<Task> {
         Rc::new(Task {
             sender: RefCell::new(sender),

@@ -63,13 +63,6 @@ impl IdempotencyKey {
         }
     }
 
-    /// A key that is never sent: a stream operation's send carries the
-    /// operation's headers in its place (`StreamOp::sender`).
-    #[cfg(feature = "stream-handles")]
-    pub(super) fn placeholder() -> Self {
-        IdempotencyKey(String::from("-"))
-    }
-
     /// The raw key.
     pub fn as_str(&self) -> &str {
         &self.0

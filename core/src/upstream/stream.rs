@@ -1,8 +1,10 @@
 //! [`StreamOp`]: the Durable Streams stream handles (PROTOCOL.md §5.1,
 //! §5.3–§5.5): create, `HEAD`, delete and close. No machine of its own: an
-//! operation is one send of a [`Sender`] (its retries, timeouts, deadline)
-//! whose attempts carry the request [`StreamOp::request`] builds
-//! ([`StreamOp::sender`]), and whose refusal [`StreamOp::code`] names.
+//! operation is one send of a [`Sender`](super::Sender) (its retries,
+//! timeouts, deadline) with [`StreamOp::request`]'s method, whose attempts
+//! carry the operation's headers IN PLACE OF the send's idempotency header
+//! (each operation is idempotent by itself), and whose refusal
+//! [`StreamOp::code`] names.
 //!
 //! - Create: `PUT` with `Content-Type` (default `application/json`, the
 //!   appender's), `Stream-TTL` or `Stream-Expires-At` (never both: the
@@ -22,9 +24,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::config::SendConfig;
-use super::key::IdempotencyKey;
-use super::sender::{is_replayed, Sender};
+use super::sender::is_replayed;
 use crate::engine::ErrorCode;
 
 /// The default content type of a created stream (the appender's).
@@ -126,24 +126,6 @@ impl StreamOp {
             }
         };
         (method, headers)
-    }
-
-    /// The send of this operation (`config`'s attempts, timeouts and
-    /// backoff, [`StreamOp::request`]'s method, jitter seeded with `seed`)
-    /// and the header fields every one of its attempts carries IN PLACE OF
-    /// the [`Issue::headers`](super::Issue) the sender names (a placeholder
-    /// idempotency header, never sent: each operation is idempotent by
-    /// itself, and the header would cost a CORS preflight).
-    pub fn sender(
-        self,
-        mut config: SendConfig,
-        create: &CreateOptions,
-        seed: u64,
-    ) -> (Sender, Vec<(String, String)>) {
-        let (method, headers) = self.request(create);
-        config.method = method.into();
-        let sender = Sender::new(config, &IdempotencyKey::placeholder(), seed);
-        (sender, headers)
     }
 
     /// The error code of a send of this operation that settled `Err` with
