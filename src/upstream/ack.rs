@@ -197,8 +197,5 @@ fn post(acker: &Acker, body: &str) {
     ) else {
         return;
     };
-    let catch = get(&p, "catch");
-    if let Some(f) = catch.dyn_ref::<js_sys::Function>() {
-        let _ = f.call1(&p, &js_sys::Function::new_no_args(""));
-    }
+    super::request::quiet(&p);
 }

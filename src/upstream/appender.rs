@@ -13,7 +13,7 @@ use std::rc::Rc;
 use tidings_core::engine::TransportError;
 use tidings_core::time::Now;
 use tidings_core::upstream::{
-    AppendAction, AppendError, AppendInput, AppendRequest, Appender, AppenderConfig,
+    AppendAction, AppendError, AppendInput, AppendRequest, Appender, AppenderConfig, IdempotencyKey,
 };
 use wasm_bindgen::prelude::*;
 
@@ -121,7 +121,7 @@ fn config(v: &JsValue, send: tidings_core::upstream::SendConfig) -> AppenderConf
         }
         None => super::new_key()
             .map_err(fail)
-            .map_or_else(|_| String::new(), |k| String::from(k.as_str())),
+            .map_or_else(|_| String::new(), IdempotencyKey::into_string),
     };
     let mut c = AppenderConfig::new(&id);
     c.send = send;

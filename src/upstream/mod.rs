@@ -140,14 +140,9 @@ fn run(
 /// copy for `send()` and the appender's `append()` and `close()`.
 #[inline(never)]
 pub(crate) fn promise() -> (js_sys::Promise, (js_sys::Function, js_sys::Function)) {
-    let mut settle = None;
-    let p = js_sys::Promise::new(&mut |res, rej| settle = Some((res, rej)));
-    // The executor runs before `new Promise` returns: never taken.
-    let settle = settle.unwrap_or_else(|| {
-        let noop = js_sys::Function::new_no_args("");
-        (noop.clone(), noop)
-    });
-    (p, settle)
+    let o = request::pending();
+    let f = |i| o.get(i).unchecked_into();
+    (o.get(0).unchecked_into(), (f(1), f(2)))
 }
 
 /// The URL argument of `send()` and `report()`, resolved: a string or an

@@ -225,9 +225,11 @@ fn pagehide() {
 
 fn is_head(task: &Task) -> bool {
     PAGE.with(|p| {
-        p.borrow()
-            .ordered
-            .iter()
-            .any(|(_, q)| q.head() == Some(&id(task)))
+        for (_, q) in &p.borrow().ordered {
+            if q.head() == Some(&id(task)) {
+                return true;
+            }
+        }
+        false
     })
 }

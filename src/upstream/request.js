@@ -140,6 +140,22 @@ export function bodyOf(v) {
   throw invalidOption("body", "a string, ArrayBuffer, view, Blob, URLSearchParams or FormData", v);
 }
 
+// A pending promise with its `resolve` and `reject`: `[promise, resolve,
+// reject]` (no wasm closure for the executor).
+export function pending() {
+  const o = [];
+  o[0] = new Promise((res, rej) => {
+    o[1] = res;
+    o[2] = rej;
+  });
+  return o;
+}
+
+// `p` with its rejection handled (an ACK batch's failure is not the app's).
+export function quiet(p) {
+  p.catch(() => {});
+}
+
 // `send()`'s result (index.d.ts `SendResult`).
 export const sendResult = (status, attempts, replayed, headers, body) => ({ status, attempts, replayed, headers, body });
 

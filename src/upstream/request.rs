@@ -107,6 +107,13 @@ extern "C" {
     #[wasm_bindgen(catch)]
     pub fn uuid() -> Result<String, JsValue>;
 
+    /// `[promise, resolve, reject]`: a pending `Promise` and its settling
+    /// functions (`request.js`).
+    pub fn pending() -> js_sys::Array;
+
+    /// `p` with its rejection handled (`request.js`).
+    pub fn quiet(p: &JsValue);
+
     /// `send()`'s result object (`request.js`).
     #[wasm_bindgen(js_name = sendResult)]
     pub fn send_result(

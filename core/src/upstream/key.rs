@@ -68,17 +68,24 @@ impl IdempotencyKey {
         &self.0
     }
 
+    /// The raw key, as its own `String` (no copy).
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
     /// The header field value: the key as an RFC 8941 `sf-string` (§4.1.6):
     /// `"` + the key with `\` and `"` each preceded by `\` + `"`.
     /// `abc` → `"abc"`; `a"b\c` → `"a\"b\\c"`.
     pub fn header_value(&self) -> String {
         let mut out = String::with_capacity(self.0.len() + 2);
         out.push('"');
-        for c in self.0.chars() {
-            if c == '"' || c == '\\' {
+        // Bytes, not `chars()`: a key is printable ASCII (`new`), so each
+        // byte is its character, with no UTF-8 decoding in the bundle.
+        for &b in self.0.as_bytes() {
+            if b == b'"' || b == b'\\' {
                 out.push('\\');
             }
-            out.push(c);
+            out.push(char::from(b));
         }
         out.push('"');
         out

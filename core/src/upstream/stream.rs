@@ -64,8 +64,13 @@ impl CreateOptions {
     /// 400 (`http-status`).
     pub fn check(&self) -> Result<(), &'static str> {
         let printable = |s: &Option<String>| {
-            s.as_deref()
-                .is_none_or(|s| !s.is_empty() && s.bytes().all(|b| (b' '..=b'~').contains(&b)))
+            let Some(s) = s else { return true };
+            for &b in s.as_bytes() {
+                if !(b' '..=b'~').contains(&b) {
+                    return false;
+                }
+            }
+            !s.is_empty()
         };
         if !printable(&self.content_type) {
             return Err("contentType");
