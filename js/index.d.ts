@@ -1024,7 +1024,7 @@ export type StreamOptions = Pick<
   "headers" | "credentials" | "signal" | "maxAttempts" | "timeoutMs" | "deadlineMs" | "backoff" | "maxRetryAfterMs"
 >;
 
-/** What {@link StreamHandle.create} asks for (PROTOCOL.md §5.1). */
+/** What {@link StreamHandle.create} asks for (the Durable Streams protocol's create: a `PUT`). */
 export interface StreamCreateOptions {
   /** The stream's `Content-Type`, printable ASCII. Default `"application/json"` (the appender's). */
   contentType?: string;
@@ -1061,7 +1061,7 @@ export interface StreamError extends Omit<SendError, "code"> {
   readonly code: ErrorCode | "not-found" | "gone";
 }
 
-/** The operations on one stream (PROTOCOL.md §5), each one request retried as {@link send} retries (no idempotency key: each is idempotent by itself). */
+/** The operations on one stream (the Durable Streams protocol's create, `HEAD`, close and delete), each one request retried as {@link send} retries (no idempotency key: each is idempotent by itself). */
 export interface StreamHandle {
   /** `PUT`: create the stream, or confirm it exists with this configuration (200). Rejects `conflict` when it differs. */
   create(options?: StreamCreateOptions): Promise<StreamInfo>;
