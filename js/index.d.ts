@@ -56,7 +56,7 @@ export type Reason =
   | "breaker-open" | "breaker-probe" | "buffered-stream" | "stalled" | "open-failed"
   | "failback-probe" | "hidden" | "visible" | "offline" | "online" | "frozen" | "resumed"
   | "permanent-error" | "closed-by-user" | "aborted" | "resume-ignored" | "stream-closed"
-  | "headers-failed" | "gave-up" | "reconnect" | "resume-by-header";
+  | "headers-failed" | "gave-up" | "reconnect" | "resume-by-header" | "up-to-date";
 
 /**
  * The calm connection status, for a "connection lost" banner (`status`, `statuschange`): `connecting`
@@ -545,10 +545,12 @@ export interface Options<M = {}> {
    * stream's base64 is decoded to a `Uint8Array`, the server's periodic close (about every 60 s)
    * reconnects at once with no backoff, and `streamClosed` ends the subscription (state `closed`,
    * reason `stream-closed`). A malformed control event is a `parse` error, retried from the last
-   * offset with backoff; other event types are skipped. Without that protocol `invalid-option`
-   * (not read at all in "tidings/receive", which has no Durable Streams).
+   * offset with backoff; other event types are skipped. `false`: read to the tail and stop (no
+   * live request): after the catch-up answer that is up to date, `uptodate`, then state `closed`
+   * with reason `up-to-date` (`stream-closed` if the stream is closed). Without that protocol
+   * `invalid-option` (not read at all in "tidings/receive", which has no Durable Streams).
    */
-  live?: "long-poll" | "sse";
+  live?: "long-poll" | "sse" | false;
   /**
    * The largest message, in bytes: an event-stream line, the data of one event (UTF-8), a JSON or
    * raw-resource message, a native `EventSource` message. A bigger one is skipped (its id still

@@ -500,7 +500,8 @@ pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> JsValue {
 /// `protocol`, `offset` and `live`: the Durable Streams profile starts from
 /// `offset` (`"-1"`, `"now"` or a stored `Stream-Next-Offset`; `lastEventId`
 /// is taken as the offset too) and reads live as `live` says (`"long-poll"`,
-/// the default, or `"sse"`: `Config::sse_live`). An offset the engine would
+/// the default, or `"sse"`: `Config::sse_live`), or not at all (`false`:
+/// `Config::catch_up_only`). An offset the engine would
 /// refuse from a server (see `tidings_core::engine::is_valid_offset`), or
 /// `offset` or `live` without `protocol: "durable-streams"`, is
 /// `invalid-option`.
@@ -530,7 +531,12 @@ fn durable_streams(c: &mut Config, v: &JsValue) {
     #[cfg(feature = "durable-streams")]
     {
         let live = get(v, "live");
-        if let Some(i) = one_of(&live, "live", &["long-poll", "sse"]) {
+        let off = live.as_bool() == Some(false);
+        let mode = match off {
+            true => Some(2),
+            false => one_of(&live, "live", &["long-poll", "sse"]),
+        };
+        if let Some(i) = mode {
             if !durable {
                 fail(invalid(
                     "live",
@@ -539,6 +545,7 @@ fn durable_streams(c: &mut Config, v: &JsValue) {
                 ));
             }
             c.sse_live = i == 1;
+            c.catch_up_only = off;
         }
     }
     if durable && !c.last_event_id.is_empty() && !is_valid_offset(&c.last_event_id, true) {

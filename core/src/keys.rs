@@ -211,6 +211,8 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         protocol,
         #[cfg(feature = "durable-streams")]
             sse_live: _,
+        #[cfg(feature = "durable-streams")]
+            catch_up_only: _,
         downgrade: _,
         #[cfg(feature = "post-streams")]
             start: _,
@@ -242,9 +244,14 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
 /// The share key's fields hashed only when set, so that every other key
 /// stays what it was: SSE mode (`live: "sse"`) and the app's own request.
 fn hash_when_set(config: &Config, h: &mut Fnv) {
+    // `live`: `"sse"` as 1, a read that ends once caught up (`false`) as 2:
+    // each shares only with its like.
     #[cfg(feature = "durable-streams")]
-    if config.sse_live {
-        config.sse_live.hash(h);
+    {
+        let live = config.sse_live as u8 | (config.catch_up_only as u8) << 1;
+        if live != 0 {
+            live.hash(h);
+        }
     }
     #[cfg(feature = "post-streams")]
     if config.start.is_some() {

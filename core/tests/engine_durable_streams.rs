@@ -290,6 +290,51 @@ fn stream_closed_ends_cleanly_and_sends_nothing_more() {
     assert!(sim.next_open(2_000).is_some());
 }
 
+/// `live: false` (`catch_up_only`): catch-up reads until
+/// `Stream-Up-To-Date`, then `uptodate` and state `closed` (`up-to-date`),
+/// no live request ever; from `now` that is the first answer (a 200 or the
+/// long-poll's 204); a closed stream still says `stream-closed`.
+#[test]
+fn live_false_reads_to_the_tail_then_ends() {
+    let once = |start: &str| {
+        let mut c = ds_config(start);
+        c.catch_up_only = true;
+        Sim::new(c, 3)
+    };
+    let mut sim = once("");
+    let o = the_open(&sim.start());
+    let out = text_chunk(&mut sim, o.id, "0_5", false, b"hello");
+    assert_eq!(data(&out), ["hello"]);
+    assert!(states(&out).iter().all(|s| s.0 != State::Closed));
+    let o = sim.must_open(100);
+    assert_eq!(o.url, format!("{BASE}?offset=0_5"), "still catching up");
+    let out = text_chunk(&mut sim, o.id, "0_9", true, b"more");
+    assert_eq!(data(&out), ["more"]);
+    assert_eq!(up_to_date(&out), ["0_9"]);
+    assert_eq!(states(&out), [(State::Closed, Reason::UpToDate, None)]);
+    assert!(errors(&out).is_empty());
+    assert!(sim.next_open(600_000).is_none(), "no live request");
+    assert_eq!(sim.engine.last_event_id(), "0_9");
+
+    let mut sim = once("now");
+    let o = the_open(&sim.start());
+    let out = sim.head(o.id, no_news("0_7", "1"));
+    assert_eq!(up_to_date(&out), ["0_7"]);
+    assert_eq!(states(&out), [(State::Closed, Reason::UpToDate, None)]);
+    assert!(sim.next_open(600_000).is_none());
+
+    let mut sim = once("");
+    let o = the_open(&sim.start());
+    sim.head(
+        o.id,
+        chunk("text/plain", "0_3", true).with_header("stream-closed", "true"),
+    );
+    sim.bytes(o.id, b"end");
+    let out = sim.end(o.id);
+    assert_eq!(states(&out), [(State::Closed, Reason::StreamClosed, None)]);
+    assert_eq!(Reason::UpToDate.as_str(), "up-to-date");
+}
+
 /// 410 Gone: `reset` (`gone`) and one restart from the configured start (a
 /// catch-up from `-1` within 100 ms); a 410 again before any 200/204 is
 /// fatal; after a 200 a later 410 resets again. nchan's 410 rule does not

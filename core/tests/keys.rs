@@ -99,6 +99,11 @@ fn share_key_hashes_every_chosen_field_and_nothing_derived() {
             c.sse_live = true;
             c
         }),
+        ("live: false", {
+            let mut c = base.clone();
+            c.catch_up_only = true;
+            c
+        }),
         ("backoff", {
             let mut c = base.clone();
             c.backoff.floor_ms += 1;
@@ -133,6 +138,11 @@ fn share_key_hashes_every_chosen_field_and_nothing_derived() {
     for (what, c) in &changed {
         assert_ne!(key(c), k, "{what}");
     }
+    // Each change its own key (`live: "sse"` and `live: false` apart).
+    let mut keys: Vec<String> = changed.iter().map(|(_, c)| key(c)).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), changed.len());
     // Derived by the browser side from the options: no part of the key.
     let mut derived = base.clone();
     derived.cross_origin = CrossOrigin::ALL;

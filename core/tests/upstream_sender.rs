@@ -200,6 +200,47 @@ fn conflict_is_retried_only_with_retry_after() {
     assert_eq!(ErrorCode::Conflict.as_str(), "conflict");
 }
 
+/// A Durable Stream closed to appends answers 409 with `Stream-Closed: true`
+/// (PROTOCOL.md §5.2): `stream-closed` at once, not retried even with a
+/// `Retry-After` (a closed stream stays closed); the flag's grammar is
+/// `Idempotent-Replayed`'s (`TRUE`, padded). Without it, `conflict`.
+#[test]
+fn conflict_on_a_closed_stream_is_stream_closed() {
+    let settled = |h: ResponseHead| {
+        let mut sim = Sim::new(no_deadline_no_timeout());
+        sim.start();
+        sim.respond(10, h)
+    };
+    let closed = |attempts| Outcome::Err {
+        code: ErrorCode::StreamClosed,
+        status: Some(409),
+        attempts,
+    };
+    for v in ["true", " TRUE "] {
+        let out = settled(head(409).with_header("Stream-Closed", v));
+        assert_eq!(out, [SendAction::Settle(closed(1))], "{v:?}");
+    }
+    let out = settled(
+        head(409)
+            .with_header("Stream-Closed", "true")
+            .with_header("Retry-After", "2"),
+    );
+    assert_eq!(out, [SendAction::Settle(closed(1))]);
+    let out = settled(head(409).with_header("Stream-Closed", "false"));
+    assert!(matches!(
+        out.as_slice(),
+        [SendAction::Settle(Outcome::Err {
+            code: ErrorCode::Conflict,
+            ..
+        })]
+    ));
+    assert_eq!(ErrorCode::StreamClosed.as_str(), "stream-closed");
+    assert_eq!(
+        ErrorCode::from_name("stream-closed"),
+        Some(ErrorCode::StreamClosed)
+    );
+}
+
 /// The machine's own per-attempt timeout: abort, count a failure, retry.
 #[test]
 fn attempt_timeout_aborts_and_retries() {

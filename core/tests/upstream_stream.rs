@@ -76,11 +76,8 @@ fn settles_on(op: StreamOp, head: ResponseHead) -> Outcome {
 
 /// The stream's error code for `op` answered `head`, as the adapter names it.
 fn code_of(op: StreamOp, head: ResponseHead) -> (&'static str, Option<u16>) {
-    let closed = head.header("stream-closed").map(String::from);
     match settles_on(op, head) {
-        Outcome::Err { code, status, .. } => {
-            (StreamOp::code(code, status, closed.as_deref()), status)
-        }
+        Outcome::Err { code, status, .. } => (StreamOp::code(code, status), status),
         o => panic!("{o:?}"),
     }
 }
@@ -225,14 +222,8 @@ fn answers_are_classified_per_operation() {
         );
     }
     // Codes that are not a refusal by status stay the send's.
-    assert_eq!(
-        StreamOp::code(ErrorCode::GaveUp, Some(404), None),
-        "gave-up"
-    );
-    assert_eq!(
-        StreamOp::code(ErrorCode::Timeout, None, Some("true")),
-        "timeout"
-    );
+    assert_eq!(StreamOp::code(ErrorCode::GaveUp, Some(404)), "gave-up");
+    assert_eq!(StreamOp::code(ErrorCode::Timeout, None), "timeout");
 }
 
 /// Retries are a send's: 503, a network error and a 409 with `Retry-After`
@@ -327,17 +318,13 @@ proptest! {
         let (mut now, mut settles) = (0, 0);
         for (dt, input) in inputs {
             now += dt;
-            let closed = match &input {
-                SendInput::Response(_, h) => h.header("stream-closed").map(String::from),
-                _ => None,
-            };
             s.handle(t(now), input);
             for a in drain(&mut s).0 {
                 match a {
                     SendAction::Issue(i) => prop_assert_eq!(i.method.as_str(), method),
                     SendAction::Settle(Outcome::Err { code, status, .. }) => {
                         settles += 1;
-                        let c = StreamOp::code(code, status, closed.as_deref());
+                        let c = StreamOp::code(code, status);
                         let known = ["not-found", "gone", "stream-closed", "conflict", "http-status",
                             "auth", "gave-up", "timeout", "too-large"];
                         prop_assert!(known.contains(&c), "{}", c);

@@ -16,9 +16,11 @@
 // (`stream(url)` of the "tidings" entry) when the package has them. What
 // tidings has no call for is answered `NOT_SUPPORTED` (a failure the runner
 // counts, never a pass): those four in a package built without the handles,
-// dynamic headers and params, retry-options validation and benchmarks;
-// `init` reports `dynamicHeaders: false`, so the cases that declare them are
-// skipped. `live: "sse"` is tidings' `live: "sse"`.
+// retry-options validation and benchmarks. Dynamic headers and params are
+// tidings' own per-request functions (`headers` of subscribe and send, `url`
+// of subscribe); what they sent is reported as this process saw it on the
+// wire (the path's last request answered 2xx), not as the function returned it.
+// `live: "sse"` is tidings' `live: "sse"`.
 // DS_FIXTURES=http answers create/connect/head/delete with plain HTTP from
 // this process instead (not tidings), to see how reads and appends fare on
 // streams set up that way; a table made so must say it.
@@ -39,6 +41,8 @@ let browser;
 let page;
 let handles; // the package has the stream handles (the glue exports `stream`)
 const contentTypes = new Map(); // path → the content type its create command named
+const lastSent = new Map(); // path → its last request answered 2xx: { headers, params }
+const dynamic = { headers: new Set(), params: new Set() }; // names of the dynamic values set
 
 /** The page's origin: `/` a blank page, `/pkg/…` the package, anything else forwarded. */
 function startOrigin() {
@@ -67,6 +71,9 @@ async function servePkg(name, res) {
 function forward(req, res) {
   const to = new URL(req.url, upstream);
   const up = request(to, { method: req.method, headers: { ...req.headers, host: to.host } }, (answer) => {
+    // The request that served a command is the last one answered 2xx: a read's catch-up, not
+    // the live request tidings starts at once after it (held, then aborted by the read's end).
+    if (answer.statusCode < 300) lastSent.set(to.pathname, { headers: req.headers, params: to.searchParams });
     res.writeHead(answer.statusCode, answer.headers);
     answer.pipe(res);
     answer.on("error", () => res.destroy());
@@ -97,10 +104,11 @@ async function init(command) {
     for (const ap of window.aps?.values() ?? []) ap.free();
     window.aps = new Map();
   });
+  await setDynamic({ type: "clear-dynamic" });
   return {
     type: "init", success: true, clientName: "tidings", clientVersion: VERSION,
     // `live: true` (catch-up, then the client's choice) is long-poll in tidings.
-    features: { batching: true, sse: true, longPoll: true, auto: true, streaming: true, dynamicHeaders: false },
+    features: { batching: true, sse: true, longPoll: true, auto: true, streaming: true, dynamicHeaders: true },
   };
 }
 
@@ -121,7 +129,9 @@ function failure(command, e) {
   else if (e.code === "network-or-cors" || e.code === "gave-up") errorCode = "NETWORK_ERROR";
   else if (e.code === "invalid-option" || e.code === "invalid-url") errorCode = "INVALID_ARGUMENT";
   else if (status === 404) errorCode = "NOT_FOUND";
-  else if (status === 409) errorCode = /sequence/i.test(msg) ? "SEQUENCE_CONFLICT" : "CONFLICT";
+  // A `Stream-Seq` regression is a bare 409 (the protocol's own client names every 409 to an
+  // append that is not `Stream-Closed` so): the append that carried `Stream-Seq` knows.
+  else if (status === 409) errorCode = command.seq !== undefined ? "SEQUENCE_CONFLICT" : "CONFLICT";
   else if (status === 400) errorCode = "INVALID_OFFSET";
   else if (!status) errorCode = "INTERNAL_ERROR";
   return { type: "error", success: false, commandType: command.type, status, errorCode, message: msg };
@@ -137,20 +147,21 @@ async function read(command) {
     sse: command.live === "sse",
     timeoutMs: command.timeoutMs ?? 5000, maxChunks: command.maxChunks ?? 100, waitForUpToDate: !!command.waitForUpToDate,
     headers: command.headers ?? {}, json: isJson(command.path),
+    dynHeaders: dynamic.headers.size > 0, dynParams: dynamic.params.size > 0,
   };
   const r = await page.evaluate(readInPage, args);
   if (r.error) return failure(command, r.error);
   // A subscription shows no HTTP status: a live read that ended without a message is reported
   // 204 No Content, the long-poll's own answer for a hold that ended so; any other read 200.
   const status = args.live && r.chunks.length === 0 ? 204 : 200;
-  return { type: "read", success: true, status, chunks: r.chunks, offset: r.offset, upToDate: r.upToDate, streamClosed: r.streamClosed };
+  return { type: "read", success: true, status, chunks: r.chunks, offset: r.offset, upToDate: r.upToDate, streamClosed: r.streamClosed, ...sent(command.path) };
 }
 
 /**
  * Runs in the page. A JSON stream's messages of one answer make one chunk, the protocol's array:
  * tidings gives each the offset before the answer, the last the answer's next offset.
  */
-function readInPage({ url, offset, live, sse, timeoutMs, maxChunks, waitForUpToDate, headers, json }) {
+function readInPage({ url, offset, live, sse, timeoutMs, maxChunks, waitForUpToDate, headers, json, dynHeaders, dynParams }) {
   return new Promise((resolve) => {
     const chunks = [];
     let last = offset === "now" ? undefined : offset;
@@ -168,7 +179,14 @@ function readInPage({ url, offset, live, sse, timeoutMs, maxChunks, waitForUpToD
     timer = setTimeout(() => finish(result()), timeoutMs);
     try {
       sub = window.tidings.subscribe(url, {
-        protocol: "durable-streams", offset, headers, ...(json ? { parse: "json" } : {}), ...(sse ? { live: "sse" } : {}),
+        // `live: false`: tidings reads to the tail and ends (`closed`, reason `up-to-date`).
+        protocol: "durable-streams", offset, ...(json ? { parse: "json" } : {}), live: sse ? "sse" : live ? "long-poll" : false,
+        // A dynamic value is tidings' function, called before every request.
+        headers: dynHeaders ? () => window.dynHeaders(headers) : headers,
+        ...(dynParams ? { url: (ctx) => window.dynUrl(ctx.url) } : {}),
+        // Reads retry forever by default (as EventSource, and the protocol's own client); the
+        // suite asks a read to fail once errors persist, which this bound gives within its 5 s.
+        backoff: { maxAttempts: 3 },
       });
     } catch (e) {
       finish({ error: { code: e.code, status: e.status, message: e.message } });
@@ -190,10 +208,11 @@ function readInPage({ url, offset, live, sse, timeoutMs, maxChunks, waitForUpToD
       upToDate = true;
       last = e.lastEventId;
       // After the events of the same answer (a closure comes with it).
-      if (!live || waitForUpToDate) setTimeout(() => finish(result()), 0);
+      if (live && waitForUpToDate) setTimeout(() => finish(result()), 0);
     });
     sub.addEventListener("statechange", (e) => {
       if (e.state === "closed" && e.reason === "stream-closed") { streamClosed = true; setTimeout(() => finish(result()), 0); }
+      if (e.state === "closed" && e.reason === "up-to-date") finish(result());
     });
     sub.addEventListener("error", (e) => {
       // A body that is not what its type says is skipped by tidings (a non-fatal `parse`
@@ -207,19 +226,21 @@ function readInPage({ url, offset, live, sse, timeoutMs, maxChunks, waitForUpToD
 async function append(command) {
   const headers = { "content-type": contentType(command.path), ...(command.headers ?? {}) };
   if (command.seq !== undefined) headers["Stream-Seq"] = String(command.seq);
-  const r = await page.evaluate(async ({ url, data, binary, headers }) => {
+  const r = await page.evaluate(async ({ url, data, binary, headers, dynHeaders, dynParams }) => {
     const body = binary ? Uint8Array.from(atob(data), (c) => c.charCodeAt(0)) : data;
     try {
-      const res = await window.tidings.send(url, body, { headers });
+      // send() takes a `headers` function (called before each attempt), not a `url` one.
+      const to = dynParams ? window.dynUrl(url) : url;
+      const res = await window.tidings.send(to, body, { headers: dynHeaders ? () => window.dynHeaders(headers) : headers });
       return { status: res.status, offset: res.headers.get("Stream-Next-Offset") ?? undefined };
     } catch (e) {
       return { error: { code: e.code, status: e.status, message: e.message } };
     }
-  }, { url: `${origin}${command.path}`, data: command.data, binary: !!command.binary, headers });
+  }, { url: `${origin}${command.path}`, data: command.data, binary: !!command.binary, headers, dynHeaders: dynamic.headers.size > 0, dynParams: dynamic.params.size > 0 });
   if (r.error) return failure(command, r.error);
   // Any 2xx is reported as 200, as the protocol's own adapter does: the cases' `status: 200`
   // means "accepted" (the server answers an append 204).
-  return { type: "append", success: true, status: 200, offset: r.offset };
+  return { type: "append", success: true, status: 200, offset: r.offset, ...sent(command.path) };
 }
 
 /**
@@ -337,6 +358,45 @@ async function validate(command) {
   return r.error ? failure(command, r.error) : { type: "validate", success: true };
 }
 
+/**
+ * `set-dynamic-header` / `-param` (`counter`: 1, 2, … per request; `timestamp`; `token`: the
+ * value given) and `clear-dynamic`. The values live in the page, where tidings' functions read
+ * them: `window.dynHeaders(base)` and `window.dynUrl(url)` give each request its own.
+ */
+async function setDynamic(command) {
+  const kind = command.type === "set-dynamic-param" ? "params" : "headers";
+  if (command.type === "clear-dynamic") { dynamic.headers.clear(); dynamic.params.clear(); } else dynamic[kind].add(command.name);
+  await page.evaluate(({ type, kind, name, valueType, initialValue }) => {
+    if (!window.dyn || type === "clear-dynamic") window.dyn = { headers: new Map(), params: new Map() };
+    if (type !== "clear-dynamic") window.dyn[kind].set(name, { valueType, value: initialValue ?? "", counter: 0 });
+    const next = (d) => (d.valueType === "counter" ? String(++d.counter) : d.valueType === "timestamp" ? String(Date.now()) : d.value);
+    window.dynHeaders = (base) => {
+      const h = { ...base };
+      for (const [n, d] of window.dyn.headers) h[n] = next(d);
+      return h;
+    };
+    window.dynUrl = (u) => {
+      const url = new URL(u);
+      for (const [n, d] of window.dyn.params) url.searchParams.set(n, next(d));
+      return url.href;
+    };
+  }, { type: command.type, kind, name: command.name, valueType: command.valueType, initialValue: command.initialValue });
+  return { type: command.type, success: true };
+}
+
+/** `headersSent` / `paramsSent`: the dynamic values on the path's last request answered 2xx, as forwarded. */
+function sent(path) {
+  const last = lastSent.get(new URL(path, "http://x").pathname);
+  if (!last || (dynamic.headers.size === 0 && dynamic.params.size === 0)) return {};
+  const headersSent = {}, paramsSent = {};
+  for (const n of dynamic.headers) headersSent[n] = last.headers[n.toLowerCase()];
+  for (const n of dynamic.params) paramsSent[n] = last.params.get(n) ?? undefined;
+  return {
+    ...(dynamic.headers.size ? { headersSent } : {}),
+    ...(dynamic.params.size ? { paramsSent } : {}),
+  };
+}
+
 async function handle(command) {
   switch (command.type) {
     case "init": return init(command);
@@ -349,6 +409,7 @@ async function handle(command) {
     case "idempotent-detach": return producer(command, "detach", []);
     case "close": return close(command);
     case "validate": return validate(command);
+    case "set-dynamic-header": case "set-dynamic-param": case "clear-dynamic": return setDynamic(command);
     case "create": case "connect": case "head": case "delete":
       if (command.type === "create") contentTypes.set(command.path, command.contentType ?? "application/octet-stream");
       if (FIXTURES) return fixture(command);

@@ -146,7 +146,9 @@ fn error_event(e: &Error, cause: Option<&JsValue>, url: &str) -> JsValue {
 fn says(code: ErrorCode, retrying: bool) -> &'static str {
     match code {
         ErrorCode::InvalidUrl => "invalid url",
-        ErrorCode::HttpStatus | ErrorCode::Conflict => "unusable HTTP status",
+        ErrorCode::HttpStatus | ErrorCode::Conflict | ErrorCode::StreamClosed => {
+            "unusable HTTP status"
+        }
         ErrorCode::NoContent => "204: the server said stop",
         ErrorCode::BadContentType => "wrong Content-Type",
         ErrorCode::NetworkOrCors => "network error or CORS refusal",

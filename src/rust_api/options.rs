@@ -288,6 +288,15 @@ impl Options {
         self.set("", "live", Value::Text(live.into()))
     }
 
+    /// `live: false`: a Durable Streams read to the tail and no further:
+    /// `uptodate`, then state `closed` with reason `up-to-date` (no live
+    /// request); needs [`Protocol::DurableStreams`], else `invalid-option`
+    /// (`live`). Replaces [`Options::live_sse`].
+    #[must_use]
+    pub fn catch_up_only(self) -> Self {
+        self.set("", "live", Value::Flag(false))
+    }
+
     /// `persist`: keep the cursor in `sessionStorage` ([`Scope::Session`])
     /// or `localStorage` ([`Scope::Local`]) across reloads, restored here at
     /// `subscribe` (unless [`Options::last_event_id`] / [`Options::offset`]

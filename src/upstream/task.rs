@@ -229,16 +229,11 @@ fn result(task: &Task, status: u16, attempts: u32) -> JsValue {
 }
 
 /// The code of a failed send: the core's, or for a stream operation its
-/// refusal by the last answer (`StreamOp::code`: `not-found`, `gone`,
-/// `stream-closed`).
+/// refusal by the last status (`StreamOp::code`: `not-found`, `gone`).
 fn code_of(task: &Task, code: ErrorCode, status: Option<u16>) -> &'static str {
     #[cfg(feature = "stream-handles")]
     if task.op.is_some() {
-        let answer = task.answer.borrow();
-        let closed = answer
-            .as_ref()
-            .and_then(|a| a.headers.get("stream-closed").ok());
-        return tidings_core::upstream::StreamOp::code(code, status, closed.flatten().as_deref());
+        return tidings_core::upstream::StreamOp::code(code, status);
     }
     let _ = (task, status);
     code.as_str()

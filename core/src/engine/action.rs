@@ -292,11 +292,15 @@ pub enum Reason {
     /// send headers) moved to one that sends `Last-Event-ID`, the form every
     /// SSE server reads (see `engine::carrier`).
     ResumeByHeader,
+    /// A Durable Streams read with `live: false` caught up
+    /// (`Stream-Up-To-Date: true`): state `closed` after `uptodate`, no
+    /// error, no live request.
+    UpToDate,
 }
 
 impl Reason {
     /// Every reason, for [`Reason::from_name`].
-    pub const ALL: [Reason; 27] = [
+    pub const ALL: [Reason; 28] = [
         Reason::Start,
         Reason::Capability,
         Reason::Backoff,
@@ -324,6 +328,7 @@ impl Reason {
         Reason::GaveUp,
         Reason::Reconnect,
         Reason::ResumeByHeader,
+        Reason::UpToDate,
     ];
 
     /// The reason named by its JS name (exact match), else `None`.
@@ -361,6 +366,7 @@ impl Reason {
             Reason::GaveUp => "gave-up",
             Reason::Reconnect => "reconnect",
             Reason::ResumeByHeader => "resume-by-header",
+            Reason::UpToDate => "up-to-date",
         }
     }
 }
@@ -411,12 +417,16 @@ pub enum ErrorCode {
     /// key is still in flight" but a conflict a retry cannot cure. Final.
     /// The connection engine never emits it.
     Conflict,
+    /// A send's 409 with `Stream-Closed: true`: the Durable Stream it
+    /// appends to is closed (PROTOCOL.md §5.2). Final. The connection
+    /// engine never emits it.
+    StreamClosed,
 }
 
 impl ErrorCode {
-    /// Every code (the engine emits all but `Conflict`), for
-    /// [`ErrorCode::from_name`].
-    pub const ALL: [ErrorCode; 13] = [
+    /// Every code (the engine emits all but `Conflict` and
+    /// `StreamClosed`), for [`ErrorCode::from_name`].
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::InvalidUrl,
         ErrorCode::HttpStatus,
         ErrorCode::NoContent,
@@ -430,6 +440,7 @@ impl ErrorCode {
         ErrorCode::ResumeIgnored,
         ErrorCode::Headers,
         ErrorCode::Conflict,
+        ErrorCode::StreamClosed,
     ];
 
     /// The code named by its JS name (exact match), else `None`.
@@ -453,6 +464,7 @@ impl ErrorCode {
             ErrorCode::ResumeIgnored => "resume-ignored",
             ErrorCode::Headers => "headers",
             ErrorCode::Conflict => "conflict",
+            ErrorCode::StreamClosed => "stream-closed",
         }
     }
 }

@@ -321,6 +321,12 @@ pub struct Config {
     /// profile; only in a core built with its `durable-streams` feature.
     #[cfg(feature = "durable-streams")]
     pub sse_live: bool,
+    /// JS `live: false` (with [`Protocol::DurableStreams`]): catch up, then
+    /// end (state `closed`, reason `up-to-date`) instead of reading live.
+    /// Default `false`. Only in a core built with its `durable-streams`
+    /// feature.
+    #[cfg(feature = "durable-streams")]
+    pub catch_up_only: bool,
     /// A remembered downgrade to seed (the adapter persists
     /// [`Engine::downgrade`](super::Engine::downgrade) in `sessionStorage`):
     /// the transport downgraded to (`long-poll` or `poll`) and the wall time
@@ -361,6 +367,8 @@ impl Config {
             protocol: Protocol::Default,
             #[cfg(feature = "durable-streams")]
             sse_live: false,
+            #[cfg(feature = "durable-streams")]
+            catch_up_only: false,
             downgrade: None,
             #[cfg(feature = "post-streams")]
             start: None,

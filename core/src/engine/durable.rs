@@ -304,8 +304,8 @@ impl Engine {
             }
         }
         let went_live = self.durable_up_to_date(flag(head, "stream-up-to-date"));
-        if flag(head, "stream-closed") {
-            return self.durable_end_of_stream(&a);
+        if let Some(reason) = self.durable_ends(flag(head, "stream-closed"), went_live) {
+            return self.durable_end_of_stream(&a, reason);
         }
         self.succeed_request(now, &a, went_live);
     }
@@ -424,8 +424,8 @@ impl Engine {
         };
         let advanced = self.commit_chunk(&c.next, payload);
         let went_live = self.durable_up_to_date(c.up_to_date);
-        if c.closed {
-            return self.durable_end_of_stream(&a);
+        if let Some(reason) = self.durable_ends(c.closed, went_live) {
+            return self.durable_end_of_stream(&a, reason);
         }
         self.succeed_request(now, &a, advanced || went_live);
     }
@@ -503,12 +503,30 @@ impl Engine {
         caught_up
     }
 
-    /// `Stream-Closed: true`: the stream ended for good. Nothing is
-    /// scheduled; every later input is ignored.
-    pub(super) fn durable_end_of_stream(&mut self, a: &Attempt) {
+    /// Why an answer ends the read, if it does: `Stream-Closed: true`
+    /// (`stream-closed`), or catching up with `live: false`
+    /// (`up-to-date`; `went_live`: this answer caught up).
+    fn durable_ends(&self, closed: bool, went_live: bool) -> Option<Reason> {
+        #[cfg(feature = "durable-streams")]
+        let once = self.config.catch_up_only;
+        #[cfg(not(feature = "durable-streams"))]
+        let once = false;
+        if closed {
+            Some(Reason::StreamClosed)
+        } else if went_live && once {
+            Some(Reason::UpToDate)
+        } else {
+            None
+        }
+    }
+
+    /// The read ended for `reason` ([`Engine::durable_ends`]'s, or
+    /// `stream-closed`: the stream ended for good). Nothing is scheduled;
+    /// every later input is ignored.
+    pub(super) fn durable_end_of_stream(&mut self, a: &Attempt, reason: Reason) {
         self.mark_success(a.transport, true);
         let _ = self.phase.close();
-        self.set_state(State::Closed, Reason::StreamClosed, None);
+        self.set_state(State::Closed, reason, None);
     }
 
     /// A 200 without a usable `Stream-Next-Offset`: its body cannot be

@@ -40,7 +40,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::action::{Action, State};
+use super::action::{Action, Reason, State};
 use super::decode::MediaType;
 use super::durable::{is_valid_offset, DurableBody, Payload};
 use super::input::{AttemptId, ResponseHead};
@@ -271,7 +271,7 @@ impl Engine {
             self.durable.sse = None;
             if let Some(a) = self.phase.take_attempt() {
                 self.actions.push_back(Action::Abort(a.id));
-                self.durable_end_of_stream(&a);
+                self.durable_end_of_stream(&a, Reason::StreamClosed);
             }
         }
     }

@@ -54,12 +54,13 @@ pub const ENGINE_RESPONSE_HEADERS: [&str; 11] = [
 /// The response header fields the upstream machines (`Sender`, `Reporter`)
 /// read, lower-case: a retry's wait (`Retry-After` against `Date`, rate-limit
 /// reset) and a reporter's pace (`X-Poll-Interval`).
-pub const UPSTREAM_RESPONSE_HEADERS: [&str; 5] = [
+pub const UPSTREAM_RESPONSE_HEADERS: [&str; 6] = [
     "retry-after",
     "date",
     "ratelimit-reset",
     "x-ratelimit-reset",
     "x-poll-interval",
+    "stream-closed",
 ];
 
 #[cfg(test)]

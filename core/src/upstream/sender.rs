@@ -151,7 +151,8 @@ pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
 /// Whether an answer is the server's stored answer to this key, replayed:
 /// its [`REPLAYED_HEADER`] value is `true` (ASCII case-insensitive,
-/// surrounding whitespace ignored). Absent or anything else: `false`.
+/// surrounding whitespace ignored). Absent or anything else: `false`. The
+/// same flag grammar as `Stream-Closed: true`, read with it too.
 pub fn is_replayed(value: Option<&str>) -> bool {
     value.is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
@@ -294,6 +295,14 @@ impl Sender {
         }
         let status = head.status;
         let class = match classify_status(status) {
+            // A Durable Stream refuses appends once closed and says so
+            // (PROTOCOL.md §5.2): a cause the app can act on, and one no
+            // wait cures.
+            StatusClass::Permanent(ErrorCode::Conflict)
+                if is_replayed(head.header("stream-closed")) =>
+            {
+                StatusClass::Permanent(ErrorCode::StreamClosed)
+            }
             // The key's first request is still in flight only when the
             // server says when to come back (draft §2.7 asks for 409 then).
             StatusClass::Permanent(ErrorCode::Conflict) if head.header("retry-after").is_some() => {

@@ -24,7 +24,6 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::sender::is_replayed;
 use crate::engine::ErrorCode;
 
 /// The default content type of a created stream (the appender's).
@@ -134,15 +133,13 @@ impl StreamOp {
     }
 
     /// The error code of a send of this operation that settled `Err` with
-    /// `code` and `status`; `stream_closed` is the last answer's
-    /// `Stream-Closed` value: `not-found` (404), `gone` (410),
-    /// `stream-closed` (409 with `Stream-Closed: true`), else `code`'s
-    /// (`conflict` for another 409).
-    pub fn code(code: ErrorCode, status: Option<u16>, stream_closed: Option<&str>) -> &'static str {
+    /// `code` and `status`: `not-found` (404), `gone` (410), else `code`'s
+    /// (the send's `stream-closed` for a 409 with `Stream-Closed: true`,
+    /// `conflict` for another 409).
+    pub fn code(code: ErrorCode, status: Option<u16>) -> &'static str {
         match (code, status) {
             (ErrorCode::HttpStatus, Some(404)) => "not-found",
             (ErrorCode::HttpStatus, Some(410)) => "gone",
-            (ErrorCode::Conflict, _) if is_replayed(stream_closed) => "stream-closed",
             _ => code.as_str(),
         }
     }
