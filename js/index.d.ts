@@ -140,7 +140,7 @@ export declare const ErrorCode: Readonly<{
   StaleEpoch: "stale-epoch";
   /** {@link appender}: 409 with `Producer-Expected-Seq` (`expectedSeq`): the server lost or skipped this producer's state. Final. */
   SequenceGap: "sequence-gap";
-  /** {@link appender}: 409 with `Stream-Closed: true`, or an append after `close()`. Final. */
+  /** {@link appender} and {@link send}: 409 with `Stream-Closed: true` (an appender: or an append after `close()`). Final. */
   StreamClosed: "stream-closed";
   /** {@link appender}: another 409 (the content type does not match the stream's); {@link send}: a 409 without `Retry-After`. Final. */
   Conflict: "conflict";
@@ -911,8 +911,9 @@ export interface SendResult {
 export interface SendError extends Error {
   /**
    * `http-status` (a permanent answer: 4xx other than 401/403/408/409/425/429, e.g. 422 "key
-   * reused with another body"), `auth` (401/403), `conflict` (a 409 without `Retry-After`; one
-   * with it is "the key's first request is still in flight", retried), `gave-up` (`maxAttempts` transient failures),
+   * reused with another body"), `auth` (401/403), `stream-closed` (a 409 with `Stream-Closed:
+   * true`: the Durable Stream appended to is closed), `conflict` (another 409 without
+   * `Retry-After`; one with it is "the key's first request is still in flight", retried), `gave-up` (`maxAttempts` transient failures),
    * `timeout` (`deadlineMs`), `headers` (the `headers` function failed), `too-large` (a success
    * whose answer body is over 1 MiB: the request took effect, its answer was not read past the cap;
    * not retried), `invalid-url`, `invalid-option`, `not-initialized`.

@@ -6,7 +6,6 @@
 
 use proptest::prelude::*;
 use tidings_core::engine::{ErrorCode, ResponseHead, TransportError};
-use tidings_core::policy::headers::HeaderLookup;
 use tidings_core::time::{MonoMs, Now};
 use tidings_core::upstream::{
     CreateOptions, IdempotencyKey, Issue, Outcome, SendAction, SendConfig, SendInput, Sender,

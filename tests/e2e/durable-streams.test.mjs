@@ -76,6 +76,35 @@ test("offset now: uptodate first (a catch-up read at the tail), no old message; 
   }
 });
 
+test("live: false reads to the tail in chunks, then uptodate and closed (up-to-date): no live request, no error; from now it ends at the first answer", async () => {
+  const path = streamPath();
+  await ds.create(path, "application/json");
+  for (let i = 0; i < 60; i++) await ds.append(path, json({ n: i }), "application/json");
+  const page = await blankPage(browser, web.url);
+  try {
+    await subscribe(page, "once", ds.url + path, { parse: "json", live: false });
+    const l = await waitLog(page, "once", (l) => l.some((e) => e.state === "closed"), 10_000, "closed");
+    assert.deepEqual(msgs(l).map((m) => m.data.n), [...Array(60).keys()]);
+    const ends = l.filter((e) => e.type === "uptodate" || e.state === "closed").map((e) => e.type === "uptodate" ? "uptodate" : e.reason);
+    assert.deepEqual(ends, ["uptodate", "up-to-date"]);
+    assert.deepEqual(l.filter((e) => e.type === "error"), []);
+    const count = ds.requests(path).length;
+    assert.equal(count, 2, "two catch-up reads of 50 and 10");
+    await ds.append(path, json({ n: 60 }), "application/json");
+    await sleep(1_500);
+    assert.equal(ds.requests(path).length, count, "a request after the tail");
+    assert.ok(ds.requests(path).every((r) => !r.query.live), "a live request");
+
+    await subscribe(page, "now", ds.url + path, { parse: "json", offset: "now", live: false });
+    const n = await waitLog(page, "now", (l) => l.some((e) => e.state === "closed"), 10_000, "closed");
+    assert.deepEqual(msgs(n), []);
+    assert.deepEqual(n.filter((e) => e.type === "uptodate" || e.state === "closed").map((e) => e.reason ?? e.type), ["uptodate", "up-to-date"]);
+    assert.equal(ds.requests(path).length, count + 1);
+  } finally {
+    await page.closeAll();
+  }
+});
+
 test("resume after a reload from the stored offset: the messages appended meanwhile arrive, nothing lost or repeated", async () => {
   const path = streamPath();
   await ds.create(path, "application/json");

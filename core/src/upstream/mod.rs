@@ -30,8 +30,10 @@
 //!   `max_retry_after_ms`) as asked + the herd spread `U[0, min(w/10, 1 s)]`
 //!   ([`server_wait_delay_ms`](crate::engine::server_wait_delay_ms)). Any
 //!   transient status may carry the wait (the engine reads it on 429/503).
-//! - Permanent: every other 4xx (400; 401/403 → `auth`; 409 without
-//!   `Retry-After` → `conflict`; 422 "key reused with another payload", draft
+//! - Permanent: every other 4xx (400; 401/403 → `auth`; 409 with
+//!   `Stream-Closed: true` → `stream-closed`, a closed Durable Stream, even
+//!   with `Retry-After`; other 409 without `Retry-After` → `conflict`; 422
+//!   "key reused with another payload", draft
 //!   §2.7) → settle `Err` at once.
 //! - 2xx/3xx → settle `Ok`; with an answer body over
 //!   [`SendConfig::max_answer_bytes`] (1 MiB; the adapter reads no more)
