@@ -12,6 +12,13 @@
 // arrival to its last byte; from there to the answer's first and last
 // delivery in the page; from the last delivery to the next request's
 // arrival. BENCH_NO_PROFILE=1 measures that without the sampler's overhead.
+// BENCH_TICK=1: the latency section's stream instead of the burst (one event
+// every 10 ms, BENCH_N default 200), and per run where each message's
+// latency goes: publish → the page first sees it (a body chunk's `read()`
+// resolved, or an EventSource listener entered: both hooked in the page)
+// and from there → the app's callback, the client's own time (the page's
+// clock has 0.1 ms steps, so the mean is the finer figure). For the stream
+// clients and long-poll; a poll answer's body is read whole, not hooked.
 import * as esbuild from "esbuild";
 import { launchBrowser } from "../tests/e2e/harness.mjs";
 import { startBenchServer } from "./server.mjs";
@@ -19,7 +26,8 @@ import { startBenchServer } from "./server.mjs";
 const ROOT = new URL("../", import.meta.url).pathname;
 const kind = process.argv[2] ?? "tidings:fetch-sse";
 const runs = Number(process.argv[3] ?? 3);
-const N = Number(process.env.BENCH_N ?? 20_000);
+const tick = !!process.env.BENCH_TICK;
+const N = Number(process.env.BENCH_N ?? (tick ? 200 : 20_000));
 
 const clientsJs = (await esbuild.build({
   entryPoints: [`${ROOT}bench/clients.mjs`], bundle: true, format: "esm", write: false, logLevel: "error", external: ["/pkg/*"],
@@ -29,6 +37,16 @@ const browser = await launchBrowser();
 const page = await (await browser.newContext()).newPage();
 await page.goto(`${server.url}/`);
 await page.evaluate(async () => { window.B = await import("/bench/clients.js"); await window.B.ready(); });
+if (tick) await page.evaluate(() => {
+  // `seen`: when the page last saw a message arrive, before any client code.
+  window.seen = 0;
+  const read = ReadableStreamDefaultReader.prototype.read;
+  ReadableStreamDefaultReader.prototype.read = function () { return read.call(this).then((r) => ((window.seen = B.now()), r)); };
+  const add = EventSource.prototype.addEventListener;
+  EventSource.prototype.addEventListener = function (t, f, o) { return add.call(this, t, (e) => ((window.seen = B.now()), f(e)), o); };
+  const on = Object.getOwnPropertyDescriptor(EventSource.prototype, "onmessage");
+  Object.defineProperty(EventSource.prototype, "onmessage", { get() { return on.get.call(this); }, set(f) { on.set.call(this, (e) => ((window.seen = B.now()), f(e))); } });
+});
 const cdp = await page.context().newCDPSession(page);
 await cdp.send("Profiler.enable");
 await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
@@ -39,21 +57,23 @@ const self = new Map();
 let total = 0, idle = 0, busyMs = 0;
 for (let r = 0; r < runs; r++) {
   const path = kind === "tidings:long-poll" ? "/lp" : /poll/.test(kind) ? "/poll" : "/sse";
-  const url = `${path}?c=profile${r}&run=p${r}&mode=burst&n=${N}`;
+  const url = `${path}?c=profile${r}&run=p${r}&mode=${tick ? "tick&every_ms=10" : "burst"}&n=${N}`;
   if (sampling) await cdp.send("Profiler.start");
-  const { ms, marks, calls } = await page.evaluate(({ kind, url, n }) => new Promise((resolve) => {
+  const { ms, marks, calls, split } = await page.evaluate(({ kind, url, n, tick }) => new Promise((resolve) => {
     let next = 1, c;
-    const t0 = B.now(), marks = [], calls = [];
+    const t0 = B.now(), marks = [], calls = [], split = [];
     const fetch0 = globalThis.fetch;
     globalThis.fetch = (...a) => (calls.push(B.now()), fetch0(...a));
     c = B.open(kind, url, (d) => {
+      if (tick) split.push([window.seen - d.t, B.now() - window.seen]);
       if (d.n % 1000 < 2) marks.push(B.now());
       if (d.n === next) next++;
-      if (next > n) { c.close(); globalThis.fetch = fetch0; resolve({ ms: B.now() - t0, marks, calls }); }
+      if (next > n) { c.close(); globalThis.fetch = fetch0; resolve({ ms: B.now() - t0, marks, calls, split }); }
     }, { intervalMs: 10, tidings: kind === "tidings:poll" ? { interval: { mode: "fixed", initialMs: 10, minMs: 10 } } : {} });
-  }), { kind, url, n: N });
+  }), { kind, url, n: N, tick });
   busyMs += ms;
-  if (request) gaps(server.stats(`profile${r}`).answers, marks, calls);
+  if (request && !tick) gaps(server.stats(`profile${r}`).answers, marks, calls);
+  if (tick) latencySplit(split);
   if (!sampling) { console.error(`run ${r + 1}: ${Math.round(N / (ms / 1000))} msg/s`); continue; }
   const { profile } = await cdp.send("Profiler.stop");
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -67,6 +87,13 @@ for (let r = 0; r < runs; r++) {
     self.set(name, (self.get(name) ?? 0) + us);
   });
   console.error(`run ${r + 1}: ${Math.round(N / (ms / 1000))} msg/s`);
+}
+/** Where one tick run's latency went (module doc), in ms. */
+function latencySplit(split) {
+  const pct = (a, p) => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
+  const pre = split.map(([a]) => a), own = split.map(([, b]) => b);
+  const f = (x) => x.toFixed(3);
+  console.error(`  ${split.length} events: publish → page p50 ${f(pct(pre, 50))}, p99 ${f(pct(pre, 99))}; page → callback mean ${f(own.reduce((a, b) => a + b, 0) / own.length)}, p50 ${f(pct(own, 50))}, p99 ${f(pct(own, 99))}, max ${f(Math.max(...own))} ms`);
 }
 /** Where one run's time between answers went (module doc), in ms. */
 function gaps(answers, marks, calls) {

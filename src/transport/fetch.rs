@@ -131,7 +131,9 @@ fn reporter(on_fact: OnFact) -> Box<dyn FnMut(web_sys::Event)> {
                 fact.set(0, JsValue::from_bool(read == BodyRead::Chunks));
                 return;
             }
-            1 => Fact::Chunk(js_sys::Uint8Array::new(&value).to_vec()),
+            // A `Uint8Array` already (`fetchBody`'s chunks): `new
+            // Uint8Array(chunk)` would copy it once more before `to_vec`.
+            1 => Fact::Chunk(value.unchecked_into::<js_sys::Uint8Array>().to_vec()),
             2 => Fact::Text(value.as_string().unwrap_or_default(), read),
             3 => Fact::End,
             6 => Fact::HeadersFailed(value),
