@@ -500,8 +500,8 @@ pub(crate) fn backoff(into: &mut BackoffConfig, v: &JsValue) -> JsValue {
 /// `protocol`, `offset` and `live`: the Durable Streams profile starts from
 /// `offset` (`"-1"`, `"now"` or a stored `Stream-Next-Offset`; `lastEventId`
 /// is taken as the offset too) and reads live as `live` says (`"long-poll"`,
-/// the default, or `"sse"`: `Config::sse_live`), or not at all (`false`:
-/// `Config::catch_up_only`). An offset the engine would
+/// the default, or `"sse"`), or not at all (`false`): `Config::live`. An
+/// offset the engine would
 /// refuse from a server (see `tidings_core::engine::is_valid_offset`), or
 /// `offset` or `live` without `protocol: "durable-streams"`, is
 /// `invalid-option`.
@@ -531,10 +531,9 @@ fn durable_streams(c: &mut Config, v: &JsValue) {
     #[cfg(feature = "durable-streams")]
     {
         let live = get(v, "live");
-        let off = live.as_bool() == Some(false);
-        let mode = match off {
-            true => Some(2),
-            false => one_of(&live, "live", &["long-poll", "sse"]),
+        let mode = match live.as_bool() {
+            Some(false) => Some(2),
+            _ => one_of(&live, "live", &["long-poll", "sse"]),
         };
         if let Some(i) = mode {
             if !durable {
@@ -544,8 +543,8 @@ fn durable_streams(c: &mut Config, v: &JsValue) {
                     &live,
                 ));
             }
-            c.sse_live = i == 1;
-            c.catch_up_only = off;
+            use tidings_core::engine::Live;
+            c.live = [Live::LongPoll, Live::Sse, Live::Off][i];
         }
     }
     if durable && !c.last_event_id.is_empty() && !is_valid_offset(&c.last_event_id, true) {

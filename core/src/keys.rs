@@ -210,9 +210,7 @@ pub fn share_key(config: &Config, page: &PageOptions) -> Option<String> {
         dedupe_capacity,
         protocol,
         #[cfg(feature = "durable-streams")]
-            sse_live: _,
-        #[cfg(feature = "durable-streams")]
-            catch_up_only: _,
+            live: _,
         downgrade: _,
         #[cfg(feature = "post-streams")]
             start: _,
@@ -248,7 +246,7 @@ fn hash_when_set(config: &Config, h: &mut Fnv) {
     // each shares only with its like.
     #[cfg(feature = "durable-streams")]
     {
-        let live = config.sse_live as u8 | (config.catch_up_only as u8) << 1;
+        let live = config.live as u8;
         if live != 0 {
             live.hash(h);
         }

@@ -1,4 +1,4 @@
-//! The Durable Streams profile's SSE mode (`Config::sse_live`, JS `live:
+//! The Durable Streams profile's SSE mode (`Live::Sse`, JS `live:
 //! "sse"`; PROTOCOL.md §5.8) on virtual time: catch-up reads first, then
 //! `live=sse` on `fetch-sse`; `data` events gathered until the `control`
 //! event that places them; base64 data; closure; a malformed control event;
@@ -10,7 +10,7 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, AttemptId, Config, ErrorCode, OpenRequest, Protocol, Reason, ResponseHead, State,
+    Action, AttemptId, Config, ErrorCode, Live, OpenRequest, Protocol, Reason, ResponseHead, State,
     TransportError, TransportKind,
 };
 
@@ -19,7 +19,7 @@ const BASE: &str = "http://ds.test/v1/stream/s";
 fn sse_config(start: &str) -> Config {
     let mut c = Config::new(BASE);
     c.protocol = Protocol::DurableStreams;
-    c.sse_live = true;
+    c.live = Live::Sse;
     c.last_event_id = start.into();
     c
 }

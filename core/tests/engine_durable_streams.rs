@@ -9,7 +9,7 @@ mod support;
 
 use support::*;
 use tidings_core::engine::{
-    Action, AttemptId, BodyRead, Config, CrossOrigin, Engine, ErrorCode, Protocol, Reason,
+    Action, AttemptId, BodyRead, Config, CrossOrigin, Engine, ErrorCode, Live, Protocol, Reason,
     ResetReason, ResponseHead, State, TransportError, TransportKind,
 };
 
@@ -290,7 +290,7 @@ fn stream_closed_ends_cleanly_and_sends_nothing_more() {
     assert!(sim.next_open(2_000).is_some());
 }
 
-/// `live: false` (`catch_up_only`): catch-up reads until
+/// `live: false` (`Live::Off`): catch-up reads until
 /// `Stream-Up-To-Date`, then `uptodate` and state `closed` (`up-to-date`),
 /// no live request ever; from `now` that is the first answer (a 200 or the
 /// long-poll's 204); a closed stream still says `stream-closed`.
@@ -298,7 +298,7 @@ fn stream_closed_ends_cleanly_and_sends_nothing_more() {
 fn live_false_reads_to_the_tail_then_ends() {
     let once = |start: &str| {
         let mut c = ds_config(start);
-        c.catch_up_only = true;
+        c.live = Live::Off;
         Sim::new(c, 3)
     };
     let mut sim = once("");

@@ -4,7 +4,7 @@
 //! key forgets every remembered downgrade, one of the share key keeps two
 //! versions of the app in two tabs apart.
 
-use tidings_core::engine::{Config, CrossOrigin, TransportKind};
+use tidings_core::engine::{Config, CrossOrigin, Live, TransportKind};
 use tidings_core::keys::{
     credentials_tag, downgrade_key, downgrade_record, parse_downgrade, persist_tag, share_key,
     PageOptions, DOWNGRADE_PREFIX, SHARE_PREFIX,
@@ -96,12 +96,12 @@ fn share_key_hashes_every_chosen_field_and_nothing_derived() {
         }),
         ("live: \"sse\"", {
             let mut c = base.clone();
-            c.sse_live = true;
+            c.live = Live::Sse;
             c
         }),
         ("live: false", {
             let mut c = base.clone();
-            c.catch_up_only = true;
+            c.live = Live::Off;
             c
         }),
         ("backoff", {

@@ -314,19 +314,12 @@ pub struct Config {
     /// stream and what a gap looks like ([`Protocol`]). Default
     /// [`Protocol::Default`].
     pub protocol: Protocol,
-    /// JS `live: "sse"` (with [`Protocol::DurableStreams`]): the live reads
-    /// are `live=sse` over `fetch-sse` (PROTOCOL.md §5.8, `engine::durable_sse`)
-    /// instead of `live=long-poll`; `fetch-sse` is then the only transport,
-    /// catch-up reads included. Default `false`. Ignored by the default
-    /// profile; only in a core built with its `durable-streams` feature.
-    #[cfg(feature = "durable-streams")]
-    pub sse_live: bool,
-    /// JS `live: false` (with [`Protocol::DurableStreams`]): catch up, then
-    /// end (state `closed`, reason `up-to-date`) instead of reading live.
-    /// Default `false`. Only in a core built with its `durable-streams`
+    /// JS `live` (with [`Protocol::DurableStreams`]): how the profile reads
+    /// once caught up ([`Live`]). Default [`Live::LongPoll`]. Ignored by the
+    /// default profile; only in a core built with its `durable-streams`
     /// feature.
     #[cfg(feature = "durable-streams")]
-    pub catch_up_only: bool,
+    pub live: Live,
     /// A remembered downgrade to seed (the adapter persists
     /// [`Engine::downgrade`](super::Engine::downgrade) in `sessionStorage`):
     /// the transport downgraded to (`long-poll` or `poll`) and the wall time
@@ -366,9 +359,7 @@ impl Config {
             dedupe_capacity: DEFAULT_DEDUPE_CAPACITY,
             protocol: Protocol::Default,
             #[cfg(feature = "durable-streams")]
-            sse_live: false,
-            #[cfg(feature = "durable-streams")]
-            catch_up_only: false,
+            live: Live::LongPoll,
             downgrade: None,
             #[cfg(feature = "post-streams")]
             start: None,
@@ -462,9 +453,25 @@ pub enum Protocol {
     /// reads). The cursor is the offset ([`Config::last_event_id`], default
     /// `"-1"`, or `"now"`), read from `Stream-Next-Offset` and sent as the
     /// `offset` query parameter; `long-poll` is the only transport
-    /// (`fetch-sse` with `Config::sse_live`, §5.8). See `engine::durable`
+    /// (`fetch-sse` with [`Live::Sse`], §5.8). See `engine::durable`
     /// and `engine::durable_sse`.
     DurableStreams,
+}
+
+/// JS `live` of the Durable Streams profile ([`Config::live`]): how a
+/// subscription reads once caught up. `as u8` is its share-key hash (0 is
+/// left out of the key).
+#[cfg(feature = "durable-streams")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Live {
+    /// `"long-poll"`, the default: `live=long-poll` reads (PROTOCOL.md §5.7).
+    LongPoll = 0,
+    /// `"sse"`: `live=sse` over `fetch-sse` (§5.8, `engine::durable_sse`);
+    /// `fetch-sse` is then the only transport, catch-up reads included.
+    Sse = 1,
+    /// `false`: none: catch up, then end (state `closed`, reason
+    /// `up-to-date`).
+    Off = 2,
 }
 
 impl Protocol {

@@ -508,7 +508,7 @@ impl Engine {
     /// (`up-to-date`; `went_live`: this answer caught up).
     fn durable_ends(&self, closed: bool, went_live: bool) -> Option<Reason> {
         #[cfg(feature = "durable-streams")]
-        let once = self.config.catch_up_only;
+        let once = self.config.live == super::Live::Off;
         #[cfg(not(feature = "durable-streams"))]
         let once = false;
         if closed {

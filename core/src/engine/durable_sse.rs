@@ -1,4 +1,4 @@
-//! The Durable Streams profile's SSE mode ([`Config::sse_live`], JS `live:
+//! The Durable Streams profile's SSE mode ([`Live::Sse`], JS `live:
 //! "sse"`; PROTOCOL.md §5.8): once a catch-up read said
 //! `Stream-Up-To-Date`, the live reads are `live=sse` on `fetch-sse`, an
 //! event stream parsed by the engine's SSE parser whose events go here
@@ -35,7 +35,7 @@
 //!   is a failure under backoff, so a server that closes at once makes no
 //!   tight loop. Data after the last control event is dropped and read again.
 //!
-//! [`Config::sse_live`]: super::Config::sse_live
+//! [`Live::Sse`]: super::Live::Sse
 
 use alloc::string::String;
 use alloc::vec::Vec;

@@ -77,6 +77,8 @@ use core::mem;
 
 pub use action::{Action, ErrorCode, Message, Note, OpenRequest, Reason, ResetReason, State};
 pub use body_read::BodyRead;
+#[cfg(feature = "durable-streams")]
+pub use config::Live;
 pub use config::{
     Capabilities, Config, CrossOrigin, FallbackConfig, LongPollConfig, Protocol, TransportKind,
     TransportUrls, WatchdogConfig, DEFAULT_LAST_EVENT_ID_PARAM,

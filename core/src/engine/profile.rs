@@ -49,14 +49,14 @@ impl Protocol {
 
     /// Hook: fit the normalized options to the profile. Durable Streams: one
     /// transport, `long-poll` (catch-up and `live=long-poll` reads), or
-    /// `fetch-sse` with `Config::sse_live` (catch-up and `live=sse`
+    /// `fetch-sse` with `Live::Sse` (catch-up and `live=sse`
     /// reads); the cursor is an offset, [`START_OFFSET`] when none is given.
     pub(crate) fn shape_config(self, c: &mut Config) {
         match self.spoken() {
             Protocol::Default => {}
             Protocol::DurableStreams => {
                 #[cfg(feature = "durable-streams")]
-                let sse = c.sse_live;
+                let sse = c.live == super::Live::Sse;
                 #[cfg(not(feature = "durable-streams"))]
                 let sse = false;
                 c.transports = vec![if sse {
