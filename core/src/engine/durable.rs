@@ -303,11 +303,8 @@ impl Engine {
                 self.set_cursor(next);
             }
         }
-        let went_live = self.durable_up_to_date(flag(head, "stream-up-to-date"));
-        if let Some(reason) = self.durable_ends(flag(head, "stream-closed"), went_live) {
-            return self.durable_end_of_stream(&a, reason);
-        }
-        self.succeed_request(now, &a, went_live);
+        let up_to_date = flag(head, "stream-up-to-date");
+        self.durable_answered(now, &a, up_to_date, flag(head, "stream-closed"), false);
     }
 
     /// Body bytes of the live attempt's 200 (text and binary streams).
@@ -423,11 +420,7 @@ impl Engine {
             return;
         };
         let advanced = self.commit_chunk(&c.next, payload);
-        let went_live = self.durable_up_to_date(c.up_to_date);
-        if let Some(reason) = self.durable_ends(c.closed, went_live) {
-            return self.durable_end_of_stream(&a, reason);
-        }
-        self.succeed_request(now, &a, advanced || went_live);
+        self.durable_answered(now, &a, c.up_to_date, c.closed, advanced);
     }
 
     /// A complete chunk (or SSE batch) ending at `next`: delivered and the
@@ -503,26 +496,34 @@ impl Engine {
         caught_up
     }
 
-    /// Why an answer ends the read, if it does: `Stream-Closed: true`
-    /// (`stream-closed`), or catching up with `live: false`
-    /// (`up-to-date`; `went_live`: this answer caught up).
-    fn durable_ends(&self, closed: bool, went_live: bool) -> Option<Reason> {
+    /// A read's answer was taken whole (`news`: it moved the cursor): tell
+    /// `uptodate` if it caught up, then end the read for `Stream-Closed:
+    /// true` (`stream-closed`) or for catching up with `live: false`
+    /// (`up-to-date`), else schedule the next read.
+    fn durable_answered(
+        &mut self,
+        now: Now,
+        a: &Attempt,
+        up_to_date: bool,
+        closed: bool,
+        news: bool,
+    ) {
+        let went_live = self.durable_up_to_date(up_to_date);
         #[cfg(feature = "durable-streams")]
         let once = self.config.live == super::Live::Off;
         #[cfg(not(feature = "durable-streams"))]
         let once = false;
-        if closed {
-            Some(Reason::StreamClosed)
-        } else if went_live && once {
-            Some(Reason::UpToDate)
-        } else {
-            None
-        }
+        let reason = match (closed, went_live && once) {
+            (true, _) => Reason::StreamClosed,
+            (false, true) => Reason::UpToDate,
+            (false, false) => return self.succeed_request(now, a, news || went_live),
+        };
+        self.durable_end_of_stream(a, reason);
     }
 
-    /// The read ended for `reason` ([`Engine::durable_ends`]'s, or
-    /// `stream-closed`: the stream ended for good). Nothing is scheduled;
-    /// every later input is ignored.
+    /// The read ended for `reason` (`stream-closed`: the stream ended for
+    /// good; `up-to-date`: caught up with `live: false`). Nothing is
+    /// scheduled; every later input is ignored.
     pub(super) fn durable_end_of_stream(&mut self, a: &Attempt, reason: Reason) {
         self.mark_success(a.transport, true);
         let _ = self.phase.close();
