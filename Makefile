@@ -134,7 +134,8 @@ clean:
 ## make ds-conformance DS_SUITE=<checkout of durable-streams/durable-streams>: its client
 ## conformance suites (consumer, lifecycle, producer) against tidings in headless Chromium and
 ## against the protocol's own TypeScript client, with strict result checks (docs/durable-streams.md).
-## Not part of `make test`: it needs that checkout. DS_FIXTURES=http: see scripts/ds-conformance/adapter.mjs.
+## Not part of `make test`: it needs that checkout. DS_FIXTURES=http: see scripts/ds-conformance/adapter.mjs;
+## DS_UNSKIP=1 runs the cases the suite skips for every client too (scripts/ds-conformance.sh).
 ds-conformance:
 	@test -n "$(DS_SUITE)" || { echo "make ds-conformance: set DS_SUITE=<checkout of durable-streams/durable-streams>"; exit 1; }
 	@scripts/bootstrap.sh
