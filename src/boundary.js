@@ -64,6 +64,19 @@ export function resolveUrl(url) {
   } catch {}
 }
 
+// Whether `url` resolves against the page (`location.href`) to another
+// origin than the page's (src/capabilities.rs): true outside a window (a
+// worker), for a URL that does not parse, and when the location cannot be
+// read.
+export function crossOrigin(url) {
+  try {
+    const g = globalThis, l = g.location;
+    return !(g instanceof Window) || new URL(url, l.href).origin != l.origin;
+  } catch {
+    return true;
+  }
+}
+
 // A listener for `type`, which the subscription never dispatches: the
 // console.warn saying how to fix it, and the debug line's details.
 export function neverDispatched(type) {

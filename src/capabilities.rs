@@ -27,18 +27,14 @@ pub fn detect() -> Capabilities {
     }
 }
 
-/// Whether `url` resolves to another origin than the page's. Relative URLs
-/// are same-origin; outside a page (no `location`) everything counts as
-/// cross-origin, which only moves the cursor from a header to the query.
-pub fn is_cross_origin(url: &str) -> bool {
-    let Some(location) = web_sys::window().map(|w| w.location()) else {
-        return true;
-    };
-    let (Ok(href), Ok(origin)) = (location.href(), location.origin()) else {
-        return true;
-    };
-    match web_sys::Url::new_with_base(url, &href) {
-        Ok(u) => u.origin() != origin,
-        Err(_) => true,
-    }
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// Whether `url` resolves to another origin than the page's. Relative
+    /// URLs are same-origin; outside a page (no `Window`) everything counts
+    /// as cross-origin, which only moves the cursor from a header to the
+    /// query. `crossOrigin` in `boundary.js`: one crossing instead of the
+    /// window, its location, two strings copied into wasm and a `URL` read
+    /// one getter at a time.
+    #[wasm_bindgen(js_name = crossOrigin)]
+    pub fn is_cross_origin(url: &str) -> bool;
 }
