@@ -64,6 +64,17 @@ export function resolveUrl(url) {
   } catch {}
 }
 
+// What this browser can do (src/capabilities.rs), as bits: 1 EventSource,
+// 2 streaming fetch bodies (fetch, ReadableStream, and a Response.prototype
+// with body), 4 AbortController; each global a function, one that cannot be
+// read counting as missing.
+export function capabilities() {
+  const g = globalThis, has = (n) => { try { return typeof g[n] == "function"; } catch {} };
+  let body;
+  try { body = has("Response") && "body" in g.Response.prototype; } catch {}
+  return has("EventSource") | ((has("fetch") && has("ReadableStream") && body) << 1) | (has("AbortController") << 2);
+}
+
 // Whether `url` resolves against the page (`location.href`) to another
 // origin than the page's (src/capabilities.rs): true outside a window (a
 // worker), for a URL that does not parse, and when the location cannot be
