@@ -75,6 +75,19 @@ export function capabilities() {
   return has("EventSource") | ((has("fetch") && has("ReadableStream") && body) << 1) | (has("AbortController") << 2);
 }
 
+// `globalThis[name][method](key)`, or `(key, value)` with a value
+// (src/connection/live.rs: `sessionStorage` or `localStorage`, `getItem`,
+// `setItem` or `removeItem`): what it returned, or false when the storage is
+// missing or anything throws (disabled, sandboxed, quota exceeded). None of
+// the three returns a boolean.
+export function storage(name, method, key, value) {
+  try {
+    const s = globalThis[name];
+    if (typeof s == "object" && s) return value === undefined ? s[method](key) : s[method](key, value);
+  } catch {}
+  return false;
+}
+
 // Whether `url` resolves against the page (`location.href`) to another
 // origin than the page's (src/capabilities.rs): true outside a window (a
 // worker), for a URL that does not parse, and when the location cannot be
