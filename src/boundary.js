@@ -221,6 +221,13 @@ export function watchPage(report) {
   return { abort: () => off.map((f) => f()) };
 }
 
+// `navigator.onLine` (src/lifecycle.rs), undefined when it cannot be read.
+export function onLine() {
+  try {
+    return globalThis.navigator.onLine;
+  } catch {}
+}
+
 // One fetch of the receive path (src/transport/fetch.rs): `method` and
 // `body` as given (undefined: GET, none), the engine's `headers` as name,
 // value, … (each value through `latin1`), cookies with `credentials`. Polls
@@ -328,6 +335,29 @@ export function requestLock(locks, name, steal, report) {
     return held;
   }).catch(() => tell(holding ? 1 : 2));
   return { abort: () => ((alive = false), release(), c?.abort()) };
+}
+
+// One listener of the app called as `EventTarget` calls it (src/target.rs):
+// `f(event)`, or `f.handleEvent(event)` with `this` the object (a TypeError
+// when that is not a function); what it throws is reported by `reportThrown`.
+export function callListener(f, event) {
+  try {
+    if (f instanceof Function) return void f.call(null, event);
+    const h = f.handleEvent;
+    if (!(h instanceof Function)) throw TypeError("listener.handleEvent is not a function");
+    h.call(f, event);
+  } catch (e) {
+    reportThrown(e);
+  }
+}
+
+// What `EventTarget` does with a listener's exception: `reportError` (the
+// page's error event, and the console), else `console.error`.
+export function reportThrown(e) {
+  try {
+    return void globalThis.reportError(e);
+  } catch {}
+  console.error(e);
 }
 
 // `f` added as a listener of `target` for `type` (src/guard.rs); the
