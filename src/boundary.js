@@ -316,14 +316,28 @@ export function openSource(url, withCredentials, types, report) {
   return { close: () => (es.close(), off.map((f) => f())) };
 }
 
-// One Web Locks request (src/tabs/leader.rs) of `locks` for `name` (`steal`:
-// taken from its holder at once; else queued, and withdrawn by the abort),
-// reporting to wasm on a later microtask, never inside the browser's
-// callback: 0 granted (held until the abort), 1 stolen by another tab, 2
-// failed before it was ever granted. Returns the guard's handle: its
+// `navigator.locks` where this browser has Web Locks (an object), else
+// undefined.
+const webLocks = () => {
+  try {
+    const l = globalThis.navigator.locks;
+    return typeof l == "object" && l ? l : undefined;
+  } catch {}
+};
+
+// What crossTab can use here (src/tabs/mod.rs), as bits: 1 Web Locks, 2
+// BroadcastChannel.
+export const tabsSupport = () => !!webLocks() | (("BroadcastChannel" in globalThis) << 1);
+
+// One Web Locks request (src/tabs/leader.rs) of `navigator.locks` for
+// `name` (`steal`: taken from its holder at once; else queued, and withdrawn
+// by the abort), reporting to wasm on a later microtask, never inside the
+// browser's callback: 0 granted (held until the abort), 1 stolen by another
+// tab, 2 failed before it was ever granted. Returns the guard's handle: its
 // abort() releases or withdraws the lock, and nothing is reported after it.
-// Throws as request() does.
-export function requestLock(locks, name, steal, report) {
+// Throws as request() does, and where there are no Web Locks.
+export function requestLock(name, steal, report) {
+  const locks = webLocks();
   let alive = true, holding = false, release;
   const c = steal ? null : new AbortController(), held = new Promise((r) => (release = r));
   const tell = (what) => alive && report(what);
