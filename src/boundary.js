@@ -192,6 +192,16 @@ export function attemptUrl(f, attempt, status, cursor, transport, url, report) {
   return { abort: () => (alive = false) };
 }
 
+// The global scope (src/js.rs), and whether it is a window.
+export const globalScope = () => globalThis;
+export function inWindow() {
+  try {
+    return globalThis instanceof Window;
+  } catch {
+    return false;
+  }
+}
+
 // The page lifecycle facts of one watcher (src/lifecycle.rs), as codes:
 // 0/1 visible/hidden, 2/3 resumed/frozen, 4/5 offline/online, 6/7 pageshow
 // (persisted false/true), 8 pagehide, and navigator.connection itself for

@@ -92,3 +92,25 @@ extern "C" {
     #[wasm_bindgen(js_name = debugLog)]
     pub fn debug_log(to: &JsValue, what: &str, details: &JsValue);
 }
+
+#[cfg(feature = "send")]
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// The global scope (the window, or a worker's scope) as the target of
+    /// its `online`/`offline`/`pagehide` events (`globalScope` in
+    /// `boundary.js`).
+    #[wasm_bindgen(js_name = globalScope)]
+    pub(crate) fn global() -> web_sys::EventTarget;
+
+    /// Whether the global scope is a `Window` (a `JsValue`: an import with
+    /// nothing to convert would take the whole snippet module into the
+    /// bundle).
+    #[wasm_bindgen(js_name = inWindow)]
+    fn in_window_js() -> JsValue;
+}
+
+/// Whether this runs in a window (`pagehide` is a window's event).
+#[cfg(feature = "send")]
+pub(crate) fn in_window() -> bool {
+    in_window_js().is_truthy()
+}
