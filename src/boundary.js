@@ -361,6 +361,16 @@ export function requestLock(name, steal, report) {
   return { abort: () => ((alive = false), release(), c?.abort()) };
 }
 
+// A listener and the options of `addEventListener` as `EventTarget` takes
+// them (src/target.rs): undefined for a null or undefined listener (ignored),
+// a TypeError for one that is neither a function nor an object, else whether
+// it is `once` (`options` an object with a truthy `once`).
+export function listenerOnce(f, options) {
+  if (f === undefined || f === null) return;
+  if (typeof f != "function" && typeof f != "object") throw TypeError("listener must be a function or an object");
+  return typeof options == "object" && options != null && !!options.once;
+}
+
 // One listener of the app called as `EventTarget` calls it (src/target.rs):
 // `f(event)`, or `f.handleEvent(event)` with `this` the object (a TypeError
 // when that is not a function); what it throws is reported by `reportThrown`.

@@ -31,14 +31,9 @@ impl Listeners {
     /// `options` is a boolean (capture, meaningless here) or `{ once }`.
     /// A `TypeError` for a listener that is neither a function nor an object.
     pub fn add(&self, kind: &str, listener: JsValue, options: &JsValue) -> Result<(), JsValue> {
-        if listener.is_undefined() || listener.is_null() {
+        let Some(once) = listener_once(&listener, options)?.as_bool() else {
             return Ok(());
-        }
-        if !listener.is_function() && !listener.is_object() {
-            return Err(js_sys::TypeError::new("listener must be a function or an object").into());
-        }
-        let once = options.is_object()
-            && js_sys::Reflect::get(options, &JsValue::from_str("once"))?.is_truthy();
+        };
         let mut ls = self.list.borrow_mut();
         if !ls.iter().any(|e| e.kind == kind && e.callback == listener) {
             ls.push(Rc::new(Entry {
@@ -131,6 +126,13 @@ impl Listeners {
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
+    /// `listener` and `options` checked as [`Listeners::add`] says: whether
+    /// it is `once`, `undefined` for a listener to ignore, a `TypeError`
+    /// thrown for one that is neither a function nor an object, what a
+    /// `once` getter throws (`listenerOnce` in `boundary.js`).
+    #[wasm_bindgen(js_name = listenerOnce, catch)]
+    fn listener_once(listener: &JsValue, options: &JsValue) -> Result<JsValue, JsValue>;
+
     /// `callback(event)`, or `callback.handleEvent(event)` with `this` the
     /// object; what it throws reported as by [`report_error`]
     /// (`callListener` in `boundary.js`: one crossing per call).
