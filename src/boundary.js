@@ -361,6 +361,13 @@ export function requestLock(name, steal, report) {
   return { abort: () => ((alive = false), release(), c?.abort()) };
 }
 
+// `v` as a WebIDL `DOMString` argument takes it (src/js.rs): `String(v)`,
+// except that a Symbol is a TypeError.
+export function domString(v) {
+  if (typeof v == "symbol") throw TypeError("cannot convert a Symbol to a string");
+  return String(v);
+}
+
 // A listener and the options of `addEventListener` as `EventTarget` takes
 // them (src/target.rs): undefined for a null or undefined listener (ignored),
 // a TypeError for one that is neither a function nor an object, else whether
