@@ -64,6 +64,43 @@ export function resolveUrl(url) {
   } catch {}
 }
 
+// What this browser can do (src/capabilities.rs), as bits: 1 EventSource,
+// 2 streaming fetch bodies (fetch, ReadableStream, and a Response.prototype
+// with body), 4 AbortController; each global a function, one that cannot be
+// read counting as missing.
+export function capabilities() {
+  const g = globalThis, has = (n) => { try { return typeof g[n] == "function"; } catch {} };
+  let body;
+  try { body = has("Response") && "body" in g.Response.prototype; } catch {}
+  return has("EventSource") | ((has("fetch") && has("ReadableStream") && body) << 1) | (has("AbortController") << 2);
+}
+
+// `globalThis[name][method](key)`, or `(key, value)` with a value
+// (src/connection/live.rs: `sessionStorage` or `localStorage`, `getItem`,
+// `setItem` or `removeItem`): what it returned, or false when the storage is
+// missing or anything throws (disabled, sandboxed, quota exceeded). None of
+// the three returns a boolean.
+export function storage(name, method, key, value) {
+  try {
+    const s = globalThis[name];
+    if (typeof s == "object" && s) return value === undefined ? s[method](key) : s[method](key, value);
+  } catch {}
+  return false;
+}
+
+// Whether `url` resolves against the page (`location.href`) to another
+// origin than the page's (src/capabilities.rs): true outside a window (a
+// worker), for a URL that does not parse, and when the location cannot be
+// read.
+export function crossOrigin(url) {
+  try {
+    const g = globalThis, l = g.location;
+    return !(g instanceof Window) || new URL(url, l.href).origin != l.origin;
+  } catch {
+    return true;
+  }
+}
+
 // A listener for `type`, which the subscription never dispatches: the
 // console.warn saying how to fix it, and the debug line's details.
 export function neverDispatched(type) {
@@ -155,6 +192,16 @@ export function attemptUrl(f, attempt, status, cursor, transport, url, report) {
   return { abort: () => (alive = false) };
 }
 
+// The global scope (src/js.rs), and whether it is a window.
+export const globalScope = () => globalThis;
+export function inWindow() {
+  try {
+    return globalThis instanceof Window;
+  } catch {
+    return false;
+  }
+}
+
 // The page lifecycle facts of one watcher (src/lifecycle.rs), as codes:
 // 0/1 visible/hidden, 2/3 resumed/frozen, 4/5 offline/online, 6/7 pageshow
 // (persisted false/true), 8 pagehide, and navigator.connection itself for
@@ -182,6 +229,13 @@ export function watchPage(report) {
   if (nav?.onLine === false) report(4);
   if (hint) report(conn);
   return { abort: () => off.map((f) => f()) };
+}
+
+// `navigator.onLine` (src/lifecycle.rs), undefined when it cannot be read.
+export function onLine() {
+  try {
+    return globalThis.navigator.onLine;
+  } catch {}
 }
 
 // One fetch of the receive path (src/transport/fetch.rs): `method` and
@@ -272,14 +326,28 @@ export function openSource(url, withCredentials, types, report) {
   return { close: () => (es.close(), off.map((f) => f())) };
 }
 
-// One Web Locks request (src/tabs/leader.rs) of `locks` for `name` (`steal`:
-// taken from its holder at once; else queued, and withdrawn by the abort),
-// reporting to wasm on a later microtask, never inside the browser's
-// callback: 0 granted (held until the abort), 1 stolen by another tab, 2
-// failed before it was ever granted. Returns the guard's handle: its
+// `navigator.locks` where this browser has Web Locks (an object), else
+// undefined.
+const webLocks = () => {
+  try {
+    const l = globalThis.navigator.locks;
+    return typeof l == "object" && l ? l : undefined;
+  } catch {}
+};
+
+// What crossTab can use here (src/tabs/mod.rs), as bits: 1 Web Locks, 2
+// BroadcastChannel.
+export const tabsSupport = () => !!webLocks() | (("BroadcastChannel" in globalThis) << 1);
+
+// One Web Locks request (src/tabs/leader.rs) of `navigator.locks` for
+// `name` (`steal`: taken from its holder at once; else queued, and withdrawn
+// by the abort), reporting to wasm on a later microtask, never inside the
+// browser's callback: 0 granted (held until the abort), 1 stolen by another
+// tab, 2 failed before it was ever granted. Returns the guard's handle: its
 // abort() releases or withdraws the lock, and nothing is reported after it.
-// Throws as request() does.
-export function requestLock(locks, name, steal, report) {
+// Throws as request() does, and where there are no Web Locks.
+export function requestLock(name, steal, report) {
+  const locks = webLocks();
   let alive = true, holding = false, release;
   const c = steal ? null : new AbortController(), held = new Promise((r) => (release = r));
   const tell = (what) => alive && report(what);
@@ -291,6 +359,46 @@ export function requestLock(locks, name, steal, report) {
     return held;
   }).catch(() => tell(holding ? 1 : 2));
   return { abort: () => ((alive = false), release(), c?.abort()) };
+}
+
+// `v` as a WebIDL `DOMString` argument takes it (src/js.rs): `String(v)`,
+// except that a Symbol is a TypeError.
+export function domString(v) {
+  if (typeof v == "symbol") throw TypeError("cannot convert a Symbol to a string");
+  return String(v);
+}
+
+// A listener and the options of `addEventListener` as `EventTarget` takes
+// them (src/target.rs): undefined for a null or undefined listener (ignored),
+// a TypeError for one that is neither a function nor an object, else whether
+// it is `once` (`options` an object with a truthy `once`).
+export function listenerOnce(f, options) {
+  if (f === undefined || f === null) return;
+  if (typeof f != "function" && typeof f != "object") throw TypeError("listener must be a function or an object");
+  return typeof options == "object" && options != null && !!options.once;
+}
+
+// One listener of the app called as `EventTarget` calls it (src/target.rs):
+// `f(event)`, or `f.handleEvent(event)` with `this` the object (a TypeError
+// when that is not a function); what it throws is reported by `reportThrown`.
+export function callListener(f, event) {
+  try {
+    if (f instanceof Function) return void f.call(null, event);
+    const h = f.handleEvent;
+    if (!(h instanceof Function)) throw TypeError("listener.handleEvent is not a function");
+    h.call(f, event);
+  } catch (e) {
+    reportThrown(e);
+  }
+}
+
+// What `EventTarget` does with a listener's exception: `reportError` (the
+// page's error event, and the console), else `console.error`.
+export function reportThrown(e) {
+  try {
+    return void globalThis.reportError(e);
+  } catch {}
+  console.error(e);
 }
 
 // `f` added as a listener of `target` for `type` (src/guard.rs); the

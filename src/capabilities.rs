@@ -2,43 +2,34 @@
 //! engine filters the transport preference list by it.
 
 use tidings_core::engine::Capabilities;
-use wasm_bindgen::JsValue;
-
-fn has(global: &JsValue, name: &str) -> bool {
-    js_sys::Reflect::get(global, &JsValue::from_str(name))
-        .map(|v| v.is_function())
-        .unwrap_or(false)
-}
 
 /// `EventSource`, streaming `fetch` bodies (`ReadableStream` + `Response.body`)
-/// and `AbortController` on the global object.
+/// and `AbortController` on the global object, found by `capabilities` in
+/// `boundary.js` (one crossing instead of a `Reflect` call and a name
+/// string per global).
 pub fn detect() -> Capabilities {
-    let g: JsValue = js_sys::global().into();
-    let response_body = js_sys::Reflect::get(&g, &"Response".into())
-        .ok()
-        .filter(|r| r.is_function())
-        .and_then(|r| js_sys::Reflect::get(&r, &"prototype".into()).ok())
-        .map(|p| js_sys::Reflect::has(&p, &"body".into()).unwrap_or(false))
-        .unwrap_or(false);
+    // A number as a `JsValue`: an import with no argument to convert would
+    // be handed the snippet module whole (no tree-shaking of the bundle).
+    let found = capabilities().as_f64().unwrap_or(0.0) as u32;
     Capabilities {
-        event_source: has(&g, "EventSource"),
-        fetch_streaming: has(&g, "fetch") && has(&g, "ReadableStream") && response_body,
-        abort_controller: has(&g, "AbortController"),
+        event_source: found & 1 != 0,
+        fetch_streaming: found & 2 != 0,
+        abort_controller: found & 4 != 0,
     }
 }
 
-/// Whether `url` resolves to another origin than the page's. Relative URLs
-/// are same-origin; outside a page (no `location`) everything counts as
-/// cross-origin, which only moves the cursor from a header to the query.
-pub fn is_cross_origin(url: &str) -> bool {
-    let Some(location) = web_sys::window().map(|w| w.location()) else {
-        return true;
-    };
-    let (Ok(href), Ok(origin)) = (location.href(), location.origin()) else {
-        return true;
-    };
-    match web_sys::Url::new_with_base(url, &href) {
-        Ok(u) => u.origin() != origin,
-        Err(_) => true,
-    }
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// The capabilities found: 1 `EventSource`, 2 streaming `fetch`
+    /// bodies, 4 `AbortController` (`boundary.js`).
+    fn capabilities() -> wasm_bindgen::JsValue;
+
+    /// Whether `url` resolves to another origin than the page's. Relative
+    /// URLs are same-origin; outside a page (no `Window`) everything counts
+    /// as cross-origin, which only moves the cursor from a header to the
+    /// query. `crossOrigin` in `boundary.js`: one crossing instead of the
+    /// window, its location, two strings copied into wasm and a `URL` read
+    /// one getter at a time.
+    #[wasm_bindgen(js_name = crossOrigin)]
+    pub fn is_cross_origin(url: &str) -> bool;
 }

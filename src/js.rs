@@ -48,22 +48,19 @@ pub fn set_dyn(o: &js_sys::Object, key: &str, value: &JsValue) {
     let _ = js_sys::Reflect::set(o, &JsValue::from_str(key), value);
 }
 
-#[wasm_bindgen]
-extern "C" {
-    /// The global `String` function: `String(value)`.
-    #[wasm_bindgen(js_name = String, catch)]
-    fn js_string(value: &JsValue) -> Result<JsValue, JsValue>;
-}
-
 /// `value` converted to a string as WebIDL does for a `DOMString` argument
 /// (`String(value)`, except that a Symbol is a `TypeError`; a `toString`
 /// that throws is its error). For app values the glue cannot take as `&str`:
 /// wasm-bindgen's string passing reads `.length` and traps on a number.
 pub fn to_string(value: &JsValue) -> Result<String, JsValue> {
-    if value.is_symbol() {
-        return Err(js_sys::TypeError::new("cannot convert a Symbol to a string").into());
-    }
-    Ok(js_string(value)?.as_string().unwrap_or_default())
+    dom_string(value)
+}
+
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// [`to_string`]'s conversion (`domString` in `boundary.js`).
+    #[wasm_bindgen(js_name = domString, catch)]
+    fn dom_string(value: &JsValue) -> Result<String, JsValue>;
 }
 
 /// ` (<url>)`, after an error's message (nothing for an empty `url`): every
@@ -91,4 +88,26 @@ extern "C" {
     /// else (`to` not a function) `console.debug("[tidings]", what, details)`.
     #[wasm_bindgen(js_name = debugLog)]
     pub fn debug_log(to: &JsValue, what: &str, details: &JsValue);
+}
+
+#[cfg(feature = "send")]
+#[wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// The global scope (the window, or a worker's scope) as the target of
+    /// its `online`/`offline`/`pagehide` events (`globalScope` in
+    /// `boundary.js`).
+    #[wasm_bindgen(js_name = globalScope)]
+    pub(crate) fn global() -> web_sys::EventTarget;
+
+    /// Whether the global scope is a `Window` (a `JsValue`: an import with
+    /// nothing to convert would take the whole snippet module into the
+    /// bundle).
+    #[wasm_bindgen(js_name = inWindow)]
+    fn in_window_js() -> JsValue;
+}
+
+/// Whether this runs in a window (`pagehide` is a window's event).
+#[cfg(feature = "send")]
+pub(crate) fn in_window() -> bool {
+    in_window_js().is_truthy()
 }

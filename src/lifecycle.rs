@@ -51,12 +51,17 @@ extern "C" {
     /// report the page as it is now; returns what removes them.
     #[wasm_bindgen(js_name = watchPage)]
     fn watch_page(report: &JsValue) -> web_sys::AbortController;
+
+    /// `navigator.onLine`, `undefined` when it cannot be read (a `JsValue`:
+    /// an import with nothing to convert would take the whole snippet
+    /// module into the bundle).
+    #[wasm_bindgen(js_name = onLine)]
+    fn on_line() -> JsValue;
 }
 
 /// `navigator.onLine` now (`true` when unknown).
 pub fn is_online() -> bool {
-    let nav = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or_default();
-    field(&nav, "onLine").as_bool().unwrap_or(true)
+    on_line().as_bool().unwrap_or(true)
 }
 
 impl Lifecycle {

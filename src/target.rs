@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 /// One `addEventListener` registration, as `EventTarget` keeps them.
 struct Entry {
@@ -31,14 +31,9 @@ impl Listeners {
     /// `options` is a boolean (capture, meaningless here) or `{ once }`.
     /// A `TypeError` for a listener that is neither a function nor an object.
     pub fn add(&self, kind: &str, listener: JsValue, options: &JsValue) -> Result<(), JsValue> {
-        if listener.is_undefined() || listener.is_null() {
+        let Some(once) = listener_once(&listener, options)?.as_bool() else {
             return Ok(());
-        }
-        if !listener.is_function() && !listener.is_object() {
-            return Err(js_sys::TypeError::new("listener must be a function or an object").into());
-        }
-        let once = options.is_object()
-            && js_sys::Reflect::get(options, &JsValue::from_str("once"))?.is_truthy();
+        };
         let mut ls = self.list.borrow_mut();
         if !ls.iter().any(|e| e.kind == kind && e.callback == listener) {
             ls.push(Rc::new(Entry {
@@ -124,34 +119,29 @@ impl Listeners {
             if entry.once {
                 self.retain(&|e| std::ptr::eq(e, &*entry));
             }
-            if let Err(thrown) = call(&entry.callback, event) {
-                report_error(&thrown);
-            }
+            call(&entry.callback, event);
         }
     }
 }
 
-/// `callback(event)`, or `callback.handleEvent(event)` with `this` the object.
-fn call(callback: &JsValue, event: &JsValue) -> Result<JsValue, JsValue> {
-    if let Some(f) = callback.dyn_ref::<js_sys::Function>() {
-        return f.call1(&JsValue::NULL, event);
-    }
-    let handle = js_sys::Reflect::get(callback, &JsValue::from_str("handleEvent"))?;
-    match handle.dyn_ref::<js_sys::Function>() {
-        Some(f) => f.call1(callback, event),
-        None => Err(js_sys::TypeError::new("listener.handleEvent is not a function").into()),
-    }
-}
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `listener` and `options` checked as [`Listeners::add`] says: whether
+    /// it is `once`, `undefined` for a listener to ignore, a `TypeError`
+    /// thrown for one that is neither a function nor an object, what a
+    /// `once` getter throws (`listenerOnce` in `boundary.js`).
+    #[wasm_bindgen(js_name = listenerOnce, catch)]
+    fn listener_once(listener: &JsValue, options: &JsValue) -> Result<JsValue, JsValue>;
 
-/// What `EventTarget` does with a listener's exception: `reportError`
-/// (the page's `error` event, and the console), else `console.error`.
-pub(crate) fn report_error(thrown: &JsValue) {
-    let global: JsValue = js_sys::global().into();
-    let report = js_sys::Reflect::get(&global, &JsValue::from_str("reportError"))
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    let reported = report.is_some_and(|f| f.call1(&global, thrown).is_ok());
-    if !reported {
-        web_sys::console::error_1(thrown);
-    }
+    /// `callback(event)`, or `callback.handleEvent(event)` with `this` the
+    /// object; what it throws reported as by [`report_error`]
+    /// (`callListener` in `boundary.js`: one crossing per call).
+    #[wasm_bindgen(js_name = callListener)]
+    fn call(callback: &JsValue, event: &JsValue);
+
+    /// What `EventTarget` does with a listener's exception: `reportError`
+    /// (the page's `error` event, and the console), else `console.error`
+    /// (`reportThrown` in `boundary.js`).
+    #[wasm_bindgen(js_name = reportThrown)]
+    pub(crate) fn report_error(thrown: &JsValue);
 }

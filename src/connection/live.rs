@@ -533,30 +533,28 @@ impl JsonView for Parsed {
 // (workers) or throwing (storage disabled, sandboxed frames) means "nothing
 // remembered".
 
-fn web_storage(name: &str) -> Option<JsValue> {
-    let s = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(name)).ok()?;
-    (s.is_object()).then_some(s)
-}
-
 /// `sessionStorage[method](args…)`, `None` when anything throws.
 fn storage_call(method: &str, args: &[&str]) -> Option<JsValue> {
     web_storage_call("sessionStorage", method, args)
 }
 
 /// `globalThis[storage][method](args…)` (`storage`: `"sessionStorage"` or
-/// `"localStorage"`): `None` when the storage is missing or anything throws
-/// (disabled, sandboxed, quota exceeded); else what it returned.
+/// `"localStorage"`; one or two `args`): `None` when the storage is missing
+/// or anything throws (disabled, sandboxed, quota exceeded); else what it
+/// returned. Called by `storage` in `boundary.js`: one crossing instead of
+/// the storage, its method and an argument array looked up from wasm.
 pub(crate) fn web_storage_call(storage: &str, method: &str, args: &[&str]) -> Option<JsValue> {
-    let s = web_storage(storage)?;
-    let f: js_sys::Function = js_sys::Reflect::get(&s, &JsValue::from_str(method))
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    let list = js_sys::Array::new();
-    for a in args {
-        list.push(&JsValue::from_str(a));
-    }
-    f.apply(&s, &list).ok()
+    let key = args.first().copied().unwrap_or_default();
+    let done = storage_js(storage, method, key, args.get(1).copied());
+    (done.as_bool() != Some(false)).then_some(done)
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// `globalThis[name][method](key)`, or `(key, value)` with a value: what
+    /// it returned, or `false` when it threw (`boundary.js`).
+    #[wasm_bindgen(js_name = storage)]
+    fn storage_js(name: &str, method: &str, key: &str, value: Option<&str>) -> JsValue;
 }
 
 /// The downgrade remembered for `config`'s endpoints in this tab's

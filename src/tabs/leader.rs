@@ -14,12 +14,11 @@ use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(module = "/src/boundary.js")]
 extern "C" {
-    /// One request of `locks` (`navigator.locks`) for `name`, reporting to
-    /// `report` (see `boundary.js`); throws as `request` does. Its handle's
-    /// `abort()` releases or withdraws it.
+    /// One request of `navigator.locks` for `name`, reporting to `report`
+    /// (see `boundary.js`); throws without Web Locks, or as `request` does.
+    /// Its handle's `abort()` releases or withdraws it.
     #[wasm_bindgen(js_name = requestLock, catch)]
     fn request_lock(
-        locks: &JsValue,
         name: &str,
         steal: bool,
         report: &JsValue,
@@ -48,20 +47,12 @@ pub struct Lock {
     _report: Closure<dyn FnMut(web_sys::Event)>,
 }
 
-/// `navigator.locks`, when this browser has Web Locks.
-pub fn manager() -> Option<JsValue> {
-    let nav = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
-    let locks = js_sys::Reflect::get(&nav, &"locks".into()).ok()?;
-    locks.is_object().then_some(locks)
-}
-
 impl Lock {
     /// Ask for the exclusive lock `name` (`steal`: take it from its holder at
     /// once). `on` hears what happens to the request, always on a later
     /// microtask (never inside the browser's callback), and never after the
     /// `Lock` is dropped. `None` without Web Locks, or when `request` throws.
     pub fn request(name: &str, steal: bool, on: impl Fn(LockEvent) + 'static) -> Option<Lock> {
-        let locks = manager()?;
         // The listener closure's type (`guard::Listener`'s): one copy of its glue.
         let report: Box<dyn FnMut(web_sys::Event)> = Box::new(move |what| {
             on(match what.unchecked_ref::<JsValue>().as_f64() {
@@ -71,7 +62,7 @@ impl Lock {
             })
         });
         let report = Closure::wrap(report);
-        let handle = request_lock(&locks, name, steal, report.as_ref()).ok()?;
+        let handle = request_lock(name, steal, report.as_ref()).ok()?;
         Some(Lock {
             handle,
             _report: report,

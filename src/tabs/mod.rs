@@ -24,7 +24,16 @@ pub mod leader;
 
 /// Whether this browser has Web Locks and `BroadcastChannel`.
 pub fn supported() -> (bool, bool) {
-    let has_bc =
-        js_sys::Reflect::has(&js_sys::global(), &"BroadcastChannel".into()).unwrap_or(false);
-    (leader::manager().is_some(), has_bc)
+    let found = tabs_support().as_f64().unwrap_or(0.0) as u32;
+    (found & 1 != 0, found & 2 != 0)
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/boundary.js")]
+extern "C" {
+    /// What `crossTab` can use here: 1 Web Locks (`navigator.locks`, an
+    /// object), 2 `BroadcastChannel` (`boundary.js`; a number as a
+    /// `JsValue`: an import with nothing to convert would take the whole
+    /// snippet module into the bundle).
+    #[wasm_bindgen(js_name = tabsSupport)]
+    fn tabs_support() -> wasm_bindgen::JsValue;
 }

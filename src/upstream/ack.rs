@@ -91,10 +91,9 @@ pub fn start(options: AckOptions, headers: Option<JsValue>, credentials: bool) -
         live: Live::default(),
         pagehide: RefCell::new(None),
     });
-    if web_sys::window().is_some() {
+    if crate::js::in_window() {
         let weak = Rc::downgrade(&acker);
-        let global: web_sys::EventTarget = js_sys::global().unchecked_into();
-        let listener = Listener::new(&global, "pagehide", move |_| {
+        let listener = Listener::new(&crate::js::global(), "pagehide", move |_| {
             if let Some(a) = weak.upgrade() {
                 driver::feed(&a, AckInput::PageHide);
             }

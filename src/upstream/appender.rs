@@ -247,7 +247,7 @@ fn encode(v: &JsValue, json: bool) -> Result<Vec<u8>, JsValue> {
 /// Watch the `signal`; `online`/`offline` come from `page.rs`, which holds
 /// the appender ([`Drive::online`]).
 fn listen(inner: &Rc<Inner>) {
-    if !super::page::is_online() {
+    if !crate::lifecycle::is_online() {
         feed(inner, AppendInput::Online(false));
     }
     let Some(s) = &inner.signal else { return };

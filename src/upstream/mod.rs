@@ -123,7 +123,7 @@ fn run(
     let (promise, settle) = promise();
     let t = task::Task::new(sender, req, ordered, signal, settle, op);
     let now = page::add(&t);
-    task::watch(&t, page::is_online());
+    task::watch(&t, crate::lifecycle::is_online());
     // Queued (`ordered`): the deadline runs from the call all the same.
     task::feed(
         &t,

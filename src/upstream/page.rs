@@ -150,12 +150,12 @@ fn pending() -> Vec<Rc<Task>> {
 }
 
 fn listen() -> Vec<Listener> {
-    let global: web_sys::EventTarget = js_sys::global().unchecked_into();
+    let global = crate::js::global();
     let mut out = vec![
         Listener::new(&global, "online", |_| online(true)),
         Listener::new(&global, "offline", |_| online(false)),
     ];
-    if web_sys::window().is_some() {
+    if crate::js::in_window() {
         out.push(Listener::new(&global, "pagehide", |_| pagehide()));
     }
     out
@@ -171,14 +171,6 @@ fn online(on: bool) {
             d.went_online(on);
         }
     }
-}
-
-/// Whether the page is online now (`navigator.onLine`; `true` when unknown).
-pub fn is_online() -> bool {
-    let nav = crate::options::get(&js_sys::global(), "navigator");
-    crate::options::get(&nav, "onLine")
-        .as_bool()
-        .unwrap_or(true)
 }
 
 /// The keepalive hand-off: the core picks, the adapter re-issues. Every
