@@ -118,6 +118,14 @@ export function headerEntries(h) {
   return h instanceof Headers ? [...h] : Object.entries(h);
 }
 
+// The header fields of `h` as one text of name and value lines: one
+// crossing and one string for wasm instead of a get and a copy per name. A
+// value holds no line break (fetch takes no response whose header value has
+// one).
+export function headerLines(h) {
+  return [...h].flat().join("\n");
+}
+
 // What the app's `headers` and `url` (undefined: not set) give now, as one
 // text (the JSON of each, a line each; a Headers as its pairs): the
 // credentials' part of a crossTab share key. A function is asked once with

@@ -11,12 +11,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{AbortController, Headers, Response};
 
-/// The response headers the engine reads (the core's list).
-use tidings_core::policy::headers::ENGINE_RESPONSE_HEADERS as WANTED;
+use tidings_core::policy::headers::HeaderLookup;
+use tidings_core::wire::split_once_byte;
 
 /// What a fetch reported.
 pub enum Fact {
-    /// The response head: status, content type, the headers of [`WANTED`].
+    /// The response head: status, content type, the header fields.
     Head {
         /// HTTP status.
         status: u16,
@@ -143,28 +143,29 @@ fn reporter(on_fact: OnFact) -> Box<dyn FnMut(web_sys::Event)> {
     })
 }
 
-/// The head of `response`: its status, content type and the headers of
-/// [`WANTED`].
+/// The head of `response`: its status, content type and header fields.
 fn head(response: &Response) -> Fact {
-    let h = response.headers();
-    let mut headers = Vec::new();
-    // SSE mode's data encoding too, in builds with the Durable Streams profile.
-    #[cfg(feature = "durable-streams")]
-    let wanted = WANTED
-        .iter()
-        .chain(&[tidings_core::engine::SSE_DATA_ENCODING_HEADER]);
-    #[cfg(not(feature = "durable-streams"))]
-    let wanted = WANTED;
-    for name in wanted {
-        if let Ok(Some(v)) = h.get(name) {
-            headers.push((name.to_string(), v));
-        }
-    }
+    let headers = fields(&response.headers());
     Fact::Head {
         status: response.status(),
-        content_type: h.get("content-type").ok().flatten(),
+        content_type: headers.header("content-type").map(String::from),
         headers,
     }
+}
+
+/// Every header field of `h` as `(name, value)` pairs, read in JS in one
+/// crossing and copied as one string (instead of a `get` and a copy per
+/// name the core reads: it looks its own up by name and ignores the rest).
+/// Names come lower-case; a value holds no line break (see `headerLines`).
+pub(crate) fn fields(h: &Headers) -> Vec<(String, String)> {
+    let text = header_lines(h);
+    let (mut rest, mut pairs) = (text.as_str(), Vec::new());
+    while let Some((name, after)) = split_once_byte(rest, b'\n') {
+        let (value, next) = split_once_byte(after, b'\n').unwrap_or((after, ""));
+        pairs.push((name.to_string(), value.to_string()));
+        rest = next;
+    }
+    pairs
 }
 
 #[wasm_bindgen(module = "/src/boundary.js")]
@@ -199,6 +200,10 @@ extern "C" {
     /// adds nothing).
     #[wasm_bindgen(js_name = addHeaders, catch)]
     fn add_headers(headers: &Headers, o: &JsValue, strict: bool) -> Result<JsValue, JsValue>;
+
+    /// `boundary.js`: the header fields of `h` as name and value lines.
+    #[wasm_bindgen(js_name = headerLines)]
+    fn header_lines(h: &Headers) -> String;
 }
 
 /// Set every own enumerable `name: value` of `o` (or every pair of a

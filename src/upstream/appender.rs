@@ -24,14 +24,6 @@ use super::request::{Reply, Request};
 use crate::guard::Listener;
 use crate::options::{absent, checked, count, fail, flag, get, invalid, text};
 
-/// The response headers the appender reads besides the send's.
-const PRODUCER_HEADERS: [&str; 4] = [
-    "producer-epoch",
-    "producer-expected-seq",
-    "producer-received-seq",
-    "stream-closed",
-];
-
 /// What `append` and `close` promise: resolve, reject.
 type Settle = (js_sys::Function, js_sys::Function);
 
@@ -296,15 +288,8 @@ impl Drive for Inner {
     fn reply(self: Rc<Self>, tag: Tag, reply: Reply) {
         let id = tag.id;
         match reply {
-            Reply::Answer(a) => {
-                let mut head = a.head;
-                for name in PRODUCER_HEADERS {
-                    if let Ok(Some(v)) = a.headers.get(name) {
-                        head.headers.push((name.into(), v));
-                    }
-                }
-                feed(&self, AppendInput::Response(id, head));
-            }
+            // The head has every header field (the `Producer-*` ones too).
+            Reply::Answer(a) => feed(&self, AppendInput::Response(id, a.head)),
             Reply::HeadersFailed(cause) => {
                 *self.cause.borrow_mut() = Some(cause);
                 feed(&self, AppendInput::HeadersFailed(id));

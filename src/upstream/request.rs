@@ -16,10 +16,6 @@ use web_sys::{AbortController, Headers, Response};
 
 use crate::guard::{JsTask, Report};
 
-/// The response headers the core reads for a retry and a reporter's pace
-/// (the core's list).
-use tidings_core::policy::headers::UPSTREAM_RESPONSE_HEADERS as WANTED;
-
 /// What a send carries on every attempt.
 pub struct Request {
     /// The resolved URL.
@@ -37,7 +33,7 @@ pub struct Request {
 
 /// The answer to an attempt, body read.
 pub struct Answer {
-    /// What the core needs: status and the [`WANTED`] headers.
+    /// What the core needs: status and the header fields.
     pub head: ResponseHead,
     /// The browser's `Headers` of the response (handed to the app).
     pub headers: Headers,
@@ -227,11 +223,7 @@ fn answer(a: &js_sys::Array) -> Answer {
     let response: Response = a.get(1).unchecked_into();
     let headers = response.headers();
     let mut head = ResponseHead::new(response.status());
-    for name in WANTED {
-        if let Ok(Some(v)) = headers.get(name) {
-            head.headers.push((name.to_string(), v));
-        }
-    }
+    head.headers = crate::transport::fetch::fields(&headers);
     let body = a.get(2);
     Answer {
         head,

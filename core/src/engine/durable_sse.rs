@@ -50,9 +50,9 @@ use crate::policy::headers::HeaderLookup;
 use crate::sse::SseItem;
 use crate::time::Now;
 
-/// The response header that says the data events are base64 (§5.8). The
-/// adapter reads it besides [`ENGINE_RESPONSE_HEADERS`] in builds with the
-/// Durable Streams profile.
+/// The response header that says the data events are base64 (§5.8). An
+/// adapter hands it over besides [`ENGINE_RESPONSE_HEADERS`] in builds with
+/// the Durable Streams profile.
 ///
 /// [`ENGINE_RESPONSE_HEADERS`]: crate::policy::headers::ENGINE_RESPONSE_HEADERS
 pub const SSE_DATA_ENCODING_HEADER: &str = "stream-sse-data-encoding";

@@ -32,8 +32,8 @@ impl<N: AsRef<str>, V: AsRef<str>, const K: usize> HeaderLookup for [(N, V); K] 
     }
 }
 
-/// The response header fields the connection engine reads, lower-case: the
-/// adapter hands over these (cross-origin, a script sees them only when the
+/// The response header fields the connection engine reads, lower-case: an
+/// adapter hands over at least these (the others are ignored; cross-origin, a script sees them only when the
 /// server lists them in `Access-Control-Expose-Headers`; `Last-Modified` is
 /// safelisted). Retry waits (`Retry-After` against `Date`, rate-limit reset),
 /// validators, the poll hint and the Durable Streams profile's fields.
