@@ -219,6 +219,9 @@ for (const name of ORIGINS) {
     await subscribe(page, "p", o.base + "/poll", OPTS);
     const reqs = await waitForLog(api, "/poll", (es) => es.length >= 3 && es[2].status !== null, 5000);
     assert.deepEqual(reqs.slice(0, 3).map((r) => r.status), [429, 429, 200]);
+    // The server logs its answer before the page has handled it (under load,
+    // tens of ms before): wait for the page's `open`, not the log.
+    await page.waitForFunction(() => window.subs.p.rec.some((e) => e.type === "statechange" && e.state === "open"), null, { timeout: 5000, polling: 20 });
     const errs = await events(page, "p", "error");
     // Retry-After 1 s as asked: max(1000, the poll interval 200), no backoff
     // term (which would make it 1000 + 200 + 100); the hinted answer still
